@@ -1,0 +1,98 @@
+/// Writes ``JSONValue``s as canonical text: keys sorted by their UTF-8 bytes, and either
+/// pretty (2-space indent, `"key": value`) or compact (no white space).
+///
+/// The same value always gives the same bytes, so record files diff cleanly and a change tag
+/// can stand for the rendered text.
+public enum JSONWriter {
+    public static func pretty(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(value, into: &out, indent: 0, pretty: true)
+        out.append(0x0A)
+        return out
+    }
+
+    public static func compact(_ value: JSONValue) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(value, into: &out, indent: 0, pretty: false)
+        return out
+    }
+
+    public static func prettyString(_ value: JSONValue) -> String { String(decoding: pretty(value), as: UTF8.self) }
+    public static func compactString(_ value: JSONValue) -> String { String(decoding: compact(value), as: UTF8.self) }
+
+    private static func newline(_ out: inout [UInt8], _ indent: Int) {
+        out.append(0x0A)
+        out.append(contentsOf: repeatElement(0x20, count: indent))
+    }
+
+    static func write(_ value: JSONValue, into out: inout [UInt8], indent: Int, pretty: Bool) {
+        switch value {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .int(let i): out.append(contentsOf: String(i).utf8)
+        case .double(let d): out.append(contentsOf: formatDouble(d).utf8)
+        case .string(let s): writeString(s, into: &out)
+        case .array(let elements):
+            if elements.isEmpty { out.append(contentsOf: "[]".utf8); return }
+            out.append(UInt8(ascii: "["))
+            // Arrays of scalars stay on one line: lists of tags or numbers read better so.
+            let inline = !pretty || elements.allSatisfy { if case .array = $0 { false } else if case .object = $0 { false } else { true } }
+            for (i, element) in elements.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")); if inline && pretty { out.append(0x20) } }
+                if !inline { newline(&out, indent + 2) }
+                write(element, into: &out, indent: indent + 2, pretty: pretty)
+            }
+            if !inline { newline(&out, indent) }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            if members.isEmpty { out.append(contentsOf: "{}".utf8); return }
+            out.append(UInt8(ascii: "{"))
+            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for (i, key) in keys.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { newline(&out, indent + 2) }
+                writeString(key, into: &out)
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(0x20) }
+                write(members[key]!, into: &out, indent: indent + 2, pretty: pretty)
+            }
+            if pretty { newline(&out, indent) }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// Shortest text that reads back as the same double, always with a '.' or an exponent so
+    /// it never reads back as an integer.
+    static func formatDouble(_ d: Double) -> String {
+        precondition(d.isFinite, "JSON has no text for \(d)")
+        var s = d.description
+        if s.hasSuffix(".0") == false, !s.contains("."), !s.contains("e") { s += ".0" }
+        if s.contains("e") && !s.contains(".") {
+            // "1e-05" is valid JSON; keep it.
+        }
+        return s
+    }
+
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for b in s.utf8 {
+            switch b {
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0..<0x20:
+                out.append(contentsOf: "\\u00".utf8)
+                out.append(hex[Int(b >> 4)])
+                out.append(hex[Int(b & 0xF)])
+            default: out.append(b)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,255 @@
+import Foundation
+
+/// Record ⇄ CloudKit Web Services record dictionary (DESIGN §2).
+public enum RecordCoding {
+    // MARK: Encoding
+
+    public static func encode(_ record: Record) -> JSONValue {
+        var object: [String: JSONValue] = [
+            "recordName": .string(record.recordID.recordName),
+            "recordType": .string(record.recordType),
+            "zoneID": .object([
+                "zoneName": .string(record.recordID.zoneID.zoneName),
+                "ownerName": .string(record.recordID.zoneID.ownerName),
+            ]),
+            "fields": .object(record.fields.mapValues { encodeField($0) }),
+        ]
+        if let tag = record.recordChangeTag { object["recordChangeTag"] = .string(tag) }
+        if let c = record.created { object["created"] = encode(c) }
+        if let m = record.modified { object["modified"] = encode(m) }
+        return .object(object)
+    }
+
+    /// The record's file: canonical pretty JSON with a trailing newline.
+    public static func fileBytes(_ record: Record) -> [UInt8] { JSONWriter.pretty(encode(record)) }
+
+    static func encode(_ stamp: Stamp) -> JSONValue {
+        .object([
+            "timestamp": .int(stamp.timestamp),
+            "userRecordName": .string(stamp.userRecordName),
+            "deviceID": .string(stamp.deviceID),
+        ])
+    }
+
+    public static func encodeField(_ value: FieldValue) -> JSONValue {
+        .object(["type": .string(value.type.name), "value": encodeValue(value)])
+    }
+
+    static func encodeValue(_ value: FieldValue) -> JSONValue {
+        switch value {
+        case .string(let s): .string(s)
+        case .int64(let i): .int(i)
+        case .double(let d): .double(d)
+        case .bytes(let d): .string(d.base64EncodedString())
+        case .timestamp(let ms): .int(ms)
+        case .location(let l): .object([
+            "latitude": .double(l.latitude), "longitude": .double(l.longitude),
+            "altitude": .double(l.altitude), "horizontalAccuracy": .double(l.horizontalAccuracy),
+            "verticalAccuracy": .double(l.verticalAccuracy), "course": .double(l.course),
+            "speed": .double(l.speed), "timestamp": .int(l.timestamp),
+        ])
+        case .reference(let r): .object(["recordName": .string(r.recordName), "action": .string(r.action.rawValue)])
+        case .asset(let a):
+            if let pending = a.pendingFile { .object(["path": .string(pending)]) }
+            else { .object(["fileChecksum": .string(a.fileChecksum), "size": .int(a.size)]) }
+        case .list(_, let values): .array(values.map(encodeValue))
+        }
+    }
+
+    // MARK: Decoding
+
+    /// How strictly to read a dictionary.
+    public enum Mode: Sendable {
+        /// A file the store wrote: every part must be there and typed.
+        case stored
+        /// Input from a person or a client: types may be left out where the value makes them
+        /// plain, a missing record name gets a UUID, system fields are ignored except
+        /// `recordChangeTag` (the version the edit is based on).
+        case input
+    }
+
+    /// The result of decoding input: the record and the keys whose type was inferred, which a
+    /// save may still fit to the schema (an integer for a `DOUBLE` or `TIMESTAMP` field).
+    public struct Decoded: Sendable {
+        public var record: Record
+        public var inferredKeys: Set<String>
+    }
+
+    public static func decode(_ json: JSONValue, mode: Mode, zoneID defaultZone: ZoneID = .default) throws(CKError) -> Decoded {
+        guard let object = json.objectValue else {
+            throw .invalid("a record must be a JSON object with \"recordType\" and \"fields\", found \(json.kindName)")
+        }
+        let known: Set<String> = ["recordName", "recordType", "zoneID", "fields", "recordChangeTag", "created", "modified", "deleted", "pluginFields"]
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw .invalid("unknown key \"\(unknown)\" in a record; fields go inside \"fields\" (known keys: \(known.sorted().joined(separator: ", ")))")
+        }
+        guard let recordType = object["recordType"]?.stringValue else {
+            throw .invalid("the record has no \"recordType\" string")
+        }
+        let recordName: String
+        switch object["recordName"] {
+        case .string(let s)?: recordName = s
+        case nil where mode == .input: recordName = UUIDName.make()
+        default: throw .invalid("\"recordName\" must be a string")
+        }
+        var zoneID = defaultZone
+        if let z = object["zoneID"] {
+            guard let zoneName = z["zoneName"]?.stringValue else { throw .invalid("\"zoneID\" must be an object with a \"zoneName\" string") }
+            zoneID.zoneName = zoneName
+            if let owner = z["ownerName"]?.stringValue { zoneID.ownerName = owner }
+        }
+        let recordID = RecordID(recordName: recordName, zoneID: zoneID)
+        var fields: [String: FieldValue] = [:]
+        var inferred: Set<String> = []
+        switch object["fields"] {
+        case .object(let members)?:
+            for (key, raw) in members {
+                let (value, wasInferred) = try decodeField(raw, key: key, mode: mode)
+                if let value { fields[key] = value }
+                if wasInferred { inferred.insert(key) }
+            }
+        case nil where mode == .input: break
+        default: throw .invalid("\"fields\" must be an object of field name to {\"type\", \"value\"}")
+        }
+        let tag: String?
+        switch object["recordChangeTag"] {
+        case .string(let s)?: tag = s
+        case .int(let i)?: tag = String(i)
+        case nil, .null?: tag = nil
+        default: throw .invalid("\"recordChangeTag\" must be a string")
+        }
+        var record: Record
+        if mode == .stored {
+            record = Record(stored: recordType, recordID: recordID, fields: fields, tag: tag,
+                            created: try decodeStamp(object["created"], "created"),
+                            modified: try decodeStamp(object["modified"], "modified"))
+        } else {
+            record = Record(stored: recordType, recordID: recordID, fields: fields, tag: tag, created: nil, modified: nil)
+            record.markChanged(fields.keys)
+            // A field given as null is a removal (R2): it counts as changed.
+            if case .object(let members)? = object["fields"] {
+                record.markChanged(members.filter { $0.value == .null || $0.value["value"] == .null }.keys)
+            }
+        }
+        return Decoded(record: record, inferredKeys: inferred)
+    }
+
+    static func decodeStamp(_ json: JSONValue?, _ name: String) throws(CKError) -> Stamp? {
+        guard let json else { return nil }
+        guard let ts = json["timestamp"]?.int64Value, let user = json["userRecordName"]?.stringValue else {
+            throw .invalid("\"\(name)\" must hold \"timestamp\" and \"userRecordName\"")
+        }
+        return Stamp(timestamp: ts, userRecordName: user, deviceID: json["deviceID"]?.stringValue ?? "")
+    }
+
+    /// Decodes one field; nil value means the field is removed (given as null).
+    static func decodeField(_ raw: JSONValue, key: String, mode: Mode) throws(CKError) -> (FieldValue?, Bool) {
+        if raw == .null { return (nil, false) }
+        if case .object(let o) = raw, o["type"] != nil || o["value"] != nil, o.keys.allSatisfy({ $0 == "type" || $0 == "value" }) {
+            guard let value = o["value"] else { throw .invalid("field \"\(key)\": \"value\" is missing") }
+            if value == .null { return (nil, false) }
+            guard let typeName = o["type"] else {
+                guard mode == .input else { throw .invalid("field \"\(key)\": \"type\" is missing") }
+                return (try infer(value, key: key), true)
+            }
+            guard let name = typeName.stringValue, let type = FieldType(name: name) else {
+                throw .invalid("field \"\(key)\": unknown type \(JSONWriter.compactString(typeName)); use one of \(FieldType.allNames.joined(separator: ", "))")
+            }
+            return (try decodeValue(value, as: type, key: key), false)
+        }
+        guard mode == .input else { throw .invalid("field \"\(key)\" must be an object {\"type\": …, \"value\": …}") }
+        return (try infer(raw, key: key), true)
+    }
+
+    /// The untyped shorthand: a string, an integer, a double, or a list of one of these.
+    static func infer(_ value: JSONValue, key: String) throws(CKError) -> FieldValue {
+        switch value {
+        case .string(let s): return .string(s)
+        case .int(let i): return .int64(i)
+        case .double(let d): return .double(d)
+        case .array(let elements):
+            if elements.allSatisfy({ $0.stringValue != nil }), !elements.isEmpty {
+                return .list(.string, elements.map { .string($0.stringValue!) })
+            }
+            if elements.allSatisfy({ if case .int = $0 { true } else { false } }), !elements.isEmpty {
+                return .list(.int64, elements.map { .int64($0.int64Value!) })
+            }
+            if elements.allSatisfy({ $0.doubleValue != nil && $0.boolValue == nil }), !elements.isEmpty {
+                return .list(.double, elements.map { .double($0.doubleValue!) })
+            }
+            throw .invalid("field \"\(key)\": a list without a \"type\" must be a non-empty list of strings or of numbers; write {\"type\": \"…_LIST\", \"value\": [...]}")
+        default:
+            throw .invalid("field \"\(key)\": \(value.kindName) needs an explicit type; write {\"type\": \"STRING\", \"value\": …} with one of \(FieldType.allNames.joined(separator: ", "))")
+        }
+    }
+
+    public static func decodeValue(_ value: JSONValue, as type: FieldType, key: String) throws(CKError) -> FieldValue {
+        if type.isList {
+            guard let elements = value.arrayValue else {
+                throw .invalid("field \"\(key)\" of type \(type.name) needs a JSON array, found \(value.kindName)")
+            }
+            var values: [FieldValue] = []
+            values.reserveCapacity(elements.count)
+            for (i, e) in elements.enumerated() {
+                values.append(try decodeScalar(e, kind: type.kind, key: "\(key)[\(i)]"))
+            }
+            return .list(type.kind, values)
+        }
+        return try decodeScalar(value, kind: type.kind, key: key)
+    }
+
+    static func decodeScalar(_ value: JSONValue, kind: FieldType.Kind, key: String) throws(CKError) -> FieldValue {
+        func wrong(_ expected: String) -> CKError {
+            .invalid("field \"\(key)\" of type \(kind.rawValue) needs \(expected), found \(value.kindName) \(JSONWriter.compactString(value).prefix(40))")
+        }
+        switch kind {
+        case .string:
+            guard let s = value.stringValue else { throw wrong("a string") }
+            return .string(s)
+        case .int64:
+            guard case .int(let i) = value else { throw wrong("an integer") }
+            return .int64(i)
+        case .double:
+            guard let d = value.doubleValue, value.boolValue == nil else { throw wrong("a number") }
+            return .double(d)
+        case .bytes:
+            guard let s = value.stringValue, let d = Data(base64Encoded: s) else { throw wrong("a base64 string") }
+            return .bytes(d)
+        case .timestamp:
+            guard let ms = value.int64Value else { throw wrong("milliseconds since 1970 as an integer") }
+            return .timestamp(ms)
+        case .location:
+            guard let o = value.objectValue, let lat = o["latitude"]?.doubleValue, let lon = o["longitude"]?.doubleValue else {
+                throw wrong("an object with \"latitude\" and \"longitude\"")
+            }
+            guard (-90...90).contains(lat), (-180...180).contains(lon) else {
+                throw .invalid("field \"\(key)\": latitude must be within ±90 and longitude within ±180")
+            }
+            return .location(Location(
+                latitude: lat, longitude: lon, altitude: o["altitude"]?.doubleValue ?? 0,
+                horizontalAccuracy: o["horizontalAccuracy"]?.doubleValue ?? 0,
+                verticalAccuracy: o["verticalAccuracy"]?.doubleValue ?? -1,
+                course: o["course"]?.doubleValue ?? -1, speed: o["speed"]?.doubleValue ?? -1,
+                timestamp: o["timestamp"]?.int64Value ?? 0))
+        case .reference:
+            guard let o = value.objectValue, let name = o["recordName"]?.stringValue else {
+                throw wrong("an object with \"recordName\" and \"action\" (NONE or DELETE_SELF)")
+            }
+            let actionName = o["action"]?.stringValue ?? "NONE"
+            guard let action = Reference.Action(rawValue: actionName) else {
+                throw .invalid("field \"\(key)\": reference action \"\(actionName)\" is not NONE or DELETE_SELF")
+            }
+            return .reference(Reference(recordName: name, action: action))
+        case .asset:
+            guard let o = value.objectValue else { throw wrong("an object with \"fileChecksum\" and \"size\", or \"path\"") }
+            if let path = o["path"]?.stringValue { return .asset(Asset(file: path)) }
+            guard let sum = o["fileChecksum"]?.stringValue, let size = o["size"]?.int64Value else {
+                throw wrong("an object with \"fileChecksum\" and \"size\", or \"path\"")
+            }
+            guard sum.utf8.count == 64, sum.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+                throw .invalid("field \"\(key)\": asset fileChecksum must be 64 lower-case hex digits (SHA-256)")
+            }
+            return .asset(Asset(fileChecksum: sum, size: size))
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+
+extension Database {
+    /// Fetches records by ID (R10): one result per ID, in order; a missing record is
+    /// `unknownItem`, a missing zone `zoneNotFound`. `desiredKeys` limits the fields returned.
+    public func fetch(_ ids: [RecordID], desiredKeys: [String]? = nil) -> [(RecordID, Result<Record, CKError>)] {
+        ids.map { id in
+            let id = normalized(id)
+            do throws(CKError) {
+                try Names.checkRecordName(id.recordName, allowSystem: true)
+                guard let record = try zoneStorage(id.zoneID.zoneName).record(named: id.recordName) else {
+                    throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
+                }
+                return (id, .success(record.limited(to: desiredKeys)))
+            } catch {
+                return (id, .failure(error))
+            }
+        }
+    }
+
+    /// Fetches one record; throws `unknownItem` when there is none.
+    public func record(for id: RecordID, desiredKeys: [String]? = nil) throws(CKError) -> Record {
+        try fetch([id], desiredKeys: desiredKeys)[0].1.get()
+    }
+
+    /// Where the contents of an asset of a record in `zone` are kept.
+    public func assetPath(_ asset: Asset, zone: String = ZoneID.defaultZoneName) -> String {
+        StoreLayout.assetFile(zoneDirectory(zone), checksum: asset.fileChecksum)
+    }
+
+    /// All records of a zone, read from their files.
+    public func allRecords(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> [Record] {
+        let storage = zoneStorage(zone)
+        guard storage.exists else { throw CKError(.zoneNotFound, "zone \(zone) does not exist") }
+        var out: [Record] = []
+        for name in try storage.recordNames() {
+            if let r = try storage.record(named: name) { out.append(r) }
+        }
+        return out
+    }
+}
+
+// MARK: Changes (R13, M7)
+
+/// Marks a point in a zone's history. Opaque to clients; printed as `<epoch>-<seq>`.
+public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
+    public var epoch: String
+    public var seq: Int64
+
+    public init(epoch: String, seq: Int64) {
+        self.epoch = epoch
+        self.seq = seq
+    }
+
+    public init?(string: String) {
+        guard let dash = string.lastIndex(of: "-"), let seq = Int64(string[string.index(after: dash)...]), seq >= 0 else { return nil }
+        self.init(epoch: String(string[..<dash]), seq: seq)
+    }
+
+    public var description: String { "\(epoch)-\(seq)" }
+}
+
+/// What changed in a zone since a token.
+public struct ZoneChanges: Sendable {
+    /// Records saved since the token, each in its current version, in the order of their last change.
+    public var changed: [Record]
+    /// Records deleted since the token (and not saved again).
+    public var deleted: [RecordID]
+    /// Pass this to the next fetch.
+    public var token: ChangeToken
+    /// More changes remain after `token`.
+    public var moreComing: Bool
+    /// The client change token of the last operation that gave one (M7).
+    public var clientChangeToken: Data?
+}
+
+extension Database {
+    /// Changes in a zone since `token` (nil: everything, as for a first sync). A token from
+    /// before the kept history, or from a zone since deleted, fails with `changeTokenExpired`.
+    public func changes(in zone: String = ZoneID.defaultZoneName, since token: ChangeToken?, limit: Int? = nil,
+                        desiredKeys: [String]? = nil) throws(CKError) -> ZoneChanges {
+        let storage = zoneStorage(zone)
+        let meta = try storage.readMeta()
+        guard let token else {
+            let seq = try storage.peekMarker()?.seq ?? 0
+            let records = try allRecords(in: zone).map { $0.limited(to: desiredKeys) }
+            let client = try storage.entries(after: 0)?.entries.last { $0.clientChangeToken != nil }?.clientChangeToken
+            return ZoneChanges(changed: records, deleted: [], token: ChangeToken(epoch: meta.epoch, seq: seq),
+                               moreComing: false, clientChangeToken: client ?? meta.clientChangeToken)
+        }
+        guard token.epoch == meta.epoch else {
+            throw CKError(.changeTokenExpired, "the change token is from an earlier zone \(zone) that was deleted; fetch all changes again without a token")
+        }
+        guard let (entries, historyStart) = try storage.entries(after: token.seq) else {
+            throw CKError(.changeTokenExpired, "the change token is older than the history zone \(zone) keeps; fetch all changes again without a token")
+        }
+        _ = historyStart
+        var order: [String] = []
+        var state: [String: Record?] = [:]
+        var last = token.seq
+        var more = false
+        var count = 0
+        for (n, entry) in entries.enumerated() {
+            for d in entry.deleted {
+                if state[d.recordName] != nil { order.removeAll { $0 == d.recordName } }
+                state[d.recordName] = .some(nil)
+                order.append(d.recordName)
+                count += 1
+            }
+            for r in entry.saved {
+                let name = r.recordID.recordName
+                if state[name] != nil { order.removeAll { $0 == name } }
+                state[name] = .some(r)
+                order.append(name)
+                count += 1
+            }
+            last = entry.seq
+            if let limit, count >= limit, n < entries.count - 1 {
+                more = true
+                break
+            }
+        }
+        var changed: [Record] = []
+        var deleted: [RecordID] = []
+        for name in order {
+            if let r = state[name]!, true { changed.append(r.limited(to: desiredKeys)) } else { deleted.append(RecordID(recordName: name, zoneID: zoneID(zone))) }
+        }
+        let all = try storage.entries(after: -1)?.entries ?? entries
+        let client = all.last { $0.clientChangeToken != nil && $0.seq <= last }?.clientChangeToken
+        return ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
+                           moreComing: more, clientChangeToken: client ?? meta.clientChangeToken)
+    }
+}

@@ -1,0 +1,385 @@
+import Foundation
+
+/// How a save treats a record that changed on the server (M2).
+public enum SavePolicy: String, Sendable, CaseIterable {
+    /// Fail with `serverRecordChanged` unless the client's change tag is the stored one.
+    case ifServerRecordUnchanged
+    /// Write only the client's changed keys over the stored record.
+    case changedKeys
+    /// Write all the client's fields; keys only the server has stay.
+    case allKeys
+}
+
+/// Options of one modify operation.
+public struct ModifyOptions: Sendable {
+    public var savePolicy: SavePolicy = .ifServerRecordUnchanged
+    /// M3: a failure in a zone fails every change in that zone.
+    public var atomic = true
+    /// M7: kept with each zone this operation changes.
+    public var clientChangeToken: Data?
+
+    public init(savePolicy: SavePolicy = .ifServerRecordUnchanged, atomic: Bool = true, clientChangeToken: Data? = nil) {
+        self.savePolicy = savePolicy
+        self.atomic = atomic
+        self.clientChangeToken = clientChangeToken
+    }
+}
+
+/// What a modify operation did, item by item (M4).
+public struct ModifyResult: Sendable {
+    /// One per record to save, in the order given.
+    public var saveResults: [(RecordID, Result<Record, CKError>)]
+    /// One per ID to delete, in the order given.
+    public var deleteResults: [(RecordID, Result<Void, CKError>)]
+
+    public var savedRecords: [Record] { saveResults.compactMap { try? $0.1.get() } }
+    public var deletedRecordIDs: [RecordID] { deleteResults.compactMap { (try? $0.1.get()) != nil ? $0.0 : nil } }
+
+    /// nil when every item succeeded, else `partialFailure` with each failed item's error.
+    public var error: CKError? {
+        var errors: [CKItemID: CKError] = [:]
+        for (id, r) in saveResults { if case .failure(let e) = r { errors[.record(id)] = e } }
+        for (id, r) in deleteResults { if case .failure(let e) = r { errors[.record(id)] = e } }
+        guard !errors.isEmpty else { return nil }
+        let total = saveResults.count + deleteResults.count
+        var error = CKError(.partialFailure, "\(errors.count) of \(total) items failed")
+        error.partialErrorsByItemID = errors
+        return error
+    }
+}
+
+extension Database {
+    /// Saves and deletes records, possibly across zones of this database (M1–M8).
+    ///
+    /// Throws only for errors of the whole operation (too many items, an unreadable store);
+    /// item errors are in the result. `progress` is called per record with 0.0 and 1.0;
+    /// `isCancelled` is asked before each zone is committed.
+    public func modify(saving: [Record], deleting: [RecordID] = [], options: ModifyOptions = ModifyOptions(),
+                       progress: ((RecordID, Double) -> Void)? = nil,
+                       isCancelled: (() -> Bool)? = nil) throws(CKError) -> ModifyResult {
+        let limit = store.settings.maxItemsPerOperation
+        guard saving.count + deleting.count <= limit else {
+            throw CKError(.limitExceeded, "an operation may save and delete at most \(limit) items; this one has \(saving.count + deleting.count): split it into smaller operations")
+        }
+        var saveResults = [Result<Record, CKError>?](repeating: nil, count: saving.count)
+        var deleteResults = [Result<Void, CKError>?](repeating: nil, count: deleting.count)
+        // Group by zone, in order of first appearance.
+        var zoneOrder: [String] = []
+        var savesByZone: [String: [Int]] = [:]
+        var deletesByZone: [String: [Int]] = [:]
+        for (i, r) in saving.enumerated() {
+            let z = r.recordID.zoneID.zoneName
+            if savesByZone[z] == nil && deletesByZone[z] == nil { zoneOrder.append(z) }
+            savesByZone[z, default: []].append(i)
+        }
+        for (i, id) in deleting.enumerated() {
+            let z = id.zoneID.zoneName
+            if savesByZone[z] == nil && deletesByZone[z] == nil { zoneOrder.append(z) }
+            deletesByZone[z, default: []].append(i)
+        }
+        for i in saving.indices { progress?(normalized(saving[i].recordID), 0) }
+        for zone in zoneOrder {
+            let saves = savesByZone[zone] ?? []
+            let deletes = deletesByZone[zone] ?? []
+            if isCancelled?() == true {
+                let e = CKError(.operationCancelled, "the operation was cancelled before zone \(zone) was saved; nothing in it changed")
+                for i in saves { saveResults[i] = .failure(e) }
+                for i in deletes { deleteResults[i] = .failure(e) }
+                continue
+            }
+            let outcome = modifyZone(zone, saves: saves.map { ($0, saving[$0]) }, deletes: deletes.map { ($0, deleting[$0]) }, options: options)
+            for (i, r) in outcome.saves { saveResults[i] = r }
+            for (i, r) in outcome.deletes { deleteResults[i] = r }
+        }
+        for (i, r) in saveResults.enumerated() { if case .success? = r { progress?(normalized(saving[i].recordID), 1) } }
+        return ModifyResult(
+            saveResults: saving.indices.map { (normalized(saving[$0].recordID), saveResults[$0]!) },
+            deleteResults: deleting.indices.map { (normalized(deleting[$0]), deleteResults[$0]!) })
+    }
+
+    /// Saves one record with the default policy; throws its error.
+    @discardableResult
+    public func save(_ record: Record, policy: SavePolicy = .ifServerRecordUnchanged) throws(CKError) -> Record {
+        let result = try modify(saving: [record], options: ModifyOptions(savePolicy: policy))
+        return try result.saveResults[0].1.get()
+    }
+
+    /// Deletes one record; throws its error (`unknownItem` when there is none).
+    public func delete(_ id: RecordID) throws(CKError) {
+        let result = try modify(saving: [], deleting: [id])
+        try result.deleteResults[0].1.get()
+    }
+
+    /// Fits untyped input fields to the schema: an integer given for a `DOUBLE` or
+    /// `TIMESTAMP` field becomes that type (DESIGN §2, input shorthand).
+    public func fitToSchema(_ decoded: RecordCoding.Decoded) throws(CKError) -> Record {
+        var record = decoded.record
+        for key in decoded.inferredKeys {
+            guard let value = record.fields[key],
+                  let fixed = try container.schema.fieldType(record.recordType, key, environment: environment),
+                  fixed != value.type else { continue }
+            switch (value, fixed.kind, fixed.isList) {
+            case (.int64(let i), .double, false): record[key] = .double(Double(i))
+            case (.int64(let i), .timestamp, false): record[key] = .timestamp(i)
+            case (.list(.int64, let vs), .double, true): record[key] = .list(.double, vs.map { if case .int64(let i) = $0 { .double(Double(i)) } else { $0 } })
+            case (.list(.int64, let vs), .timestamp, true): record[key] = .list(.timestamp, vs.map { if case .int64(let i) = $0 { .timestamp(i) } else { $0 } })
+            default: break
+            }
+        }
+        return record
+    }
+
+    // MARK: One zone
+
+    private enum ItemKey: Hashable { case save(Int), delete(Int) }
+
+    private func checkInput(_ record: Record) throws(CKError) {
+        try Names.checkRecordType(record.recordType)
+        try Names.checkRecordName(record.recordID.recordName)
+        for (key, value) in record.fields {
+            try Names.checkFieldKey(key, recordType: record.recordType)
+            try checkValue(value, key: key)
+        }
+        try checkSize(record)
+    }
+
+    private func checkValue(_ value: FieldValue, key: String) throws(CKError) {
+        switch value {
+        case .double(let d) where !d.isFinite:
+            throw .invalid("field \"\(key)\" holds \(d); only finite numbers can be stored")
+        case .reference(let r):
+            try Names.checkRecordName(r.recordName, allowSystem: true)
+        case .list(let kind, let values):
+            for v in values {
+                if case .list = v { throw .invalid("field \"\(key)\": a list cannot hold lists") }
+                guard v.type.kind == kind else {
+                    throw .invalid("field \"\(key)\" is a \(kind.rawValue)_LIST but holds a \(v.type.name) value; a list holds values of one type")
+                }
+                try checkValue(v, key: key)
+            }
+        default: break
+        }
+    }
+
+    private func checkSize(_ record: Record) throws(CKError) {
+        let max = store.settings.maxRecordBytes
+        guard record.size <= max else {
+            throw CKError(.limitExceeded, "record \(record.recordID.recordName) is \(record.size) bytes; a record may hold at most \(max) bytes of fields (assets are not counted): move large data into an asset")
+        }
+    }
+
+    private func storePendingAssets(_ record: Record, txn: ZoneTransaction) throws(CKError) -> Record {
+        var fields = record.fields
+        for (key, value) in record.fields {
+            switch value {
+            case .asset(let a) where a.pendingFile != nil:
+                fields[key] = .asset(try txn.storeAsset(from: a.pendingFile!))
+            case .list(.asset, let values) where values.contains(where: { if case .asset(let a) = $0 { a.pendingFile != nil } else { false } }):
+                var stored: [FieldValue] = []
+                for case .asset(let a) in values {
+                    stored.append(.asset(a.pendingFile != nil ? try txn.storeAsset(from: a.pendingFile!) : a))
+                }
+                fields[key] = .list(.asset, stored)
+            default: break
+            }
+        }
+        return record.replacingFields(fields)
+    }
+
+    private func deleteSelfTargets(_ record: Record) -> [(key: String, target: String)] {
+        var out: [(String, String)] = []
+        for (key, value) in record.fields {
+            switch value {
+            case .reference(let r) where r.action == .deleteSelf: out.append((key, r.recordName))
+            case .list(.reference, let refs):
+                for case .reference(let r) in refs where r.action == .deleteSelf { out.append((key, r.recordName)) }
+            default: break
+            }
+        }
+        return out
+    }
+
+    private func conflict(server: Record, client: Record, storage: ZoneStorage) -> CKError {
+        let name = client.recordID.recordName
+        var e = CKError(.serverRecordChanged, client.recordChangeTag == nil
+            ? "record \(name) already exists (change tag \(server.recordChangeTag ?? "?")); fetch it and save your change on top of it, or save with policy changed-keys or all-keys"
+            : "record \(name) changed on the server since your version (your change tag \(client.recordChangeTag!), the server's \(server.recordChangeTag ?? "?")); fetch it, apply your change again and save, or save with policy changed-keys or all-keys")
+        e.serverRecordValue = server
+        e.clientRecordValue = client
+        // The ancestor is the version the client last fetched: its tag is its log sequence number.
+        if let tag = client.recordChangeTag, let seq = Int64(tag),
+           let found = try? storage.entries(after: seq - 1)?.entries.first(where: { $0.seq == seq }) {
+            e.ancestorRecordValue = found.saved.first { $0.recordID.recordName == name }
+        }
+        return e
+    }
+
+    private func modifyZone(_ zoneName: String, saves: [(Int, Record)], deletes: [(Int, RecordID)], options: ModifyOptions)
+        -> (saves: [(Int, Result<Record, CKError>)], deletes: [(Int, Result<Void, CKError>)]) {
+        var failures: [ItemKey: CKError] = [:]
+        // Checks that need no lock.
+        var seenNames: Set<String> = []
+        for (i, record) in saves {
+            do throws(CKError) {
+                try checkInput(record)
+                guard seenNames.insert(record.recordID.recordName).inserted else {
+                    throw .invalid("record \(record.recordID.recordName) is saved twice in one operation; save it once")
+                }
+            } catch { failures[.save(i)] = error }
+        }
+        for (i, id) in deletes where seenNames.contains(id.recordName) {
+            failures[.delete(i)] = .invalid("record \(id.recordName) is both saved and deleted in one operation; do one or the other")
+        }
+        do throws(CKError) {
+            try Names.checkZoneName(zoneName)
+        } catch {
+            return finish(saves, deletes, failures: failures, all: error)
+        }
+        let storage = zoneStorage(zoneName)
+        let zone = zoneID(zoneName)
+        var committed: [ItemKey: Record] = [:]
+        do throws(CKError) {
+            try storage.write { (txn) throws(CKError) -> (LogEntry?, Void) in
+                let now = Store.now()
+                let stamp = Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID)
+                let tag = String(txn.lastSeq + 1)
+                var candidates: [(Int, Record)] = []
+                var oldUsage: [String: Int64] = [:]
+                var pending = Schema.Additions()
+                for (i, client) in saves where failures[.save(i)] == nil {
+                    do throws(CKError) {
+                        let name = client.recordID.recordName
+                        let server = try txn.record(name)
+                        if let server, server.recordType != client.recordType {
+                            throw .invalid("record \(name) is of type \(server.recordType); a record's type never changes, so save a new record instead")
+                        }
+                        var fields: [String: FieldValue]
+                        switch options.savePolicy {
+                        case .ifServerRecordUnchanged:
+                            if let server, client.recordChangeTag != server.recordChangeTag {
+                                throw conflict(server: server, client: client, storage: storage)
+                            }
+                            if server == nil, let t = client.recordChangeTag {
+                                throw CKError(.unknownItem, "record \(name) (change tag \(t)) no longer exists; save it without a recordChangeTag to create it again")
+                            }
+                            fields = client.fields
+                        case .changedKeys:
+                            fields = server?.fields ?? [:]
+                            for k in client.changedKeys { fields[k] = client.fields[k] }
+                        case .allKeys:
+                            fields = server?.fields ?? [:]
+                            for (k, v) in client.fields { fields[k] = v }
+                            for k in client.changedKeys where client.fields[k] == nil { fields[k] = nil }
+                        }
+                        var record = Record(stored: client.recordType, recordID: RecordID(recordName: name, zoneID: zone),
+                                            fields: fields, tag: tag, created: server?.created ?? stamp, modified: stamp)
+                        try checkSize(record)
+                        record = try storePendingAssets(record, txn: txn)
+                        pending.merge(try container.schema.check(record, environment: environment, pending: pending))
+                        oldUsage[name] = server.map(\.usageBytes) ?? 0
+                        candidates.append((i, record))
+                    } catch { failures[.save(i)] = error }
+                }
+                var deleting: [String] = []
+                for (i, id) in deletes where failures[.delete(i)] == nil {
+                    do throws(CKError) {
+                        try Names.checkRecordName(id.recordName, allowSystem: true)
+                        guard let server = try txn.record(id.recordName) else {
+                            throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(zoneName); nothing to delete")
+                        }
+                        if !deleting.contains(id.recordName) {
+                            deleting.append(id.recordName)
+                            oldUsage[id.recordName] = server.usageBytes
+                        }
+                    } catch { failures[.delete(i)] = error }
+                }
+                // Records whose save failed are not there for references to point at; repeat
+                // until no more fail (A → B → C where C failed fails B, then A).
+                var cascaded: [String] = []
+                while true {
+                    let saving = Set(candidates.filter { failures[.save($0.0)] == nil }.map { $0.1.recordID.recordName })
+                    let deletedSet = Set(deleting)
+                    cascaded = []
+                    var seen = deletedSet
+                    var queue = deleting
+                    while let t = queue.popLast() {
+                        for r in try txn.referrers(of: t) where !seen.contains(r) && !saving.contains(r) {
+                            seen.insert(r)
+                            cascaded.append(r)
+                            queue.append(r)
+                        }
+                    }
+                    let gone = seen
+                    var newFailure = false
+                    for (i, record) in candidates where failures[.save(i)] == nil {
+                        for (key, target) in deleteSelfTargets(record) {
+                            var there = saving.contains(target)
+                            if !there && !gone.contains(target) { there = try txn.record(target) != nil }
+                            if !there {
+                                failures[.save(i)] = CKError(.referenceViolation, "field \"\(key)\" of record \(record.recordID.recordName) refers with deleteSelf to record \(target), which \(gone.contains(target) ? "this operation deletes" : "does not exist in zone \(zoneName)"); save \(target) first or in the same operation, or use action NONE")
+                                newFailure = true
+                                break
+                            }
+                        }
+                    }
+                    if !newFailure || options.atomic { break }
+                }
+                for r in cascaded {
+                    if oldUsage[r] == nil, let rec = try txn.record(r) { oldUsage[r] = rec.usageBytes }
+                }
+                // Quota (C9): checked before the commit point; deletes always pass.
+                let quota = quotaBytes
+                var others: Int64 = 0
+                for z in try zoneNames() where z != zoneName { others += try zoneStorage(z).peekMarker()?.usage ?? 0 }
+                var usage = txn.usage
+                for name in deleting + cascaded { usage -= oldUsage[name] ?? 0 }
+                for (i, record) in candidates where failures[.save(i)] == nil {
+                    let delta = record.usageBytes - (oldUsage[record.recordID.recordName] ?? 0)
+                    if delta > 0 && others + usage + delta > quota {
+                        failures[.save(i)] = CKError(.quotaExceeded, "saving record \(record.recordID.recordName) would use \(others + usage + delta) bytes of this \(scope.rawValue) database's quota of \(quota); delete records or assets to make room")
+                        if options.atomic { break }
+                        continue
+                    }
+                    usage += delta
+                }
+                if options.atomic && !failures.isEmpty { return (nil, ()) }
+                let toSave = candidates.filter { failures[.save($0.0)] == nil }
+                guard !toSave.isEmpty || !deleting.isEmpty else { return (nil, ()) }
+                var additions = Schema.Additions()
+                for (_, record) in toSave {
+                    additions.merge(try container.schema.check(record, environment: environment, pending: additions))
+                }
+                try container.schema.add(additions, environment: environment)
+                for (i, record) in toSave { committed[.save(i)] = record }
+                let entry = LogEntry(
+                    seq: 0, time: now, userRecordName: userRecordName, deviceID: caller.deviceID,
+                    clientChangeToken: options.clientChangeToken, saved: toSave.map(\.1),
+                    deleted: deleting.map { .init(recordName: $0, cascade: false) } + cascaded.map { .init(recordName: $0, cascade: true) },
+                    usage: usage)
+                return (entry, ())
+            }
+        } catch {
+            // The zone could not be written at all, or the commit failed: nothing in it applied.
+            committed = [:]
+            return finish(saves, deletes, failures: failures, all: error)
+        }
+        if options.atomic && !failures.isEmpty {
+            return finish(saves, deletes, failures: failures, all: nil)
+        }
+        return (saves.map { (i, _) in
+                    (i, committed[.save(i)].map { .success($0) } ?? .failure(failures[.save(i)] ?? CKError(.internalError, "item was not saved")))
+                },
+                deletes.map { (i, _) in
+                    (i, failures[.delete(i)].map { .failure($0) } ?? .success(()))
+                })
+    }
+
+    /// Results when nothing in the zone was applied: the items' own errors, and for the rest
+    /// `all` (the zone's error) or `batchRequestFailed` (M3).
+    private func finish(_ saves: [(Int, Record)], _ deletes: [(Int, RecordID)], failures: [ItemKey: CKError], all: CKError?)
+        -> (saves: [(Int, Result<Record, CKError>)], deletes: [(Int, Result<Void, CKError>)]) {
+        let other = all ?? CKError(.batchRequestFailed, "not saved because another change in the same atomic zone batch failed; fix that item and retry the operation")
+        return (saves.map { ($0.0, .failure(failures[.save($0.0)] ?? other)) },
+                deletes.map { ($0.0, .failure(failures[.delete($0.0)] ?? other)) })
+    }
+}

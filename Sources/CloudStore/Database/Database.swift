@@ -1,0 +1,111 @@
+import Foundation
+
+/// One database of a container as one caller sees it: the public database, or the caller's
+/// private database (C2). Safe to share between threads.
+public final class Database: Sendable {
+    public let container: Container
+    public let scope: DatabaseScope
+    public let environment: Environment
+    public let caller: Caller
+    /// The caller's user record name in this container.
+    public let userRecordName: String
+    let directory: String
+
+    /// Owner name of the public database's zone.
+    public static let publicOwnerName = "_defaultOwner"
+
+    var store: Store { container.store }
+    /// Owner of this database's zones.
+    public var ownerName: String { scope == .private ? userRecordName : Self.publicOwnerName }
+    public var quotaBytes: Int64 { scope == .private ? container.privateQuotaBytes : container.publicQuotaBytes }
+
+    init(container: Container, scope: DatabaseScope, environment: Environment, caller: Caller, userRecordName: String) throws(CKError) {
+        self.container = container
+        self.scope = scope
+        self.environment = environment
+        self.caller = caller
+        self.userRecordName = userRecordName
+        self.directory = container.store.layout.databaseDirectory(container.identifier, environment, scope, user: userRecordName)
+        let defaultZone = StoreLayout.zoneDirectory(directory, zone: ZoneID.defaultZoneName)
+        if case .success(nil) = Syscall.stat(defaultZone) {
+            try container.store.ensureDirectory(StoreLayout.zonesDirectory(directory))
+            _ = try ZoneStorage.create(at: defaultZone, meta: newZoneMeta(ZoneID.defaultZoneName), io: container.store.io)
+        }
+    }
+
+    /// The zone ID as stored: the caller's name for the owner is replaced by the real one.
+    public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerName: ownerName) }
+
+    func normalized(_ id: RecordID) -> RecordID { RecordID(recordName: id.recordName, zoneID: zoneID(id.zoneID.zoneName)) }
+
+    func zoneDirectory(_ name: String) -> String { StoreLayout.zoneDirectory(directory, zone: name) }
+
+    func zoneStorage(_ name: String) -> ZoneStorage {
+        store.zoneStorage(directory: zoneDirectory(name), zoneID: zoneID(name))
+    }
+
+    private func newZoneMeta(_ name: String) -> ZoneMeta {
+        var epoch = ""
+        for _ in 0..<12 { epoch.append("0123456789abcdefghijklmnopqrstuvwxyz".randomElement()!) }
+        return ZoneMeta(zoneName: name, ownerName: ownerName, epoch: epoch, created: Store.now())
+    }
+
+    /// Bytes of records and assets in this database: the figure its quota limits (C9).
+    public func usage() throws(CKError) -> Int64 {
+        var total: Int64 = 0
+        for zone in try zoneNames() { total += try zoneStorage(zone).peekMarker()?.usage ?? 0 }
+        return total
+    }
+
+    func zoneNames() throws(CKError) -> [String] {
+        let dir = StoreLayout.zonesDirectory(directory)
+        let names = try Syscall.listDirectory(dir).orThrow(.internalError, "cannot list \(dir)") ?? []
+        return names.filter { !$0.hasPrefix(".") }.compactMap(StoreLayout.decode).sorted()
+    }
+}
+
+// MARK: Zones (R12)
+
+/// A zone and what it can do.
+public struct RecordZone: Sendable, Equatable {
+    public var zoneID: ZoneID
+    public var capabilities: [String]
+    /// Milliseconds since 1970.
+    public var created: Int64
+}
+
+extension Database {
+    /// Creates a custom zone in the private database; creating one that exists returns it.
+    @discardableResult
+    public func createZone(_ name: String) throws(CKError) -> RecordZone {
+        try Names.checkZoneName(name)
+        guard scope == .private else {
+            throw .invalid("the public database has only the default zone; create custom zones in the private database")
+        }
+        guard name != ZoneID.defaultZoneName else { return try zone(name) }
+        _ = try ZoneStorage.create(at: zoneDirectory(name), meta: newZoneMeta(name), io: store.io)
+        return try zone(name)
+    }
+
+    public func zone(_ name: String) throws(CKError) -> RecordZone {
+        let meta = try zoneStorage(name).readMeta()
+        return RecordZone(zoneID: zoneID(meta.zoneName), capabilities: meta.capabilities, created: meta.created)
+    }
+
+    public func zones() throws(CKError) -> [RecordZone] {
+        try zoneNames().map { (n) throws(CKError) in try zone(n) }
+    }
+
+    /// Deletes a custom zone and every record in it.
+    public func deleteZone(_ name: String) throws(CKError) {
+        guard name != ZoneID.defaultZoneName else {
+            throw .invalid("the default zone cannot be deleted; delete its records instead")
+        }
+        let storage = zoneStorage(name)
+        guard storage.exists else {
+            throw CKError(.zoneNotFound, "zone \(name) does not exist")
+        }
+        try storage.delete()
+        store.forgetZone(directory: zoneDirectory(name))
+    }
+}

@@ -1,0 +1,72 @@
+/// What `ckfs fsck` found and did.
+public struct CheckReport: Sendable {
+    public var zones = 0
+    public var records = 0
+    /// Problems found and fixed.
+    public var repaired: [String] = []
+    /// Problems that need a person: what and how to fix it.
+    public var damage: [String] = []
+    public var isClean: Bool { damage.isEmpty }
+}
+
+extension Store {
+    /// Checks and repairs every zone of every container (X4): replays logs, cuts torn log
+    /// tails, removes temporary files, verifies every record and asset file, rebuilds usage.
+    public func check() -> CheckReport {
+        var report = CheckReport()
+        for file in [layout.settingsFile] {
+            do throws(CKError) { _ = try readJSONFile(file) } catch { report.damage.append(error.message) }
+        }
+        let containers: [String]
+        do throws(CKError) { containers = try containerIdentifiers() } catch {
+            report.damage.append(error.message)
+            return report
+        }
+        for id in containers {
+            let dir = layout.containerDirectory(id)
+            for file in [layout.containerFile(id), layout.schemaFile(id)] {
+                do throws(CKError) { _ = try readJSONFile(file) } catch { report.damage.append(error.message) }
+            }
+            for env in Environment.allCases {
+                let envDir = dir + "/" + env.rawValue
+                var databases = [envDir + "/public"]
+                if case .success(let users?) = Syscall.listDirectory(envDir + "/private") {
+                    databases += users.filter { !$0.hasPrefix(".") }.sorted().map { envDir + "/private/" + $0 }
+                }
+                for db in databases { checkDatabase(db, &report) }
+            }
+        }
+        return report
+    }
+
+    private func checkDatabase(_ db: String, _ report: inout CheckReport) {
+        let zonesDir = StoreLayout.zonesDirectory(db)
+        guard case .success(let names?) = Syscall.listDirectory(zonesDir) else { return }
+        for name in names.sorted() {
+            let path = zonesDir + "/" + name
+            if name.hasPrefix(".creating-") || name.hasPrefix(".deleted-") {
+                ZoneStorage.removeTree(path)
+                report.repaired.append("\(zonesDir): removed \(name), left by an interrupted zone \(name.hasPrefix(".creating-") ? "creation" : "deletion")")
+                continue
+            }
+            guard let zoneName = StoreLayout.decode(name) else { continue }
+            let meta: ZoneMeta
+            do throws(CKError) {
+                guard let m = try ZoneMeta.read(StoreLayout.zoneFile(path)) else {
+                    report.damage.append("\(path) has no zone.json; restore it from a backup")
+                    continue
+                }
+                meta = m
+            } catch {
+                report.damage.append(error.message)
+                continue
+            }
+            report.zones += 1
+            let storage = zoneStorage(directory: path, zoneID: ZoneID(zoneName: zoneName, ownerName: meta.ownerName))
+            let result = storage.check()
+            report.records += result.records
+            report.repaired += result.repaired
+            report.damage += result.damage
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A store directory: containers, their databases and zones, as plain files (DESIGN §2).
+///
+/// One `Store` object per process and directory is enough; it is safe to share between
+/// threads, and several processes may open the same directory at once (X2).
+public final class Store: @unchecked Sendable {
+    public let layout: StoreLayout
+    public let settings: StoreSettings
+    let io: any StorageIO
+    let writer: FileWriter
+    public let tuning: ZoneTuning
+
+    /// Guards `zones` and `containers`.
+    private let lock = NSLock()
+    private var zones: [String: ZoneStorage] = [:]
+    private var containers: [String: Container] = [:]
+
+    private init(layout: StoreLayout, settings: StoreSettings, io: any StorageIO, tuning: ZoneTuning) {
+        self.layout = layout
+        self.settings = settings
+        self.io = io
+        self.writer = FileWriter(io: io)
+        self.tuning = tuning
+    }
+
+    /// Opens the store at `path`; fails with a hint when there is none.
+    public static func open(at path: String, io: any StorageIO = PosixIO(), tuning: ZoneTuning = ZoneTuning()) throws(CKError) -> Store {
+        let layout = StoreLayout(root: path)
+        guard let bytes = try Syscall.readFile(layout.settingsFile).orThrow(.internalError, "cannot read \(layout.settingsFile)") else {
+            throw CKError(.badDatabase, "no store at \(path); create one with `ckfs init --store \(path)`")
+        }
+        let json: JSONValue
+        do { json = try JSONParser.parse(bytes) } catch {
+            throw CKError(.badDatabase, "\(layout.settingsFile) is not valid JSON; fix it or restore it from a backup", cause: .syntax(error))
+        }
+        return Store(layout: layout, settings: StoreSettings(json: json), io: io, tuning: tuning)
+    }
+
+    /// Creates the store at `path` (harmless when it exists: its settings are kept).
+    @discardableResult
+    public static func create(at path: String, settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning = ZoneTuning()) throws(CKError) -> Store {
+        let layout = StoreLayout(root: path)
+        if case .success(_?) = Syscall.stat(layout.settingsFile) { return try open(at: path, io: io, tuning: tuning) }
+        let writer = FileWriter(io: io)
+        try makeDirectories(layout.root, writer: writer)
+        try writer.replace(layout.settingsFile, with: JSONWriter.pretty(settings.json()), durable: true)
+        let store = Store(layout: layout, settings: settings, io: io, tuning: tuning)
+        _ = try store.container(settings.defaultContainer)
+        return store
+    }
+
+    private static func makeDirectories(_ path: String, writer: FileWriter) throws(CKError) {
+        if case .success(let st?) = Syscall.stat(path), st.isDirectory { return }
+        let parent = StoreLayout.split(path).dir
+        if parent != path && parent != "/" && parent != "." { try makeDirectories(parent, writer: writer) }
+        try writer.makeDirectory(path)
+    }
+
+    func ensureDirectory(_ path: String) throws(CKError) { try Self.makeDirectories(path, writer: writer) }
+
+    /// The container with this identifier, made on first use (C1); nil means the default.
+    public func container(_ identifier: String? = nil) throws(CKError) -> Container {
+        let id = identifier ?? settings.defaultContainer
+        try Names.checkContainerIdentifier(id)
+        if let c = lock.withLock({ containers[id] }) { return c }
+        let c = try Container(store: self, identifier: id)
+        return lock.withLock {
+            if let existing = containers[id] { return existing }
+            containers[id] = c
+            return c
+        }
+    }
+
+    /// Container identifiers present in the store.
+    public func containerIdentifiers() throws(CKError) -> [String] {
+        let names = try Syscall.listDirectory(layout.root).orThrow(.internalError, "cannot list \(layout.root)") ?? []
+        return names.filter { $0.hasPrefix("iCloud.") }.sorted()
+    }
+
+    /// The one `ZoneStorage` of a zone directory in this process.
+    func zoneStorage(directory: String, zoneID: ZoneID) -> ZoneStorage {
+        lock.withLock {
+            if let z = zones[directory] { return z }
+            let z = ZoneStorage(directory: directory, zoneID: zoneID, io: io, tuning: tuning)
+            zones[directory] = z
+            return z
+        }
+    }
+
+    func forgetZone(directory: String) {
+        lock.withLock { zones[directory] = nil }
+    }
+
+    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+}

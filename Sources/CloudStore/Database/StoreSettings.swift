@@ -1,0 +1,64 @@
+/// `ckfs-store.json`: the store's format version, default container and limits (DESIGN §6).
+public struct StoreSettings: Sendable, Equatable {
+    public var defaultContainer = "iCloud.local.ckfs"
+    /// R9: bytes of a record's fields, assets excluded.
+    public var maxRecordBytes = 1_048_576
+    /// Records saved plus IDs deleted in one operation.
+    public var maxItemsPerOperation = 400
+    /// C9 defaults; `container.json` may set others.
+    public var privateQuotaBytes: Int64 = 1 << 30
+    public var publicQuotaBytes: Int64 = 10 << 30
+
+    public init() {}
+
+    func json() -> JSONValue {
+        .object([
+            "format": .int(1),
+            "defaultContainer": .string(defaultContainer),
+            "limits": .object([
+                "maxRecordBytes": .int(Int64(maxRecordBytes)),
+                "maxItemsPerOperation": .int(Int64(maxItemsPerOperation)),
+                "privateQuotaBytes": .int(privateQuotaBytes),
+                "publicQuotaBytes": .int(publicQuotaBytes),
+            ]),
+        ])
+    }
+
+    init(json: JSONValue) {
+        if let c = json["defaultContainer"]?.stringValue { defaultContainer = c }
+        let l = json["limits"]
+        if let v = l?["maxRecordBytes"]?.int64Value { maxRecordBytes = Int(v) }
+        if let v = l?["maxItemsPerOperation"]?.int64Value { maxItemsPerOperation = Int(v) }
+        if let v = l?["privateQuotaBytes"]?.int64Value { privateQuotaBytes = v }
+        if let v = l?["publicQuotaBytes"]?.int64Value { publicQuotaBytes = v }
+    }
+}
+
+/// Who is acting, and from where (the device ID names a client: a process or a mount).
+public struct Caller: Sendable, Equatable {
+    /// The local identity's name (an OS user name unless given).
+    public var userName: String
+    public var deviceID: String
+
+    public init(userName: String, deviceID: String = Caller.processDeviceID) {
+        self.userName = userName
+        self.deviceID = deviceID
+    }
+
+    public static let processDeviceID: String = {
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, 255)
+        let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return "\(name)-\(getpid())"
+    }()
+
+    /// The OS user running this process.
+    public static var currentOSUserName: String {
+        if let pw = getpwuid(geteuid()), let name = pw.pointee.pw_name { return String(cString: name) }
+        return "uid\(geteuid())"
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#endif

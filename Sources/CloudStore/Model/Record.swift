@@ -1,0 +1,118 @@
+/// Who saved a record, when, and from which device.
+public struct Stamp: Sendable, Equatable {
+    /// Milliseconds since 1970.
+    public var timestamp: Int64
+    public var userRecordName: String
+    public var deviceID: String
+
+    public init(timestamp: Int64, userRecordName: String, deviceID: String) {
+        self.timestamp = timestamp
+        self.userRecordName = userRecordName
+        self.deviceID = deviceID
+    }
+}
+
+/// A record as the engine keeps it: type, ID, fields and the system fields the store sets (R1–R6).
+///
+/// Setting a field through the subscript notes its key in ``changedKeys`` (R6); records read
+/// from the store start with none.
+public struct Record: Sendable, Equatable {
+    public let recordType: String
+    public let recordID: RecordID
+    public private(set) var fields: [String: FieldValue]
+    /// Changes on every save (R5); nil for a record never saved.
+    public var recordChangeTag: String?
+    public var created: Stamp?
+    public var modified: Stamp?
+    public private(set) var changedKeys: Set<String> = []
+
+    public init(recordType: String, recordID: RecordID = RecordID(), fields: [String: FieldValue] = [:]) {
+        self.recordType = recordType
+        self.recordID = recordID
+        self.fields = fields
+        self.changedKeys = Set(fields.keys)
+    }
+
+    /// A record as stored: all system fields known, nothing changed.
+    init(stored recordType: String, recordID: RecordID, fields: [String: FieldValue], tag: String?, created: Stamp?, modified: Stamp?) {
+        self.recordType = recordType
+        self.recordID = recordID
+        self.fields = fields
+        self.recordChangeTag = tag
+        self.created = created
+        self.modified = modified
+    }
+
+    public subscript(key: String) -> FieldValue? {
+        get { fields[key] }
+        set {
+            fields[key] = newValue
+            changedKeys.insert(key)
+        }
+    }
+
+    public var allKeys: [String] { fields.keys.sorted() }
+
+    /// Sorted, de-duplicated white-space tokens of every string field (R7).
+    public var allTokens: [String] {
+        Array(Set(fields.values.flatMap(\.tokens).map { $0.lowercased() })).sorted()
+    }
+
+    /// Bytes the record counts toward the 1 MB limit (R9): each key and each value; asset
+    /// contents are not counted.
+    public var size: Int {
+        fields.reduce(0) { $0 + $1.key.utf8.count + $1.value.size }
+    }
+
+    /// Bytes the record counts toward its database's quota (C9): its size and its assets.
+    public var usageBytes: Int64 {
+        Int64(size) + fields.values.reduce(0) { total, value in
+            switch value {
+            case .asset(let a): total + a.size
+            case .list(.asset, let vs): total + vs.reduce(0) { if case .asset(let a) = $1 { $0 + a.size } else { $0 } }
+            default: total
+            }
+        }
+    }
+
+    /// Checksums of the assets the record holds.
+    var assetChecksums: [String] {
+        fields.values.flatMap { value -> [String] in
+            switch value {
+            case .asset(let a): [a.fileChecksum]
+            case .list(.asset, let vs): vs.compactMap { if case .asset(let a) = $0 { a.fileChecksum } else { nil } }
+            default: []
+            }
+        }
+    }
+
+    public var creationDateMillis: Int64? { created?.timestamp }
+    public var modificationDateMillis: Int64? { modified?.timestamp }
+
+    /// Marks every field as unchanged, as after a fetch or a save.
+    public mutating func clearChangedKeys() { changedKeys = [] }
+
+    /// Marks keys as changed without changing their values (used to decode input files).
+    mutating func markChanged(_ keys: some Sequence<String>) { changedKeys.formUnion(keys) }
+
+    /// The same record with only the given fields (R10 `desiredKeys`); nil keeps all.
+    public func limited(to keys: [String]?) -> Record {
+        guard let keys else { return self }
+        var copy = self
+        copy.fields = fields.filter { keys.contains($0.key) }
+        return copy
+    }
+
+    /// The same record with system fields and the given fields, as a save writes it.
+    func replacingFields(_ newFields: [String: FieldValue]) -> Record {
+        var copy = self
+        copy.fields = newFields
+        return copy
+    }
+
+    /// A copy with the record's zone named as stored.
+    func inZone(_ zoneID: ZoneID) -> Record {
+        Record(stored: recordType, recordID: RecordID(recordName: recordID.recordName, zoneID: zoneID),
+               fields: fields, tag: recordChangeTag, created: created, modified: modified)
+    }
+}

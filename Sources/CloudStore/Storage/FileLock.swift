@@ -1,0 +1,21 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs `body` holding an exclusive `flock` on `path` (created if missing). For rarely
+/// written shared files (container.json, schema.json); zones have their own lock.
+func withFileLock<T>(_ path: String, _ body: () throws(CKError) -> T) throws(CKError) -> T {
+    let fd = try Syscall.open(path, O_RDWR | O_CREAT, mode: 0o644).orThrow(.internalError, "cannot open lock \(path)")
+    defer { Syscall.close(fd) }
+    try Syscall.flock(fd, LOCK_EX, path: path).orThrow(.internalError, "cannot lock \(path)")
+    defer { _ = Syscall.flock(fd, LOCK_UN, path: path) }
+    return try body()
+}
+
+/// Reads a JSON file; nil when it does not exist.
+func readJSONFile(_ path: String) throws(CKError) -> JSONValue? {
+    guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") else { return nil }
+    do { return try JSONParser.parse(bytes) } catch {
+        throw CKError(.internalError, "\(path) is not valid JSON; fix it or restore it from a backup, then run `ckfs fsck`", cause: .syntax(error))
+    }
+}

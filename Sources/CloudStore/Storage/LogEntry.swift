@@ -1,0 +1,119 @@
+import Foundation
+
+/// One committed batch of one zone: the unit of atomicity, durability and change history.
+///
+/// On disk it is one line of `log.jsonl`, valid JSON on its own:
+/// `{"body":{…},"crc":"1a2b3c4d"}` where the CRC-32C covers the body's bytes exactly as written.
+public struct LogEntry: Sendable {
+    public struct Deletion: Sendable, Equatable {
+        public var recordName: String
+        /// Deleted because a `deleteSelf` reference pointed at a deleted record (M5); not
+        /// reported per item.
+        public var cascade: Bool
+    }
+
+    public var seq: Int64
+    public var time: Int64
+    public var userRecordName: String
+    public var deviceID: String
+    /// M7: the client's opaque token, kept with the zone.
+    public var clientChangeToken: Data?
+    public var saved: [Record]
+    public var deleted: [Deletion]
+    /// Bytes of records and assets in the zone after this entry (C9).
+    public var usage: Int64
+
+    func body() -> JSONValue {
+        var o: [String: JSONValue] = [
+            "seq": .int(seq), "time": .int(time), "user": .string(userRecordName), "device": .string(deviceID),
+            "saved": .array(saved.map(RecordCoding.encode)),
+            "deleted": .array(deleted.map { d in
+                d.cascade ? .object(["recordName": .string(d.recordName), "cascade": .bool(true)])
+                    : .object(["recordName": .string(d.recordName)])
+            }),
+            "usage": .int(usage),
+        ]
+        if let t = clientChangeToken { o["clientChangeToken"] = .string(t.base64EncodedString()) }
+        return .object(o)
+    }
+
+    private static let prefix = Array(#"{"body":"#.utf8)
+    private static let crcPrefix = Array(#","crc":""#.utf8)
+    private static let suffixLength = crcPrefix.count + 8 + 2 // ,"crc":"xxxxxxxx"}
+
+    /// The framed line, newline included.
+    func frame() -> [UInt8] {
+        let body = JSONWriter.compact(body())
+        var line = Self.prefix
+        line.reserveCapacity(body.count + 40)
+        line += body
+        line += Self.crcPrefix
+        let crc = String(CRC32C.checksum(body), radix: 16)
+        line += Array((String(repeating: "0", count: 8 - crc.count) + crc).utf8)
+        line += Array("\"}\n".utf8)
+        return line
+    }
+
+    enum FrameError: Error { case badFrame(String) }
+
+    /// Reads one framed line (without its newline). Throws for a damaged line.
+    static func unframe(_ line: ArraySlice<UInt8>, zoneID: ZoneID) throws -> LogEntry {
+        guard line.count > prefix.count + suffixLength, line.starts(with: prefix) else { throw FrameError.badFrame("not a log frame") }
+        let bodyEnd = line.endIndex - suffixLength
+        let body = line[(line.startIndex + prefix.count)..<bodyEnd]
+        guard line[bodyEnd...].starts(with: crcPrefix) else { throw FrameError.badFrame("no checksum") }
+        let hex = String(decoding: line[(bodyEnd + crcPrefix.count)..<(bodyEnd + crcPrefix.count + 8)], as: UTF8.self)
+        guard let crc = UInt32(hex, radix: 16), crc == CRC32C.checksum(body) else { throw FrameError.badFrame("checksum mismatch") }
+        let json = try JSONParser.parse(body)
+        guard let seq = json["seq"]?.int64Value, let saved = json["saved"]?.arrayValue, let deleted = json["deleted"]?.arrayValue else {
+            throw FrameError.badFrame("entry lacks seq, saved or deleted")
+        }
+        return LogEntry(
+            seq: seq, time: json["time"]?.int64Value ?? 0,
+            userRecordName: json["user"]?.stringValue ?? "", deviceID: json["device"]?.stringValue ?? "",
+            clientChangeToken: json["clientChangeToken"]?.stringValue.flatMap { Data(base64Encoded: $0) },
+            saved: try saved.map { try RecordCoding.decode($0, mode: .stored, zoneID: zoneID).record },
+            deleted: deleted.compactMap { d in
+                d["recordName"]?.stringValue.map { Deletion(recordName: $0, cascade: d["cascade"]?.boolValue ?? false) }
+            },
+            usage: json["usage"]?.int64Value ?? 0)
+    }
+}
+
+/// Splits log bytes into entries.
+struct LogScanner {
+    enum Outcome {
+        /// Every byte formed whole, valid entries.
+        case clean
+        /// The bytes from this offset on are an unfinished or damaged last entry: a crash
+        /// during an append. Safe to cut off under the zone lock.
+        case tornTail(at: Int64)
+        /// A damaged entry with whole entries after it: not a crash during append.
+        case damaged(at: Int64, reason: String)
+    }
+
+    /// Scans `bytes` (the log from `baseOffset` on) and returns the entries with their end offsets.
+    static func scan(_ bytes: [UInt8], baseOffset: Int64, zoneID: ZoneID) -> (entries: [(LogEntry, end: Int64)], outcome: Outcome) {
+        var entries: [(LogEntry, end: Int64)] = []
+        var start = 0
+        while start < bytes.count {
+            guard let nl = bytes[start...].firstIndex(of: 0x0A) else {
+                return (entries, .tornTail(at: baseOffset + Int64(start)))
+            }
+            do {
+                let entry = try LogEntry.unframe(bytes[start..<nl], zoneID: zoneID)
+                entries.append((entry, baseOffset + Int64(nl + 1)))
+            } catch {
+                // A bad line is a torn tail only when nothing valid follows it.
+                let rest = bytes[(nl + 1)...]
+                let laterValid = rest.split(separator: 0x0A).contains { (try? LogEntry.unframe($0, zoneID: zoneID)) != nil }
+                if laterValid {
+                    return (entries, .damaged(at: baseOffset + Int64(start), reason: "\(error)"))
+                }
+                return (entries, .tornTail(at: baseOffset + Int64(start)))
+            }
+            start = nl + 1
+        }
+        return (entries, .clean)
+    }
+}

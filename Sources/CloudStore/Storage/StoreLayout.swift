@@ -1,0 +1,82 @@
+/// Where things live in a store directory (DESIGN §2).
+public struct StoreLayout: Sendable {
+    public let root: String
+
+    public init(root: String) {
+        var r = root
+        while r.count > 1 && r.hasSuffix("/") { r.removeLast() }
+        self.root = r
+    }
+
+    public var settingsFile: String { root + "/ckfs-store.json" }
+    public func containerDirectory(_ id: String) -> String { root + "/" + Self.encode(id) }
+    public func containerFile(_ id: String) -> String { containerDirectory(id) + "/container.json" }
+    public func schemaFile(_ id: String) -> String { containerDirectory(id) + "/schema.json" }
+
+    /// The directory of one database: `<container>/<environment>/public` or `…/private/<user>`.
+    public func databaseDirectory(_ container: String, _ environment: Environment, _ scope: DatabaseScope, user: String) -> String {
+        let base = containerDirectory(container) + "/" + environment.rawValue
+        switch scope {
+        case .public: return base + "/public"
+        case .private: return base + "/private/" + Self.encode(user)
+        }
+    }
+
+    public static func zonesDirectory(_ database: String) -> String { database + "/zones" }
+    public static func zoneDirectory(_ database: String, zone: String) -> String { zonesDirectory(database) + "/" + encode(zone) }
+    public static func recordsDirectory(_ zone: String) -> String { zone + "/records" }
+    public static func assetsDirectory(_ zone: String) -> String { zone + "/assets" }
+    public static func recordFile(_ zone: String, name: String) -> String { zone + "/records/" + encode(name) + ".json" }
+    public static func assetFile(_ zone: String, checksum: String) -> String { zone + "/assets/" + checksum }
+    public static func zoneFile(_ zone: String) -> String { zone + "/zone.json" }
+    public static func logFile(_ zone: String) -> String { zone + "/log.jsonl" }
+    public static func lockFile(_ zone: String) -> String { zone + "/lock" }
+
+    /// Percent-encodes what is not a portable file name part: `/`, `%`, NUL, control
+    /// characters and a leading `.`. The JSON inside a file always holds the real name.
+    public static func encode(_ name: String) -> String {
+        var out = ""
+        for (i, b) in name.utf8.enumerated() {
+            if b == UInt8(ascii: "/") || b == UInt8(ascii: "%") || b < 0x20 || b == 0x7F || (i == 0 && b == UInt8(ascii: ".")) {
+                out += "%" + (b < 16 ? "0" : "") + String(b, radix: 16, uppercase: true)
+            } else {
+                out.unicodeScalars.append(UnicodeScalar(b))
+            }
+        }
+        return out
+    }
+
+    /// The inverse of ``encode(_:)``; nil for text that is not a valid encoding.
+    public static func decode(_ fileName: String) -> String? {
+        var bytes: [UInt8] = []
+        var it = Array(fileName.utf8)[...]
+        while let b = it.popFirst() {
+            if b == UInt8(ascii: "%") {
+                guard it.count >= 2, let v = UInt8(String(decoding: it.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(v)
+                it = it.dropFirst(2)
+            } else {
+                bytes.append(b)
+            }
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    static func split(_ path: String) -> (dir: String, name: String) {
+        guard let slash = path.lastIndex(of: "/") else { return (".", path) }
+        let dir = String(path[..<slash])
+        return (dir.isEmpty ? "/" : dir, String(path[path.index(after: slash)...]))
+    }
+}
+
+/// CloudKit's two databases of a container (C2).
+public enum DatabaseScope: String, Sendable, CaseIterable {
+    case `public`
+    case `private`
+}
+
+/// Development and production are kept apart (C7).
+public enum Environment: String, Sendable, CaseIterable {
+    case development
+    case production
+}

@@ -1,0 +1,207 @@
+import CCloudStoreShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The raw file system calls of the engine, the only place that calls them: each retries on
+/// EINTR and returns `Result<_, SystemCallError>`; callers turn failures into ``CKError``s.
+enum Syscall {
+    typealias R<T> = Result<T, SystemCallError>
+
+    private static func fail<T>(_ call: String, _ path: String) -> R<T> {
+        .failure(SystemCallError(call: call, path: path, errno: errno))
+    }
+
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> R<Int32> {
+        while true {
+            let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
+            if fd >= 0 { return .success(fd) }
+            if errno != EINTR { return fail("open", path) }
+        }
+    }
+
+    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) -> R<Void> {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return fail("write", path)
+            }
+            done += n
+        }
+        return .success(())
+    }
+
+    static func pwriteAll(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String) -> R<Void> {
+        bytes.withUnsafeBytes { buf in
+            var done = 0
+            while done < buf.count {
+                let n = Glibc.pwrite(fd, buf.baseAddress! + done, buf.count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return fail("pwrite", path)
+                }
+                done += n
+            }
+            return .success(())
+        }
+    }
+
+    /// Reads `count` bytes at `offset`, fewer at the end of the file.
+    static func pread(_ fd: Int32, count: Int, offset: Int64, path: String) -> R<[UInt8]> {
+        var out = [UInt8](repeating: 0, count: count)
+        var done = 0
+        let result: R<Void> = out.withUnsafeMutableBytes { buf in
+            while done < count {
+                let n = Glibc.pread(fd, buf.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return fail("pread", path)
+                }
+                if n == 0 { break }
+                done += n
+            }
+            return .success(())
+        }
+        if case .failure(let e) = result { return .failure(e) }
+        out.removeLast(count - done)
+        return .success(out)
+    }
+
+    /// The whole file, or nil when it does not exist.
+    static func readFile(_ path: String) -> R<[UInt8]?> {
+        let fd: Int32
+        switch open(path, O_RDONLY) {
+        case .success(let f): fd = f
+        case .failure(let e): return e.errno == ENOENT ? .success(nil) : .failure(e)
+        }
+        defer { close(fd) }
+        var st = Glibc.stat()
+        guard systemFstat(fd, &st) == 0 else { return fail("fstat", path) }
+        var out: [UInt8] = []
+        var capacity = max(Int(st.st_size), 0) + 1
+        while true {
+            switch pread(fd, count: capacity - out.count, offset: Int64(out.count), path: path) {
+            case .failure(let e): return .failure(e)
+            case .success(let chunk):
+                out += chunk
+                if out.count < capacity { return .success(out) }
+                capacity *= 2
+            }
+        }
+    }
+
+    static func fsync(_ fd: Int32, path: String) -> R<Void> {
+        while Glibc.fsync(fd) != 0 {
+            if errno != EINTR { return fail("fsync", path) }
+        }
+        return .success(())
+    }
+
+    static func fdatasync(_ fd: Int32, path: String) -> R<Void> {
+        while Glibc.fdatasync(fd) != 0 {
+            if errno != EINTR { return fail("fdatasync", path) }
+        }
+        return .success(())
+    }
+
+    static func syncfs(_ fd: Int32, path: String) -> R<Void> {
+        CCloudStoreShims_syncfs(fd) == 0 ? .success(()) : fail("syncfs", path)
+    }
+
+    static func rename(_ from: String, _ to: String) -> R<Void> {
+        Glibc.rename(from, to) == 0 ? .success(()) : fail("rename", "\(from) → \(to)")
+    }
+
+    /// Removes a file; a missing file is not an error.
+    static func unlink(_ path: String) -> R<Void> {
+        Glibc.unlink(path) == 0 || errno == ENOENT ? .success(()) : fail("unlink", path)
+    }
+
+    /// Makes a directory; one that exists is not an error.
+    static func mkdir(_ path: String) -> R<Void> {
+        Glibc.mkdir(path, 0o755) == 0 || errno == EEXIST ? .success(()) : fail("mkdir", path)
+    }
+
+    static func rmdir(_ path: String) -> R<Void> {
+        Glibc.rmdir(path) == 0 || errno == ENOENT ? .success(()) : fail("rmdir", path)
+    }
+
+    static func ftruncate(_ fd: Int32, _ length: Int64, path: String) -> R<Void> {
+        while Glibc.ftruncate(fd, off_t(length)) != 0 {
+            if errno != EINTR { return fail("ftruncate", path) }
+        }
+        return .success(())
+    }
+
+    /// Takes (or with `LOCK_UN` drops) an advisory lock, waiting for it.
+    static func flock(_ fd: Int32, _ operation: Int32, path: String) -> R<Void> {
+        while CCloudStoreShims_flock(fd, operation) != 0 {
+            if errno != EINTR { return fail("flock", path) }
+        }
+        return .success(())
+    }
+
+    struct FileStatus: Equatable, Sendable {
+        var size: Int64
+        var inode: UInt64
+        var isDirectory: Bool
+        var modified: Int64
+    }
+
+    private static func status(_ st: stat) -> FileStatus {
+        FileStatus(size: Int64(st.st_size), inode: UInt64(st.st_ino), isDirectory: (st.st_mode & S_IFMT) == S_IFDIR,
+                   modified: Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000)
+    }
+
+    static func stat(_ path: String) -> R<FileStatus?> {
+        var st = Glibc.stat()
+        if systemStat(path, &st) == 0 { return .success(status(st)) }
+        return errno == ENOENT ? .success(nil) : fail("stat", path)
+    }
+
+    static func fstat(_ fd: Int32, path: String) -> R<FileStatus> {
+        var st = Glibc.stat()
+        return systemFstat(fd, &st) == 0 ? .success(status(st)) : fail("fstat", path)
+    }
+
+    /// The names in a directory, without `.` and `..`; nil when it does not exist.
+    static func listDirectory(_ path: String) -> R<[String]?> {
+        guard let dir = opendir(path) else {
+            return errno == ENOENT ? .success(nil) : fail("opendir", path)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return .success(names)
+    }
+}
+
+extension Result where Failure == SystemCallError {
+    /// The value, or a ``CKError`` that names the failed call.
+    func orThrow(_ code: CKError.Code = .internalError, _ what: @autoclosure () -> String) throws(CKError) -> Success {
+        switch self {
+        case .success(let v): return v
+        case .failure(let e):
+            let hint = e.errno == ENOSPC ? "; the disk is full: free space and try again"
+                : e.errno == EDQUOT ? "; the disk quota is used up"
+                : e.errno == EACCES || e.errno == EPERM ? "; check the permissions of the store directory"
+                : ""
+            throw CKError(code, what() + hint, cause: .system(e))
+        }
+    }
+}
+
+// Outside `Syscall`, whose own `stat` and `fstat` would shadow these.
+private func systemStat(_ path: String, _ st: inout stat) -> Int32 { stat(path, &st) }
+private func systemFstat(_ fd: Int32, _ st: inout stat) -> Int32 { fstat(fd, &st) }

@@ -1,0 +1,103 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension ZoneStorage {
+    /// What checking one zone found.
+    struct CheckResult {
+        var records = 0
+        var repaired: [String] = []
+        var damage: [String] = []
+    }
+
+    /// Checks the zone under its lock: recovery, then every record file against the log
+    /// (the log wins), every asset against its checksum, and the usage figure (rebuilt).
+    func check() -> CheckResult {
+        var result = CheckResult()
+        let name = zoneID.zoneName
+        do throws(CKError) {
+            let recovery = try recoverForCheck()
+            if recovery.truncatedBytes > 0 { result.repaired.append("zone \(name): cut a torn log tail of \(recovery.truncatedBytes) bytes (an unfinished commit that was never acknowledged)") }
+            if recovery.replayedEntries > 0 { result.repaired.append("zone \(name): replayed \(recovery.replayedEntries) committed log entries into the record files") }
+            if recovery.removedTempFiles > 0 { result.repaired.append("zone \(name): removed \(recovery.removedTempFiles) temporary files of interrupted writes") }
+            try checkFiles(&result)
+        } catch {
+            result.damage.append("zone \(name): \(error.message)")
+        }
+        return result
+    }
+
+    private func checkFiles(_ result: inout CheckResult) throws(CKError) {
+        let name = zoneID.zoneName
+        try withLockFileForCheck { () throws(CKError) in
+            let logBytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
+            var latest: [String: Record?] = [:]
+            for (entry, _) in LogScanner.scan(logBytes, baseOffset: 0, zoneID: zoneID).entries {
+                for d in entry.deleted { latest[d.recordName] = .some(nil) }
+                for r in entry.saved { latest[r.recordID.recordName] = .some(r) }
+            }
+            var usage: Int64 = 0
+            var seen: Set<String> = []
+            let files = try Syscall.listDirectory(recordsPath).orThrow(.internalError, "cannot list \(recordsPath)") ?? []
+            for file in files.sorted() {
+                guard file.hasSuffix(".json"), let recordName = StoreLayout.decode(String(file.dropLast(5))) else {
+                    result.damage.append("zone \(name): \(recordsPath)/\(file) is not a record file (<recordName>.json); move it out of the store")
+                    continue
+                }
+                seen.insert(recordName)
+                let path = recordsPath + "/" + file
+                let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") ?? []
+                if let logged = latest[recordName] {
+                    guard let want = logged else {
+                        try Syscall.unlink(path).orThrow(.internalError, "cannot remove \(path)")
+                        result.repaired.append("zone \(name): removed record \(recordName), which the log says was deleted")
+                        continue
+                    }
+                    let wantBytes = RecordCoding.fileBytes(want)
+                    if bytes != wantBytes {
+                        try FileWriter(io: PosixIO()).replace(path, with: wantBytes, durable: true)
+                        result.repaired.append("zone \(name): rewrote record \(recordName) from the log")
+                    }
+                    usage += try checkRecord(want, recordName: recordName, &result)
+                    continue
+                }
+                do {
+                    let record = try Self.decodeRecordFile(bytes, path: path)
+                    usage += try checkRecord(record, recordName: recordName, &result)
+                } catch let e as CKError {
+                    result.damage.append("zone \(name): \(e.message) — its last version is not in the log; restore it from a backup or delete the file")
+                } catch {}
+            }
+            for (recordName, logged) in latest where !seen.contains(recordName) {
+                guard let want = logged else { continue }
+                try FileWriter(io: PosixIO()).replace(StoreLayout.recordFile(directory, name: recordName), with: RecordCoding.fileBytes(want), durable: true)
+                result.repaired.append("zone \(name): restored missing record \(recordName) from the log")
+                usage += try checkRecord(want, recordName: recordName, &result)
+            }
+            try fixUsage(usage, &result)
+        }
+    }
+
+    /// Checks one record's identity and assets; returns its usage.
+    private func checkRecord(_ record: Record, recordName: String, _ result: inout CheckResult) throws(CKError) -> Int64 {
+        result.records += 1
+        let name = zoneID.zoneName
+        if record.recordID.recordName != recordName {
+            result.damage.append("zone \(name): file \(StoreLayout.encode(recordName)).json holds record \(record.recordID.recordName); rename the file to match")
+        }
+        if record.recordID.zoneID.zoneName != name {
+            result.damage.append("zone \(name): record \(recordName) says it is in zone \(record.recordID.zoneID.zoneName)")
+        }
+        for sum in record.assetChecksums {
+            let path = StoreLayout.assetFile(directory, checksum: sum)
+            guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") else {
+                result.damage.append("zone \(name): record \(recordName) holds asset \(sum), whose file is missing; restore assets/\(sum) from a backup")
+                continue
+            }
+            if AssetHasher.sha256Hex(bytes) != sum {
+                result.damage.append("zone \(name): asset \(sum) does not match its checksum (the file was changed); restore it from a backup")
+            }
+        }
+        return record.usageBytes
+    }
+}

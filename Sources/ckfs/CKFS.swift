@@ -1,0 +1,13 @@
+import ArgumentParser
+
+@main
+struct CKFS: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ckfs",
+        abstract: "A local CloudKit store kept as plain JSON files.",
+        subcommands: [
+            Init.self, RecordCommand.self, ZoneCommand.self, Changes.self, SchemaCommand.self, Fsck.self,
+            Debug.self,
+        ]
+    )
+}

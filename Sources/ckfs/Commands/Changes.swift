@@ -1,0 +1,41 @@
+import ArgumentParser
+import CloudStore
+import Foundation
+
+struct Changes: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the records saved and deleted in a zone since a change token.")
+
+    @OptionGroup var options: GlobalOptions
+
+    @Option(help: "The token a previous call printed; none prints every record.")
+    var since: String?
+
+    @Option(help: "Stop after about this many changes; moreComing says when more remain.")
+    var limit: Int?
+
+    func validate() throws {
+        if let l = limit, l < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let db = try options.openDatabase()
+            var token: ChangeToken?
+            if let since {
+                guard let t = ChangeToken(string: since) else {
+                    throw CKError(.invalidArguments, "\"\(since)\" is not a change token; pass the \"token\" a previous `ckfs changes` printed")
+                }
+                token = t
+            }
+            let changes = try db.changes(in: options.zone, since: token, limit: limit)
+            var out: [String: JSONValue] = [
+                "records": .array(changes.changed.map(RecordCoding.encode)),
+                "deleted": .array(changes.deleted.map { .string($0.recordName) }),
+                "token": .string(changes.token.description),
+                "moreComing": .bool(changes.moreComing),
+            ]
+            if let c = changes.clientChangeToken { out["clientChangeToken"] = .string(String(decoding: c, as: UTF8.self)) }
+            Report.printJSON(.object(out))
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import ArgumentParser
+import CloudStore
+
+struct Fsck: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check a store, repair what can be repaired, and say what cannot.",
+        discussion: "Replays zone logs, cuts torn log tails, removes temporary files, verifies every record and asset file against the logs and checksums, and rebuilds usage. Exits 1 when damage remains."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    func run() throws {
+        try reportingErrors {
+            let report = try options.openStore().check()
+            for line in report.repaired { print("repaired: \(line)") }
+            for line in report.damage { Report.printError("ckfs: damage: \(line)") }
+            print("checked \(report.zones) zones, \(report.records) records: \(report.repaired.count) repaired, \(report.damage.count) damaged")
+            if !report.isClean { throw ExitCode(1) }
+        }
+    }
+}

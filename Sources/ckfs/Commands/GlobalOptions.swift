@@ -1,0 +1,86 @@
+import ArgumentParser
+import CloudStore
+import Foundation
+
+/// Options every command that touches a store takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(help: "The store directory (env CKFS_STORE; default $XDG_DATA_HOME/ckfs or ~/.local/share/ckfs).")
+    var store: String?
+
+    @Option(help: "The container identifier (default: the store's default container).")
+    var container: String?
+
+    @Option(help: "The database: public or private.")
+    var database: DatabaseScope = .private
+
+    @Option(help: "The zone.")
+    var zone: String = ZoneID.defaultZoneName
+
+    @Option(help: "The local identity to act as (default: the OS user).")
+    var user: String?
+
+    @Option(help: "The environment: development or production.")
+    var environment: CloudStore.Environment = .development
+
+    var storePath: String {
+        if let store { return store }
+        let env = ProcessInfo.processInfo.environment
+        if let s = env["CKFS_STORE"], !s.isEmpty { return s }
+        if let x = env["XDG_DATA_HOME"], !x.isEmpty { return x + "/ckfs" }
+        return (env["HOME"] ?? NSHomeDirectory()) + "/.local/share/ckfs"
+    }
+
+    func openStore() throws -> Store { try Store.open(at: storePath) }
+
+    func openDatabase() throws -> Database {
+        let store = try openStore()
+        return try store.container(container).database(database, caller: Caller(userName: user ?? Caller.currentOSUserName), environment: environment)
+    }
+}
+
+extension DatabaseScope: ExpressibleByArgument {}
+extension CloudStore.Environment: ExpressibleByArgument {}
+extension SavePolicy: ExpressibleByArgument {
+    public init?(argument: String) {
+        switch argument {
+        case "if-unchanged", "ifServerRecordUnchanged": self = .ifServerRecordUnchanged
+        case "changed-keys", "changedKeys": self = .changedKeys
+        case "all-keys", "allKeys": self = .allKeys
+        default: return nil
+        }
+    }
+    public static var allValueStrings: [String] { ["if-unchanged", "changed-keys", "all-keys"] }
+}
+
+/// The one place CLI errors become output and exit codes: a line on stderr naming the
+/// CloudKit code, the item and the fix; one line per failed item of a partial failure.
+enum Report {
+    static func failure(_ error: CKError) -> ExitCode {
+        if let items = error.partialErrorsByItemID, !items.isEmpty {
+            printError("ckfs: \(error.code.name): \(error.message)")
+            for (item, e) in items.sorted(by: { $0.key.description < $1.key.description }) {
+                printError("ckfs: \(e.code.name): \(item): \(e.message)")
+            }
+        } else {
+            printError("ckfs: \(error)")
+        }
+        return ExitCode(1)
+    }
+
+    static func printError(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    static func printJSON(_ value: JSONValue) {
+        FileHandle.standardOutput.write(Data(JSONWriter.pretty(value)))
+    }
+}
+
+/// Runs a command body, turning a ``CKError`` into the reported exit.
+func reportingErrors(_ body: () throws -> Void) throws {
+    do {
+        try body()
+    } catch let error as CKError {
+        throw Report.failure(error)
+    }
+}

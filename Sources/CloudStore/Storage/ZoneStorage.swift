@@ -134,10 +134,10 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// Runs `body` holding this process's writer lock and the zone's `flock`, after checking
     /// that the zone was not deleted meanwhile.
-    private func withLockFile<T>(_ body: () throws(CKError) -> T) throws(CKError) -> T {
+    private func withLockFile<T>(ignoringFence: Bool = false, _ body: () throws(CKError) -> T) throws(CKError) -> T {
         writeLock.lock()
         defer { writeLock.unlock() }
-        if let fenced = locked({ fenced }) { throw fenced }
+        if !ignoringFence, let fenced = locked({ fenced }) { throw fenced }
         let fd = try lockFile()
         try Syscall.flock(fd, LOCK_EX, path: lockPath).orThrow(.internalError, "cannot lock zone \(zoneID.zoneName)")
         defer { _ = Syscall.flock(fd, LOCK_UN, path: lockPath) }
@@ -215,7 +215,9 @@ final class ZoneStorage: @unchecked Sendable {
         }
         if case .failure(let e) = io.sync(fd, path: logPath, dataOnly: true) {
             // Linux reports a failed writeback once and may drop the pages: never retry and
-            // then acknowledge. Fence the zone; recovery on the next open decides from the log.
+            // then acknowledge. Cut the entry off so a replay cannot apply a save reported as
+            // failed, and fence the zone until the store is opened again.
+            _ = Syscall.ftruncate(fd, st.size, path: logPath)
             let error = CKError(.internalError, "the disk failed to store the log of zone \(zoneID.zoneName); the zone is closed until the store is opened again (then `ckfs fsck`)", cause: .system(e))
             locked { fenced = error }
             throw error
@@ -321,8 +323,11 @@ final class ZoneStorage: @unchecked Sendable {
             }
         }
         let last = entries.last?.0
-        let marker = AppliedMarker(bootID: AppliedMarker.currentBootID, seq: max(last?.seq ?? 0, meta.checkpointSeq),
-                                   usage: last?.usage ?? meta.usage, busy: false)
+        let seq = max(last?.seq ?? 0, meta.checkpointSeq)
+        // The log's figure is the usage as of its last entry; a marker that is already there
+        // may hold a figure fsck corrected since, so it is kept when nothing was replayed.
+        let usage = old.map { $0.seq == seq && replayed == 0 ? $0.usage : (last?.usage ?? meta.usage) } ?? (last?.usage ?? meta.usage)
+        let marker = AppliedMarker(bootID: AppliedMarker.currentBootID, seq: seq, usage: usage, busy: false)
         if replayed > 0 || old?.bootID != marker.bootID {
             // Make replayed files durable before saying they are applied.
             let dfd = try Syscall.open(directory, O_RDONLY | O_DIRECTORY).orThrow(.internalError, "cannot open \(directory)")
@@ -336,12 +341,14 @@ final class ZoneStorage: @unchecked Sendable {
         return marker
     }
 
-    /// Runs recovery for `fsck`, under the lock.
+    /// Runs recovery for `fsck`, under the lock. Recovery is what a fenced zone waits for,
+    /// so it runs on one and lifts the fence when it succeeds.
     func recoverForCheck() throws(CKError) -> RecoveryReport {
-        try withLockFile { () throws(CKError) -> RecoveryReport in
+        try withLockFile(ignoringFence: true) { () throws(CKError) -> RecoveryReport in
             var report = RecoveryReport()
             let fd = try lockFile()
             try recover(fd, report: &report)
+            locked { fenced = nil }
             return report
         }
     }

@@ -1,0 +1,281 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// M1–M8, R4, R5, R6, R9, C7, C9.
+@Suite struct DatabaseModifyTests {
+    @Test func saveSetsSystemFieldsAndEverySaveChangesTheTag() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        var r = record("n1", ["title": .string("a")])
+        r.recordChangeTag = "999"
+        r.created = Stamp(timestamp: 1, userRecordName: "_forged", deviceID: "x")
+        r.recordChangeTag = nil
+        let first = try db.save(r)
+        #expect(first.recordChangeTag != nil)
+        #expect(first.created?.userRecordName == db.userRecordName, "R5: set by the store")
+        #expect(first.created?.deviceID == "test-device")
+        #expect(first.changedKeys.isEmpty)
+        var edit = first
+        edit["title"] = .string("b")
+        #expect(edit.changedKeys == ["title"], "R6")
+        let second = try db.save(edit)
+        #expect(second.recordChangeTag != first.recordChangeTag)
+        #expect(second.created == first.created)
+        #expect(second.modified!.timestamp >= first.modified!.timestamp)
+        #expect(try db.record(for: id("n1"))["title"] == .string("b"))
+    }
+
+    /// M2: each policy against a record changed on the server since the client fetched it.
+    @Test func savePoliciesAgainstAChangedServerRecord() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let base = try db.save(record("p", ["a": .string("a0"), "b": .string("b0"), "c": .string("c0")]))
+        var other = base
+        other["b"] = .string("b-server")
+        other["s"] = .string("server-only")
+        let server = try db.save(other)
+
+        // The client edits the old version: a changed, c removed.
+        var client = base
+        client["a"] = .string("a-client")
+        client["c"] = nil
+
+        // ifServerRecordUnchanged: fails with the three records.
+        let result = try db.modify(saving: [client])
+        let e = try #require(result.saveResults[0].1.error)
+        #expect(e.code == .serverRecordChanged)
+        #expect(e.serverRecordValue?.recordChangeTag == server.recordChangeTag)
+        #expect(e.clientRecordValue?["a"] == .string("a-client"))
+        #expect(e.ancestorRecordValue?.recordChangeTag == base.recordChangeTag)
+        #expect(e.ancestorRecordValue?["b"] == .string("b0"))
+        #expect(result.error?.code == .partialFailure)
+        #expect(try db.record(for: id("p")) == server, "nothing changed")
+
+        // changedKeys: only a and c are written over the server's record.
+        let merged = try db.save(client, policy: .changedKeys)
+        #expect(merged["a"] == .string("a-client"))
+        #expect(merged["b"] == .string("b-server"))
+        #expect(merged["c"] == nil)
+        #expect(merged["s"] == .string("server-only"))
+
+        // allKeys: all the client's fields; keys only the server has stay.
+        var full = base
+        full["a"] = .string("a-all")
+        let all = try db.save(full, policy: .allKeys)
+        #expect(all["a"] == .string("a-all"))
+        #expect(all["b"] == .string("b0"), "the client's b overwrites the server's")
+        #expect(all["c"] == .string("c0"))
+        #expect(all["s"] == .string("server-only"))
+    }
+
+    @Test func creatingARecordThatExistsIsAConflict() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.save(record("dup", ["a": .int64(1)]))
+        #expect(throws: CKError.self) { try db.save(record("dup", ["a": .int64(2)])) }
+        do { try db.save(record("dup")) } catch { #expect(error.code == .serverRecordChanged) }
+    }
+
+    /// M3: atomic — one bad record fails the zone; the others report batchRequestFailed.
+    @Test func oneBadRecordInAnAtomicBatchSavesNothingInThatZone() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.createZone("other")
+        let records = [record("g1", ["a": .int64(1)]), record("_bad"), record("g2", ["a": .int64(2)]),
+                       record("o1", zone: "other", ["a": .int64(1)])]
+        let result = try db.modify(saving: records)
+        #expect(result.saveResults[0].1.error?.code == .batchRequestFailed)
+        #expect(result.saveResults[1].1.error?.code == .invalidArguments)
+        #expect(result.saveResults[2].1.error?.code == .batchRequestFailed)
+        #expect((try? result.saveResults[3].1.get()) != nil, "zones do not affect each other")
+        #expect(db.fetch([id("g1"), id("g2")]).allSatisfy { $0.1.error?.code == .unknownItem })
+        let partial = try #require(result.error)
+        #expect(partial.code == .partialFailure)
+        #expect(partial.partialErrorsByItemID?.count == 3)
+        #expect(partial.partialError(for: db.normalized(id("_bad")))?.code == .invalidArguments)
+    }
+
+    @Test func oneBadRecordInANonAtomicBatchLetsTheRestSave() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let result = try db.modify(saving: [record("g1", ["a": .int64(1)]), record("g2", ["a": .string("type clash")]), record("g3", ["a": .int64(3)])],
+                                   options: ModifyOptions(atomic: false))
+        #expect(result.savedRecords.map(\.recordID.recordName) == ["g1", "g3"])
+        #expect(result.saveResults[1].1.error?.code == .invalidArguments, "R4: a field's type is fixed by its first save")
+        #expect(try db.record(for: id("g3"))["a"] == .int64(3))
+        #expect(result.error?.partialErrorsByItemID?.count == 1)
+    }
+
+    @Test func progressAndCancellation() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.createZone("z2")
+        let calls = LockedBox<[(String, Double)]>([])
+        let result = try db.modify(saving: [record("a"), record("b", zone: "z2")], progress: { id, p in calls.mutate { $0.append((id.recordName, p)) } })
+        #expect(result.error == nil)
+        #expect(calls.value.filter { $0.1 == 0 }.map(\.0).sorted() == ["a", "b"])
+        #expect(calls.value.filter { $0.1 == 1 }.map(\.0).sorted() == ["a", "b"])
+        // M8: cancelled before any zone: nothing applied.
+        let cancelled = try db.modify(saving: [record("c"), record("d", zone: "z2")], isCancelled: { true })
+        #expect(cancelled.saveResults.allSatisfy { $0.1.error?.code == .operationCancelled })
+        #expect(db.fetch([id("c"), id("d", zone: "z2")]).allSatisfy { $0.1.error?.code == .unknownItem })
+        // Cancelled after the first zone: the first stays, the second is not applied.
+        let asked = LockedBox(0)
+        let half = try db.modify(saving: [record("e"), record("f", zone: "z2")], isCancelled: { asked.mutate { $0 += 1 }; return asked.value > 1 })
+        #expect((try? half.saveResults[0].1.get()) != nil)
+        #expect(half.saveResults[1].1.error?.code == .operationCancelled)
+    }
+
+    /// M5: deleteSelf references.
+    @Test func deleteSelfTargetMustExistAndDeletesCascadeTransitively() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let missing = try db.modify(saving: [record("child", ["owner": .reference(Reference(recordName: "nobody", action: .deleteSelf))])])
+        #expect(missing.saveResults[0].1.error?.code == .referenceViolation)
+        // A NONE reference may dangle.
+        try db.save(record("loose", ["to": .reference(Reference(recordName: "nobody"))]))
+        // Target saved in the same operation is fine; a chain root ← a ← b ← c, and d pointing with NONE.
+        let chain = try db.modify(saving: [
+            record("c", ["up": .reference(Reference(recordName: "b", action: .deleteSelf))]),
+            record("b", ["up": .reference(Reference(recordName: "a", action: .deleteSelf))]),
+            record("a", ["ups": .list(.reference, [.reference(Reference(recordName: "root", action: .deleteSelf))])]),
+            record("root"),
+            record("d", ["up": .reference(Reference(recordName: "a"))]),
+        ])
+        #expect(chain.error == nil)
+        let result = try db.modify(saving: [], deleting: [id("root")])
+        #expect(result.deletedRecordIDs.map(\.recordName) == ["root"], "cascaded deletions are not reported per item")
+        #expect(db.fetch(["root", "a", "b", "c"].map { id($0) }).allSatisfy { $0.1.error?.code == .unknownItem })
+        #expect(try db.record(for: id("d"))["up"] != nil)
+        let changes = try db.changes(since: nil)
+        #expect(Set(changes.changed.map(\.recordID.recordName)) == ["loose", "d"])
+    }
+
+    @Test func deletingARecordTargetedInTheSameOperationFails() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.save(record("t"))
+        let r = try db.modify(saving: [record("s", ["to": .reference(Reference(recordName: "t", action: .deleteSelf))])], deleting: [id("t")])
+        #expect(r.saveResults[0].1.error?.code == .referenceViolation)
+        #expect(r.deleteResults[0].1.error?.code == .batchRequestFailed)
+        #expect((try? db.record(for: id("t"))) != nil)
+    }
+
+    /// M6
+    @Test func deletingAMissingRecordIsUnknownItem() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        do {
+            try db.delete(id("ghost"))
+            Issue.record("expected unknownItem")
+        } catch {
+            #expect(error.code == .unknownItem)
+            #expect(error.message.contains("ghost"))
+        }
+    }
+
+    /// R9 and the item limit.
+    @Test func limitsOnRecordSizeAndItemsPerOperation() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let key = "blob"
+        let exact = 1_048_576 - key.utf8.count
+        try db.save(record("big", [key: .bytes(Data(count: exact))]))
+        let over = try db.modify(saving: [record("big2", [key: .bytes(Data(count: exact + 1))])])
+        #expect(over.saveResults[0].1.error?.code == .limitExceeded)
+        #expect(over.saveResults[0].1.error?.message.contains("at most 1048576 bytes") == true)
+
+        let many = (0..<401).map { record("r\($0)") }
+        #expect { try db.modify(saving: many) } throws: { ($0 as? CKError)?.code == .limitExceeded }
+        let ok = try db.modify(saving: Array(many.prefix(400)))
+        #expect(ok.savedRecords.count == 400)
+    }
+
+    /// R4 and C7.
+    @Test func schemaGrowsInDevelopmentAndIsFixedInProduction() throws {
+        let t = try TempStore()
+        let dev = try t.db()
+        try dev.save(record("a", type: "Artist", ["name": .string("x")]))
+        do { try dev.save(record("b", type: "Artist", ["name": .int64(3)])); Issue.record("type change accepted") } catch {
+            #expect(error.code == .invalidArguments)
+            #expect(error.message.contains("is STRING"))
+        }
+        let prod = try t.db(environment: .production)
+        do { try prod.save(record("a", type: "Artist", ["name": .string("x")])); Issue.record("new type accepted in production") } catch {
+            #expect(error.message.contains("production schema"))
+        }
+        try t.store.container().schema.deploy()
+        try prod.save(record("a", type: "Artist", ["name": .string("x")]))
+        do { try prod.save(record("b", type: "Artist", ["name": .string("y"), "age": .int64(3)])); Issue.record("new field accepted in production") } catch {
+            #expect(error.message.contains("field \"age\" does not exist"))
+        }
+        // Environments are kept apart.
+        #expect(try dev.record(for: id("a"))["name"] == .string("x"))
+        try dev.save(record("dev-only", type: "Artist"))
+        #expect(prod.fetch([id("dev-only")])[0].1.error?.code == .unknownItem)
+    }
+
+    /// C9: quota exceeded changes nothing; a delete still succeeds.
+    @Test func quotaExceededThenADeleteStillSucceeds() throws {
+        var settings = StoreSettings()
+        settings.privateQuotaBytes = 10_000
+        let t = try TempStore(settings: settings)
+        let db = try t.db()
+        try db.save(record("a", ["s": .string(String(repeating: "x", count: 6_000))]))
+        #expect(try db.usage() == 6_001)
+        let over = try db.modify(saving: [record("b", ["s": .string(String(repeating: "y", count: 6_000))]), record("c")])
+        #expect(over.saveResults[0].1.error?.code == .quotaExceeded)
+        #expect(over.saveResults[1].1.error?.code == .batchRequestFailed)
+        #expect(db.fetch([id("b"), id("c")]).allSatisfy { $0.1.error?.code == .unknownItem })
+        try db.delete(id("a"))
+        #expect(try db.usage() == 0)
+        try db.save(record("b", ["s": .string(String(repeating: "y", count: 6_000))]))
+        // Another user's private data counts against that user's quota only.
+        try t.db(user: "bob").save(record("b", ["s": .string(String(repeating: "y", count: 6_000))]))
+    }
+
+    /// M7: the client's token comes back with fetch changes.
+    @Test func clientChangeTokenIsKeptWithTheZone() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        _ = try db.modify(saving: [record("a")], options: ModifyOptions(clientChangeToken: Data("mine-1".utf8)))
+        _ = try db.modify(saving: [record("b")])
+        #expect(try db.changes(since: nil).clientChangeToken == Data("mine-1".utf8))
+    }
+
+    @Test func publicDataIsSharedAndPrivateDataIsNot() throws {
+        let t = try TempStore()
+        try t.db(.public, user: "alice").save(record("pub", ["a": .int64(1)]))
+        #expect(try t.db(.public, user: "bob").record(for: id("pub"))["a"] == .int64(1))
+        try t.db(user: "alice").save(record("priv"))
+        #expect(try t.db(user: "bob").fetch([id("priv")])[0].1.error?.code == .unknownItem)
+        #expect(try t.db(user: "alice").userRecordName != t.db(user: "bob").userRecordName)
+        #expect(try t.db(user: "alice").userRecordName == t.reopen().container().userRecordName(for: "alice"), "C3: stable")
+    }
+
+    @Test func assetsAreStoredContentAddressedBesideTheZone() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let file = t.path + "/input.bin"
+        try Data("picture bytes".utf8).write(to: URL(fileURLWithPath: file))
+        let saved = try db.save(record("pic", ["image": .asset(Asset(file: file))]))
+        guard case .asset(let a)? = saved["image"] else { Issue.record("no asset"); return }
+        #expect(a.size == 13)
+        #expect(a.fileChecksum == AssetHasher.sha256Hex(Array("picture bytes".utf8)))
+        #expect(FileManager.default.contents(atPath: db.assetPath(a)) == Data("picture bytes".utf8))
+        #expect(try db.usage() == Int64(saved.size) + 13)
+        let missing = try db.modify(saving: [record("pic2", ["image": .asset(Asset(file: t.path + "/nope"))])])
+        #expect(missing.saveResults[0].1.error?.code == .assetFileNotFound)
+    }
+}
+
+/// A value shared with closures that may run on any thread.
+final class LockedBox<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    /// Guarded by `lock`.
+    private var stored: T
+    init(_ value: T) { stored = value }
+    var value: T { lock.withLock { stored } }
+    func mutate(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// R10, R12, R13.
+@Suite struct DatabaseReadTests {
+    @Test func fetchByIDWithDesiredKeys() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.save(record("a", ["x": .int64(1), "y": .string("y"), "z": .double(2)]))
+        let results = db.fetch([id("a"), id("missing"), id("a", zone: "nozone")], desiredKeys: ["x", "z"])
+        let a = try results[0].1.get()
+        #expect(a.allKeys == ["x", "z"])
+        #expect(a.recordChangeTag != nil)
+        #expect(results[1].1.error?.code == .unknownItem)
+        #expect(results[2].1.error?.code == .zoneNotFound)
+    }
+
+    @Test func zonesAreCreatedListedAndDeletedWithTheirRecords() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.createZone("Work")
+        try db.createZone("Work")
+        #expect(try db.zones().map(\.zoneID.zoneName) == ["Work", "_defaultZone"])
+        #expect(try db.zone("Work").capabilities.contains("atomic"))
+        try db.save(record("w", zone: "Work"))
+        let token = try db.changes(in: "Work", since: nil).token
+        try db.deleteZone("Work")
+        #expect(try db.zones().map(\.zoneID.zoneName) == ["_defaultZone"])
+        #expect(db.fetch([id("w", zone: "Work")])[0].1.error?.code == .zoneNotFound)
+        let save = try db.modify(saving: [record("w", zone: "Work")])
+        #expect(save.saveResults[0].1.error?.code == .zoneNotFound)
+        try db.createZone("Work")
+        #expect(db.fetch([id("w", zone: "Work")])[0].1.error?.code == .unknownItem, "deleting a zone deleted its records")
+        #expect { try db.changes(in: "Work", since: token) } throws: { ($0 as? CKError)?.code == .changeTokenExpired }
+        #expect { try db.deleteZone(ZoneID.defaultZoneName) } throws: { ($0 as? CKError)?.code == .invalidArguments }
+        #expect { try db.deleteZone("never") } throws: { ($0 as? CKError)?.code == .zoneNotFound }
+        #expect { try t.db(.public).createZone("Pub") } throws: { ($0 as? CKError)?.code == .invalidArguments }
+    }
+
+    @Test func changesSinceATokenInOrder() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.save(record("a", ["v": .int64(1)]))
+        let first = try db.changes(since: nil)
+        #expect(first.changed.map(\.recordID.recordName) == ["a"])
+        var b = try db.save(record("b", ["v": .int64(1)]))
+        try db.save(record("c"))
+        b["v"] = .int64(2)
+        try db.save(b)
+        try db.delete(id("a"))
+        let next = try db.changes(since: first.token)
+        #expect(next.changed.map(\.recordID.recordName) == ["c", "b"], "each record once, in the order of its last change")
+        #expect(next.changed.last?["v"] == .int64(2))
+        #expect(next.deleted.map(\.recordName) == ["a"])
+        #expect(next.moreComing == false)
+        let none = try db.changes(since: next.token)
+        #expect(none.changed.isEmpty && none.deleted.isEmpty)
+        #expect(none.token == next.token)
+        // Deleted, then saved again: a change, not a deletion.
+        try db.save(record("a"))
+        #expect(try db.changes(since: next.token).changed.map(\.recordID.recordName) == ["a"])
+        // Paging.
+        let paged = try db.changes(since: first.token, limit: 1)
+        #expect(paged.moreComing)
+        #expect(paged.changed.map(\.recordID.recordName) == ["b"])
+    }
+
+    @Test func tokensOlderThanTheKeptHistoryExpire() throws {
+        var tuning = ZoneTuning()
+        tuning.compactLogBytes = 4_000
+        tuning.checkpointEvery = 3
+        let t = try TempStore(tuning: tuning)
+        let db = try t.db()
+        try db.save(record("first"))
+        let old = try db.changes(since: nil).token
+        for i in 0..<40 { try db.save(record("r\(i)", ["pad": .string(String(repeating: "p", count: 200))])) }
+        #expect { try db.changes(since: old) } throws: { ($0 as? CKError)?.code == .changeTokenExpired }
+        let fresh = try db.changes(since: nil)
+        #expect(fresh.changed.count == 41)
+        try db.save(record("after"))
+        #expect(try db.changes(since: fresh.token).changed.map(\.recordID.recordName) == ["after"])
+        #expect(t.store.check().isClean)
+    }
+
+    @Test func anotherProcessesCommitsAreSeenAtOnce() throws {
+        let t = try TempStore()
+        let mine = try t.db()
+        try mine.save(record("a", ["v": .int64(1)]))
+        #expect(try mine.record(for: id("a"))["v"] == .int64(1))
+        // A second Store object has its own caches, as another process would.
+        let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "other"))
+        var a = try other.record(for: id("a"))
+        a["v"] = .int64(2)
+        try other.save(a)
+        try other.delete(id("a"))
+        try other.save(record("a", ["v": .int64(3)]))
+        #expect(try mine.record(for: id("a"))["v"] == .int64(3))
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// X1 and X4 without killing processes (the crash test in ckfsTests does that): injected
+/// I/O errors and crash states built by hand.
+@Suite struct DurabilityTests {
+    /// Fails `sync` (or `write`) of paths with a given suffix, `times` times, with `errno`.
+    struct FaultyIO: StorageIO {
+        let plan: LockedBox<(suffix: String, op: String, errno: Int32, times: Int)>
+        let real = PosixIO()
+
+        func shouldFail(_ op: String, _ path: String) -> Int32? {
+            var hit: Int32?
+            plan.mutate { p in
+                if p.times > 0, p.op == op, path.hasSuffix(p.suffix) { p.times -= 1; hit = p.errno }
+            }
+            return hit
+        }
+        func write(_ fd: Int32, _ bytes: [UInt8], path: String) -> Result<Void, SystemCallError> {
+            if let e = shouldFail("write", path) { return .failure(SystemCallError(call: "write", path: path, errno: e)) }
+            return real.write(fd, bytes, path: path)
+        }
+        func sync(_ fd: Int32, path: String, dataOnly: Bool) -> Result<Void, SystemCallError> {
+            if let e = shouldFail("sync", path) { return .failure(SystemCallError(call: "fsync", path: path, errno: e)) }
+            return real.sync(fd, path: path, dataOnly: dataOnly)
+        }
+        func rename(_ from: String, _ to: String) -> Result<Void, SystemCallError> { real.rename(from, to) }
+    }
+
+    func zoneDir(_ db: Database, _ zone: String = ZoneID.defaultZoneName) -> String { db.zoneDirectory(zone) }
+
+    @Test func aFailedLogSyncIsNeverAcknowledgedAndFencesTheZone() throws {
+        let plan = LockedBox((suffix: "", op: "", errno: Int32(0), times: 0))
+        let t = try TempStore(io: FaultyIO(plan: plan))
+        let db = try t.db()
+        try db.save(record("before"))
+        plan.mutate { $0 = ("log.jsonl", "sync", EIO, 1) }
+        let failed = try db.modify(saving: [record("lost")])
+        let e = try #require(failed.saveResults[0].1.error)
+        #expect(e.code == .internalError)
+        #expect(e.message.contains("failed to store the log"))
+        if case .system(let cause)? = e.cause { #expect(cause.errno == EIO) } else { Issue.record("no cause") }
+        // Fenced: no retry-then-acknowledge.
+        let again = try db.modify(saving: [record("next")])
+        #expect(again.saveResults[0].1.error?.message.contains("closed") == true)
+        // A new opening recovers; the failed save is not there, earlier ones are.
+        let fresh = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        #expect(fresh.fetch([id("lost")])[0].1.error?.code == .unknownItem)
+        #expect((try? fresh.record(for: id("before"))) != nil)
+        try fresh.save(record("next"))
+        #expect(t.store.check().isClean)
+    }
+
+    @Test func aFullDiskSaysSoAndSavesNothing() throws {
+        let plan = LockedBox((suffix: "log.jsonl", op: "write", errno: ENOSPC, times: 1))
+        let t = try TempStore(io: FaultyIO(plan: plan))
+        let db = try t.db()
+        let r = try db.modify(saving: [record("x")])
+        #expect(r.saveResults[0].1.error?.message.contains("nothing was saved") == true)
+        #expect(db.fetch([id("x")])[0].1.error?.code == .unknownItem)
+        try db.save(record("x"))
+    }
+
+    @Test func aTornLogTailIsCutAndTheZoneGoesOn() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.save(record("a", ["v": .int64(1)]))
+        let log = StoreLayout.logFile(zoneDir(db))
+        let size = try FileManager.default.attributesOfItem(atPath: log)[.size] as! Int
+        let handle = try #require(FileHandle(forWritingAtPath: log))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"body":{"seq":2,"saved":[{"recordName":"#.utf8))
+        try handle.close()
+        try markBusy(db)
+        let report = t.store.check()
+        #expect(report.isClean)
+        #expect(report.repaired.contains { $0.contains("torn log tail") })
+        #expect(try FileManager.default.attributesOfItem(atPath: log)[.size] as! Int == size)
+        try db.save(record("b"))
+        #expect(try db.record(for: id("a"))["v"] == .int64(1))
+    }
+
+    /// The writer died after the commit point, before replacing the record file.
+    @Test func aCommittedEntryThatWasNotAppliedIsReplayed() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let v1 = try db.save(record("a", ["v": .int64(1)]))
+        var v2 = v1.replacingFields(["v": .int64(2)])
+        v2.recordChangeTag = "2"
+        let entry = LogEntry(seq: 2, time: 0, userRecordName: db.userRecordName, deviceID: "d", clientChangeToken: nil,
+                             saved: [v2], deleted: [], usage: v2.usageBytes)
+        let handle = try #require(FileHandle(forWritingAtPath: StoreLayout.logFile(zoneDir(db))))
+        handle.seekToEndOfFile()
+        handle.write(Data(entry.frame()))
+        try handle.close()
+        try markBusy(db)
+        // The next writer (here another process's) replays before it writes.
+        let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        try other.save(record("b"))
+        let file = try ZoneStorage.decodeRecordFile(Array(FileManager.default.contents(atPath: StoreLayout.recordFile(zoneDir(db), name: "a"))!), path: "a")
+        #expect(file["v"] == .int64(2))
+        #expect(file.recordChangeTag == "2")
+        #expect(try other.record(for: id("b")).recordChangeTag == "3")
+    }
+
+    /// After a reboot the marker's page-cache writes may be gone: replay from the checkpoint.
+    @Test func anotherBootReplaysFromTheCheckpoint() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.save(record("a", ["v": .int64(1)]))
+        try db.save(record("b"))
+        let path = StoreLayout.recordFile(zoneDir(db), name: "a")
+        try FileManager.default.removeItem(atPath: path) // as if its data never reached the disk
+        let lock = StoreLayout.lockFile(zoneDir(db))
+        var marker = try #require(AppliedMarker(bytes: Array(FileManager.default.contents(atPath: lock)!)))
+        marker.bootID = "an-earlier-boot"
+        try Data(marker.bytes()).write(to: URL(fileURLWithPath: lock))
+        let report = t.store.check()
+        #expect(report.isClean)
+        #expect(report.repaired.contains { $0.contains("replayed 2") })
+        #expect(FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func fsckRepairsFromTheLogAndReportsWhatItCannotRepair() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.save(record("a", ["v": .int64(1)]))
+        let dir = zoneDir(db)
+        // A record file changed behind the store's back: the log has its version.
+        try Data("{ broken".utf8).write(to: URL(fileURLWithPath: StoreLayout.recordFile(dir, name: "a")))
+        try Data("x".utf8).write(to: URL(fileURLWithPath: StoreLayout.recordsDirectory(dir) + "/.ckfs-tmp-a.json-123"))
+        var report = t.store.check()
+        #expect(report.isClean)
+        #expect(report.repaired.contains { $0.contains("rewrote record a") })
+        #expect(try db.record(for: id("a"))["v"] == .int64(1))
+        // A file the log knows nothing of, and broken: damage a person must look at.
+        try Data("{ nope".utf8).write(to: URL(fileURLWithPath: StoreLayout.recordFile(dir, name: "stray")))
+        report = t.store.check()
+        #expect(!report.isClean)
+        #expect(report.damage.contains { $0.contains("stray") && $0.contains("not valid JSON") })
+    }
+
+    @Test func fsckFindsAChangedAssetAndRebuildsUsage() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let file = t.path + "/in.bin"
+        try Data("abc".utf8).write(to: URL(fileURLWithPath: file))
+        let saved = try db.save(record("p", ["img": .asset(Asset(file: file))]))
+        guard case .asset(let a)? = saved["img"] else { return }
+        // Usage figure wrong: fsck rebuilds it.
+        let lock = StoreLayout.lockFile(zoneDir(db))
+        var marker = try #require(AppliedMarker(bytes: Array(FileManager.default.contents(atPath: lock)!)))
+        let right = marker.usage
+        marker.usage = 99_999
+        try Data(marker.bytes()).write(to: URL(fileURLWithPath: lock))
+        var report = t.store.check()
+        #expect(report.repaired.contains { $0.contains("usage was 99999") })
+        #expect(try db.usage() == right)
+        try Data("abd".utf8).write(to: URL(fileURLWithPath: db.assetPath(a)))
+        report = t.store.check()
+        #expect(report.damage.contains { $0.contains("does not match its checksum") })
+    }
+
+    func markBusy(_ db: Database) throws {
+        let lock = StoreLayout.lockFile(zoneDir(db))
+        var marker = try #require(AppliedMarker(bytes: Array(FileManager.default.contents(atPath: lock)!)))
+        marker.busy = true
+        try Data(marker.bytes()).write(to: URL(fileURLWithPath: lock))
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// R1–R3, R5, R7: record dictionaries, every field type, the input shorthand.
+@Suite struct RecordCodingTests {
+    static let everyType: [String: FieldValue] = [
+        "s": .string("Mei Chen"), "i": .int64(-42), "d": .double(2.5), "b": .bytes(Data([0, 1, 2, 255])),
+        "t": .timestamp(1_714_000_000_000),
+        "l": .location(Location(latitude: 52.37, longitude: 4.89, altitude: 3, horizontalAccuracy: 5, verticalAccuracy: 6, course: 90, speed: 1.5, timestamp: 1_714_000_000_000)),
+        "r": .reference(Reference(recordName: "other", action: .deleteSelf)),
+        "a": .asset(Asset(fileChecksum: String(repeating: "ab", count: 32), size: 10)),
+        "sl": .list(.string, [.string("ink"), .string("paper")]), "il": .list(.int64, [.int64(1), .int64(2)]),
+        "dl": .list(.double, [.double(1.5)]), "bl": .list(.bytes, [.bytes(Data([9]))]),
+        "tl": .list(.timestamp, [.timestamp(1)]), "ll": .list(.location, [.location(Location(latitude: 1, longitude: 2))]),
+        "rl": .list(.reference, [.reference(Reference(recordName: "x"))]),
+        "al": .list(.asset, [.asset(Asset(fileChecksum: String(repeating: "0", count: 64), size: 0))]),
+        "empty": .list(.string, []),
+    ]
+
+    @Test func everyFieldTypeRoundTripsThroughTheStoredFormat() throws {
+        var r = Record(stored: "Art", recordID: RecordID(recordName: "a1", zoneID: ZoneID(zoneName: "z", ownerName: "_u")),
+                       fields: Self.everyType, tag: "7",
+                       created: Stamp(timestamp: 1, userRecordName: "_u", deviceID: "d"),
+                       modified: Stamp(timestamp: 2, userRecordName: "_v", deviceID: "e"))
+        let bytes = RecordCoding.fileBytes(r)
+        let back = try RecordCoding.decode(try JSONParser.parse(bytes), mode: .stored).record
+        #expect(back == r)
+        // Canonical: the same record always gives the same bytes.
+        r.clearChangedKeys()
+        #expect(RecordCoding.fileBytes(back) == bytes)
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains(#""type": "STRING_LIST""#))
+        #expect(text.contains(#""action": "DELETE_SELF""#))
+        #expect(text.hasSuffix("}\n"))
+    }
+
+    @Test func inputMayLeaveOutTypesWhereTheValueIsPlain() throws {
+        let json = try JSONParser.parse(#"{"recordType":"Art","fields":{"s":"x","i":{"value":3},"d":2.5,"sl":["a","b"],"il":[1,2],"dl":[1,2.5],"gone":null}}"#)
+        let decoded = try RecordCoding.decode(json, mode: .input)
+        let r = decoded.record
+        #expect(r["s"] == .string("x"))
+        #expect(r["i"] == .int64(3))
+        #expect(r["d"] == .double(2.5))
+        #expect(r["sl"] == .list(.string, [.string("a"), .string("b")]))
+        #expect(r["il"] == .list(.int64, [.int64(1), .int64(2)]))
+        #expect(r["dl"] == .list(.double, [.double(1), .double(2.5)]))
+        #expect(r["gone"] == nil)
+        #expect(r.changedKeys.contains("gone"))
+        #expect(r.recordID.recordName.count == 36, "a record without a name gets a UUID-based one")
+        #expect(decoded.inferredKeys == ["s", "i", "d", "sl", "il", "dl"])
+    }
+
+    @Test func badInputSaysWhatAndWhere() {
+        let cases: [(String, String)] = [
+            (#"[]"#, "must be a JSON object"),
+            (#"{"fields":{}}"#, "recordType"),
+            (#"{"recordType":"A","fields":{"x":true}}"#, "needs an explicit type"),
+            (#"{"recordType":"A","fields":{"x":{"type":"INT64","value":"3"}}}"#, "needs an integer"),
+            (#"{"recordType":"A","fields":{"x":{"type":"NUMBER","value":3}}}"#, "unknown type"),
+            (#"{"recordType":"A","fields":{"x":[]}}"#, "non-empty list"),
+            (#"{"recordType":"A","fields":{"x":{"type":"REFERENCE","value":{"recordName":"b","action":"CASCADE"}}}}"#, "not NONE or DELETE_SELF"),
+            (#"{"recordType":"A","fields":{"x":{"type":"LOCATION","value":{"latitude":91,"longitude":0}}}}"#, "latitude"),
+            (#"{"recordType":"A","extra":1}"#, "unknown key \"extra\""),
+            (#"{"recordType":"A","fields":{"x":{"type":"BYTES","value":"!!"}}}"#, "base64"),
+        ]
+        for (text, expected) in cases {
+            do {
+                _ = try RecordCoding.decode(try JSONParser.parse(text), mode: .input)
+                Issue.record("\(text) was accepted")
+            } catch let error as CKError {
+                #expect(error.code == .invalidArguments)
+                #expect(error.message.contains(expected), "\(error.message)")
+            } catch {
+                Issue.record("\(error)")
+            }
+        }
+    }
+
+    @Test func allTokensSplitsStringsOnWhiteSpace() {
+        let r = Record(recordType: "A", fields: ["a": .string("Ink and  paper\tINK"), "b": .list(.string, [.string("brush")]), "n": .int64(1)])
+        #expect(r.allTokens == ["and", "brush", "ink", "paper"])
+    }
+
+    @Test func namesFollowTheRules() throws {
+        try Names.checkRecordType("Artist_2")
+        #expect(throws: CKError.self) { try Names.checkRecordType("2Artist") }
+        #expect(throws: CKError.self) { try Names.checkRecordType("Art-ist") }
+        try Names.checkRecordName(String(repeating: "a", count: 255))
+        #expect(throws: CKError.self) { try Names.checkRecordName(String(repeating: "a", count: 256)) }
+        #expect(throws: CKError.self) { try Names.checkRecordName("") }
+        #expect(throws: CKError.self) { try Names.checkRecordName("_users") }
+        #expect(throws: CKError.self) { try Names.checkRecordName("é") }
+        try Names.checkFieldKey("title", recordType: "A")
+        for bad in ["creationDate", "recordChangeTag", "_x", "a b", String(repeating: "k", count: 256)] {
+            #expect(throws: CKError.self, "\(bad)") { try Names.checkFieldKey(bad, recordType: "A") }
+        }
+        try Names.checkContainerIdentifier("iCloud.com.example.notes")
+        for bad in ["com.example", "iCloud.", "iCloud.com..x", "iCloud.com/x"] {
+            #expect(throws: CKError.self) { try Names.checkContainerIdentifier(bad) }
+        }
+    }
+
+    @Test func fileNamesArePercentEncodedAndDecodeBack() {
+        for name in ["a/b", "100%", ".hidden", "plain-name", "x\u{1}y", "..", "."] {
+            let encoded = StoreLayout.encode(name)
+            #expect(!encoded.contains("/"))
+            #expect(!encoded.hasPrefix("."))
+            #expect(StoreLayout.decode(encoded) == name)
+        }
+    }
+}

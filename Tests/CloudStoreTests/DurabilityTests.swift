@@ -104,6 +104,32 @@ import Testing
         #expect(try other.record(for: id("b")).recordChangeTag == "3")
     }
 
+    /// A reader that meets a commit between its commit point and its file replace must not
+    /// keep the old file version cached: a save based on it would then overwrite the newer
+    /// version without a conflict (found by the two-process counter test).
+    @Test func aRecordReadDuringAnUnappliedCommitIsNotCached() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let v1 = try db.save(record("a", ["v": .int64(1)]))
+        var v2 = v1.replacingFields(["v": .int64(2)])
+        v2.recordChangeTag = "2"
+        let entry = LogEntry(seq: 2, time: 0, userRecordName: db.userRecordName, deviceID: "d", clientChangeToken: nil,
+                             saved: [v2], deleted: [], usage: v2.usageBytes)
+        let handle = try #require(FileHandle(forWritingAtPath: StoreLayout.logFile(zoneDir(db))))
+        handle.seekToEndOfFile()
+        handle.write(Data(entry.frame()))
+        try handle.close()
+        try markBusy(db)
+        let reader = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "reader"))
+        var stale = try reader.record(for: id("a"))
+        #expect(stale["v"] == .int64(1), "the file is not replaced yet")
+        // Another writer recovers (applies entry 2) and commits.
+        try t.reopen().container().database(.private, caller: Caller(userName: "alice")).save(record("b"))
+        #expect(try reader.record(for: id("a"))["v"] == .int64(2))
+        stale["v"] = .int64(10)
+        #expect { try reader.save(stale) } throws: { ($0 as? CKError)?.code == .serverRecordChanged }
+    }
+
     /// After a reboot the marker's page-cache writes may be gone: replay from the checkpoint.
     @Test func anotherBootReplaysFromTheCheckpoint() throws {
         let t = try TempStore()

@@ -38,6 +38,9 @@ final class ZoneStorage: @unchecked Sendable {
     private var tailInode: UInt64 = 0
     private var tailOffset: Int64 = -1
     private var cache: [String: Record] = [:]
+    /// Bumped whenever the cache takes in log entries or is reset: a record read from its file
+    /// is cached only if no entry arrived meanwhile.
+    private var generation: UInt64 = 0
     private var index: ZoneIndex?
     private var fenced: CKError?
     private var lockFD: Int32 = -1
@@ -105,7 +108,7 @@ final class ZoneStorage: @unchecked Sendable {
             try writer.syncDirectory(parent)
             Self.removeTree(grave)
         }
-        locked { cache = [:]; index = nil; tailOffset = -1 }
+        locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
     }
 
     static func removeTree(_ path: String) {
@@ -143,7 +146,7 @@ final class ZoneStorage: @unchecked Sendable {
         defer { _ = Syscall.flock(fd, LOCK_UN, path: lockPath) }
         // The zone may have been deleted (and made again) while we waited.
         guard case .success(let st?) = Syscall.stat(lockPath), st.inode == lockInode else {
-            locked { if lockFD >= 0 { Syscall.close(lockFD) }; lockFD = -1; cache = [:]; index = nil; tailOffset = -1 }
+            locked { if lockFD >= 0 { Syscall.close(lockFD) }; lockFD = -1; cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted")
         }
         return try body()
@@ -242,6 +245,7 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// Updates cache and index with an entry (stateLock held).
     private func absorb(_ entry: LogEntry) {
+        generation &+= 1
         for d in entry.deleted {
             cache[d.recordName] = nil
             index?.remove(d.recordName)
@@ -335,7 +339,7 @@ final class ZoneStorage: @unchecked Sendable {
             try Syscall.syncfs(dfd, path: directory).orThrow(.internalError, "cannot sync zone \(zoneID.zoneName)")
         }
         try writeMarker(fd, marker)
-        locked { cache = [:]; index = nil; tailOffset = -1 }
+        locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
         report.replayedEntries = replayed
         report.removedTempFiles = removed
         return marker
@@ -354,7 +358,7 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     func withLockFileForCheck<T>(_ body: () throws(CKError) -> T) throws(CKError) -> T {
-        defer { locked { cache = [:]; index = nil; tailOffset = -1 } }
+        defer { locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 } }
         return try withLockFile(body)
     }
 
@@ -408,18 +412,18 @@ final class ZoneStorage: @unchecked Sendable {
     /// right. Without the lock a partial last entry is left for later; with it, it is cut.
     func refreshTail(underLock: Bool) throws(CKError) {
         guard let st = try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)") else {
-            locked { cache = [:]; index = nil; tailOffset = -1 }
+            locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
         }
         let (inode, offset) = locked { (tailInode, tailOffset) }
         if offset < 0 || inode != st.inode {
             // First look, or the log was compacted: nothing cached can be trusted.
-            locked { cache = [:]; index = nil; tailInode = st.inode; tailOffset = st.size }
+            locked { cache = [:]; index = nil; tailInode = st.inode; tailOffset = st.size; generation &+= 1 }
             return
         }
         guard st.size != offset else { return }
         if st.size < offset {
-            locked { cache = [:]; index = nil; tailOffset = st.size }
+            locked { cache = [:]; index = nil; tailOffset = st.size; generation &+= 1 }
             return
         }
         let fd = try Syscall.open(logPath, O_RDONLY).orThrow(.internalError, "cannot open \(logPath)")
@@ -435,11 +439,21 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     /// The current record, or nil. Uses the cache when the log says it is current.
+    ///
+    /// A file read is cached only when it cannot be older than the log entries taken in so
+    /// far: the marker said "clean" (every appended entry applied) after the tail was read,
+    /// and no entry arrived since. Otherwise a writer between its commit point and its file
+    /// replace could leave a stale version cached for good, and a save based on it would
+    /// pass the change-tag check: a lost update.
     func record(named name: String) throws(CKError) -> Record? {
         try refreshTail(underLock: false)
-        if let hit = locked({ cache[name] }) { return hit }
+        let (hit, seen) = locked { (cache[name], generation) }
+        if let hit { return hit }
+        let marker = try peekMarker()
         guard let record = try readRecordFile(name) else { return nil }
-        locked { cacheInsert(record) }
+        if let marker, !marker.busy {
+            locked { if generation == seen { cacheInsert(record) } }
+        }
         return record
     }
 

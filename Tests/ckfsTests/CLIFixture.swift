@@ -1,0 +1,83 @@
+import Foundation
+@testable import CloudStore
+
+/// Runs the built `ckfs` binary against a temporary store.
+final class CLIFixture: @unchecked Sendable {
+    let store: String
+
+    static let binary: String = {
+        // The test bundle sits beside the products: .build/<triple>/debug/ckfsPackageTests.xctest
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        while !FileManager.default.isExecutableFile(atPath: dir.appendingPathComponent("ckfs").path), dir.path != "/" {
+            dir = dir.deletingLastPathComponent()
+        }
+        return dir.appendingPathComponent("ckfs").path
+    }()
+
+    init(initArgs: [String] = []) throws {
+        store = NSTemporaryDirectory() + "ckfs-cli-" + UUID().uuidString
+        let r = run(["init"] + initArgs)
+        guard r.status == 0 else { throw CKError(.internalError, "init failed: \(r.stderr)") }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: store) }
+
+    struct Output {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+        var json: JSONValue? { try? JSONParser.parse(stdout) }
+    }
+
+    /// Runs `ckfs ARGS --store STORE` with `input` on standard input.
+    @discardableResult
+    func run(_ args: [String], input: String? = nil, user: String = "alice") -> Output {
+        Self.exec(Self.binary, args + ["--store", store, "--user", user], input: input)
+    }
+
+    static func exec(_ path: String, _ args: [String], input: String? = nil, environment: [String: String]? = nil) -> Output {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = args
+        if let environment { p.environment = environment }
+        let out = Pipe(), err = Pipe(), inp = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = inp
+        do { try p.run() } catch { return Output(status: -1, stdout: "", stderr: "\(error)") }
+        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
+        try? inp.fileHandleForWriting.close()
+        // Read both pipes before waiting, so a large output cannot block the child.
+        let group = DispatchGroup()
+        let stdoutBox = DataBox(), stderrBox = DataBox()
+        for (pipe, box) in [(out, stdoutBox), (err, stderrBox)] {
+            group.enter()
+            DispatchQueue.global().async {
+                box.set(pipe.fileHandleForReading.readDataToEndOfFile())
+                group.leave()
+            }
+        }
+        group.wait()
+        p.waitUntilExit()
+        return Output(status: p.terminationStatus, stdout: String(decoding: stdoutBox.get(), as: UTF8.self),
+                      stderr: String(decoding: stderrBox.get(), as: UTF8.self))
+    }
+
+    /// The store as the library sees it.
+    func database(user: String = "alice") throws -> Database {
+        try Store.open(at: store).container().database(.private, caller: Caller(userName: user))
+    }
+}
+
+final class DataBox: @unchecked Sendable {
+    private let lock = NSLock()
+    /// Guarded by `lock`.
+    private var data = Data()
+    func set(_ d: Data) { lock.withLock { data = d } }
+    func get() -> Data { lock.withLock { data } }
+}
+
+extension Result {
+    var error: Failure? { if case .failure(let e) = self { return e }; return nil }
+}

@@ -6,7 +6,7 @@ final class TempStore: @unchecked Sendable {
     let path: String
     let store: Store
 
-    init(settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning = ZoneTuning()) throws {
+    init(settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws {
         path = NSTemporaryDirectory() + "ckfs-test-" + UUID().uuidString
         store = try Store.create(at: path, settings: settings, io: io, tuning: tuning)
     }
@@ -19,7 +19,7 @@ final class TempStore: @unchecked Sendable {
     }
 
     /// A second, independent opening of the same directory, as another process would have.
-    func reopen(io: any StorageIO = PosixIO(), tuning: ZoneTuning = ZoneTuning()) throws -> Store {
+    func reopen(io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws -> Store {
         try Store.open(at: path, io: io, tuning: tuning)
     }
 }

@@ -28,7 +28,8 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Opens the store at `path`; fails with a hint when there is none.
-    public static func open(at path: String, io: any StorageIO = PosixIO(), tuning: ZoneTuning = ZoneTuning()) throws(CKError) -> Store {
+    /// `tuning` overrides the store's settings (tests use it).
+    public static func open(at path: String, io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws(CKError) -> Store {
         let layout = StoreLayout(root: path)
         guard let bytes = try Syscall.readFile(layout.settingsFile).orThrow(.internalError, "cannot read \(layout.settingsFile)") else {
             throw CKError(.badDatabase, "no store at \(path); create one with `ckfs init --store \(path)`")
@@ -37,18 +38,19 @@ public final class Store: @unchecked Sendable {
         do { json = try JSONParser.parse(bytes) } catch {
             throw CKError(.badDatabase, "\(layout.settingsFile) is not valid JSON; fix it or restore it from a backup", cause: .syntax(error))
         }
-        return Store(layout: layout, settings: StoreSettings(json: json), io: io, tuning: tuning)
+        let settings = StoreSettings(json: json)
+        return Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning)
     }
 
     /// Creates the store at `path` (harmless when it exists: its settings are kept).
     @discardableResult
-    public static func create(at path: String, settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning = ZoneTuning()) throws(CKError) -> Store {
+    public static func create(at path: String, settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws(CKError) -> Store {
         let layout = StoreLayout(root: path)
         if case .success(_?) = Syscall.stat(layout.settingsFile) { return try open(at: path, io: io, tuning: tuning) }
         let writer = FileWriter(io: io)
         try makeDirectories(layout.root, writer: writer)
         try writer.replace(layout.settingsFile, with: JSONWriter.pretty(settings.json()), durable: true)
-        let store = Store(layout: layout, settings: settings, io: io, tuning: tuning)
+        let store = Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning)
         _ = try store.container(settings.defaultContainer)
         return store
     }

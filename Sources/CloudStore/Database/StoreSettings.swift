@@ -8,8 +8,20 @@ public struct StoreSettings: Sendable, Equatable {
     /// C9 defaults; `container.json` may set others.
     public var privateQuotaBytes: Int64 = 1 << 30
     public var publicQuotaBytes: Int64 = 10 << 30
+    /// A zone's log is compacted past this size; change tokens older than what is kept expire.
+    public var compactLogBytes: Int64 = ZoneTuning().compactLogBytes
+    /// Record files are synced and a checkpoint noted after this many commits.
+    public var checkpointEvery: Int64 = ZoneTuning().checkpointEvery
 
     public init() {}
+
+    /// The commit path's tuning these settings ask for.
+    public var tuning: ZoneTuning {
+        var t = ZoneTuning()
+        t.compactLogBytes = compactLogBytes
+        t.checkpointEvery = checkpointEvery
+        return t
+    }
 
     func json() -> JSONValue {
         .object([
@@ -20,6 +32,8 @@ public struct StoreSettings: Sendable, Equatable {
                 "maxItemsPerOperation": .int(Int64(maxItemsPerOperation)),
                 "privateQuotaBytes": .int(privateQuotaBytes),
                 "publicQuotaBytes": .int(publicQuotaBytes),
+                "compactLogBytes": .int(compactLogBytes),
+                "checkpointEvery": .int(checkpointEvery),
             ]),
         ])
     }
@@ -31,6 +45,8 @@ public struct StoreSettings: Sendable, Equatable {
         if let v = l?["maxItemsPerOperation"]?.int64Value { maxItemsPerOperation = Int(v) }
         if let v = l?["privateQuotaBytes"]?.int64Value { privateQuotaBytes = v }
         if let v = l?["publicQuotaBytes"]?.int64Value { publicQuotaBytes = v }
+        if let v = l?["compactLogBytes"]?.int64Value, v > 0 { compactLogBytes = v }
+        if let v = l?["checkpointEvery"]?.int64Value, v > 0 { checkpointEvery = v }
     }
 }
 

@@ -1,0 +1,132 @@
+import Foundation
+
+/// The base of operations run by ``CKDatabase/add(_:)``: on the container's concurrent
+/// queue, with completion blocks that may run on any thread (C8).
+///
+/// Set the blocks and inputs before adding the operation; `lock` guards what changes after.
+open class CKDatabaseOperation: @unchecked Sendable {
+    let lock = NSLock()
+    /// Guarded by `lock`.
+    private var cancelled = false
+    private var finished = false
+    /// Set when added; guarded by `lock`.
+    var database: CKDatabase? {
+        get { lock.withLock { storedDatabase } }
+        set { lock.withLock { storedDatabase = newValue } }
+    }
+    private var storedDatabase: CKDatabase?
+
+    /// Called once when the operation is done, after its own completion block.
+    public var completionBlock: (@Sendable () -> Void)?
+
+    public init() {}
+
+    public var isCancelled: Bool { lock.withLock { cancelled } }
+    public var isFinished: Bool { lock.withLock { finished } }
+
+    /// Stops the operation: what it had not committed yet is not applied (M8).
+    public func cancel() { lock.withLock { cancelled = true } }
+
+    func start() {
+        main()
+        lock.withLock { finished = true }
+        completionBlock?()
+    }
+
+    func main() {}
+}
+
+/// Saves and deletes records in one operation (M1–M8).
+public final class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
+    public typealias RecordSavePolicy = SavePolicy
+
+    public var recordsToSave: [CKRecord]?
+    public var recordIDsToDelete: [CKRecord.ID]?
+    public var savePolicy: RecordSavePolicy = .ifServerRecordUnchanged
+    public var isAtomic = true
+    public var clientChangeTokenData: Data?
+    public var perRecordProgressBlock: (@Sendable (CKRecord, Double) -> Void)?
+    public var perRecordCompletionBlock: (@Sendable (CKRecord, Error?) -> Void)?
+    public var perRecordSaveBlock: (@Sendable (CKRecord.ID, Result<CKRecord, Error>) -> Void)?
+    public var perRecordDeleteBlock: (@Sendable (CKRecord.ID, Result<Void, Error>) -> Void)?
+    public var modifyRecordsCompletionBlock: (@Sendable ([CKRecord]?, [CKRecord.ID]?, Error?) -> Void)?
+
+    public init(recordsToSave: [CKRecord]? = nil, recordIDsToDelete: [CKRecord.ID]? = nil) {
+        self.recordsToSave = recordsToSave
+        self.recordIDsToDelete = recordIDsToDelete
+    }
+
+    override func main() {
+        let toSave = recordsToSave ?? []
+        do throws(CKError) {
+            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            let db = try database.engine()
+            var byID: [CKRecord.ID: CKRecord] = [:]
+            for r in toSave { byID[db.normalized(r.recordID)] = r }
+            let result = try db.modify(
+                saving: toSave.map(\.record), deleting: recordIDsToDelete ?? [],
+                options: ModifyOptions(savePolicy: savePolicy, atomic: isAtomic, clientChangeToken: clientChangeTokenData),
+                progress: { id, p in if let r = byID[id] { self.perRecordProgressBlock?(r, p) } },
+                isCancelled: { self.isCancelled })
+            var saved: [CKRecord] = []
+            for (id, r) in result.saveResults {
+                switch r {
+                case .success(let record):
+                    let out = database.wrap(record, db)
+                    saved.append(out)
+                    perRecordCompletionBlock?(out, nil)
+                    perRecordSaveBlock?(id, .success(out))
+                case .failure(let e):
+                    perRecordCompletionBlock?(byID[id] ?? CKRecord(recordType: "", recordID: id), e)
+                    perRecordSaveBlock?(id, .failure(e))
+                }
+            }
+            for (id, r) in result.deleteResults { perRecordDeleteBlock?(id, r.mapError { $0 }) }
+            modifyRecordsCompletionBlock?(saved, result.deletedRecordIDs, result.error)
+        } catch {
+            modifyRecordsCompletionBlock?(nil, nil, error)
+        }
+    }
+}
+
+/// Fetches records by ID (R10).
+public final class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
+    public var recordIDs: [CKRecord.ID]?
+    public var desiredKeys: [String]?
+    public var perRecordCompletionBlock: (@Sendable (CKRecord?, CKRecord.ID?, Error?) -> Void)?
+    public var fetchRecordsCompletionBlock: (@Sendable ([CKRecord.ID: CKRecord]?, Error?) -> Void)?
+
+    public init(recordIDs: [CKRecord.ID]? = nil) { self.recordIDs = recordIDs }
+
+    override func main() {
+        do throws(CKError) {
+            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            let db = try database.engine()
+            var found: [CKRecord.ID: CKRecord] = [:]
+            var errors: [CKItemID: CKError] = [:]
+            for (id, r) in db.fetch(recordIDs ?? [], desiredKeys: desiredKeys) {
+                if isCancelled {
+                    errors[.record(id)] = CKError(.operationCancelled, "the operation was cancelled")
+                    continue
+                }
+                switch r {
+                case .success(let record):
+                    let out = database.wrap(record, db)
+                    found[id] = out
+                    perRecordCompletionBlock?(out, id, nil)
+                case .failure(let e):
+                    errors[.record(id)] = e
+                    perRecordCompletionBlock?(nil, id, e)
+                }
+            }
+            var error: CKError?
+            if !errors.isEmpty {
+                error = CKError(.partialFailure, "\(errors.count) of \(recordIDs?.count ?? 0) records could not be fetched")
+                error?.partialErrorsByItemID = errors
+            }
+            fetchRecordsCompletionBlock?(found, error)
+        } catch {
+            fetchRecordsCompletionBlock?(nil, error)
+        }
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+/// Stands for the current user where an owner name is asked for.
+public let CKCurrentUserDefaultName = ZoneID.currentUserOwnerName
+/// CloudKit's older name for ``CKCurrentUserDefaultName``.
+public let CKOwnerDefaultName = ZoneID.currentUserOwnerName
+
+/// A record as CloudKit code uses it: a class with a subscript, `changedKeys()`,
+/// `allTokens()` and `encodeSystemFields(with:)` (R1–R8).
+///
+/// Like CloudKit's, a `CKRecord` is meant for one thread at a time; a lock still keeps it
+/// whole if that rule is broken.
+public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
+    public typealias ID = RecordID
+    public typealias RecordType = String
+
+    /// A link to another record in the same zone (R3).
+    public struct Reference: CKRecordValueProtocol, Equatable, Hashable {
+        public enum Action: Sendable { case none, deleteSelf }
+        public let recordID: CKRecord.ID
+        public let action: Action
+
+        public init(recordID: CKRecord.ID, action: Action) {
+            self.recordID = recordID
+            self.action = action
+        }
+
+        public init(record: CKRecord, action: Action) { self.init(recordID: record.recordID, action: action) }
+
+        init(reference: CloudStore.Reference) {
+            self.init(recordID: RecordID(recordName: reference.recordName), action: reference.action == .deleteSelf ? .deleteSelf : .none)
+        }
+
+        public var fieldValue: FieldValue {
+            .reference(CloudStore.Reference(recordName: recordID.recordName, action: action == .deleteSelf ? .deleteSelf : .none))
+        }
+    }
+
+    /// Guards `value`.
+    private let lock = NSLock()
+    private var value: Record
+    /// Where the record's assets are kept, once it came from a database.
+    let assetDirectory: String?
+
+    public init(recordType: RecordType, recordID: ID = ID()) {
+        value = Record(recordType: recordType, recordID: recordID)
+        assetDirectory = nil
+    }
+
+    public convenience init(recordType: RecordType, zoneID: CKRecordZone.ID) {
+        self.init(recordType: recordType, recordID: ID(zoneID: zoneID))
+    }
+
+    init(_ record: Record, assetDirectory: String?) {
+        value = record
+        self.assetDirectory = assetDirectory
+    }
+
+    /// The engine's value of this record.
+    public var record: Record { lock.withLock { value } }
+
+    public var recordType: RecordType { record.recordType }
+    public var recordID: ID { record.recordID }
+    public var recordChangeTag: String? { record.recordChangeTag }
+    public var creationDate: Date? { record.created.map { Date(timeIntervalSince1970: Double($0.timestamp) / 1000) } }
+    public var modificationDate: Date? { record.modified.map { Date(timeIntervalSince1970: Double($0.timestamp) / 1000) } }
+    public var creatorUserRecordID: ID? { record.created.map { ID(recordName: $0.userRecordName) } }
+    public var lastModifiedUserRecordID: ID? { record.modified.map { ID(recordName: $0.userRecordName) } }
+
+    public subscript(key: String) -> (any CKRecordValueProtocol)? {
+        get {
+            let dir = assetDirectory
+            return record[key]?.swiftValue { URL(fileURLWithPath: (dir ?? "") + "/" + $0.fileChecksum) }
+        }
+        set { lock.withLock { value[key] = newValue?.fieldValue } }
+    }
+
+    public func object(forKey key: String) -> (any CKRecordValueProtocol)? { self[key] }
+    public func setObject(_ object: (any CKRecordValueProtocol)?, forKey key: String) { self[key] = object }
+
+    public func allKeys() -> [String] { record.allKeys }
+    /// Keys changed since the record was fetched or saved (R6).
+    public func changedKeys() -> [String] { record.changedKeys.sorted() }
+    /// Every string field split on white space (R7).
+    public func allTokens() -> [String] { record.allTokens }
+
+    /// Writes only the system fields (R8), so a client can keep them and later make a record
+    /// that saves as the same version: `CKRecord(coder:)` reads them back.
+    public func encodeSystemFields(with coder: NSCoder) {
+        var system = record.replacingFields([:])
+        system.clearChangedKeys()
+        coder.encode(Data(JSONWriter.compact(RecordCoding.encode(system))), forKey: Self.systemFieldsKey)
+    }
+
+    /// A record with the system fields `encodeSystemFields(with:)` wrote and no fields.
+    public convenience init?(coder: NSCoder) {
+        guard let data = coder.decodeObject(forKey: Self.systemFieldsKey) as? Data,
+              let json = try? JSONParser.parse(Array(data)),
+              let decoded = try? RecordCoding.decode(json, mode: .stored) else { return nil }
+        self.init(decoded.record, assetDirectory: nil)
+    }
+
+    static let systemFieldsKey = "CKRecordSystemFields"
+
+    public var description: String { "<CKRecord \(recordType) \(recordID.recordName) tag \(recordChangeTag ?? "none")>" }
+}
+
+/// A zone as CloudKit code names it.
+public struct CKRecordZone: Sendable, Equatable {
+    public typealias ID = ZoneID
+    public let zoneID: ID
+    public var capabilities: [String] = []
+
+    public init(zoneName: String) { zoneID = ID(zoneName: zoneName) }
+    public init(zoneID: ID) { self.zoneID = zoneID }
+
+    public static func `default`() -> CKRecordZone { CKRecordZone(zoneID: .default) }
+}
+
+/// A point in a zone's change history.
+public typealias CKServerChangeToken = ChangeToken
+
+extension CKError {
+    /// For `serverRecordChanged`: the record as stored.
+    public var serverRecord: CKRecord? { serverRecordValue.map { CKRecord($0, assetDirectory: nil) } }
+    /// For `serverRecordChanged`: the record as the client sent it.
+    public var clientRecord: CKRecord? { clientRecordValue.map { CKRecord($0, assetDirectory: nil) } }
+    /// For `serverRecordChanged`: the version the client last fetched, when still known.
+    public var ancestorRecord: CKRecord? { ancestorRecordValue.map { CKRecord($0, assetDirectory: nil) } }
+}

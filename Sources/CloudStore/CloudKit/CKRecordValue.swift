@@ -1,0 +1,87 @@
+import Foundation
+
+/// A value a ``CKRecord`` field can hold: `String`, `Int`, `Int64`, `Double`, `Bool`, `Date`,
+/// `Data`, ``CKRecord/Reference``, ``CKAsset``, ``Location``, or an array of one of these.
+public protocol CKRecordValueProtocol: Sendable {
+    var fieldValue: FieldValue { get }
+}
+
+extension String: CKRecordValueProtocol { public var fieldValue: FieldValue { .string(self) } }
+extension Int: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(self)) } }
+extension Int64: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(self) } }
+extension Double: CKRecordValueProtocol { public var fieldValue: FieldValue { .double(self) } }
+/// CloudKit keeps booleans as INT64 0 or 1.
+extension Bool: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(self ? 1 : 0) } }
+extension Date: CKRecordValueProtocol { public var fieldValue: FieldValue { .date(self) } }
+extension Data: CKRecordValueProtocol { public var fieldValue: FieldValue { .bytes(self) } }
+extension Location: CKRecordValueProtocol { public var fieldValue: FieldValue { .location(self) } }
+
+extension Array: CKRecordValueProtocol where Element: CKRecordValueProtocol {
+    public var fieldValue: FieldValue {
+        let values = map(\.fieldValue)
+        let kind = values.first?.type.kind ?? Self.emptyKind
+        return .list(kind, values)
+    }
+
+    private static var emptyKind: FieldType.Kind {
+        switch Element.self {
+        case is Int.Type, is Int64.Type, is Bool.Type: .int64
+        case is Double.Type: .double
+        case is Date.Type: .timestamp
+        case is Data.Type: .bytes
+        case is Location.Type: .location
+        case is CKRecord.Reference.Type: .reference
+        case is CKAsset.Type: .asset
+        default: .string
+        }
+    }
+}
+
+/// A file kept beside a record. Give a local file to save; a fetched asset's `fileURL` points
+/// at its contents in the store.
+public final class CKAsset: CKRecordValueProtocol, Equatable {
+    public let fileURL: URL?
+    let stored: Asset?
+
+    public init(fileURL: URL) {
+        self.fileURL = fileURL
+        self.stored = nil
+    }
+
+    init(stored: Asset, fileURL: URL) {
+        self.stored = stored
+        self.fileURL = fileURL
+    }
+
+    public var fieldValue: FieldValue { .asset(stored ?? Asset(file: fileURL?.path ?? "")) }
+
+    public static func == (a: CKAsset, b: CKAsset) -> Bool { a.fieldValue == b.fieldValue }
+}
+
+extension FieldValue {
+    /// The natural Swift value of a field, as ``CKRecord``'s subscript returns it.
+    func swiftValue(assetURL: (Asset) -> URL) -> any CKRecordValueProtocol {
+        switch self {
+        case .string(let s): return s
+        case .int64(let i): return Int(i)
+        case .double(let d): return d
+        case .bytes(let d): return d
+        case .timestamp: return dateValue!
+        case .location(let l): return l
+        case .reference(let r): return CKRecord.Reference(reference: r)
+        case .asset(let a): return a.pendingFile.map { CKAsset(fileURL: URL(fileURLWithPath: $0)) } ?? CKAsset(stored: a, fileURL: assetURL(a))
+        case .list(let kind, let values):
+            let items = values.map { $0.swiftValue(assetURL: assetURL) }
+            switch kind {
+            case .string: return items.compactMap { $0 as? String }
+            case .int64: return items.compactMap { $0 as? Int }
+            case .double: return items.compactMap { $0 as? Double }
+            case .bytes: return items.compactMap { $0 as? Data }
+            case .timestamp: return items.compactMap { $0 as? Date }
+            case .location: return items.compactMap { $0 as? Location }
+            case .reference: return items.compactMap { $0 as? CKRecord.Reference }
+            case .asset: return items.compactMap { $0 as? CKAsset }
+            }
+        }
+    }
+}

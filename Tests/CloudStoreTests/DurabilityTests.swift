@@ -25,7 +25,10 @@ import Testing
             if let e = shouldFail("sync", path) { return .failure(SystemCallError(call: "fsync", path: path, errno: e)) }
             return real.sync(fd, path: path, dataOnly: dataOnly)
         }
-        func rename(_ from: String, _ to: String) -> Result<Void, SystemCallError> { real.rename(from, to) }
+        func rename(_ from: String, _ to: String) -> Result<Void, SystemCallError> {
+            if let e = shouldFail("rename", to) { return .failure(SystemCallError(call: "rename", path: to, errno: e)) }
+            return real.rename(from, to)
+        }
     }
 
     func zoneDir(_ db: Database, _ zone: String = ZoneID.defaultZoneName) -> String { db.zoneDirectory(zone) }
@@ -60,6 +63,23 @@ import Testing
         #expect(r.saveResults[0].1.error?.message.contains("nothing was saved") == true)
         #expect(db.fetch([id("x")])[0].1.error?.code == .unknownItem)
         try db.save(record("x"))
+    }
+
+    /// After the commit point the save is durable: a record file that cannot be replaced
+    /// then does not turn it into a failure; the next writer replays the entry.
+    @Test func aFailureAfterTheCommitPointStillAcknowledgesAndIsReplayed() throws {
+        let plan = LockedBox((suffix: "", op: "", errno: Int32(0), times: 0))
+        let t = try TempStore(io: FaultyIO(plan: plan))
+        let db = try t.db()
+        plan.mutate { $0 = ("/records/a.json", "rename", ENOSPC, 1) }
+        let saved = try db.save(record("a", ["v": .int64(1)]))
+        #expect(saved.recordChangeTag == "1")
+        #expect(try db.record(for: id("a"))["v"] == .int64(1), "this process sees its own save")
+        #expect(!FileManager.default.fileExists(atPath: StoreLayout.recordFile(zoneDir(db), name: "a")))
+        let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        try other.save(record("b"))
+        #expect(FileManager.default.fileExists(atPath: StoreLayout.recordFile(zoneDir(db), name: "a")), "replayed by the next writer")
+        #expect(t.store.check().isClean)
     }
 
     @Test func aTornLogTailIsCutAndTheZoneGoesOn() throws {

@@ -197,11 +197,17 @@ final class ZoneStorage: @unchecked Sendable {
             marker.busy = true
             try writeMarker(fd, marker)
             try appendDurably(entry)
-            // Committed. From here on a failure leaves the marker busy and the next writer replays.
-            try apply(entry)
-            marker = AppliedMarker(bootID: AppliedMarker.currentBootID, seq: entry.seq, usage: entry.usage, busy: false)
-            try writeMarker(fd, marker)
-            try checkpointIfDue(marker)
+            // Committed: the save is durable and is reported as done whatever happens next. If
+            // a record file cannot be replaced now, the marker stays busy and the next writer
+            // (or `ckfs fsck`) replays the entry.
+            do throws(CKError) {
+                try apply(entry)
+                marker = AppliedMarker(bootID: AppliedMarker.currentBootID, seq: entry.seq, usage: entry.usage, busy: false)
+                try writeMarker(fd, marker)
+                try checkpointIfDue(marker)
+            } catch {
+                locked { absorb(entry) }
+            }
             return result
         }
     }

@@ -239,6 +239,12 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// Puts an entry's records into their files and into the in-memory state.
     private func apply(_ entry: LogEntry) throws(CKError) {
+        try writeFiles(of: entry)
+        locked { absorb(entry) }
+    }
+
+    /// Replaces the record files an entry saves and removes those it deletes (idempotent).
+    private func writeFiles(of entry: LogEntry) throws(CKError) {
         for record in entry.saved {
             try writer.replace(StoreLayout.recordFile(directory, name: record.recordID.recordName),
                                with: RecordCoding.fileBytes(record), durable: false)
@@ -246,7 +252,6 @@ final class ZoneStorage: @unchecked Sendable {
         for d in entry.deleted {
             try Syscall.unlink(StoreLayout.recordFile(directory, name: d.recordName)).orThrow(.internalError, "cannot delete record file \(d.recordName)")
         }
-        locked { absorb(entry) }
     }
 
     /// Updates cache and index with an entry (stateLock held).
@@ -316,13 +321,7 @@ final class ZoneStorage: @unchecked Sendable {
         if let old, old.bootID == AppliedMarker.currentBootID { from = old.seq } else { from = meta.checkpointSeq }
         var replayed = 0
         for (entry, _) in entries where entry.seq > from {
-            for record in entry.saved {
-                try writer.replace(StoreLayout.recordFile(directory, name: record.recordID.recordName),
-                                   with: RecordCoding.fileBytes(record), durable: false)
-            }
-            for d in entry.deleted {
-                try Syscall.unlink(StoreLayout.recordFile(directory, name: d.recordName)).orThrow(.internalError, "cannot delete record file \(d.recordName)")
-            }
+            try writeFiles(of: entry)
             replayed += 1
         }
         var removed = 0

@@ -205,6 +205,29 @@ import Testing
         try markBusy(db)
     }
 
+    /// X4: a copy of the store directory is a backup; `fsck` on it, and it opens as it was.
+    @Test func aCopiedStoreIsABackupThatChecksCleanAndOpens() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.createZone("Work")
+        try db.save(record("a", ["v": .int64(1)]))
+        try db.save(record("w", zone: "Work", ["v": .int64(1)]))
+        let copy = t.path + "-backup"
+        try FileManager.default.copyItem(atPath: t.path, toPath: copy)
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        var a = try db.record(for: id("a"))
+        a["v"] = .int64(2)
+        try db.save(a)
+        try db.deleteZone("Work")
+        let restored = try Store.open(at: copy)
+        #expect(restored.check().isClean)
+        let rdb = try restored.container().database(.private, caller: Caller(userName: "alice"))
+        #expect(try rdb.record(for: id("a"))["v"] == .int64(1))
+        #expect(try rdb.record(for: id("w", zone: "Work"))["v"] == .int64(1))
+        try rdb.save(record("after-restore"))
+        #expect(try db.record(for: id("a"))["v"] == .int64(2), "the original is untouched")
+    }
+
     func markBusy(_ db: Database) throws {
         let lock = StoreLayout.lockFile(zoneDir(db))
         var marker = try #require(AppliedMarker(bytes: Array(FileManager.default.contents(atPath: lock)!)))

@@ -45,6 +45,9 @@ final class ZoneStorage: @unchecked Sendable {
     private var fenced: CKError?
     private var lockFD: Int32 = -1
     private var lockInode: UInt64 = 0
+    /// The checkpoint `zone.json` last showed this process (-1: not read yet). Others may move
+    /// it on; a stale value only makes the next checkpoint come early.
+    private var knownCheckpointSeq: Int64 = -1
 
     var logPath: String { StoreLayout.logFile(directory) }
     var lockPath: String { StoreLayout.lockFile(directory) }
@@ -380,7 +383,12 @@ final class ZoneStorage: @unchecked Sendable {
     // MARK: Checkpoint and compaction
 
     private func checkpointIfDue(_ marker: AppliedMarker) throws(CKError) {
+        // The common case decides from memory: the tail offset is the log's size right after
+        // our own append.
+        let (known, tail) = locked { (knownCheckpointSeq, tailOffset) }
+        if known >= 0, tail >= 0, marker.seq - known < tuning.checkpointEvery, tail <= tuning.compactLogBytes { return }
         var meta = try readMeta()
+        locked { knownCheckpointSeq = meta.checkpointSeq }
         let logSize = (try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)"))?.size ?? 0
         guard marker.seq - meta.checkpointSeq >= tuning.checkpointEvery || logSize > tuning.compactLogBytes else { return }
         let dfd = try Syscall.open(directory, O_RDONLY | O_DIRECTORY).orThrow(.internalError, "cannot open \(directory)")
@@ -392,6 +400,7 @@ final class ZoneStorage: @unchecked Sendable {
         meta.usage = marker.usage
         if let token = entries.last(where: { $0.0.clientChangeToken != nil })?.0.clientChangeToken { meta.clientChangeToken = token }
         try writer.replace(StoreLayout.zoneFile(directory), with: JSONWriter.pretty(meta.json()), durable: true)
+        locked { knownCheckpointSeq = meta.checkpointSeq }
         guard logSize > tuning.compactLogBytes else { return }
         // Keep the newest entries that fit in half the limit; tokens older than the first kept
         // entry then fail with changeTokenExpired (R13).

@@ -67,11 +67,9 @@ public enum JSONWriter {
     /// it never reads back as an integer.
     static func formatDouble(_ d: Double) -> String {
         precondition(d.isFinite, "JSON has no text for \(d)")
+        // Swift prints the shortest round-trip text: "0.1", "1e-05" (valid JSON), "5.0".
         var s = d.description
-        if s.hasSuffix(".0") == false, !s.contains("."), !s.contains("e") { s += ".0" }
-        if s.contains("e") && !s.contains(".") {
-            // "1e-05" is valid JSON; keep it.
-        }
+        if !s.contains("."), !s.contains("e") { s += ".0" }
         return s
     }
 

@@ -91,10 +91,9 @@ extension Database {
         guard token.epoch == meta.epoch else {
             throw CKError(.changeTokenExpired, "the change token is from an earlier zone \(zone) that was deleted; fetch all changes again without a token")
         }
-        guard let (entries, historyStart) = try storage.entries(after: token.seq) else {
+        guard let (entries, _) = try storage.entries(after: token.seq) else {
             throw CKError(.changeTokenExpired, "the change token is older than the history zone \(zone) keeps; fetch all changes again without a token")
         }
-        _ = historyStart
         var order: [String] = []
         var state: [String: Record?] = [:]
         var last = token.seq
@@ -123,7 +122,7 @@ extension Database {
         var changed: [Record] = []
         var deleted: [RecordID] = []
         for name in order {
-            if let r = state[name]!, true { changed.append(r.limited(to: desiredKeys)) } else { deleted.append(RecordID(recordName: name, zoneID: zoneID(zone))) }
+            if let r = state[name] ?? nil { changed.append(r.limited(to: desiredKeys)) } else { deleted.append(RecordID(recordName: name, zoneID: zoneID(zone))) }
         }
         let all = try storage.entries(after: -1)?.entries ?? entries
         let client = all.last { $0.clientChangeToken != nil && $0.seq <= last }?.clientChangeToken

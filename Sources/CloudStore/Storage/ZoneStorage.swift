@@ -192,7 +192,7 @@ final class ZoneStorage: @unchecked Sendable {
         try withLockFile { () throws(CKError) -> T in
             let fd = try lockFile()
             var marker = try recoverIfNeeded(fd)
-            try refreshTail(underLock: true)
+            try refreshTail()
             let txn = ZoneTransaction(storage: self, lastSeq: marker.seq, usage: marker.usage)
             let (entryOrNil, result) = try body(txn)
             guard var entry = entryOrNil else { return result }
@@ -423,8 +423,9 @@ final class ZoneStorage: @unchecked Sendable {
     // MARK: Reading
 
     /// Takes in entries other processes appended since the last look, so the cache stays
-    /// right. Without the lock a partial last entry is left for later; with it, it is cut.
-    func refreshTail(underLock: Bool) throws(CKError) {
+    /// right. A partial last entry (an append in progress) is left for the next look; cutting
+    /// a torn tail is recovery's job, under the lock.
+    func refreshTail() throws(CKError) {
         guard let st = try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)") else {
             locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
@@ -460,7 +461,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// replace could leave a stale version cached for good, and a save based on it would
     /// pass the change-tag check: a lost update.
     func record(named name: String) throws(CKError) -> Record? {
-        try refreshTail(underLock: false)
+        try refreshTail()
         let (hit, seen) = locked { (cache[name], generation) }
         if let hit { return hit }
         let marker = try peekMarker()

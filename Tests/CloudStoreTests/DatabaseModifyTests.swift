@@ -242,6 +242,22 @@ import Testing
         _ = try db.modify(saving: [record("a")], options: ModifyOptions(clientChangeToken: Data("mine-1".utf8)))
         _ = try db.modify(saving: [record("b")])
         #expect(try db.changes(since: nil).clientChangeToken == Data("mine-1".utf8))
+        // The token comes back with changes fetched since a later point too: it tells the
+        // client which of its own changes were applied, whatever else changed since.
+        let later = try db.changes(since: nil).token
+        _ = try db.modify(saving: [record("c")])
+        #expect(try db.changes(since: later).clientChangeToken == Data("mine-1".utf8))
+    }
+
+    /// M7 after compaction: tokens in the kept log still come back.
+    @Test func clientChangeTokenSurvivesLogCompaction() throws {
+        var tuning = ZoneTuning()
+        tuning.compactLogBytes = 4_000
+        let t = try TempStore(tuning: tuning)
+        let db = try t.db()
+        for i in 0..<30 { try db.save(record("r\(i)", ["pad": .string(String(repeating: "p", count: 200))])) }
+        _ = try db.modify(saving: [record("a")], options: ModifyOptions(clientChangeToken: Data("after-compaction".utf8)))
+        #expect(try db.changes(since: nil).clientChangeToken == Data("after-compaction".utf8))
     }
 
     @Test func publicDataIsSharedAndPrivateDataIsNot() throws {

@@ -84,14 +84,15 @@ extension Database {
         guard let token else {
             let seq = try storage.peekMarker()?.seq ?? 0
             let records = try allRecords(in: zone).map { $0.limited(to: desiredKeys) }
-            let client = try storage.entries(after: 0)?.entries.last { $0.clientChangeToken != nil }?.clientChangeToken
+            let client = try storage.history().clientChangeToken(upTo: seq)
             return ZoneChanges(changed: records, deleted: [], token: ChangeToken(epoch: meta.epoch, seq: seq),
                                moreComing: false, clientChangeToken: client ?? meta.clientChangeToken)
         }
         guard token.epoch == meta.epoch else {
             throw CKError(.changeTokenExpired, "the change token is from an earlier zone \(zone) that was deleted; fetch all changes again without a token")
         }
-        guard let (entries, _) = try storage.entries(after: token.seq) else {
+        let history = try storage.history()
+        guard let entries = history.entries(after: token.seq) else {
             throw CKError(.changeTokenExpired, "the change token is older than the history zone \(zone) keeps; fetch all changes again without a token")
         }
         var order: [String] = []
@@ -124,8 +125,7 @@ extension Database {
         for name in order {
             if let r = state[name] ?? nil { changed.append(r.limited(to: desiredKeys)) } else { deleted.append(RecordID(recordName: name, zoneID: zoneID(zone))) }
         }
-        let all = try storage.entries(after: -1)?.entries ?? entries
-        let client = all.last { $0.clientChangeToken != nil && $0.seq <= last }?.clientChangeToken
+        let client = history.clientChangeToken(upTo: last)
         return ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
                            moreComing: more, clientChangeToken: client ?? meta.clientChangeToken)
     }

@@ -208,7 +208,7 @@ extension Database {
         e.clientRecordValue = client
         // The ancestor is the version the client last fetched: its tag is its log sequence number.
         if let tag = client.recordChangeTag, let seq = Int64(tag),
-           let found = try? storage.entries(after: seq - 1)?.entries.first(where: { $0.seq == seq }) {
+           let found = try? storage.history().entries.first(where: { $0.seq == seq }) {
             e.ancestorRecordValue = found.saved.first { $0.recordID.recordName == name }
         }
         return e

@@ -507,14 +507,29 @@ final class ZoneStorage: @unchecked Sendable {
         return locked { body(&index!) }
     }
 
-    /// Entries after `seq`, in order; nil when the log no longer reaches back that far.
-    func entries(after seq: Int64) throws(CKError) -> (entries: [LogEntry], historyStart: Int64)? {
+    /// The history the log keeps: its entries in order, and the oldest sequence number a
+    /// change token may name (the one before the first kept entry).
+    struct History {
+        var entries: [LogEntry]
+        var start: Int64
+
+        /// Entries after `seq`; nil when the log no longer reaches back that far.
+        func entries(after seq: Int64) -> [LogEntry]? {
+            seq >= start ? entries.filter { $0.seq > seq } : nil
+        }
+
+        /// The client change token of the last entry up to `seq` that gave one (M7).
+        func clientChangeToken(upTo seq: Int64) -> Data? {
+            entries.last { $0.clientChangeToken != nil && $0.seq <= seq }?.clientChangeToken
+        }
+    }
+
+    /// Reads and parses the whole log once.
+    func history() throws(CKError) -> History {
         let bytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
         let all = LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID).entries.map(\.0)
-        let historyStart: Int64
-        if let first = all.first { historyStart = first.seq - 1 } else { historyStart = try peekMarker()?.seq ?? 0 }
-        guard seq >= historyStart else { return nil }
-        return (all.filter { $0.seq > seq }, historyStart)
+        if let first = all.first { return History(entries: all, start: first.seq - 1) }
+        return History(entries: [], start: try peekMarker()?.seq ?? 0)
     }
 
     /// Stores an asset's contents content-addressed (before the commit point), durably.

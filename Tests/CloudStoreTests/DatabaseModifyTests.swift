@@ -107,6 +107,23 @@ import Testing
         #expect(result.error?.partialErrorsByItemID?.count == 1)
     }
 
+    /// A record that fails after its schema check (here: a reference) adds nothing to the
+    /// schema; the records saved with it still add what they need.
+    @Test func aFailedRecordAddsNothingToTheSchema() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let result = try db.modify(saving: [
+            record("x", type: "S", ["shared": .int64(1), "onlyX": .string("x"), "to": .reference(Reference(recordName: "nobody", action: .deleteSelf))]),
+            record("y", type: "S", ["shared": .int64(2)]),
+        ], options: ModifyOptions(atomic: false))
+        #expect(result.saveResults[0].1.error?.code == .referenceViolation)
+        #expect(result.savedRecords.map(\.recordID.recordName) == ["y"])
+        let fields = try t.store.container().schema.types(.development)["S"]
+        #expect(fields?["shared"] == FieldType(.int64))
+        #expect(fields?["onlyX"] == nil)
+        #expect(fields?["to"] == nil)
+    }
+
     @Test func progressAndCancellation() throws {
         let t = try TempStore()
         let db = try t.db()

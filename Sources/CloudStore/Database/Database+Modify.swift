@@ -186,19 +186,6 @@ extension Database {
         return record.replacingFields(fields)
     }
 
-    private func deleteSelfTargets(_ record: Record) -> [(key: String, target: String)] {
-        var out: [(String, String)] = []
-        for (key, value) in record.fields {
-            switch value {
-            case .reference(let r) where r.action == .deleteSelf: out.append((key, r.recordName))
-            case .list(.reference, let refs):
-                for case .reference(let r) in refs where r.action == .deleteSelf { out.append((key, r.recordName)) }
-            default: break
-            }
-        }
-        return out
-    }
-
     private func conflict(server: Record, client: Record, storage: ZoneStorage) -> CKError {
         let name = client.recordID.recordName
         var e = CKError(.serverRecordChanged, client.recordChangeTag == nil
@@ -312,7 +299,7 @@ extension Database {
                     let gone = seen
                     var newFailure = false
                     for (i, record) in candidates where failures[.save(i)] == nil {
-                        for (key, target) in deleteSelfTargets(record) {
+                        for (key, target) in record.deleteSelfReferences {
                             var there = saving.contains(target)
                             if !there && !gone.contains(target) { there = try txn.record(target) != nil }
                             if !there {
@@ -329,8 +316,7 @@ extension Database {
                 }
                 // Quota (C9): checked before the commit point; deletes always pass.
                 let quota = quotaBytes
-                var others: Int64 = 0
-                for z in try zoneNames() where z != zoneName { others += try zoneStorage(z).peekMarker()?.usage ?? 0 }
+                let others = try usage(excluding: zoneName)
                 var usage = txn.usage
                 for name in deleting + cascaded { usage -= oldUsage[name] ?? 0 }
                 for (i, record) in candidates where failures[.save(i)] == nil {
@@ -345,9 +331,14 @@ extension Database {
                 if options.atomic && !failures.isEmpty { return (nil, ()) }
                 let toSave = candidates.filter { failures[.save($0.0)] == nil }
                 guard !toSave.isEmpty || !deleting.isEmpty else { return (nil, ()) }
-                var additions = Schema.Additions()
-                for (_, record) in toSave {
-                    additions.merge(try container.schema.check(record, environment: environment, pending: additions))
+                // What the committed records add; checked again only when some candidate failed
+                // after its check, since a later one may rely on a field only that one added.
+                var additions = pending
+                if toSave.count < candidates.count {
+                    additions = Schema.Additions()
+                    for (_, record) in toSave {
+                        additions.merge(try container.schema.check(record, environment: environment, pending: additions))
+                    }
                 }
                 try container.schema.add(additions, environment: environment)
                 for (i, record) in toSave { committed[.save(i)] = record }
@@ -360,7 +351,6 @@ extension Database {
             }
         } catch {
             // The zone could not be written at all, or the commit failed: nothing in it applied.
-            committed = [:]
             return finish(saves, deletes, failures: failures, all: error)
         }
         if options.atomic && !failures.isEmpty {

@@ -51,9 +51,12 @@ public final class Database: Sendable {
     }
 
     /// Bytes of records and assets in this database: the figure its quota limits (C9).
-    public func usage() throws(CKError) -> Int64 {
+    public func usage() throws(CKError) -> Int64 { try usage(excluding: nil) }
+
+    /// Usage of every zone but one (the one a commit is computing itself).
+    func usage(excluding zone: String?) throws(CKError) -> Int64 {
         var total: Int64 = 0
-        for zone in try zoneNames() { total += try zoneStorage(zone).peekMarker()?.usage ?? 0 }
+        for z in try zoneNames() where z != zone { total += try zoneStorage(z).peekMarker()?.usage ?? 0 }
         return total
     }
 

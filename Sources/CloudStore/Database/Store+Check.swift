@@ -14,9 +14,7 @@ extension Store {
     /// tails, removes temporary files, verifies every record and asset file, rebuilds usage.
     public func check() -> CheckReport {
         var report = CheckReport()
-        for file in [layout.settingsFile] {
-            do throws(CKError) { _ = try readJSONFile(file) } catch { report.damage.append(error.message) }
-        }
+        do throws(CKError) { _ = try readJSONFile(layout.settingsFile) } catch { report.damage.append(error.message) }
         let containers: [String]
         do throws(CKError) { containers = try containerIdentifiers() } catch {
             report.damage.append(error.message)

@@ -75,6 +75,18 @@ public struct Record: Sendable, Equatable {
         }
     }
 
+    /// The records this one points at with `deleteSelf` (M5), with the field holding each.
+    public var deleteSelfReferences: [(key: String, target: String)] {
+        fields.flatMap { key, value -> [(key: String, target: String)] in
+            switch value {
+            case .reference(let r) where r.action == .deleteSelf: [(key, r.recordName)]
+            case .list(.reference, let refs):
+                refs.compactMap { if case .reference(let r) = $0, r.action == .deleteSelf { (key, r.recordName) } else { nil } }
+            default: []
+            }
+        }
+    }
+
     /// Checksums of the assets the record holds.
     var assetChecksums: [String] {
         fields.values.flatMap { value -> [String] in

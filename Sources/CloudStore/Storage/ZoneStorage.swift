@@ -575,15 +575,7 @@ struct ZoneIndex {
     mutating func insert(_ record: Record) {
         let name = record.recordID.recordName
         remove(name, keepReferrers: true)
-        var ts: [String] = []
-        for value in record.fields.values {
-            switch value {
-            case .reference(let r) where r.action == .deleteSelf: ts.append(r.recordName)
-            case .list(.reference, let refs):
-                for case .reference(let r) in refs where r.action == .deleteSelf { ts.append(r.recordName) }
-            default: break
-            }
-        }
+        let ts = record.deleteSelfReferences.map(\.target)
         if !ts.isEmpty { targets[name] = ts }
         for t in ts { referrers[t, default: []].insert(name) }
     }

@@ -16,66 +16,65 @@ extension ZoneStorage {
         var result = CheckResult()
         let name = zoneID.zoneName
         do throws(CKError) {
-            let recovery = try recoverForCheck()
-            if recovery.truncatedBytes > 0 { result.repaired.append("zone \(name): cut a torn log tail of \(recovery.truncatedBytes) bytes (an unfinished commit that was never acknowledged)") }
-            if recovery.replayedEntries > 0 { result.repaired.append("zone \(name): replayed \(recovery.replayedEntries) committed log entries into the record files") }
-            if recovery.removedTempFiles > 0 { result.repaired.append("zone \(name): removed \(recovery.removedTempFiles) temporary files of interrupted writes") }
-            try checkFiles(&result)
+            try withRecovery { (recovery) throws(CKError) in
+                if recovery.truncatedBytes > 0 { result.repaired.append("zone \(name): cut a torn log tail of \(recovery.truncatedBytes) bytes (an unfinished commit that was never acknowledged)") }
+                if recovery.replayedEntries > 0 { result.repaired.append("zone \(name): replayed \(recovery.replayedEntries) committed log entries into the record files") }
+                if recovery.removedTempFiles > 0 { result.repaired.append("zone \(name): removed \(recovery.removedTempFiles) temporary files of interrupted writes") }
+                try checkFiles(recovery.entries, &result)
+            }
         } catch {
             result.damage.append("zone \(name): \(error.message)")
         }
         return result
     }
 
-    private func checkFiles(_ result: inout CheckResult) throws(CKError) {
+    /// Compares the record files with the log's entries; the lock is held.
+    private func checkFiles(_ entries: [LogEntry], _ result: inout CheckResult) throws(CKError) {
         let name = zoneID.zoneName
-        try withLockFileForCheck { () throws(CKError) in
-            let logBytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
-            var latest: [String: Record?] = [:]
-            for (entry, _) in LogScanner.scan(logBytes, baseOffset: 0, zoneID: zoneID).entries {
-                for d in entry.deleted { latest[d.recordName] = .some(nil) }
-                for r in entry.saved { latest[r.recordID.recordName] = .some(r) }
-            }
-            var usage: Int64 = 0
-            var seen: Set<String> = []
-            let files = try Syscall.listDirectory(recordsPath).orThrow(.internalError, "cannot list \(recordsPath)") ?? []
-            for file in files.sorted() {
-                guard file.hasSuffix(".json"), let recordName = StoreLayout.decode(String(file.dropLast(5))) else {
-                    result.damage.append("zone \(name): \(recordsPath)/\(file) is not a record file (<recordName>.json); move it out of the store")
-                    continue
-                }
-                seen.insert(recordName)
-                let path = recordsPath + "/" + file
-                let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") ?? []
-                if let logged = latest[recordName] {
-                    guard let want = logged else {
-                        try Syscall.unlink(path).orThrow(.internalError, "cannot remove \(path)")
-                        result.repaired.append("zone \(name): removed record \(recordName), which the log says was deleted")
-                        continue
-                    }
-                    let wantBytes = RecordCoding.fileBytes(want)
-                    if bytes != wantBytes {
-                        try FileWriter(io: PosixIO()).replace(path, with: wantBytes, durable: true)
-                        result.repaired.append("zone \(name): rewrote record \(recordName) from the log")
-                    }
-                    usage += try checkRecord(want, recordName: recordName, &result)
-                    continue
-                }
-                do {
-                    let record = try Self.decodeRecordFile(bytes, path: path)
-                    usage += try checkRecord(record, recordName: recordName, &result)
-                } catch let e as CKError {
-                    result.damage.append("zone \(name): \(e.message) — its last version is not in the log; restore it from a backup or delete the file")
-                } catch {}
-            }
-            for (recordName, logged) in latest where !seen.contains(recordName) {
-                guard let want = logged else { continue }
-                try FileWriter(io: PosixIO()).replace(StoreLayout.recordFile(directory, name: recordName), with: RecordCoding.fileBytes(want), durable: true)
-                result.repaired.append("zone \(name): restored missing record \(recordName) from the log")
-                usage += try checkRecord(want, recordName: recordName, &result)
-            }
-            try fixUsage(usage, &result)
+        var latest: [String: Record?] = [:]
+        for entry in entries {
+            for d in entry.deleted { latest[d.recordName] = .some(nil) }
+            for r in entry.saved { latest[r.recordID.recordName] = .some(r) }
         }
+        var usage: Int64 = 0
+        var seen: Set<String> = []
+        let files = try Syscall.listDirectory(recordsPath).orThrow(.internalError, "cannot list \(recordsPath)") ?? []
+        for file in files.sorted() {
+            guard file.hasSuffix(".json"), let recordName = StoreLayout.decode(String(file.dropLast(5))) else {
+                result.damage.append("zone \(name): \(recordsPath)/\(file) is not a record file (<recordName>.json); move it out of the store")
+                continue
+            }
+            seen.insert(recordName)
+            let path = recordsPath + "/" + file
+            let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") ?? []
+            if let logged = latest[recordName] {
+                guard let want = logged else {
+                    try Syscall.unlink(path).orThrow(.internalError, "cannot remove \(path)")
+                    result.repaired.append("zone \(name): removed record \(recordName), which the log says was deleted")
+                    continue
+                }
+                let wantBytes = RecordCoding.fileBytes(want)
+                if bytes != wantBytes {
+                    try writer.replace(path, with: wantBytes, durable: true)
+                    result.repaired.append("zone \(name): rewrote record \(recordName) from the log")
+                }
+                usage += try checkRecord(want, recordName: recordName, &result)
+                continue
+            }
+            do {
+                let record = try Self.decodeRecordFile(bytes, path: path)
+                usage += try checkRecord(record, recordName: recordName, &result)
+            } catch let e as CKError {
+                result.damage.append("zone \(name): \(e.message) — its last version is not in the log; restore it from a backup or delete the file")
+            } catch {}
+        }
+        for (recordName, logged) in latest where !seen.contains(recordName) {
+            guard let want = logged else { continue }
+            try writer.replace(StoreLayout.recordFile(directory, name: recordName), with: RecordCoding.fileBytes(want), durable: true)
+            result.repaired.append("zone \(name): restored missing record \(recordName) from the log")
+            usage += try checkRecord(want, recordName: recordName, &result)
+        }
+        try fixUsage(usage, &result)
     }
 
     /// Checks one record's identity and assets; returns its usage.

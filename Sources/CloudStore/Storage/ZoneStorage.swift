@@ -29,7 +29,7 @@ final class ZoneStorage: @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
     let tuning: ZoneTuning
-    private let writer: FileWriter
+    let writer: FileWriter
     private let io: any StorageIO
 
     private let writeLock = NSLock()
@@ -296,6 +296,8 @@ final class ZoneStorage: @unchecked Sendable {
         var replayedEntries = 0
         var removedTempFiles = 0
         var damage: String?
+        /// The whole entries of the log, after any torn tail was cut.
+        var entries: [LogEntry] = []
     }
 
     @discardableResult
@@ -350,24 +352,20 @@ final class ZoneStorage: @unchecked Sendable {
         locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
         report.replayedEntries = replayed
         report.removedTempFiles = removed
+        report.entries = entries.map(\.0)
         return marker
     }
 
-    /// Runs recovery for `fsck`, under the lock. Recovery is what a fenced zone waits for,
-    /// so it runs on one and lifts the fence when it succeeds.
-    func recoverForCheck() throws(CKError) -> RecoveryReport {
-        try withLockFile(ignoringFence: true) { () throws(CKError) -> RecoveryReport in
-            var report = RecoveryReport()
-            let fd = try lockFile()
-            try recover(fd, report: &report)
-            locked { fenced = nil }
-            return report
-        }
-    }
-
-    func withLockFileForCheck<T>(_ body: () throws(CKError) -> T) throws(CKError) -> T {
+    /// For `fsck`: runs recovery, then `body` with what it found, in one hold of the lock.
+    /// Recovery is what a fenced zone waits for, so it runs on one and lifts the fence.
+    func withRecovery<T>(_ body: (RecoveryReport) throws(CKError) -> T) throws(CKError) -> T {
         defer { locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 } }
-        return try withLockFile(body)
+        return try withLockFile(ignoringFence: true) { () throws(CKError) -> T in
+            var report = RecoveryReport()
+            try recover(try lockFile(), report: &report)
+            locked { fenced = nil }
+            return try body(report)
+        }
     }
 
     /// Sets the usage figure in the marker to what `fsck` counted (under the lock).

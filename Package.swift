@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "CloudStore", targets: ["CloudStore"]),
+        .library(name: "CloudStoreFS", targets: ["CloudStoreFS"]),
         .executable(name: "ckfs", targets: ["ckfs"]),
     ],
     dependencies: [
@@ -18,10 +19,13 @@ let package = Package(
             name: "CloudStore",
             dependencies: ["CCloudStoreShims", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3"]),
         .executableTarget(
             name: "ckfs",
             dependencies: [
                 "CloudStore",
+                "CloudStoreFS",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

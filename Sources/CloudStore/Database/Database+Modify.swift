@@ -161,6 +161,12 @@ extension Database {
         }
     }
 
+    /// C2: in the public database only a record's creator may change or delete it.
+    private func checkOwnership(_ server: Record) throws(CKError) {
+        guard scope == .public, let creator = server.created?.userRecordName, creator != userRecordName else { return }
+        throw CKError(.permissionFailure, "record \(server.recordID.recordName) in the public database belongs to its creator (\(creator)); only the creator may change or delete it")
+    }
+
     private func checkSize(_ record: Record) throws(CKError) {
         let max = store.settings.maxRecordBytes
         guard record.size <= max else {
@@ -240,6 +246,7 @@ extension Database {
                         if let server, server.recordType != client.recordType {
                             throw .invalid("record \(name) is of type \(server.recordType); a record's type never changes, so save a new record instead")
                         }
+                        if let server { try checkOwnership(server) }
                         var fields: [String: FieldValue]
                         switch options.savePolicy {
                         case .ifServerRecordUnchanged:
@@ -274,6 +281,7 @@ extension Database {
                         guard let server = try txn.record(id.recordName) else {
                             throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(zoneName); nothing to delete")
                         }
+                        try checkOwnership(server)
                         if !deleting.contains(id.recordName) {
                             deleting.append(id.recordName)
                             oldUsage[id.recordName] = server.usageBytes

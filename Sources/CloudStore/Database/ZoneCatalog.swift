@@ -1,0 +1,163 @@
+import Foundation
+
+/// Every record of one zone in memory, kept right by following the zone's log, so a reader
+/// that lists a zone again and again (the FUSE view, queries) reads each record file once
+/// and then only what other processes append.
+///
+/// Change tags are log sequence numbers, so a record file with tag T already holds every
+/// entry up to T for that record: loading the files and then replaying the whole kept log
+/// over them, skipping entries not newer than what is loaded, gives the zone as of the log's
+/// end even while writers run (a writer between its commit point and its file replace only
+/// leaves a file behind the log, and the replay covers it).
+public final class ZoneCatalog: @unchecked Sendable {
+    public let database: Database
+    public let zoneName: String
+    private let storage: ZoneStorage
+
+    /// Guards every `var` below.
+    private let lock = NSLock()
+    private var records: [String: Record] = [:]
+    private var lastSeq: Int64 = 0
+    private var logInode: UInt64 = 0
+    private var logOffset: Int64 = -1
+
+    /// What one ``refresh()`` found.
+    public enum Change: Sendable, Equatable {
+        /// Nothing new.
+        case none
+        /// These records were saved or deleted: name → record type.
+        case records([String: String])
+        /// The catalog was loaded again from the files (first look, or the log was compacted
+        /// past what this catalog had seen): any record may have changed.
+        case reloaded
+        /// The zone no longer exists.
+        case zoneGone
+    }
+
+    init(database: Database, zoneName: String) {
+        self.database = database
+        self.zoneName = zoneName
+        self.storage = database.zoneStorage(zoneName)
+    }
+
+    /// Takes in what was written since the last look.
+    @discardableResult
+    public func refresh() throws(CKError) -> Change {
+        guard let st = try Syscall.stat(storage.logPath).orThrow(.internalError, "cannot stat \(storage.logPath)") else {
+            let had = lock.withLock { () -> Bool in
+                defer { records = [:]; logOffset = -1; lastSeq = 0 }
+                return logOffset >= 0
+            }
+            if had { return .zoneGone }
+            throw CKError(.zoneNotFound, "zone \(zoneName) does not exist")
+        }
+        let (inode, offset, seq) = lock.withLock { (logInode, logOffset, lastSeq) }
+        if offset >= 0, inode == st.inode, st.size == offset { return .none }
+        if offset >= 0, inode == st.inode, st.size > offset {
+            let fd = try Syscall.open(storage.logPath, O_RDONLY).orThrow(.internalError, "cannot open \(storage.logPath)")
+            defer { Syscall.close(fd) }
+            let bytes = try Syscall.pread(fd, count: Int(st.size - offset), offset: offset, path: storage.logPath)
+                .orThrow(.internalError, "cannot read \(storage.logPath)")
+            let (entries, _) = LogScanner.scan(bytes, baseOffset: offset, zoneID: storage.zoneID)
+            guard !entries.isEmpty else { return .none }
+            var changed: [String: String] = [:]
+            lock.withLock {
+                for (entry, end) in entries {
+                    changed.merge(apply(entry)) { $1 }
+                    logOffset = end
+                }
+            }
+            return changed.isEmpty ? .none : .records(changed)
+        }
+        // The log was replaced (compaction) or never read: if the new log still reaches back
+        // to what we saw, replaying it is enough; otherwise load everything again.
+        if offset >= 0 {
+            let bytes = try Syscall.readFile(storage.logPath).orThrow(.internalError, "cannot read \(storage.logPath)") ?? []
+            let (entries, _) = LogScanner.scan(bytes, baseOffset: 0, zoneID: storage.zoneID)
+            if let first = entries.first?.0, first.seq <= seq + 1 {
+                var changed: [String: String] = [:]
+                lock.withLock {
+                    logInode = st.inode
+                    for (entry, end) in entries {
+                        changed.merge(apply(entry)) { $1 }
+                        logOffset = end
+                    }
+                }
+                return changed.isEmpty ? .none : .records(changed)
+            }
+        }
+        try reload()
+        return .reloaded
+    }
+
+    private func reload() throws(CKError) {
+        guard let st = try Syscall.stat(storage.logPath).orThrow(.internalError, "cannot stat \(storage.logPath)") else {
+            throw CKError(.zoneNotFound, "zone \(zoneName) does not exist")
+        }
+        var loaded: [String: Record] = [:]
+        for name in try storage.recordNames() {
+            if let r = try storage.readRecordFile(name) { loaded[name] = r }
+        }
+        let bytes = try Syscall.readFile(storage.logPath).orThrow(.internalError, "cannot read \(storage.logPath)") ?? []
+        let (entries, _) = LogScanner.scan(bytes, baseOffset: 0, zoneID: storage.zoneID)
+        lock.withLock {
+            records = loaded
+            lastSeq = loaded.values.compactMap { $0.recordChangeTag.flatMap { Int64($0) } }.max() ?? 0
+            logInode = st.inode
+            logOffset = 0
+            for (entry, end) in entries {
+                _ = apply(entry)
+                logOffset = end
+            }
+        }
+    }
+
+    /// Applies one entry unless the loaded state is already newer. Lock held.
+    private func apply(_ entry: LogEntry) -> [String: String] {
+        var changed: [String: String] = [:]
+        for d in entry.deleted {
+            if let old = records[d.recordName], (old.recordChangeTag.flatMap { Int64($0) } ?? 0) < entry.seq {
+                records[d.recordName] = nil
+                changed[d.recordName] = old.recordType
+            }
+        }
+        for r in entry.saved {
+            let name = r.recordID.recordName
+            let current = records[name].flatMap { $0.recordChangeTag.flatMap { Int64($0) } } ?? 0
+            if current < entry.seq {
+                records[name] = r
+                changed[name] = r.recordType
+            }
+        }
+        lastSeq = max(lastSeq, entry.seq)
+        return changed
+    }
+
+    /// The record named `name`, as of the last refresh.
+    public func record(named name: String) -> Record? { lock.withLock { records[name] } }
+
+    /// Names of the records of one type, sorted.
+    public func names(ofType type: String) -> [String] {
+        lock.withLock { records.values.filter { $0.recordType == type }.map(\.recordID.recordName) }.sorted()
+    }
+
+    /// The record types that have at least one record, sorted.
+    public var recordTypes: [String] { lock.withLock { Set(records.values.map(\.recordType)) }.sorted() }
+
+    /// All records, as of the last refresh.
+    public var allRecords: [Record] { lock.withLock { Array(records.values) } }
+
+    /// The sequence number of the newest entry taken in.
+    public var sequence: Int64 { lock.withLock { lastSeq } }
+}
+
+extension Database {
+    /// A catalog of one zone; call ``ZoneCatalog/refresh()`` before reading it.
+    public func catalog(_ zone: String) -> ZoneCatalog { ZoneCatalog(database: self, zoneName: zone) }
+
+    /// Where the zone's files live, for watching them (the log changes on every commit).
+    public func zoneDirectoryPath(_ zone: String) -> String { zoneDirectory(zone) }
+
+    /// The directory holding this database's zones.
+    public var zonesDirectoryPath: String { StoreLayout.zonesDirectory(directory) }
+}

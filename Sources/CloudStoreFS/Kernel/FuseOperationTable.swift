@@ -1,0 +1,259 @@
+import CFuse3
+import Glibc
+
+/// libfuse's low-level operation table: each C callback decodes its arguments, calls the
+/// view and replies. Errors become errnos here and nowhere else in the kernel layer.
+enum FuseOperationTable {
+    static func make() -> fuse_lowlevel_ops {
+        var ops = CFuse3_zero_ops()
+        ops.`init` = { _, conn in if let conn { CFuse3_conn_init(conn) } }
+        ops.lookup = { req, parent, name in
+            reply(req) { (fs, caller) throws(FSError) in
+                var e = entryParam(try fs.lookup(parent: parent, name: String(cString: name!), caller: caller))
+                fuse_reply_entry(req, &e)
+            }
+        }
+        ops.forget = { req, ino, n in
+            session(req).operations.forget(ino, count: n)
+            fuse_reply_none(req)
+        }
+        ops.forget_multi = { req, count, forgets in
+            let fs = session(req).operations
+            for i in 0..<count { fs.forget(forgets![i].ino, count: forgets![i].nlookup) }
+            fuse_reply_none(req)
+        }
+        ops.getattr = { req, ino, _ in
+            reply(req) { (fs, caller) throws(FSError) in
+                var st = statOf(try fs.attributes(of: ino, caller: caller))
+                fuse_reply_attr(req, &st, attributeTimeout)
+            }
+        }
+        ops.setattr = { req, ino, attr, toSet, fi in
+            reply(req) { (fs, caller) throws(FSError) in
+                var changes = AttributeChanges()
+                let a = attr!.pointee
+                if toSet & FUSE_SET_ATTR_MODE != 0 { changes.permissions = UInt32(a.st_mode) & 0o7777 }
+                if toSet & FUSE_SET_ATTR_UID != 0 { changes.uid = a.st_uid }
+                if toSet & FUSE_SET_ATTR_GID != 0 { changes.gid = a.st_gid }
+                if toSet & FUSE_SET_ATTR_SIZE != 0 { changes.size = Int64(a.st_size) }
+                let now = nowMilliseconds()
+                if toSet & FUSE_SET_ATTR_ATIME_NOW != 0 { changes.accessed = now } else if toSet & FUSE_SET_ATTR_ATIME != 0 { changes.accessed = milliseconds(a.st_atim) }
+                if toSet & FUSE_SET_ATTR_MTIME_NOW != 0 { changes.modified = now } else if toSet & FUSE_SET_ATTR_MTIME != 0 { changes.modified = milliseconds(a.st_mtim) }
+                var st = statOf(try fs.setAttributes(of: ino, changes, handle: fi.map { $0.pointee.fh }, caller: caller))
+                fuse_reply_attr(req, &st, attributeTimeout)
+            }
+        }
+        ops.readlink = { req, _ in fuse_reply_err(req, EINVAL) }
+        ops.mknod = { req, _, _, mode, _ in fuse_reply_err(req, (mode & S_IFMT) == S_IFREG ? ENOSYS : EPERM) }
+        ops.symlink = { req, _, _, _ in fuse_reply_err(req, EPERM) }
+        ops.link = { req, _, _, _ in fuse_reply_err(req, EPERM) }
+        ops.mkdir = { req, parent, name, _ in
+            reply(req) { (fs, caller) throws(FSError) in
+                var e = entryParam(try fs.makeDirectory(parent: parent, name: String(cString: name!), caller: caller))
+                fuse_reply_entry(req, &e)
+            }
+        }
+        ops.unlink = { req, parent, name in
+            reply(req) { (fs, caller) throws(FSError) in
+                try fs.unlink(parent: parent, name: String(cString: name!), caller: caller)
+                fuse_reply_err(req, 0)
+            }
+        }
+        ops.rmdir = { req, parent, name in
+            reply(req) { (fs, caller) throws(FSError) in
+                try fs.removeDirectory(parent: parent, name: String(cString: name!), caller: caller)
+                fuse_reply_err(req, 0)
+            }
+        }
+        ops.rename = { req, parent, name, newParent, newName, flags in
+            reply(req) { (fs, caller) throws(FSError) in
+                try fs.rename(parent: parent, name: String(cString: name!), newParent: newParent,
+                              newName: String(cString: newName!), flags: flags, caller: caller)
+                fuse_reply_err(req, 0)
+            }
+        }
+        ops.open = { req, ino, fi in
+            reply(req) { (fs, caller) throws(FSError) in
+                let r = try fs.open(ino, flags: fi!.pointee.flags, caller: caller)
+                apply(r, to: fi!)
+                fuse_reply_open(req, fi)
+            }
+        }
+        ops.create = { req, parent, name, mode, fi in
+            reply(req) { (fs, caller) throws(FSError) in
+                let (entry, r) = try fs.create(parent: parent, name: String(cString: name!), permissions: UInt32(mode) & 0o7777,
+                                               flags: fi!.pointee.flags, caller: caller)
+                apply(r, to: fi!)
+                var e = entryParam(entry)
+                fuse_reply_create(req, &e, fi)
+            }
+        }
+        ops.read = { req, _, size, off, fi in
+            reply(req) { (fs, _) throws(FSError) in
+                let bytes = try fs.read(handle: fi!.pointee.fh, count: size, offset: Int64(off))
+                _ = bytes.withUnsafeBytes { fuse_reply_buf(req, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
+            }
+        }
+        ops.write = { req, _, buf, size, off, fi in
+            reply(req) { (fs, _) throws(FSError) in
+                let n = try fs.write(handle: fi!.pointee.fh, bytes: UnsafeRawBufferPointer(start: buf, count: size), offset: Int64(off))
+                fuse_reply_write(req, n)
+            }
+        }
+        ops.flush = { req, _, fi in
+            reply(req) { (fs, caller) throws(FSError) in
+                try fs.flush(handle: fi!.pointee.fh, caller: caller)
+                fuse_reply_err(req, 0)
+            }
+        }
+        ops.fsync = { req, _, _, fi in
+            reply(req) { (fs, caller) throws(FSError) in
+                try fs.fsync(handle: fi!.pointee.fh, caller: caller)
+                fuse_reply_err(req, 0)
+            }
+        }
+        ops.release = { req, _, fi in
+            session(req).operations.release(handle: fi!.pointee.fh)
+            fuse_reply_err(req, 0)
+        }
+        ops.opendir = { req, ino, fi in
+            reply(req) { (fs, caller) throws(FSError) in
+                fi!.pointee.fh = try fs.openDirectory(ino, caller: caller)
+                fuse_reply_open(req, fi)
+            }
+        }
+        ops.readdir = { req, _, size, off, fi in
+            reply(req) { (fs, _) throws(FSError) in
+                let entries = try fs.readDirectory(handle: fi!.pointee.fh, from: Int(off))
+                var buf = [CChar](repeating: 0, count: size)
+                var used = 0
+                var next = Int(off)
+                for entry in entries {
+                    next += 1
+                    var st = statOf(entry.attributes)
+                    let need = buf.withUnsafeMutableBufferPointer { b in
+                        fuse_add_direntry(req, b.baseAddress! + used, size - used, entry.name, &st, off_t(next))
+                    }
+                    if used + need > size { break }
+                    used += need
+                }
+                fuse_reply_buf(req, buf, used)
+            }
+        }
+        ops.readdirplus = { req, _, size, off, fi in
+            reply(req) { (fs, _) throws(FSError) in
+                let entries = try fs.readDirectory(handle: fi!.pointee.fh, from: Int(off))
+                var buf = [CChar](repeating: 0, count: size)
+                var used = 0
+                var next = Int(off)
+                for entry in entries {
+                    next += 1
+                    var e = entryParam(NodeEntry(attributes: entry.attributes, entryTimeout: entryTimeout, attributeTimeout: attributeTimeout))
+                    let need = buf.withUnsafeMutableBufferPointer { b in
+                        fuse_add_direntry_plus(req, b.baseAddress! + used, size - used, entry.name, &e, off_t(next))
+                    }
+                    if used + need > size { break }
+                    used += need
+                    // The kernel counts a lookup for every entry it is given here.
+                    fs.noteLookup(entry.attributes.inode)
+                }
+                fuse_reply_buf(req, buf, used)
+            }
+        }
+        ops.releasedir = { req, _, fi in
+            session(req).operations.releaseDirectory(handle: fi!.pointee.fh)
+            fuse_reply_err(req, 0)
+        }
+        ops.fsyncdir = { req, _, _, _ in fuse_reply_err(req, 0) }
+        ops.statfs = { req, _ in
+            let fs = session(req).operations
+            let s = fs.statistics(caller: callerOf(req))
+            var v = statvfs()
+            v.f_bsize = UInt(s.blockSize)
+            v.f_frsize = UInt(s.blockSize)
+            v.f_blocks = fsblkcnt_t(s.blocks)
+            v.f_bfree = fsblkcnt_t(s.freeBlocks)
+            v.f_bavail = fsblkcnt_t(s.freeBlocks)
+            v.f_files = fsfilcnt_t(s.files)
+            v.f_ffree = fsfilcnt_t(s.freeFiles)
+            v.f_favail = fsfilcnt_t(s.freeFiles)
+            v.f_namemax = UInt(s.nameMax)
+            fuse_reply_statfs(req, &v)
+        }
+        // Extended attributes are not kept; answering at once spares the kernel's probe
+        // before every write a round of guessing (DESIGN §4).
+        ops.setxattr = { req, _, _, _, _, _ in fuse_reply_err(req, ENOTSUP) }
+        ops.getxattr = { req, _, _, _ in fuse_reply_err(req, ENODATA) }
+        ops.listxattr = { req, _, size in if size == 0 { fuse_reply_xattr(req, 0) } else { fuse_reply_buf(req, nil, 0) } }
+        ops.removexattr = { req, _, _ in fuse_reply_err(req, ENODATA) }
+        return ops
+    }
+}
+
+// Helpers are free functions: a C callback may not capture context, not even `Self`.
+
+private let entryTimeout = 1.0
+private let attributeTimeout = 1.0
+
+private func session(_ req: fuse_req_t?) -> FuseSession {
+    Unmanaged<FuseSession>.fromOpaque(fuse_req_userdata(req)!).takeUnretainedValue()
+}
+
+private func callerOf(_ req: fuse_req_t?) -> CallerContext {
+    let c = fuse_req_ctx(req)!.pointee
+    return CallerContext(uid: c.uid, gid: c.gid, pid: c.pid)
+}
+
+/// Runs one request; a thrown ``FSError`` is the reply.
+private func reply(_ req: fuse_req_t?, _ body: (any FileSystemOperations, CallerContext) throws(FSError) -> Void) {
+    do {
+        try body(session(req).operations, callerOf(req))
+    } catch {
+        fuse_reply_err(req, error.errno)
+    }
+}
+
+private func apply(_ r: OpenReply, to fi: UnsafeMutablePointer<fuse_file_info>) {
+    fi.pointee.fh = r.handle
+    CFuse3_fi_set_keep_cache(fi, r.keepCache ? 1 : 0)
+    CFuse3_fi_set_direct_io(fi, r.directIO ? 1 : 0)
+}
+
+private func entryParam(_ entry: NodeEntry) -> fuse_entry_param {
+    var e = CFuse3_zero_entry()
+    e.ino = entry.attributes.inode
+    e.generation = 1
+    e.attr = statOf(entry.attributes)
+    e.attr_timeout = entry.attributeTimeout
+    e.entry_timeout = entry.entryTimeout
+    return e
+}
+
+private func statOf(_ a: NodeAttributes) -> stat {
+    var st = CFuse3_zero_stat()
+    st.st_ino = ino_t(a.inode)
+    st.st_mode = (a.kind == .directory ? S_IFDIR : S_IFREG) | mode_t(a.permissions)
+    st.st_nlink = nlink_t(a.links)
+    st.st_uid = a.uid
+    st.st_gid = a.gid
+    st.st_size = off_t(a.size)
+    st.st_blksize = 4096
+    st.st_blocks = blkcnt_t((a.size + 511) / 512)
+    st.st_mtim = timespecOf(a.modified)
+    st.st_ctim = timespecOf(a.changed)
+    st.st_atim = timespecOf(a.accessed)
+    return st
+}
+
+private func timespecOf(_ ms: Int64) -> timespec {
+    let s = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+    return timespec(tv_sec: Int(s), tv_nsec: Int((ms - s * 1000) * 1_000_000))
+}
+
+private func milliseconds(_ t: timespec) -> Int64 { Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000 }
+
+private func nowMilliseconds() -> Int64 {
+    var t = timespec()
+    clock_gettime(CLOCK_REALTIME, &t)
+    return milliseconds(t)
+}

@@ -1,0 +1,85 @@
+import CFuse3
+import Dispatch
+import Foundation
+import Glibc
+
+/// One FUSE mount: libfuse's low-level session, driven by a ``FileSystemOperations``.
+///
+/// This file and `FuseOperationTable.swift` are the only ones that import CFuse3: the view
+/// never sees a `fuse_req_t`, and this layer never sees a record.
+public final class FuseSession: @unchecked Sendable {
+    /// The view; set once before the loop starts.
+    let operations: any FileSystemOperations
+    /// Guards `session`, which the notification queue reads while ``run()`` may end it.
+    private let lock = NSLock()
+    private var session: OpaquePointer?
+    private let notifications = DispatchQueue(label: "ckfs.fuse.notify")
+    public let mountPoint: String
+
+    public struct Options: Sendable {
+        public var allowOther = false
+        public var readOnly = false
+        public var debug = false
+        public init() {}
+    }
+
+    public init(operations: any FileSystemOperations, mountPoint: String) {
+        self.operations = operations
+        self.mountPoint = mountPoint
+    }
+
+    /// Creates the session and mounts it; the kernel queues requests until ``run()``.
+    public func mount(options: Options) throws(FSError) {
+        var opts = ["default_permissions", "fsname=ckfs", "subtype=ckfs"]
+        if options.allowOther { opts.append("allow_other") }
+        if options.readOnly { opts.append("ro") }
+        var argv = ["ckfs", "-o", opts.joined(separator: ",")]
+        if options.debug { argv.append("-d") }
+        var cStrings = argv.map { strdup($0) }
+        defer { cStrings.forEach { free($0) } }
+        var ops = FuseOperationTable.make()
+        let userdata = Unmanaged.passUnretained(self).toOpaque()
+        let se: OpaquePointer? = cStrings.withUnsafeMutableBufferPointer { buf in
+            var args = fuse_args(argc: Int32(buf.count), argv: buf.baseAddress, allocated: 0)
+            let s = fuse_session_new(&args, &ops, MemoryLayout<fuse_lowlevel_ops>.size, userdata)
+            fuse_opt_free_args(&args)
+            return s
+        }
+        guard let se else { throw FSError(EINVAL, "libfuse refused the mount options \(opts)") }
+        guard fuse_session_mount(se, mountPoint) == 0 else {
+            fuse_session_destroy(se)
+            throw FSError(EIO, "cannot mount at \(mountPoint): is it an empty directory you may write, and is /dev/fuse there? (a dead mount there needs `ckfs unmount` first)")
+        }
+        lock.withLock { session = se }
+    }
+
+    /// Serves requests on several threads until the file system is unmounted or a signal
+    /// (SIGINT, SIGTERM, SIGHUP) asks to stop; then unmounts.
+    public func run() -> Int32 {
+        guard let se = lock.withLock({ session }) else { return -1 }
+        fuse_set_signal_handlers(se)
+        let rc = CFuse3_session_loop_mt(se, 8)
+        fuse_remove_signal_handlers(se)
+        lock.withLock { session = nil }
+        notifications.sync {}
+        fuse_session_unmount(se)
+        fuse_session_destroy(se)
+        return rc
+    }
+}
+
+extension FuseSession: KernelNotifier {
+    public func invalidateNode(_ inode: UInt64) {
+        notifications.async { [self] in
+            guard let se = lock.withLock({ session }) else { return }
+            _ = fuse_lowlevel_notify_inval_inode(se, inode, 0, 0)
+        }
+    }
+
+    public func invalidateEntry(parent: UInt64, name: String) {
+        notifications.async { [self] in
+            guard let se = lock.withLock({ session }) else { return }
+            _ = name.withCString { fuse_lowlevel_notify_inval_entry(se, parent, $0, strlen($0)) }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import CloudStore
+import Foundation
+
+/// A store mounted as a file system: the view, the kernel session and the watcher that
+/// keeps the kernel's caches right when other processes write.
+///
+/// ```swift
+/// let mount = try StoreMount(store: try Store.open(at: path), at: "Mount")
+/// mount.run()   // serves until unmounted
+/// ```
+public final class StoreMount: Sendable {
+    public let view: StoreView
+    let session: FuseSession
+    let watcher: ChangeWatcher
+
+    public init(store: Store, at mountPoint: String, options: FuseSession.Options = .init(),
+                environment: CloudStore.Environment = .development,
+                log: @escaping @Sendable (String) -> Void = { _ in }) throws(FSError) {
+        view = StoreView(store: store, mountPoint: mountPoint, environment: environment, log: log)
+        session = FuseSession(operations: view, mountPoint: mountPoint)
+        view.notifier = session
+        watcher = ChangeWatcher(view: view)
+        try session.mount(options: options)
+    }
+
+    /// Serves requests until the file system is unmounted or the process is asked to stop.
+    @discardableResult
+    public func run() -> Int32 {
+        watcher.start()
+        defer { watcher.stop() }
+        return session.run()
+    }
+}

@@ -1,0 +1,26 @@
+import CloudStore
+import Glibc
+
+extension CKError {
+    /// The one place a CloudKit error becomes an errno for the kernel (README › Errors in the mount).
+    var errno: Int32 {
+        switch code {
+        case .invalidArguments, .referenceViolation, .badContainer: EINVAL
+        case .limitExceeded: EFBIG
+        case .quotaExceeded: EDQUOT
+        case .serverRecordChanged: ESTALE
+        case .permissionFailure, .notAuthenticated: EACCES
+        case .unknownItem, .zoneNotFound, .assetFileNotFound: ENOENT
+        case .constraintViolation: EEXIST
+        case .partialFailure:
+            partialErrorsByItemID?.values.first { $0.code != .batchRequestFailed }?.errno ?? EIO
+        default: EIO
+        }
+    }
+
+    /// A CloudKit error as the file system reports it.
+    var fsError: FSError {
+        let detail = partialErrorsByItemID?.values.first { $0.code != .batchRequestFailed }
+        return FSError(errno, detail.map { "\($0.code.name): \($0.message)" } ?? "\(code.name): \(message)")
+    }
+}

@@ -1,0 +1,119 @@
+import Glibc
+
+/// A failed file system call: the errno the kernel gets, and why (for the log).
+public struct FSError: Error, Sendable, CustomStringConvertible {
+    public var errno: Int32
+    public var reason: String
+
+    public init(_ errno: Int32, _ reason: String = "") {
+        self.errno = errno
+        self.reason = reason
+    }
+
+    public var description: String { "\(String(cString: strerror(errno))): \(reason)" }
+}
+
+/// Who is calling, from the kernel's request.
+public struct CallerContext: Sendable {
+    public var uid: UInt32
+    public var gid: UInt32
+    public var pid: Int32
+
+    public init(uid: UInt32, gid: UInt32, pid: Int32) {
+        self.uid = uid
+        self.gid = gid
+        self.pid = pid
+    }
+}
+
+/// What `stat` shows of a node.
+public struct NodeAttributes: Sendable, Equatable {
+    public enum Kind: Sendable { case directory, file }
+    public var inode: UInt64
+    public var kind: Kind
+    /// Permission bits only (0o7777).
+    public var permissions: UInt32
+    public var links: UInt32
+    public var uid: UInt32
+    public var gid: UInt32
+    public var size: Int64
+    /// Milliseconds since 1970.
+    public var modified: Int64
+    public var changed: Int64
+    public var accessed: Int64
+}
+
+/// A name the kernel may cache, with how long.
+public struct NodeEntry: Sendable {
+    public var attributes: NodeAttributes
+    public var entryTimeout: Double
+    public var attributeTimeout: Double
+}
+
+/// One line of a directory listing.
+public struct DirectoryEntry: Sendable {
+    public var name: String
+    public var attributes: NodeAttributes
+}
+
+/// What an open returns to the kernel.
+public struct OpenReply: Sendable {
+    public var handle: UInt64
+    /// The kernel may keep the pages it has: the content did not change since it read them.
+    public var keepCache: Bool
+    public var directIO: Bool = false
+}
+
+/// The attributes a `setattr` call wants changed.
+public struct AttributeChanges: Sendable {
+    public var permissions: UInt32?
+    public var uid: UInt32?
+    public var gid: UInt32?
+    public var size: Int64?
+    public var accessed: Int64?
+    public var modified: Int64?
+
+    public init() {}
+}
+
+/// What `statfs` (and so `df`) shows: the quota as the disk.
+public struct FileSystemStatistics: Sendable {
+    public var blockSize: UInt64
+    public var blocks: UInt64
+    public var freeBlocks: UInt64
+    public var files: UInt64
+    public var freeFiles: UInt64
+    public var nameMax: UInt64
+}
+
+/// Calls the view makes into the kernel: drop what the kernel caches of a node or a name.
+/// The kernel layer runs them on its own thread, never inside a request for the same node.
+public protocol KernelNotifier: AnyObject, Sendable {
+    func invalidateNode(_ inode: UInt64)
+    func invalidateEntry(parent: UInt64, name: String)
+}
+
+/// The operations the kernel layer forwards; names and inodes only, never a `fuse_req_t`.
+public protocol FileSystemOperations: AnyObject, Sendable {
+    func lookup(parent: UInt64, name: String, caller: CallerContext) throws(FSError) -> NodeEntry
+    func forget(_ inode: UInt64, count: UInt64)
+    /// The kernel took a lookup of `inode` through readdirplus.
+    func noteLookup(_ inode: UInt64)
+    func attributes(of inode: UInt64, caller: CallerContext) throws(FSError) -> NodeAttributes
+    func setAttributes(of inode: UInt64, _ changes: AttributeChanges, handle: UInt64?, caller: CallerContext) throws(FSError) -> NodeAttributes
+    func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> UInt64
+    func readDirectory(handle: UInt64, from offset: Int) throws(FSError) -> ArraySlice<DirectoryEntry>
+    func releaseDirectory(handle: UInt64)
+    func open(_ inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply
+    func create(parent: UInt64, name: String, permissions: UInt32, flags: Int32, caller: CallerContext) throws(FSError) -> (NodeEntry, OpenReply)
+    func read(handle: UInt64, count: Int, offset: Int64) throws(FSError) -> [UInt8]
+    func write(handle: UInt64, bytes: UnsafeRawBufferPointer, offset: Int64) throws(FSError) -> Int
+    func flush(handle: UInt64, caller: CallerContext) throws(FSError)
+    func fsync(handle: UInt64, caller: CallerContext) throws(FSError)
+    func release(handle: UInt64)
+    func unlink(parent: UInt64, name: String, caller: CallerContext) throws(FSError)
+    func makeDirectory(parent: UInt64, name: String, caller: CallerContext) throws(FSError) -> NodeEntry
+    func removeDirectory(parent: UInt64, name: String, caller: CallerContext) throws(FSError)
+    func rename(parent: UInt64, name: String, newParent: UInt64, newName: String, flags: UInt32, caller: CallerContext) throws(FSError)
+    func statistics(caller: CallerContext) -> FileSystemStatistics
+}

@@ -1,0 +1,263 @@
+import CloudStore
+import Foundation
+
+extension StoreView {
+    // MARK: Open and create
+
+    public func open(_ inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply {
+        let key = try key(inode)
+        let truncating = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
+        switch key {
+        case .record(let d, let zone, let type, let name):
+            let target = RecordTarget(database: d, zone: zone, type: type, name: name)
+            if let pending = stateLock.withLock({ pendingNew[target] }) {
+                // A second open of a file created but not saved yet shares nothing: it starts
+                // from what the creating handle has written.
+                let bytes = truncating ? [] : pending.lock.withLock { pending.buffer }
+                let h = OpenFile(kind: .record(target), inode: inode, flags: flags, caller: caller, buffer: bytes)
+                h.dirty = truncating
+                return OpenReply(handle: handles.add(h), keepCache: false)
+            }
+            guard let record = try catalog(d, zone).record(named: name), record.recordType == type else { throw FSError(ENOENT) }
+            let bytes = text(of: record, target)
+            let h = OpenFile(kind: .record(target), inode: inode, flags: flags, caller: caller, buffer: truncating ? [] : bytes)
+            h.dirty = truncating
+            let tag = record.recordChangeTag ?? ""
+            let (served, reported) = stateLock.withLock { (servedTag[inode], reportedSize[inode]) }
+            // The kernel keeps its pages when it read this very version; when it was told
+            // another size, read past its idea of the end (direct I/O) so `cat` shows it all.
+            return OpenReply(handle: handles.add(h), keepCache: served == tag && !truncating,
+                             directIO: reported != nil && reported != Int64(bytes.count) && !truncating)
+        case .scratch(let id):
+            guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+            if truncating { s.lock.withLock { s.bytes = []; s.modified = nowMilliseconds(); s.changed = s.modified } }
+            return OpenReply(handle: handles.add(OpenFile(kind: .scratch(s), inode: inode, flags: flags, caller: caller)), keepCache: false)
+        case .lostFoundFile(let name):
+            if flags & O_ACCMODE != O_RDONLY { throw FSError(EPERM, "lost+found keeps rejected text; copy it elsewhere to edit it") }
+            let path = lostAndFound.directory + "/" + name
+            guard let data = FileManager.default.contents(atPath: path) else { throw FSError(ENOENT) }
+            let h = OpenFile(kind: .lostFound(path: path), inode: inode, flags: flags, caller: caller, buffer: Array(data))
+            return OpenReply(handle: handles.add(h), keepCache: false)
+        default:
+            throw FSError(EISDIR)
+        }
+    }
+
+    public func create(parent: UInt64, name: String, permissions: UInt32, flags: Int32, caller: CallerContext) throws(FSError) -> (NodeEntry, OpenReply) {
+        try checkName(name)
+        let dir = try key(parent)
+        switch dir {
+        case .zone, .recordType: break
+        case .lostFound: throw FSError(EPERM, "lost+found takes no new files")
+        default: throw FSError(EPERM, "files go in a record type folder (<zone>/<RecordType>/<recordName>.json)")
+        }
+        if case .recordType(let d, let zone, let type) = dir, let recordName = RecordFileName.recordName(name) {
+            do { try Names.checkRecordName(recordName) } catch { throw FSError(EINVAL, "\(name): \(error.message)") }
+            let target = RecordTarget(database: d, zone: zone, type: type, name: recordName)
+            let exists = try catalog(d, zone).record(named: recordName) != nil
+            let isHidden = stateLock.withLock { hidden[target] != nil }
+            if exists && !isHidden {
+                if flags & O_EXCL != 0 { throw FSError(EEXIST) }
+                let ino = inodes.inode(for: target.key)
+                let reply = try open(ino, flags: flags | O_TRUNC, caller: caller)
+                return (try entry(target.key, caller: caller), reply)
+            }
+            let ino = inodes.inode(for: target.key)
+            let h = OpenFile(kind: .record(target), inode: ino, flags: flags, caller: caller, isNew: true)
+            let taken = stateLock.withLock { () -> Bool in
+                if pendingNew[target] != nil { return true }
+                pendingNew[target] = h
+                return false
+            }
+            if taken { throw FSError(EEXIST, "\(name) is being created by another open") }
+            let fh = handles.add(h)
+            return (try entry(target.key, caller: caller), OpenReply(handle: fh, keepCache: false))
+        }
+        if case .zone = dir, RecordFileName.recordName(name) != nil {
+            throw FSError(EPERM, "record files go in a folder named after their record type: mkdir it first")
+        }
+        let now = nowMilliseconds()
+        let s = stateLock.withLock { () -> ScratchFile in
+            let s = ScratchFile(id: nextScratch, permissions: permissions, uid: caller.uid, gid: caller.gid, now: now)
+            nextScratch += 1
+            return s
+        }
+        let exists = stateLock.withLock { () -> Bool in
+            if scratchNames[dir]?[name] != nil { return true }
+            scratchFiles[s.id] = s
+            scratchNames[dir, default: [:]][name] = s.id
+            return false
+        }
+        if exists {
+            if flags & O_EXCL != 0 { throw FSError(EEXIST) }
+            let ino = inodes.inode(for: try child(of: dir, named: name, caller: caller))
+            let reply = try open(ino, flags: flags, caller: caller)
+            return (try lookup(parent: parent, name: name, caller: caller), reply)
+        }
+        let ino = inodes.inode(for: .scratch(s.id))
+        let fh = handles.add(OpenFile(kind: .scratch(s), inode: ino, flags: flags, caller: caller))
+        return (try entry(.scratch(s.id), caller: caller), OpenReply(handle: fh, keepCache: false))
+    }
+
+    // MARK: Read and write
+
+    public func read(handle: UInt64, count: Int, offset: Int64) throws(FSError) -> [UInt8] {
+        guard let h = handles.get(handle) else { throw FSError(EBADF) }
+        let bytes: [UInt8]
+        switch h.kind {
+        case .scratch(let s): bytes = s.lock.withLock { s.bytes }
+        case .record(let t):
+            bytes = h.lock.withLock { h.buffer }
+            if let r = try? catalog(t.database, t.zone).record(named: t.name), let tag = r.recordChangeTag, !h.dirty {
+                stateLock.withLock { servedTag[h.inode] = tag }
+            }
+        case .lostFound: bytes = h.lock.withLock { h.buffer }
+        case .directory: throw FSError(EISDIR)
+        }
+        guard offset < Int64(bytes.count), offset >= 0 else { return [] }
+        let start = Int(offset)
+        return Array(bytes[start..<min(bytes.count, start + count)])
+    }
+
+    public func write(handle: UInt64, bytes: UnsafeRawBufferPointer, offset: Int64) throws(FSError) -> Int {
+        guard let h = handles.get(handle) else { throw FSError(EBADF) }
+        guard h.writable else { throw FSError(EBADF) }
+        let end = Int(offset) + bytes.count
+        switch h.kind {
+        case .scratch(let s):
+            guard end <= 16 << 20 else { throw FSError(EFBIG, "scratch files hold at most 16 MiB") }
+            s.lock.withLock {
+                Self.splice(&s.bytes, bytes, at: Int(offset), append: h.flags & O_APPEND != 0)
+                s.modified = nowMilliseconds()
+                s.changed = s.modified
+            }
+        case .record(let t):
+            guard end <= maxFileBytes else {
+                log("refused write to \(mountPath(t)): \(end) bytes is past the \(maxFileBytes)-byte limit of a record file")
+                throw FSError(EFBIG, "a record file holds at most \(maxFileBytes) bytes")
+            }
+            h.lock.withLock {
+                Self.splice(&h.buffer, bytes, at: Int(offset), append: h.flags & O_APPEND != 0)
+                h.dirty = true
+            }
+            stateLock.withLock { servedTag[h.inode] = nil }
+        default:
+            throw FSError(EBADF)
+        }
+        return bytes.count
+    }
+
+    static func splice(_ buffer: inout [UInt8], _ bytes: UnsafeRawBufferPointer, at offset: Int, append: Bool) {
+        let start = append ? buffer.count : offset
+        if buffer.count < start { buffer.append(contentsOf: repeatElement(0, count: start - buffer.count)) }
+        let overlap = min(bytes.count, buffer.count - start)
+        if overlap > 0 { buffer.replaceSubrange(start..<(start + overlap), with: bytes[0..<overlap]) }
+        if overlap < bytes.count { buffer.append(contentsOf: bytes[overlap...]) }
+    }
+
+    func truncate(_ key: NodeKey, inode: UInt64, to size: Int64, handle: UInt64?, caller: CallerContext) throws(FSError) {
+        switch key {
+        case .scratch(let id):
+            guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+            s.lock.withLock { Self.resize(&s.bytes, to: Int(size)) }
+        case .record(let d, let zone, let type, let name):
+            guard size <= Int64(maxFileBytes) else { throw FSError(EFBIG) }
+            let target = RecordTarget(database: d, zone: zone, type: type, name: name)
+            if let fh = handle, let h = handles.get(fh), h.recordTarget == target {
+                h.lock.withLock { Self.resize(&h.buffer, to: Int(size)); h.dirty = true }
+                return
+            }
+            // A truncate by path (no open file) is an edit of its own: save what is left.
+            let h = OpenFile(kind: .record(target), inode: inode, flags: O_WRONLY, caller: caller)
+            if let pending = stateLock.withLock({ pendingNew[target] }) {
+                pending.lock.withLock { Self.resize(&pending.buffer, to: Int(size)); pending.dirty = true }
+                return
+            }
+            guard let record = try catalog(d, zone).record(named: name) else { throw FSError(ENOENT) }
+            let bytes = text(of: record, target)
+            if Int64(bytes.count) == size { return }
+            if size == 0 { throw FSError(EINVAL, "an empty file is no record; delete the file to delete the record") }
+            h.buffer = bytes
+            Self.resize(&h.buffer, to: Int(size))
+            h.dirty = true
+            h.lock.lock()
+        defer { h.lock.unlock() }
+        try commit(h)
+        default:
+            throw FSError(EISDIR)
+        }
+    }
+
+    static func resize(_ buffer: inout [UInt8], to size: Int) {
+        if size < buffer.count { buffer.removeSubrange(size...) } else { buffer.append(contentsOf: repeatElement(0, count: size - buffer.count)) }
+    }
+
+    // MARK: Flush, fsync, release: where saves happen
+
+    public func flush(handle: UInt64, caller: CallerContext) throws(FSError) {
+        guard let h = handles.get(handle) else { return }
+        h.lock.lock()
+        defer { h.lock.unlock() }
+        try commit(h)
+    }
+
+    public func fsync(handle: UInt64, caller: CallerContext) throws(FSError) {
+        try flush(handle: handle, caller: caller)
+    }
+
+    public func release(handle: UInt64) {
+        guard let h = handles.remove(handle) else { return }
+        // Flush normally saved already; this is the last resort (a writer that never flushed).
+        h.lock.withLock {
+            do { try commit(h, final: true) } catch {}
+            if h.isNew, let t = h.recordTarget {
+                stateLock.withLock { if pendingNew[t] === h { pendingNew[t] = nil } }
+                if let dir = inodes.existingInode(for: .recordType(t.database, zone: t.zone, type: t.type)),
+                   (try? catalog(t.database, t.zone).record(named: t.name)) == nil {
+                    notifier?.invalidateEntry(parent: dir, name: t.fileName)
+                }
+            }
+        }
+    }
+
+    /// Saves a dirty record handle's text. Handle lock held.
+    ///
+    /// Empty text is never a record. A shell's `> file` opens (truncating), then closes a
+    /// duplicate descriptor before writing, so an empty flush waits for the writes; only the
+    /// last close of a file left empty says so, in the log.
+    func commit(_ h: OpenFile, final: Bool = false) throws(FSError) {
+        guard h.dirty, let target = h.recordTarget else { return }
+        if h.buffer.isEmpty {
+            if final {
+                h.dirty = false
+                log(h.isNew ? "\(mountPath(target)) was created but never written: no record saved"
+                            : "\(mountPath(target)) was emptied and closed: an empty file is no record, so the record is unchanged")
+            }
+            return
+        }
+        h.dirty = false
+        defer { notifier?.invalidateNode(h.inode) }
+        do throws(FSError) {
+            try save(h.buffer, as: target, caller: h.caller)
+            if h.isNew {
+                h.isNew = false
+                stateLock.withLock { if pendingNew[target] === h { pendingNew[target] = nil } }
+            }
+            if let r = try? catalog(target.database, target.zone).record(named: target.name) {
+                h.buffer = text(of: r, target)
+            }
+        } catch {
+            reject(h.buffer, target: target, error: error, caller: h.caller)
+            throw error
+        }
+    }
+
+    /// Logs a refused save and keeps its text in lost+found.
+    func reject(_ text: [UInt8], target: RecordTarget, error: FSError, caller: CallerContext) {
+        let path = mountPath(target)
+        let kept = lostAndFound.keep(text, mountPath: path, reason: error.reason, owner: caller)
+        log("refused save of \(path): \(error.reason)" + (kept.map { "; the text is in \(mountPoint)/\(Self.lostFoundName)/\($0)" } ?? ""))
+    }
+
+    func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
+}

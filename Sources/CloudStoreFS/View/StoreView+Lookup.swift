@@ -1,0 +1,271 @@
+import CloudStore
+import Foundation
+
+extension StoreView {
+    static let entryTimeout = 1.0
+    static let attributeTimeout = 1.0
+    static let lostFoundName = "lost+found"
+
+    func key(_ inode: UInt64) throws(FSError) -> NodeKey {
+        guard let k = inodes.key(of: inode) else { throw FSError(ENOENT, "inode \(inode) is not known") }
+        return k
+    }
+
+    /// Checks a name from the kernel before it is used for anything.
+    func checkName(_ name: String) throws(FSError) {
+        if name.isEmpty || name == "." || name == ".." || name.contains("/") || name.utf8.contains(0) {
+            throw FSError(EINVAL, "\"\(name)\" is not a file name")
+        }
+        if name.utf8.count > 255 { throw FSError(ENAMETOOLONG, "a name may have at most 255 bytes") }
+    }
+
+    /// The node `name` names in the directory `parent`, as `caller` sees it.
+    func child(of parent: NodeKey, named name: String, caller: CallerContext) throws(FSError) -> NodeKey {
+        try checkName(name)
+        if let id = stateLock.withLock({ scratchNames[parent]?[name] }) { return .scratch(id) }
+        switch parent {
+        case .root:
+            if name == Self.lostFoundName { return .lostFound }
+            guard (try? store.containerIdentifiers())?.contains(name) == true else { throw FSError(ENOENT, "no container \(name)") }
+            return .container(name)
+        case .lostFound:
+            guard FileManager.default.fileExists(atPath: lostAndFound.directory + "/" + name) else { throw FSError(ENOENT) }
+            return .lostFoundFile(name)
+        case .container(let c):
+            switch name {
+            case "public": return .database(DatabaseKey(container: c, scope: .public, user: ""))
+            case "private": return .database(DatabaseKey(container: c, scope: .private, user: userName(caller.uid)))
+            default: throw FSError(ENOENT)
+            }
+        case .database(let d):
+            guard let zone = StoreLayout.decode(name), StoreLayout.encode(zone) == name else { throw FSError(ENOENT) }
+            let db = try database(d, caller: caller)
+            guard (try? db.zone(zone)) != nil else { throw FSError(ENOENT) }
+            return .zone(d, zone)
+        case .zone(let d, let zone):
+            let typeKey = NodeKey.recordType(d, zone: zone, type: name)
+            if stateLock.withLock({ typeFolders.contains(typeKey) }) { return typeKey }
+            let cat = try catalog(d, zone)
+            guard cat.recordTypes.contains(name) || hasPendingNew(d, zone, type: name) else { throw FSError(ENOENT) }
+            return typeKey
+        case .recordType(let d, let zone, let type):
+            guard let recordName = RecordFileName.recordName(name) else { throw FSError(ENOENT) }
+            let target = RecordTarget(database: d, zone: zone, type: type, name: recordName)
+            if stateLock.withLock({ pendingNew[target] != nil }) { return target.key }
+            if stateLock.withLock({ hidden[target] != nil }) { throw FSError(ENOENT) }
+            guard let r = try catalog(d, zone).record(named: recordName), r.recordType == type else { throw FSError(ENOENT) }
+            return target.key
+        case .lostFoundFile, .record, .scratch:
+            throw FSError(ENOTDIR)
+        }
+    }
+
+    func hasPendingNew(_ d: DatabaseKey, _ zone: String, type: String) -> Bool {
+        stateLock.withLock { pendingNew.keys.contains { $0.database == d && $0.zone == zone && $0.type == type } }
+    }
+
+    /// What `stat` shows for a node; ENOENT when it is gone.
+    func attributes(_ key: NodeKey, inode: UInt64, caller: CallerContext) throws(FSError) -> NodeAttributes {
+        func dir(_ perms: UInt32, uid: UInt32, time: Int64? = nil) -> NodeAttributes {
+            NodeAttributes(inode: inode, kind: .directory, permissions: perms, links: 1, uid: uid, gid: uid == daemonUID ? daemonGID : uid,
+                           size: 4096, modified: time ?? started, changed: time ?? started, accessed: time ?? started)
+        }
+        switch key {
+        case .root, .container:
+            return dir(0o755, uid: daemonUID)
+        case .lostFound:
+            return dir(0o1777, uid: daemonUID)
+        case .database(let d):
+            return d.scope == .public ? dir(0o755, uid: daemonUID) : dir(0o700, uid: uid(ofUserNamed: d.user) ?? daemonUID)
+        case .zone(let d, let zone):
+            let created = (try? database(d, caller: caller).zone(zone))?.created
+            guard created != nil else { throw FSError(ENOENT) }
+            return d.scope == .public ? dir(0o755, uid: daemonUID, time: created) : dir(0o700, uid: uid(ofUserNamed: d.user) ?? daemonUID, time: created)
+        case .recordType(let d, _, _):
+            return d.scope == .public ? dir(0o755, uid: daemonUID) : dir(0o700, uid: uid(ofUserNamed: d.user) ?? daemonUID)
+        case .record(let d, let zone, let type, let name):
+            let target = RecordTarget(database: d, zone: zone, type: type, name: name)
+            if let pending = stateLock.withLock({ pendingNew[target] }) {
+                let size = pending.lock.withLock { pending.buffer.count }
+                return NodeAttributes(inode: inode, kind: .file, permissions: d.scope == .public ? 0o644 : 0o600,
+                                      links: 1, uid: pending.caller.uid, gid: pending.caller.gid, size: Int64(size),
+                                      modified: started, changed: started, accessed: started)
+            }
+            guard let record = try catalog(d, zone).record(named: name), record.recordType == type else { throw FSError(ENOENT) }
+            return attributes(of: record, target, inode: inode)
+        case .scratch(let id):
+            guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+            return s.lock.withLock {
+                NodeAttributes(inode: inode, kind: .file, permissions: s.permissions, links: 1, uid: s.uid, gid: s.gid,
+                               size: Int64(s.bytes.count), modified: s.modified, changed: s.changed, accessed: s.modified)
+            }
+        case .lostFoundFile(let name):
+            var st = stat()
+            guard stat(lostAndFound.directory + "/" + name, &st) == 0 else { throw FSError(ENOENT) }
+            let ms = Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000
+            return NodeAttributes(inode: inode, kind: .file, permissions: UInt32(st.st_mode) & 0o777, links: 1,
+                                  uid: st.st_uid, gid: st.st_gid, size: Int64(st.st_size), modified: ms, changed: ms, accessed: ms)
+        }
+    }
+
+    func attributes(of record: Record, _ target: RecordTarget, inode: UInt64) -> NodeAttributes {
+        let size = Int64(text(of: record, target).count)
+        stateLock.withLock { reportedSize[inode] = size }
+        let owner: UInt32 = target.database.scope == .public
+            ? uid(ofCreator: record.created?.userRecordName, container: target.database.container)
+            : (uid(ofUserNamed: target.database.user) ?? daemonUID)
+        let modified = record.modified?.timestamp ?? started
+        return NodeAttributes(inode: inode, kind: .file, permissions: target.database.scope == .public ? 0o644 : 0o600,
+                              links: 1, uid: owner, gid: owner == daemonUID ? daemonGID : owner, size: size,
+                              modified: modified, changed: modified, accessed: modified)
+    }
+
+    func entry(_ key: NodeKey, caller: CallerContext) throws(FSError) -> NodeEntry {
+        let ino = inodes.inode(for: key)
+        let attrs = try attributes(key, inode: ino, caller: caller)
+        inodes.lookedUp(ino)
+        // `private` means another database for each caller: never let the kernel keep it.
+        var timeout = Self.entryTimeout
+        if case .database(let d) = key, d.scope == .private { timeout = 0 }
+        return NodeEntry(attributes: attrs, entryTimeout: timeout, attributeTimeout: Self.attributeTimeout)
+    }
+
+    // MARK: FileSystemOperations: names and attributes
+
+    public func lookup(parent: UInt64, name: String, caller: CallerContext) throws(FSError) -> NodeEntry {
+        try entry(try child(of: try key(parent), named: name, caller: caller), caller: caller)
+    }
+
+    public func forget(_ inode: UInt64, count: UInt64) {
+        inodes.forget(inode, count: count)
+    }
+
+    public func noteLookup(_ inode: UInt64) { inodes.lookedUp(inode) }
+
+    public func attributes(of inode: UInt64, caller: CallerContext) throws(FSError) -> NodeAttributes {
+        try attributes(try key(inode), inode: inode, caller: caller)
+    }
+
+    public func setAttributes(of inode: UInt64, _ changes: AttributeChanges, handle: UInt64?, caller: CallerContext) throws(FSError) -> NodeAttributes {
+        let key = try key(inode)
+        if let size = changes.size {
+            try truncate(key, inode: inode, to: size, handle: handle, caller: caller)
+        }
+        if case .scratch(let id) = key, let s = stateLock.withLock({ scratchFiles[id] }) {
+            s.lock.withLock {
+                if let p = changes.permissions { s.permissions = p }
+                if let u = changes.uid { s.uid = u }
+                if let g = changes.gid { s.gid = g }
+                if let m = changes.modified { s.modified = m }
+                s.changed = Int64(Date().timeIntervalSince1970 * 1000)
+            }
+        }
+        // chmod, chown and utimens on records and folders are accepted and change nothing:
+        // their mode, owner and times follow from the store (DESIGN §4), and tools like
+        // vim, tar and rsync set them after writing.
+        return try attributes(key, inode: inode, caller: caller)
+    }
+
+    // MARK: Directories
+
+    public func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> UInt64 {
+        let key = try key(inode)
+        guard key.isDirectory else { throw FSError(ENOTDIR) }
+        let entries = try listing(key, caller: caller)
+        return handles.add(OpenFile(kind: .directory(entries), inode: inode, flags: O_RDONLY, caller: caller))
+    }
+
+    public func readDirectory(handle: UInt64, from offset: Int) throws(FSError) -> ArraySlice<DirectoryEntry> {
+        guard let h = handles.get(handle), case .directory(let entries) = h.kind else { throw FSError(EBADF) }
+        return offset < entries.count ? entries[max(offset, 0)...] : []
+    }
+
+    public func releaseDirectory(handle: UInt64) { handles.remove(handle) }
+
+    /// A directory's entries with their attributes, read once at opendir.
+    func listing(_ dir: NodeKey, caller: CallerContext) throws(FSError) -> [DirectoryEntry] {
+        var keys: [(String, NodeKey)] = []
+        switch dir {
+        case .root:
+            keys.append((Self.lostFoundName, .lostFound))
+            for c in (try? store.containerIdentifiers()) ?? [] { keys.append((c, .container(c))) }
+        case .lostFound:
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: lostAndFound.directory)) ?? []
+            for n in names.sorted() { keys.append((n, .lostFoundFile(n))) }
+        case .container(let c):
+            keys.append(("private", .database(DatabaseKey(container: c, scope: .private, user: userName(caller.uid)))))
+            keys.append(("public", .database(DatabaseKey(container: c, scope: .public, user: ""))))
+        case .database(let d):
+            let zones: [RecordZone]
+            let db = try database(d, caller: caller)
+            do throws(CKError) { zones = try db.zones() } catch { throw error.fsError }
+            for z in zones { keys.append((StoreLayout.encode(z.zoneID.zoneName), .zone(d, z.zoneID.zoneName))) }
+        case .zone(let d, let zone):
+            var types = Set(try catalog(d, zone).recordTypes)
+            stateLock.withLock {
+                for case .recordType(d, zone, let t) in typeFolders { types.insert(t) }
+                for t in pendingNew.keys where t.database == d && t.zone == zone { types.insert(t.type) }
+            }
+            for t in types.sorted() { keys.append((t, .recordType(d, zone: zone, type: t))) }
+        case .recordType(let d, let zone, let type):
+            let cat = try catalog(d, zone)
+            let (hiddenNames, pending) = stateLock.withLock {
+                (Set(hidden.keys.filter { $0.database == d && $0.zone == zone }.map(\.name)),
+                 pendingNew.keys.filter { $0.database == d && $0.zone == zone && $0.type == type })
+            }
+            var out: [DirectoryEntry] = []
+            for name in cat.names(ofType: type) where !hiddenNames.contains(name) {
+                guard let r = cat.record(named: name) else { continue }
+                let target = RecordTarget(database: d, zone: zone, type: type, name: name)
+                let ino = inodes.inode(for: target.key)
+                out.append(DirectoryEntry(name: target.fileName, attributes: attributes(of: r, target, inode: ino)))
+            }
+            for t in pending where cat.record(named: t.name) == nil { keys.append((t.fileName, t.key)) }
+            return out + (try entries(keys, caller: caller)) + scratchEntries(dir, caller: caller)
+        case .lostFoundFile, .record, .scratch:
+            throw FSError(ENOTDIR)
+        }
+        return try entries(keys, caller: caller) + scratchEntries(dir, caller: caller)
+    }
+
+    private func entries(_ keys: [(String, NodeKey)], caller: CallerContext) throws(FSError) -> [DirectoryEntry] {
+        var out: [DirectoryEntry] = []
+        for (name, key) in keys {
+            let ino = inodes.inode(for: key)
+            if let a = try? attributes(key, inode: ino, caller: caller) { out.append(DirectoryEntry(name: name, attributes: a)) }
+        }
+        return out
+    }
+
+    private func scratchEntries(_ dir: NodeKey, caller: CallerContext) -> [DirectoryEntry] {
+        let names = stateLock.withLock { scratchNames[dir] ?? [:] }
+        return names.sorted { $0.key < $1.key }.compactMap { (name, id) in
+            let key = NodeKey.scratch(id)
+            let ino = inodes.inode(for: key)
+            return (try? attributes(key, inode: ino, caller: caller)).map { DirectoryEntry(name: name, attributes: $0) }
+        }
+    }
+
+    // MARK: df
+
+    public func statistics(caller: CallerContext) -> FileSystemStatistics {
+        var quota: Int64 = 0
+        var used: Int64 = 0
+        var files: UInt64 = 0
+        for c in (try? store.containerIdentifiers()) ?? [] {
+            for key in [DatabaseKey(container: c, scope: .public, user: ""), DatabaseKey(container: c, scope: .private, user: userName(caller.uid))] {
+                guard let db = try? database(key, caller: caller) else { continue }
+                quota += db.quotaBytes
+                used += (try? db.usage()) ?? 0
+                for z in (try? db.zones()) ?? [] {
+                    files += UInt64((try? catalog(key, z.zoneID.zoneName))?.allRecords.count ?? 0)
+                }
+            }
+        }
+        let block: Int64 = 4096
+        let total = max(quota / block, 1)
+        let usedBlocks = (used + block - 1) / block
+        return FileSystemStatistics(blockSize: UInt64(block), blocks: UInt64(total), freeBlocks: UInt64(max(total - usedBlocks, 0)),
+                                    files: files + 1_000_000, freeFiles: 1_000_000, nameMax: 255)
+    }
+}

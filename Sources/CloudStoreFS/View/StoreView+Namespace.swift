@@ -1,0 +1,200 @@
+import CloudStore
+import Foundation
+
+extension StoreView {
+    // MARK: rm
+
+    public func unlink(parent: UInt64, name: String, caller: CallerContext) throws(FSError) {
+        let dir = try key(parent)
+        let node = try child(of: dir, named: name, caller: caller)
+        switch node {
+        case .scratch(let id):
+            let s = stateLock.withLock { () -> ScratchFile? in
+                scratchNames[dir]?[name] = nil
+                if scratchNames[dir]?.isEmpty == true { scratchNames[dir] = nil }
+                return scratchFiles.removeValue(forKey: id)
+            }
+            // A record renamed to this name and not saved again since is really gone now.
+            if let origin = s?.lock.withLock({ s?.origin }), stateLock.withLock({ hidden[origin] == id }) {
+                try deleteRecord(origin, caller: caller)
+                stateLock.withLock { hidden[origin] = nil }
+            }
+        case .record(let d, let zone, let type, let recordName):
+            let target = RecordTarget(database: d, zone: zone, type: type, name: recordName)
+            if stateLock.withLock({ pendingNew[target] != nil }) {
+                stateLock.withLock { pendingNew[target]?.dirty = false; pendingNew[target] = nil }
+                return
+            }
+            try deleteRecord(target, caller: caller)
+        case .lostFoundFile(let file):
+            guard Glibc.unlink(lostAndFound.directory + "/" + file) == 0 else { throw FSError(Glibc.errno, "cannot remove \(file)") }
+        default:
+            throw FSError(EISDIR)
+        }
+    }
+
+    func deleteRecord(_ target: RecordTarget, caller: CallerContext) throws(FSError) {
+        let db = try database(target.database, caller: caller)
+        let result: ModifyResult
+        do { result = try db.modify(saving: [], deleting: [RecordID(recordName: target.name, zoneID: db.zoneID(target.zone))]) } catch {
+            throw error.fsError
+        }
+        if let error = result.error {
+            log("refused delete of \(mountPath(target)): \(error.fsError.reason)")
+            throw error.fsError
+        }
+        _ = try? catalog(target.database, target.zone)
+    }
+
+    // MARK: mkdir, rmdir: zones and type folders
+
+    public func makeDirectory(parent: UInt64, name: String, caller: CallerContext) throws(FSError) -> NodeEntry {
+        try checkName(name)
+        let dir = try key(parent)
+        if (try? child(of: dir, named: name, caller: caller)) != nil { throw FSError(EEXIST) }
+        switch dir {
+        case .database(let d):
+            guard let zone = StoreLayout.decode(name) else { throw FSError(EINVAL, "\(name) is not a valid encoding of a zone name") }
+            let db = try database(d, caller: caller)
+            do throws(CKError) { _ = try db.createZone(zone) } catch {
+                log("refused mkdir of zone \(zone): \(error.message)")
+                throw error.fsError
+            }
+            return try entry(.zone(d, zone), caller: caller)
+        case .zone(let d, let zone):
+            do { try Names.checkRecordType(name) } catch {
+                throw FSError(EINVAL, "a folder in a zone is a record type: \(error.message)")
+            }
+            let key = NodeKey.recordType(d, zone: zone, type: name)
+            stateLock.withLock { _ = typeFolders.insert(key) }
+            return try entry(key, caller: caller)
+        default:
+            throw FSError(EPERM, "folders can be made only for zones (in private/) and record types (in a zone)")
+        }
+    }
+
+    public func removeDirectory(parent: UInt64, name: String, caller: CallerContext) throws(FSError) {
+        let dir = try key(parent)
+        let node = try child(of: dir, named: name, caller: caller)
+        switch node {
+        case .zone(let d, let zone):
+            let cat = try catalog(d, zone)
+            let hasScratch = stateLock.withLock {
+                scratchNames.keys.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }
+                    || typeFolders.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }
+            }
+            if !cat.recordTypes.isEmpty || hasScratch { throw FSError(ENOTEMPTY) }
+            let db = try database(d, caller: caller)
+            do throws(CKError) { try db.deleteZone(zone) } catch {
+                log("refused rmdir of zone \(zone): \(error.message)")
+                throw error.fsError
+            }
+            stateLock.withLock {
+                catalogs[ZoneRef(database: d, zone: zone)] = nil
+                typeFolders = typeFolders.filter { $0.zone.map { !($0.0 == d && $0.1 == zone) } ?? true }
+            }
+        case .recordType(let d, let zone, let type):
+            if !(try catalog(d, zone).names(ofType: type).isEmpty) || stateLock.withLock({ scratchNames[node]?.isEmpty == false }) {
+                throw FSError(ENOTEMPTY)
+            }
+            stateLock.withLock { _ = typeFolders.remove(node) }
+        default:
+            throw FSError(node.isDirectory ? EPERM : ENOTDIR, "only zone and record type folders can be removed")
+        }
+    }
+
+    // MARK: mv
+
+    public func rename(parent: UInt64, name: String, newParent: UInt64, newName: String, flags: UInt32, caller: CallerContext) throws(FSError) {
+        try checkName(newName)
+        let noReplace: UInt32 = 1, exchange: UInt32 = 2
+        if flags & exchange != 0 { throw FSError(EINVAL, "exchanging names is not supported") }
+        let fromDir = try key(parent)
+        let toDir = try key(newParent)
+        let source = try child(of: fromDir, named: name, caller: caller)
+        let existing = try? child(of: toDir, named: newName, caller: caller)
+        if existing != nil && flags & noReplace != 0 { throw FSError(EEXIST) }
+        if existing == source { return }
+        if source.isDirectory { throw FSError(EPERM, "zones and record type folders cannot be renamed") }
+        let toRecord: RecordTarget? = {
+            guard case .recordType(let d, let zone, let type) = toDir, let n = RecordFileName.recordName(newName) else { return nil }
+            return RecordTarget(database: d, zone: zone, type: type, name: n)
+        }()
+        guard case .zone = toDir.zone.map({ NodeKey.zone($0.0, $0.1) }) ?? .root else {
+            throw FSError(EXDEV, "files can be moved only within zones")
+        }
+        switch source {
+        case .scratch(let id):
+            guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+            if let target = toRecord {
+                // sed -i, rsync and editors save by renaming a finished file onto the name.
+                let (bytes, origin) = s.lock.withLock { (s.bytes, s.origin) }
+                do { try save(bytes, as: target, caller: caller) } catch {
+                    reject(bytes, target: target, error: error, caller: caller)
+                    throw error
+                }
+                stateLock.withLock {
+                    scratchNames[fromDir]?[name] = nil
+                    scratchFiles[id] = nil
+                    hidden[target] = nil
+                }
+                if let origin, origin != target, stateLock.withLock({ hidden[origin] == id }) {
+                    // `mv a.json a.tmp; mv a.tmp b.json`: the record moved to its new name.
+                    try? deleteRecord(origin, caller: caller)
+                    stateLock.withLock { hidden[origin] = nil }
+                }
+                if let ino = inodes.existingInode(for: target.key) { notifier?.invalidateNode(ino) }
+            } else {
+                try replaceScratchName(toDir, newName, caller: caller)
+                stateLock.withLock {
+                    scratchNames[fromDir]?[name] = nil
+                    scratchNames[toDir, default: [:]][newName] = id
+                }
+            }
+        case .record(let d, let zone, let type, let recordName):
+            let from = RecordTarget(database: d, zone: zone, type: type, name: recordName)
+            guard let record = try catalog(d, zone).record(named: recordName) else { throw FSError(ENOENT) }
+            let bytes = text(of: record, from)
+            if let target = toRecord {
+                // mv between record names: a save of the new name, then a delete of the old.
+                if target.database == from.database && target.zone == from.zone && target.type != from.type && target.name == from.name {
+                    throw FSError(EINVAL, "a record's type never changes; save a new record under another name instead")
+                }
+                do { try save(bytes, as: target, caller: caller) } catch {
+                    reject(bytes, target: target, error: error, caller: caller)
+                    throw error
+                }
+                try deleteRecord(from, caller: caller)
+            } else {
+                // Renamed away (vim's backup, `mv a.json a.bak`): hide the record behind a
+                // scratch copy; it is deleted only when that copy is removed.
+                try replaceScratchName(toDir, newName, caller: caller)
+                let attrs = attributes(of: record, from, inode: inodes.inode(for: from.key))
+                let s = stateLock.withLock { () -> ScratchFile in
+                    let s = ScratchFile(id: nextScratch, permissions: attrs.permissions, uid: attrs.uid, gid: attrs.gid, now: attrs.modified)
+                    nextScratch += 1
+                    s.bytes = bytes
+                    s.origin = from
+                    scratchFiles[s.id] = s
+                    scratchNames[toDir, default: [:]][newName] = s.id
+                    hidden[from] = s.id
+                    return s
+                }
+                _ = s
+            }
+        default:
+            throw FSError(EPERM, "only record files and scratch files can be moved")
+        }
+    }
+
+    /// Removes a scratch file a rename replaces; a record in the way is not replaced by a
+    /// scratch file (that would delete it): EEXIST.
+    private func replaceScratchName(_ dir: NodeKey, _ name: String, caller: CallerContext) throws(FSError) {
+        guard let existing = try? child(of: dir, named: name, caller: caller) else { return }
+        guard case .scratch(let id) = existing else { throw FSError(EEXIST, "\(name) is a record; remove it first") }
+        stateLock.withLock {
+            scratchNames[dir]?[name] = nil
+            scratchFiles[id] = nil
+        }
+    }
+}

@@ -1,0 +1,209 @@
+import CloudStore
+import Foundation
+
+/// The store as a tree of directories and files (DESIGN §4, SPEC F1–F7):
+///
+/// ```
+/// <container>/public/_defaultZone/<RecordType>/<recordName>.json
+/// <container>/private/<zone>/<RecordType>/<recordName>.json   the caller's private database
+/// lost+found/                                                 rejected text and why
+/// ```
+///
+/// Reading a record renders its canonical JSON; writing one saves it with every check an API
+/// save has. The view knows nothing of the kernel protocol: ``FuseSession`` calls it through
+/// ``FileSystemOperations`` and it calls back only through ``KernelNotifier``.
+///
+/// Lock order: `stateLock`, then an ``OpenFile``'s or ``ScratchFile``'s lock, then the inode
+/// and handle tables' locks (leaves). Engine calls (saves, catalog refreshes) are made with
+/// no view lock held, except a handle's own lock during its save.
+public final class StoreView: @unchecked Sendable {
+    public let store: Store
+    public let environment: CloudStore.Environment
+    let inodes = InodeTable()
+    let handles = HandleTable<OpenFile>()
+    let lostAndFound: LostAndFound
+    /// Where this view is mounted, for messages; set before the mount serves requests.
+    public let mountPoint: String
+    let daemonUID = geteuid()
+    let daemonGID = getegid()
+    let started = Int64(Date().timeIntervalSince1970 * 1000)
+    /// The largest text a record file takes: the record limit plus room for JSON's own
+    /// overhead (base64 of BYTES fields, quotes, keys). Past it a write fails with EFBIG.
+    let maxFileBytes: Int
+    /// Set once, before the mount serves requests.
+    public var notifier: (any KernelNotifier)?
+    let log: @Sendable (String) -> Void
+
+    /// Guards every `var` below.
+    let stateLock = NSLock()
+    var databases: [DatabaseHandleKey: Database] = [:]
+    var catalogs: [ZoneRef: ZoneCatalog] = [:]
+    var scratchFiles: [UInt64: ScratchFile] = [:]
+    /// Scratch file names per directory.
+    var scratchNames: [NodeKey: [String: UInt64]] = [:]
+    var nextScratch: UInt64 = 1
+    /// Records renamed to a scratch name: hidden from their folder until saved again, or
+    /// deleted once their scratch copy is removed.
+    var hidden: [RecordTarget: UInt64] = [:]
+    /// Files created but not yet saved as records, by their open handle.
+    var pendingNew: [RecordTarget: OpenFile] = [:]
+    /// Type folders made with `mkdir` that hold no record yet.
+    var typeFolders: Set<NodeKey> = []
+    var rendered: [RecordTarget: (tag: String, bytes: [UInt8])] = [:]
+    var renderedBytes = 0
+    /// The size the kernel was last told of a record file, and the tag whose text it read.
+    var reportedSize: [UInt64: Int64] = [:]
+    var servedTag: [UInt64: String] = [:]
+    var uidsByUserRecord: [String: [String: UInt32]] = [:]
+    var userNames: [UInt32: String] = [:]
+
+    struct ZoneRef: Hashable { var database: DatabaseKey; var zone: String }
+    struct DatabaseHandleKey: Hashable { var database: DatabaseKey; var actingUser: String }
+
+    public init(store: Store, mountPoint: String, environment: CloudStore.Environment = .development,
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.store = store
+        self.environment = environment
+        self.mountPoint = mountPoint
+        self.lostAndFound = LostAndFound(storeRoot: store.layout.root)
+        self.maxFileBytes = store.settings.maxRecordBytes * 3 / 2 + 65536
+        self.log = log
+    }
+
+    // MARK: Identities
+
+    /// The local identity of a uid: its OS user name (as the CLI uses), else `uid<N>`.
+    func userName(_ uid: UInt32) -> String {
+        if let n = stateLock.withLock({ userNames[uid] }) { return n }
+        var pw = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buf = [CChar](repeating: 0, count: 4096)
+        let name = getpwuid_r(uid, &pw, &buf, buf.count, &result) == 0 && result != nil
+            ? String(cString: pw.pw_name) : "uid\(uid)"
+        stateLock.withLock { userNames[uid] = name }
+        return name
+    }
+
+    func uid(ofUserNamed name: String) -> UInt32? {
+        var pw = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buf = [CChar](repeating: 0, count: 4096)
+        if getpwnam_r(name, &pw, &buf, buf.count, &result) == 0, result != nil { return pw.pw_uid }
+        if name.hasPrefix("uid"), let n = UInt32(name.dropFirst(3)) { return n }
+        return nil
+    }
+
+    /// The uid shown as owner of a public record: its creator's, when the creator is a local user.
+    func uid(ofCreator userRecordName: String?, container: String) -> UInt32 {
+        guard let userRecordName else { return daemonUID }
+        if let known = stateLock.withLock({ uidsByUserRecord[container]?[userRecordName] }) { return known }
+        var map: [String: UInt32] = [:]
+        if let users = try? store.container(container).knownUsers() {
+            for u in users { map[u.userRecordName] = uid(ofUserNamed: u.name) ?? daemonUID }
+        }
+        stateLock.withLock { uidsByUserRecord[container] = map }
+        return map[userRecordName] ?? daemonUID
+    }
+
+    // MARK: Databases and zones
+
+    /// The database a node belongs to, acting as `caller` (the creator of what it saves).
+    func database(_ key: DatabaseKey, caller: CallerContext?) throws(FSError) -> Database {
+        let acting = key.scope == .private ? key.user : userName(caller?.uid ?? daemonUID)
+        let hk = DatabaseHandleKey(database: key, actingUser: acting)
+        if let db = stateLock.withLock({ databases[hk] }) { return db }
+        do {
+            let db = try store.container(key.container).database(key.scope, caller: Caller(userName: acting), environment: environment)
+            stateLock.withLock { databases[hk] = db }
+            return db
+        } catch {
+            throw error.fsError
+        }
+    }
+
+    /// The catalog of a zone, brought up to date; what changed elsewhere is dropped from the
+    /// kernel's caches (F5).
+    func catalog(_ d: DatabaseKey, _ zone: String) throws(FSError) -> ZoneCatalog {
+        let ref = ZoneRef(database: d, zone: zone)
+        let cat: ZoneCatalog
+        if let c = stateLock.withLock({ catalogs[ref] }) {
+            cat = c
+        } else {
+            cat = try database(d, caller: nil).catalog(zone)
+            stateLock.withLock { if catalogs[ref] == nil { catalogs[ref] = cat } }
+        }
+        let change: ZoneCatalog.Change
+        do { change = try cat.refresh() } catch {
+            if error.code == .zoneNotFound {
+                stateLock.withLock { catalogs[ref] = nil }
+                throw FSError(ENOENT, "zone \(zone) does not exist")
+            }
+            throw error.fsError
+        }
+        invalidate(change, in: d, zone)
+        return cat
+    }
+
+    func invalidate(_ change: ZoneCatalog.Change, in d: DatabaseKey, _ zone: String) {
+        switch change {
+        case .none: return
+        case .records(let names):
+            for (name, type) in names {
+                let target = RecordTarget(database: d, zone: zone, type: type, name: name)
+                stateLock.withLock { dropRendered(target) }
+                if let ino = inodes.existingInode(for: target.key) { notifier?.invalidateNode(ino) }
+                if let dir = inodes.existingInode(for: .recordType(d, zone: zone, type: type)) {
+                    notifier?.invalidateEntry(parent: dir, name: target.fileName)
+                }
+            }
+        case .reloaded, .zoneGone:
+            stateLock.withLock {
+                for t in rendered.keys where t.database == d && t.zone == zone { dropRendered(t) }
+            }
+            for (key, ino) in inodes.inodes(where: { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }) {
+                notifier?.invalidateNode(ino)
+                if case .record(_, _, let type, let name) = key, let dir = inodes.existingInode(for: .recordType(d, zone: zone, type: type)) {
+                    notifier?.invalidateEntry(parent: dir, name: RecordFileName.make(name))
+                }
+            }
+            if change == .zoneGone, let dbIno = inodes.existingInode(for: .database(d)) {
+                notifier?.invalidateEntry(parent: dbIno, name: zone)
+            }
+        }
+    }
+
+    /// Every zone catalog the view has opened, for the watcher.
+    var openZones: [(DatabaseKey, String)] { stateLock.withLock { catalogs.keys.map { ($0.database, $0.zone) } } }
+
+    // MARK: Rendering
+
+    /// The record's canonical JSON, cached by change tag. State lock not held.
+    func text(of record: Record, _ target: RecordTarget) -> [UInt8] {
+        let tag = record.recordChangeTag ?? ""
+        if let hit = stateLock.withLock({ rendered[target] }), hit.tag == tag { return hit.bytes }
+        let bytes = JSONWriter.pretty(RecordCoding.encode(record))
+        stateLock.withLock {
+            dropRendered(target)
+            if renderedBytes > 64 << 20 {
+                rendered = [:]
+                renderedBytes = 0
+            }
+            rendered[target] = (tag, bytes)
+            renderedBytes += bytes.count
+        }
+        return bytes
+    }
+
+    /// State lock held.
+    func dropRendered(_ target: RecordTarget) {
+        if let old = rendered.removeValue(forKey: target) { renderedBytes -= old.bytes.count }
+    }
+
+    /// Where a node shows in the mount, for messages and lost+found notes.
+    func mountPath(_ target: RecordTarget) -> String {
+        let db = target.database.scope == .public ? "public" : "private"
+        return "\(mountPoint)/\(target.database.container)/\(db)/\(StoreLayout.encode(target.zone))/\(target.type)/\(target.fileName)"
+    }
+}
+
+extension StoreView: FileSystemOperations {}

@@ -1,0 +1,183 @@
+import ArgumentParser
+import CloudStore
+import CloudStoreFS
+import Foundation
+
+struct Mount: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show the store as files: records as JSON you can read and edit with ls, cat, vim, sed, cp and tar.",
+        discussion: "Runs in the background once the mount is ready (the log goes to <store>/mount.log), or in front with --foreground."
+    )
+
+    @OptionGroup var options: GlobalOptions
+
+    @Argument(help: "An empty directory to mount on.")
+    var mountPoint: String = "Mount"
+
+    @Flag(help: "Stay in front; stop with Ctrl-C or `ckfs unmount`.")
+    var foreground = false
+
+    @Flag(help: "Let other users reach the mount (each sees only their own private data); needs user_allow_other in /etc/fuse.conf unless root.")
+    var allowOther = false
+
+    @Flag(help: "Mount read-only.")
+    var readOnly = false
+
+    @Flag(help: "Create the store if needed and fill it with a small demo container first.")
+    var demo = false
+
+    func run() throws {
+        let path = absolute(mountPoint)
+        try reportingErrors {
+            if demo { try fillDemo() }
+            let store = try options.openStore()
+            try checkMountPoint(path)
+            if foreground || ProcessInfo.processInfo.environment["CKFS_MOUNT_CHILD"] != nil {
+                try serve(store, at: path)
+            } else {
+                try startInBackground(store, at: path)
+            }
+        }
+    }
+
+    private func fillDemo() throws {
+        let store = try Store.create(at: options.storePath)
+        try DemoData.fill(store, caller: Caller(userName: options.user ?? Caller.currentOSUserName))
+    }
+
+    private func checkMountPoint(_ path: String) throws {
+        var st = stat()
+        if stat(path, &st) != 0 {
+            let e = errno
+            if e == ENOTCONN {
+                throw CKError(.invalidArguments, "\(path) is a mount whose daemon died; run `ckfs unmount \(mountPoint)` first")
+            }
+            throw CKError(.invalidArguments, "mount point \(path): \(String(cString: strerror(e))); create an empty directory there")
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else { throw CKError(.invalidArguments, "mount point \(path) is not a directory") }
+        if MountTable.isMounted(path) { throw CKError(.invalidArguments, "\(path) is already mounted; `ckfs unmount \(mountPoint)` first") }
+    }
+
+    private func serve(_ store: Store, at path: String) throws {
+        var opts = FuseSession.Options()
+        opts.allowOther = allowOther
+        opts.readOnly = readOnly
+        let log: @Sendable (String) -> Void = { line in
+            let stamp = ISO8601DateFormatter().string(from: Date())
+            FileHandle.standardError.write(Data("\(stamp) ckfs: \(line)\n".utf8))
+        }
+        let mount: StoreMount
+        do {
+            mount = try StoreMount(store: store, at: path, options: opts, environment: options.environment, log: log)
+        } catch {
+            throw CKError(.internalError, error.reason)
+        }
+        if foreground { printReady(path) }
+        log("mounted \(store.layout.root) at \(path)")
+        let rc = mount.run()
+        log("unmounted \(path) (\(rc))")
+    }
+
+    private func startInBackground(_ store: Store, at path: String) throws {
+        let logPath = store.layout.root + "/mount.log"
+        var args = CommandLine.arguments
+        args[0] = ProcessInfo.processInfo.arguments[0]
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        args = args.filter { $0 != "--demo" }
+        let pid = try Spawn.detached(exe, args, logPath: logPath, environment: ["CKFS_MOUNT_CHILD": "1"])
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if MountTable.isMounted(path) {
+                printReady(path)
+                return
+            }
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                let tail = (try? String(contentsOfFile: logPath, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: "\n") ?? ""
+                throw CKError(.internalError, "the mount daemon stopped before the mount was ready:\n\(tail)")
+            }
+            usleep(20_000)
+        }
+        throw CKError(.internalError, "the mount was not ready after 15 s; see \(logPath)")
+    }
+
+    private func printReady(_ path: String) {
+        print("""
+        mounted at \(path)
+          browse:  ls \(mountPoint)   (records are <container>/<public|private>/<zone>/<RecordType>/<name>.json)
+          edit:    vim, sed -i, cp and shell redirects save when the file is closed; refused text lands in \(mountPoint)/lost+found
+          stop:    ckfs unmount \(mountPoint)
+        """)
+    }
+}
+
+struct Unmount: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Unmount a ckfs mount, also one whose daemon died.")
+
+    @Argument(help: "The mount point.")
+    var mountPoint: String = "Mount"
+
+    func run() throws {
+        let path = absolute(mountPoint)
+        var st = stat()
+        let dead = stat(path, &st) != 0 && errno == ENOTCONN
+        guard dead || MountTable.isMounted(path) else {
+            throw ValidationError("\(path) is not mounted")
+        }
+        for args in [["-u", path], ["-uz", path]] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/bin/fusermount3")
+            p.arguments = args
+            try p.run()
+            p.waitUntilExit()
+            if p.terminationStatus == 0 && !MountTable.isMounted(path) {
+                print(dead ? "unmounted \(path) (its daemon had died; saved records are safe in the store)" : "unmounted \(path)")
+                return
+            }
+        }
+        throw ExitCode(1)
+    }
+}
+
+func absolute(_ path: String) -> String {
+    let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    return URL(fileURLWithPath: full).standardizedFileURL.path
+}
+
+/// Reads /proc/self/mountinfo.
+enum MountTable {
+    static func isMounted(_ path: String) -> Bool {
+        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return false }
+        let escaped = path.replacingOccurrences(of: " ", with: "\\040")
+        return text.split(separator: "\n").contains { line in
+            let f = line.split(separator: " ")
+            return f.count > 4 && f[4] == escaped && line.contains("fuse")
+        }
+    }
+}
+
+/// Starts a process in its own session (so closing the terminal does not stop it), with
+/// output to a log file.
+enum Spawn {
+    static func detached(_ exe: String, _ args: [String], logPath: String, environment: [String: String]) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var attr = posix_spawnattr_t()
+        posix_spawnattr_init(&attr)
+        defer { posix_spawnattr_destroy(&attr) }
+        posix_spawnattr_setflags(&attr, 0x80) // POSIX_SPAWN_SETSID (glibc; not exported to Swift)
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        let cArgs = args.map { strdup($0) } + [nil]
+        let cEnv = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (cArgs + cEnv).forEach { free($0) } }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, exe, &actions, &attr, cArgs, cEnv)
+        guard rc == 0 else { throw CKError(.internalError, "cannot start the mount daemon: \(String(cString: strerror(rc)))") }
+        return pid
+    }
+}

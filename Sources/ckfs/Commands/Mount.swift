@@ -72,7 +72,7 @@ struct Mount: ParsableCommand {
         } catch {
             throw CKError(.internalError, error.reason)
         }
-        if foreground { printReady(path) }
+        if foreground { printReady(path, pid: getpid()) }
         log("mounted \(store.layout.root) at \(path)")
         let rc = mount.run()
         log("unmounted \(path) (\(rc))")
@@ -88,7 +88,7 @@ struct Mount: ParsableCommand {
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
             if MountTable.isMounted(path) {
-                printReady(path)
+                printReady(path, pid: pid)
                 return
             }
             var status: Int32 = 0
@@ -101,13 +101,14 @@ struct Mount: ParsableCommand {
         throw CKError(.internalError, "the mount was not ready after 15 s; see \(logPath)")
     }
 
-    private func printReady(_ path: String) {
+    private func printReady(_ path: String, pid: pid_t) {
         print("""
-        mounted at \(path)
+        mounted at \(path) (daemon pid \(pid))
           browse:  ls \(mountPoint)   (records are <container>/<public|private>/<zone>/<RecordType>/<name>.json)
           edit:    vim, sed -i, cp and shell redirects save when the file is closed; refused text lands in \(mountPoint)/lost+found
           stop:    ckfs unmount \(mountPoint)
         """)
+        fflush(nil) // flush every stream: stdout may be a pipe to `ckfs mount`
     }
 }
 
@@ -166,6 +167,11 @@ enum Spawn {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of ours goes to the daemon: a pipe or socket it kept open would keep
+        // whoever started `ckfs mount` waiting for an end that never comes.
+        for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap({ Int32($0) }) ?? [] where fd > 2 {
+            posix_spawn_file_actions_addclose(&actions, fd)
+        }
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }

@@ -155,7 +155,7 @@ enum FuseOperationTable {
                     if used + need > size { break }
                     used += need
                     // The kernel counts a lookup for every entry it is given here.
-                    fs.noteLookup(entry.attributes.inode)
+                    fs.noteLookup(entry)
                 }
                 fuse_reply_buf(req, buf, used)
             }

@@ -32,9 +32,18 @@ final class InodeTable: @unchecked Sendable {
 
     func key(of inode: UInt64) -> NodeKey? { lock.withLock { byInode[inode]?.key } }
 
-    /// The kernel took one more lookup of `inode` (a lookup, create, mkdir or readdirplus reply).
-    func lookedUp(_ inode: UInt64) {
-        lock.withLock { byInode[inode]?.lookups += 1 }
+    /// The kernel took one more lookup of `inode` (a lookup, create, mkdir or readdirplus
+    /// reply). The number was given out for `key` before this call; if the kernel forgot it
+    /// in between, it is bound again, since the kernel is about to hold it.
+    func lookedUp(_ inode: UInt64, key: NodeKey) {
+        lock.withLock {
+            if byInode[inode] != nil {
+                byInode[inode]!.lookups += 1
+            } else {
+                byInode[inode] = (key, 1)
+                if byKey[key] == nil { byKey[key] = inode }
+            }
+        }
     }
 
     /// The kernel dropped `count` lookups; an inode no one holds is unbound.

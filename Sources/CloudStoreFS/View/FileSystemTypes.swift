@@ -54,6 +54,8 @@ public struct NodeEntry: Sendable {
 public struct DirectoryEntry: Sendable {
     public var name: String
     public var attributes: NodeAttributes
+    /// What the entry's inode stands for, so a readdirplus reply can bind it again.
+    var key: NodeKey
 }
 
 /// What an open returns to the kernel.
@@ -97,8 +99,8 @@ public protocol KernelNotifier: AnyObject, Sendable {
 public protocol FileSystemOperations: AnyObject, Sendable {
     func lookup(parent: UInt64, name: String, caller: CallerContext) throws(FSError) -> NodeEntry
     func forget(_ inode: UInt64, count: UInt64)
-    /// The kernel took a lookup of `inode` through readdirplus.
-    func noteLookup(_ inode: UInt64)
+    /// The kernel took a lookup of an entry through readdirplus.
+    func noteLookup(_ entry: DirectoryEntry)
     func attributes(of inode: UInt64, caller: CallerContext) throws(FSError) -> NodeAttributes
     func setAttributes(of inode: UInt64, _ changes: AttributeChanges, handle: UInt64?, caller: CallerContext) throws(FSError) -> NodeAttributes
     func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> UInt64

@@ -123,7 +123,7 @@ extension StoreView {
     func entry(_ key: NodeKey, caller: CallerContext) throws(FSError) -> NodeEntry {
         let ino = inodes.inode(for: key)
         let attrs = try attributes(key, inode: ino, caller: caller)
-        inodes.lookedUp(ino)
+        inodes.lookedUp(ino, key: key)
         // `private` means another database for each caller: never let the kernel keep it.
         var timeout = Self.entryTimeout
         if case .database(let d) = key, d.scope == .private { timeout = 0 }
@@ -140,7 +140,7 @@ extension StoreView {
         inodes.forget(inode, count: count)
     }
 
-    public func noteLookup(_ inode: UInt64) { inodes.lookedUp(inode) }
+    public func noteLookup(_ entry: DirectoryEntry) { inodes.lookedUp(entry.attributes.inode, key: entry.key) }
 
     public func attributes(of inode: UInt64, caller: CallerContext) throws(FSError) -> NodeAttributes {
         try attributes(try key(inode), inode: inode, caller: caller)
@@ -218,7 +218,7 @@ extension StoreView {
                 guard let r = cat.record(named: name) else { continue }
                 let target = RecordTarget(database: d, zone: zone, type: type, name: name)
                 let ino = inodes.inode(for: target.key)
-                out.append(DirectoryEntry(name: target.fileName, attributes: attributes(of: r, target, inode: ino)))
+                out.append(DirectoryEntry(name: target.fileName, attributes: attributes(of: r, target, inode: ino), key: target.key))
             }
             for t in pending where cat.record(named: t.name) == nil { keys.append((t.fileName, t.key)) }
             return out + (try entries(keys, caller: caller)) + scratchEntries(dir, caller: caller)
@@ -232,7 +232,7 @@ extension StoreView {
         var out: [DirectoryEntry] = []
         for (name, key) in keys {
             let ino = inodes.inode(for: key)
-            if let a = try? attributes(key, inode: ino, caller: caller) { out.append(DirectoryEntry(name: name, attributes: a)) }
+            if let a = try? attributes(key, inode: ino, caller: caller) { out.append(DirectoryEntry(name: name, attributes: a, key: key)) }
         }
         return out
     }
@@ -242,7 +242,7 @@ extension StoreView {
         return names.sorted { $0.key < $1.key }.compactMap { (name, id) in
             let key = NodeKey.scratch(id)
             let ino = inodes.inode(for: key)
-            return (try? attributes(key, inode: ino, caller: caller)).map { DirectoryEntry(name: name, attributes: $0) }
+            return (try? attributes(key, inode: ino, caller: caller)).map { DirectoryEntry(name: name, attributes: $0, key: key) }
         }
     }
 

@@ -30,6 +30,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore"]),
+        .testTarget(name: "CloudStoreFSTests", dependencies: ["CloudStore", "CloudStoreFS"]),
         .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "ckfs"]),
     ],
     swiftLanguageModes: [.v6]

@@ -78,6 +78,7 @@ extension StoreView {
         let node = try child(of: dir, named: name, caller: caller)
         switch node {
         case .zone(let d, let zone):
+            if zone == ZoneID.defaultZoneName { throw FSError(EPERM, "the default zone cannot be deleted") }
             let cat = try catalog(d, zone)
             let hasScratch = stateLock.withLock {
                 scratchNames.keys.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }

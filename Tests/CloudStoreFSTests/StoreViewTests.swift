@@ -1,0 +1,130 @@
+import Foundation
+import Glibc
+import Testing
+@testable import CloudStore
+@testable import CloudStoreFS
+
+/// The view without the kernel: the calls libfuse would make, in the order tools make them.
+@Suite struct StoreViewTests {
+    final class Fixture: @unchecked Sendable {
+        let root = NSTemporaryDirectory() + "ckfs-view-" + UUID().uuidString
+        let store: Store
+        let view: StoreView
+        let me = CallerContext(uid: geteuid(), gid: getegid(), pid: getpid())
+
+        init() throws {
+            store = try Store.create(at: root)
+            try DemoData.fill(store, caller: Caller(userName: Caller.currentOSUserName))
+            view = StoreView(store: store, mountPoint: "/mnt")
+        }
+
+        deinit { try? FileManager.default.removeItem(atPath: root) }
+
+        /// Looks a path up from the root, as the kernel does one name at a time.
+        func inode(_ path: String) throws(FSError) -> UInt64 {
+            var ino = InodeTable.rootInode
+            for part in path.split(separator: "/") {
+                ino = try view.lookup(parent: ino, name: String(part), caller: me).attributes.inode
+            }
+            return ino
+        }
+
+        func write(_ fh: UInt64, _ text: String) throws {
+            let bytes = Array(text.utf8)
+            _ = try bytes.withUnsafeBytes { b in try view.write(handle: fh, bytes: b, offset: 0) }
+        }
+
+        var publicDB: Database { get throws { try store.container().database(.public, caller: Caller(userName: Caller.currentOSUserName)) } }
+        var welcomeID: RecordID { RecordID(recordName: "welcome", zoneID: ZoneID(zoneName: "_defaultZone", ownerName: Database.publicOwnerName)) }
+    }
+
+    static let noteDir = "iCloud.local.ckfs/public/_defaultZone/Note"
+
+    @Test func recordFileNamesAreCanonicalOnly() {
+        #expect(RecordFileName.recordName("a.json") == "a")
+        #expect(RecordFileName.recordName("%2Ea.json") == ".a")
+        #expect(RecordFileName.make(".a") == "%2Ea.json")
+        for scratch in [".a.json", "a.json~", ".a.json.swp", "4913", "sedAb12Cd", ".a.json.Qw3eRt", ".json", "a.JSON", "#a.json#"] {
+            #expect(RecordFileName.recordName(scratch) == nil, "\(scratch)")
+        }
+    }
+
+    @Test func vimsBackupSequenceSavesTheRecord() throws {
+        let f = try Fixture()
+        let dir = try f.inode(Self.noteDir)
+        let original = try f.publicDB.record(for: f.welcomeID)
+        // vim: probe 4913, rename the file to its backup, create the file anew, write, fsync,
+        // close, remove the backup.
+        let (probe, probeFH) = try f.view.create(parent: dir, name: "4913", permissions: 0o644, flags: O_WRONLY | O_CREAT | O_EXCL, caller: f.me)
+        f.view.release(handle: probeFH.handle)
+        try f.view.unlink(parent: dir, name: "4913", caller: f.me)
+        #expect(probe.attributes.kind == .file)
+        try f.view.rename(parent: dir, name: "welcome.json", newParent: dir, newName: "welcome.json~", flags: 0, caller: f.me)
+        #expect(throws: FSError.self) { try f.inode(Self.noteDir + "/welcome.json") }
+        #expect(try f.publicDB.record(for: f.welcomeID) == original, "renaming away deletes nothing")
+        let (_, reply) = try f.view.create(parent: dir, name: "welcome.json", permissions: 0o644, flags: O_WRONLY | O_CREAT | O_TRUNC, caller: f.me)
+        try f.write(reply.handle, #"{"recordChangeTag": "\#(original.recordChangeTag!)", "fields": {"title": "from vim"}}"#)
+        try f.view.fsync(handle: reply.handle, caller: f.me)
+        try f.view.flush(handle: reply.handle, caller: f.me)
+        f.view.release(handle: reply.handle)
+        try f.view.unlink(parent: dir, name: "welcome.json~", caller: f.me)
+        let saved = try f.publicDB.record(for: f.welcomeID)
+        #expect(saved["title"] == .string("from vim"))
+        #expect(saved.fields.count == 1, "the file is the whole record: fields left out are removed")
+        #expect(Int(saved.recordChangeTag!)! == Int(original.recordChangeTag!)! + 1, "one save: fsync and close do not save twice")
+    }
+
+    @Test func unchangedTextSavesNothingAndAStaleTagFails() throws {
+        let f = try Fixture()
+        let ino = try f.inode(Self.noteDir + "/welcome.json")
+        let before = try f.publicDB.record(for: f.welcomeID)
+        let open = try f.view.open(ino, flags: O_RDWR, caller: f.me)
+        let text = try f.view.read(handle: open.handle, count: 1 << 20, offset: 0)
+        try text.withUnsafeBytes { b in _ = try f.view.write(handle: open.handle, bytes: b, offset: 0) }
+        try f.view.flush(handle: open.handle, caller: f.me)
+        f.view.release(handle: open.handle)
+        #expect(try f.publicDB.record(for: f.welcomeID).recordChangeTag == before.recordChangeTag)
+
+        _ = try f.publicDB.modify(saving: [before.replacingFields(["title": .string("newer")])])
+        let stale = try f.view.open(ino, flags: O_WRONLY | O_TRUNC, caller: f.me)
+        try f.write(stale.handle, #"{"recordChangeTag": "\#(before.recordChangeTag!)", "fields": {"title": "old"}}"#)
+        #expect { try f.view.flush(handle: stale.handle, caller: f.me) } throws: { ($0 as? FSError)?.errno == ESTALE }
+        f.view.release(handle: stale.handle)
+        #expect(try f.publicDB.record(for: f.welcomeID)["title"] == .string("newer"))
+    }
+
+    @Test func lookupCountsBindAndReleaseInodes() throws {
+        let f = try Fixture()
+        let a = try f.inode(Self.noteDir + "/welcome.json")
+        let b = try f.inode(Self.noteDir + "/welcome.json")
+        #expect(a == b, "one node, one number")
+        f.view.forget(a, count: 1)
+        #expect(f.view.inodes.key(of: a) != nil, "still held once")
+        f.view.forget(a, count: 1)
+        #expect(f.view.inodes.key(of: a) == nil, "unbound when the kernel holds it no more")
+        // A listing handed out before a forget binds its number again when replied.
+        let dir = try f.inode(Self.noteDir)
+        let fh = try f.view.openDirectory(dir, caller: f.me)
+        let entries = try f.view.readDirectory(handle: fh, from: 0)
+        let entry = try #require(entries.first { $0.name == "welcome.json" })
+        f.view.forget(entry.attributes.inode, count: 1)
+        f.view.noteLookup(entry)
+        #expect(try f.view.attributes(of: entry.attributes.inode, caller: f.me).size > 0)
+        f.view.releaseDirectory(handle: fh)
+    }
+
+    @Test func badNamesAndOversizedWritesAreRefused() throws {
+        let f = try Fixture()
+        let dir = try f.inode(Self.noteDir)
+        #expect { try f.view.lookup(parent: dir, name: "..", caller: f.me) } throws: { ($0 as? FSError)?.errno == EINVAL }
+        #expect { try f.view.lookup(parent: dir, name: String(repeating: "x", count: 256), caller: f.me) } throws: { ($0 as? FSError)?.errno == ENAMETOOLONG }
+        #expect { try f.view.create(parent: dir, name: "_system.json", permissions: 0o644, flags: O_WRONLY | O_CREAT, caller: f.me) } throws: { ($0 as? FSError)?.errno == EINVAL }
+        let ino = try f.inode(Self.noteDir + "/welcome.json")
+        let open = try f.view.open(ino, flags: O_WRONLY, caller: f.me)
+        let big = [UInt8](repeating: 0x20, count: f.view.maxFileBytes + 1)
+        #expect { try big.withUnsafeBytes { b in _ = try f.view.write(handle: open.handle, bytes: b, offset: 0) } } throws: { ($0 as? FSError)?.errno == EFBIG }
+        let fits = [UInt8](repeating: 0x20, count: f.view.maxFileBytes)
+        #expect(try fits.withUnsafeBytes { b in try f.view.write(handle: open.handle, bytes: b, offset: 0) } == fits.count)
+        f.view.release(handle: open.handle)
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// The in-memory catalog of a zone that follows the zone's log (used by the mount).
+@Suite struct ZoneCatalogTests {
+    @Test func followsWritesOfAnotherOpeningAndReportsWhatChanged() throws {
+        let t = try TempStore()
+        let writer = try t.db()
+        try writer.save(record("a", ["n": .int64(1)]))
+        let reader = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        let catalog = reader.catalog(ZoneID.defaultZoneName)
+        #expect(try catalog.refresh() == .reloaded)
+        #expect(catalog.record(named: "a")?["n"] == .int64(1))
+        #expect(try catalog.refresh() == .none)
+
+        try writer.save(record("b", type: "Task"))
+        let a = try writer.record(for: id("a"))
+        _ = try writer.modify(saving: [a.replacingFields(["n": .int64(2)])])
+        #expect(try catalog.refresh() == .records(["a": "Note", "b": "Task"]))
+        #expect(catalog.record(named: "a")?["n"] == .int64(2))
+        #expect(catalog.recordTypes == ["Note", "Task"])
+
+        try writer.delete(id("b"))
+        #expect(try catalog.refresh() == .records(["b": "Task"]))
+        #expect(catalog.names(ofType: "Task").isEmpty)
+        #expect(catalog.allRecords.count == 1)
+    }
+
+    @Test func staysRightAcrossLogCompaction() throws {
+        var tuning = ZoneTuning()
+        tuning.compactLogBytes = 8192
+        let t = try TempStore(tuning: tuning)
+        let writer = try t.db()
+        let catalog = try t.reopen().container().database(.private, caller: Caller(userName: "alice")).catalog(ZoneID.defaultZoneName)
+        _ = try catalog.refresh()
+        for i in 0..<200 {
+            try writer.save(record("r\(i % 20)", ["i": .int64(Int64(i))]), policy: .allKeys)
+            if i % 37 == 0 { _ = try catalog.refresh() }
+        }
+        _ = try catalog.refresh()
+        let truth = try writer.allRecords()
+        #expect(catalog.allRecords.count == truth.count)
+        for r in truth { #expect(catalog.record(named: r.recordID.recordName) == r) }
+    }
+
+    @Test func aPublicRecordChangesOnlyByItsCreator() throws {
+        let t = try TempStore()
+        let alice = try t.db(.public, user: "alice")
+        let bob = try t.db(.public, user: "bob")
+        let saved = try alice.save(record("mine", ["v": .int64(1)]))
+        #expect { try bob.save(saved.replacingFields(["v": .int64(2)])) } throws: { ($0 as? CKError)?.code == .permissionFailure }
+        #expect { try bob.delete(id("mine")) } throws: { ($0 as? CKError)?.code == .permissionFailure }
+        #expect(try alice.save(saved.replacingFields(["v": .int64(3)]))["v"] == .int64(3))
+        try alice.delete(id("mine"))
+    }
+}

@@ -180,12 +180,9 @@ enum FuseOperationTable {
             v.f_namemax = UInt(s.nameMax)
             fuse_reply_statfs(req, &v)
         }
-        // Extended attributes are not kept; answering at once spares the kernel's probe
-        // before every write a round of guessing (DESIGN §4).
-        ops.setxattr = { req, _, _, _, _, _ in fuse_reply_err(req, ENOTSUP) }
-        ops.getxattr = { req, _, _, _ in fuse_reply_err(req, ENODATA) }
-        ops.listxattr = { req, _, size in if size == 0 { fuse_reply_xattr(req, 0) } else { fuse_reply_buf(req, nil, 0) } }
-        ops.removexattr = { req, _, _ in fuse_reply_err(req, ENODATA) }
+        // Extended attributes are not kept. The xattr operations stay unset: libfuse answers
+        // ENOSYS, which the kernel remembers, so `ls -l` and every write stop asking (two
+        // requests per file for `ls -l` otherwise). Callers see EOPNOTSUPP.
         return ops
     }
 }

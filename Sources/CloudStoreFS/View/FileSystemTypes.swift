@@ -64,6 +64,8 @@ public struct OpenReply: Sendable {
     /// The kernel may keep the pages it has: the content did not change since it read them.
     public var keepCache: Bool
     public var directIO: Bool = false
+    /// A read-only open has nothing to save: the kernel need not send a flush on close.
+    public var noFlush: Bool = false
 }
 
 /// The attributes a `setattr` call wants changed.

@@ -27,7 +27,8 @@ extension StoreView {
             // The kernel keeps its pages when it read this very version; when it was told
             // another size, read past its idea of the end (direct I/O) so `cat` shows it all.
             return OpenReply(handle: handles.add(h), keepCache: served == tag && !truncating,
-                             directIO: reported != nil && reported != Int64(bytes.count) && !truncating)
+                             directIO: reported != nil && reported != Int64(bytes.count) && !truncating,
+                             noFlush: flags & O_ACCMODE == O_RDONLY)
         case .scratch(let id):
             guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
             if truncating { s.lock.withLock { s.bytes = []; s.modified = nowMilliseconds(); s.changed = s.modified } }
@@ -37,7 +38,7 @@ extension StoreView {
             let path = lostAndFound.directory + "/" + name
             guard let data = FileManager.default.contents(atPath: path) else { throw FSError(ENOENT) }
             let h = OpenFile(kind: .lostFound(path: path), inode: inode, flags: flags, caller: caller, buffer: Array(data))
-            return OpenReply(handle: handles.add(h), keepCache: false)
+            return OpenReply(handle: handles.add(h), keepCache: false, noFlush: true)
         default:
             throw FSError(EISDIR)
         }

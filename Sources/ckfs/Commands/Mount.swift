@@ -127,8 +127,8 @@ struct Unmount: ParsableCommand {
         }
         for args in [["-u", path], ["-uz", path]] {
             let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/fusermount3")
-            p.arguments = args
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            p.arguments = ["fusermount3"] + args
             try p.run()
             p.waitUntilExit()
             if p.terminationStatus == 0 && !MountTable.isMounted(path) {

@@ -16,8 +16,17 @@ final class MountFixture: @unchecked Sendable {
     var publicZone: String { mount + "/\(Self.container)/public/_defaultZone" }
     var privateNotes: String { mount + "/\(Self.container)/private/Notes" }
 
+    /// Under the package's .build, unless that is itself under a temp directory (a CI clone
+    /// in /tmp): then /var/tmp, which vim's default `backupskip` does not name.
+    static let base: String = {
+        let cwd = FileManager.default.currentDirectoryPath
+        let temps = ["/tmp/", ProcessInfo.processInfo.environment["TMPDIR"].map { $0.hasSuffix("/") ? $0 : $0 + "/" }].compactMap { $0 }
+        if temps.contains(where: { (cwd + "/").hasPrefix($0) }) { return "/var/tmp/ckfs-mount-tests" }
+        return cwd + "/.build/ckfs-mount-tests"
+    }()
+
     init(demo: Bool = true) throws {
-        root = FileManager.default.currentDirectoryPath + "/.build/ckfs-mount-tests/" + UUID().uuidString
+        root = Self.base + "/" + UUID().uuidString
         store = root + "/store"
         mount = root + "/M"
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)

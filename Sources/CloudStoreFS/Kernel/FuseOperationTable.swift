@@ -124,40 +124,18 @@ enum FuseOperationTable {
         }
         ops.readdir = { req, _, size, off, fi in
             reply(req) { (fs, _) throws(FSError) in
-                let entries = try fs.readDirectory(handle: fi!.pointee.fh, from: Int(off))
-                var buf = [CChar](repeating: 0, count: size)
-                var used = 0
-                var next = Int(off)
-                for entry in entries {
-                    next += 1
+                try replyDirectory(req, fs, handle: fi!.pointee.fh, size: size, offset: off) { buf, room, entry, next in
                     var st = statOf(entry.attributes)
-                    let need = buf.withUnsafeMutableBufferPointer { b in
-                        fuse_add_direntry(req, b.baseAddress! + used, size - used, entry.name, &st, off_t(next))
-                    }
-                    if used + need > size { break }
-                    used += need
+                    return fuse_add_direntry(req, buf, room, entry.name, &st, next)
                 }
-                fuse_reply_buf(req, buf, used)
             }
         }
         ops.readdirplus = { req, _, size, off, fi in
             reply(req) { (fs, _) throws(FSError) in
-                let entries = try fs.readDirectory(handle: fi!.pointee.fh, from: Int(off))
-                var buf = [CChar](repeating: 0, count: size)
-                var used = 0
-                var next = Int(off)
-                for entry in entries {
-                    next += 1
-                    var e = entryParam(NodeEntry(attributes: entry.attributes, entryTimeout: entryTimeout, attributeTimeout: attributeTimeout))
-                    let need = buf.withUnsafeMutableBufferPointer { b in
-                        fuse_add_direntry_plus(req, b.baseAddress! + used, size - used, entry.name, &e, off_t(next))
-                    }
-                    if used + need > size { break }
-                    used += need
-                    // The kernel counts a lookup for every entry it is given here.
-                    fs.noteLookup(entry)
+                try replyDirectory(req, fs, handle: fi!.pointee.fh, size: size, offset: off, plus: true) { buf, room, entry, next in
+                    var e = entryParam(NodeEntry(attributes: entry.attributes, entryTimeout: entry.entryTimeout, attributeTimeout: attributeTimeout))
+                    return fuse_add_direntry_plus(req, buf, room, entry.name, &e, next)
                 }
-                fuse_reply_buf(req, buf, used)
             }
         }
         ops.releasedir = { req, _, fi in
@@ -189,11 +167,31 @@ enum FuseOperationTable {
 
 // Helpers are free functions: a C callback may not capture context, not even `Self`.
 
-private let entryTimeout = 1.0
 private let attributeTimeout = 1.0
 
 private func session(_ req: fuse_req_t?) -> FuseSession {
     Unmanaged<FuseSession>.fromOpaque(fuse_req_userdata(req)!).takeUnretainedValue()
+}
+
+/// Fills one reply buffer with directory entries from `offset` on; `add` writes one entry
+/// and returns the room it needs (nothing is written when that is more than `room`).
+private func replyDirectory(_ req: fuse_req_t?, _ fs: any FileSystemOperations, handle: UInt64, size: Int, offset: off_t, plus: Bool = false,
+                            _ add: (UnsafeMutablePointer<CChar>, Int, DirectoryEntry, off_t) -> Int) throws(FSError) {
+    let entries = try fs.readDirectory(handle: handle, from: Int(offset))
+    var buf = [CChar](repeating: 0, count: size)
+    var used = 0
+    var next = offset
+    buf.withUnsafeMutableBufferPointer { b in
+        for entry in entries {
+            next += 1
+            let need = add(b.baseAddress! + used, size - used, entry, next)
+            if used + need > size { break }
+            used += need
+            // The kernel counts a lookup for every entry a readdirplus reply gives it.
+            if plus { fs.noteLookup(entry) }
+        }
+    }
+    fuse_reply_buf(req, buf, used)
 }
 
 private func callerOf(_ req: fuse_req_t?) -> CallerContext {

@@ -54,6 +54,8 @@ public struct NodeEntry: Sendable {
 public struct DirectoryEntry: Sendable {
     public var name: String
     public var attributes: NodeAttributes
+    /// How long the kernel may keep the name (readdirplus).
+    public var entryTimeout: Double
     /// What the entry's inode stands for, so a readdirplus reply can bind it again.
     var key: NodeKey
 }

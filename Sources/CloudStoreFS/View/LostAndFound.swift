@@ -21,7 +21,7 @@ struct LostAndFound: Sendable {
         var base = String(mountPath.split(separator: "/").last ?? "file")
         if base.hasSuffix(".json") { base.removeLast(5) }
         base = String(base.prefix(100)).replacingOccurrences(of: "%", with: "_")
-        let hash = String(crc32(text) ^ crc32(Array(mountPath.utf8)), radix: 16)
+        let hash = String(CRC32C.checksum(Array(mountPath.utf8) + [0] + text), radix: 16)
         let name = "\(base)-\(hash)"
         let stamp = ISO8601DateFormatter().string(from: Date())
         let note = """
@@ -40,14 +40,5 @@ struct LostAndFound: Sendable {
             close(fd)
         }
         return name + ".json"
-    }
-
-    private func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var c: UInt32 = 0xFFFF_FFFF
-        for b in bytes {
-            c ^= UInt32(b)
-            for _ in 0..<8 { c = (c >> 1) ^ (0xEDB8_8320 & (0 &- (c & 1))) }
-        }
-        return ~c
     }
 }

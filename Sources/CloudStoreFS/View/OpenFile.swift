@@ -56,6 +56,8 @@ final class OpenFile: @unchecked Sendable {
     let caller: CallerContext
     var buffer: [UInt8]
     var dirty = false
+    /// The change tag of the record whose text `buffer` started as.
+    var baseTag: String?
     /// A file created by this open that is no record yet: it exists only while open.
     var isNew: Bool
 

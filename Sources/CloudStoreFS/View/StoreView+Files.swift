@@ -23,6 +23,7 @@ extension StoreView {
             let h = OpenFile(kind: .record(target), inode: inode, flags: flags, caller: caller, buffer: truncating ? [] : bytes)
             h.dirty = truncating
             let tag = record.recordChangeTag ?? ""
+            h.baseTag = tag
             let (served, reported) = stateLock.withLock { (servedTag[inode], reportedSize[inode]) }
             // The kernel keeps its pages when it read this very version; when it was told
             // another size, read past its idea of the end (direct I/O) so `cat` shows it all.
@@ -107,11 +108,10 @@ extension StoreView {
         let bytes: [UInt8]
         switch h.kind {
         case .scratch(let s): bytes = s.lock.withLock { s.bytes }
-        case .record(let t):
-            bytes = h.lock.withLock { h.buffer }
-            if let r = try? catalog(t.database, t.zone).record(named: t.name), let tag = r.recordChangeTag, !h.dirty {
-                stateLock.withLock { servedTag[h.inode] = tag }
-            }
+        case .record:
+            let (b, tag) = h.lock.withLock { (h.buffer, h.dirty ? nil : h.baseTag) }
+            bytes = b
+            if let tag { stateLock.withLock { servedTag[h.inode] = tag } }
         case .lostFound: bytes = h.lock.withLock { h.buffer }
         case .directory: throw FSError(EISDIR)
         }
@@ -246,6 +246,7 @@ extension StoreView {
             }
             if let r = try? catalog(target.database, target.zone).record(named: target.name) {
                 h.buffer = text(of: r, target)
+                h.baseTag = r.recordChangeTag
             }
         } catch {
             reject(h.buffer, target: target, error: error, caller: h.caller)

@@ -124,10 +124,13 @@ extension StoreView {
         let ino = inodes.inode(for: key)
         let attrs = try attributes(key, inode: ino, caller: caller)
         inodes.lookedUp(ino, key: key)
-        // `private` means another database for each caller: never let the kernel keep it.
-        var timeout = Self.entryTimeout
-        if case .database(let d) = key, d.scope == .private { timeout = 0 }
-        return NodeEntry(attributes: attrs, entryTimeout: timeout, attributeTimeout: Self.attributeTimeout)
+        return NodeEntry(attributes: attrs, entryTimeout: entryTimeout(key), attributeTimeout: Self.attributeTimeout)
+    }
+
+    /// `private` means another database for each caller: the kernel must never keep that name.
+    func entryTimeout(_ key: NodeKey) -> Double {
+        if case .database(let d) = key, d.scope == .private { return 0 }
+        return Self.entryTimeout
     }
 
     // MARK: FileSystemOperations: names and attributes
@@ -218,7 +221,8 @@ extension StoreView {
                 guard let r = cat.record(named: name) else { continue }
                 let target = RecordTarget(database: d, zone: zone, type: type, name: name)
                 let ino = inodes.inode(for: target.key)
-                out.append(DirectoryEntry(name: target.fileName, attributes: attributes(of: r, target, inode: ino), key: target.key))
+                out.append(DirectoryEntry(name: target.fileName, attributes: attributes(of: r, target, inode: ino),
+                                          entryTimeout: Self.entryTimeout, key: target.key))
             }
             for t in pending where cat.record(named: t.name) == nil { keys.append((t.fileName, t.key)) }
             return out + (try entries(keys, caller: caller)) + scratchEntries(dir, caller: caller)
@@ -232,7 +236,7 @@ extension StoreView {
         var out: [DirectoryEntry] = []
         for (name, key) in keys {
             let ino = inodes.inode(for: key)
-            if let a = try? attributes(key, inode: ino, caller: caller) { out.append(DirectoryEntry(name: name, attributes: a, key: key)) }
+            if let a = try? attributes(key, inode: ino, caller: caller) { out.append(DirectoryEntry(name: name, attributes: a, entryTimeout: entryTimeout(key), key: key)) }
         }
         return out
     }
@@ -242,7 +246,7 @@ extension StoreView {
         return names.sorted { $0.key < $1.key }.compactMap { (name, id) in
             let key = NodeKey.scratch(id)
             let ino = inodes.inode(for: key)
-            return (try? attributes(key, inode: ino, caller: caller)).map { DirectoryEntry(name: name, attributes: $0, key: key) }
+            return (try? attributes(key, inode: ino, caller: caller)).map { DirectoryEntry(name: name, attributes: $0, entryTimeout: Self.entryTimeout, key: key) }
         }
     }
 

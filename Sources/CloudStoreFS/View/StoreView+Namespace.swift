@@ -171,7 +171,7 @@ extension StoreView {
                 // scratch copy; it is deleted only when that copy is removed.
                 try replaceScratchName(toDir, newName, caller: caller)
                 let attrs = attributes(of: record, from, inode: inodes.inode(for: from.key))
-                let s = stateLock.withLock { () -> ScratchFile in
+                stateLock.withLock {
                     let s = ScratchFile(id: nextScratch, permissions: attrs.permissions, uid: attrs.uid, gid: attrs.gid, now: attrs.modified)
                     nextScratch += 1
                     s.bytes = bytes
@@ -179,9 +179,7 @@ extension StoreView {
                     scratchFiles[s.id] = s
                     scratchNames[toDir, default: [:]][newName] = s.id
                     hidden[from] = s.id
-                    return s
                 }
-                _ = s
             }
         default:
             throw FSError(EPERM, "only record files and scratch files can be moved")

@@ -21,8 +21,9 @@ extension StoreView {
             }
         case .record(let d, let zone, let type, let recordName):
             let target = RecordTarget(database: d, zone: zone, type: type, name: recordName)
-            if stateLock.withLock({ pendingNew[target] != nil }) {
-                stateLock.withLock { pendingNew[target]?.dirty = false; pendingNew[target] = nil }
+            if let pending = stateLock.withLock({ pendingNew.removeValue(forKey: target) }) {
+                // Created and not saved yet: removing it drops what was written.
+                pending.lock.withLock { pending.dirty = false }
                 return
             }
             try deleteRecord(target, caller: caller)

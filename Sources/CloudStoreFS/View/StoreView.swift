@@ -13,9 +13,10 @@ import Foundation
 /// save has. The view knows nothing of the kernel protocol: ``FuseSession`` calls it through
 /// ``FileSystemOperations`` and it calls back only through ``KernelNotifier``.
 ///
-/// Lock order: `stateLock`, then an ``OpenFile``'s or ``ScratchFile``'s lock, then the inode
-/// and handle tables' locks (leaves). Engine calls (saves, catalog refreshes) are made with
-/// no view lock held, except a handle's own lock during its save.
+/// Lock order: an ``OpenFile``'s or ``ScratchFile``'s lock, then `stateLock`, then the inode
+/// and handle tables' locks (leaves); never two handles' locks at once. Engine calls (saves,
+/// catalog refreshes) are made with no view lock held, except a handle's own lock during its
+/// save, so one slow save holds up only its own file.
 public final class StoreView: @unchecked Sendable {
     public let store: Store
     public let environment: CloudStore.Environment

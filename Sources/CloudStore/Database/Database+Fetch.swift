@@ -28,6 +28,11 @@ extension Database {
         StoreLayout.assetFile(zoneDirectory(zone), checksum: asset.fileChecksum)
     }
 
+    /// How many records a zone holds, from its directory listing (no record is read).
+    public func recordCount(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> Int {
+        try zoneStorage(zone).recordNames().count
+    }
+
     /// All records of a zone, read from their files.
     public func allRecords(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> [Record] {
         let storage = zoneStorage(zone)

@@ -97,5 +97,6 @@ public final class Store: @unchecked Sendable {
         lock.withLock { zones[directory] = nil }
     }
 
-    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    /// Milliseconds since 1970, as record timestamps hold them.
+    public static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }

@@ -43,72 +43,64 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Takes in what was written since the last look.
     @discardableResult
     public func refresh() throws(CKError) -> Change {
-        guard let st = try Syscall.stat(storage.logPath).orThrow(.internalError, "cannot stat \(storage.logPath)") else {
+        let path = storage.logPath
+        guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
             let had = lock.withLock { () -> Bool in
-                defer { records = [:]; logOffset = -1; lastSeq = 0 }
-                return logOffset >= 0
+                let had = logOffset >= 0
+                (records, logOffset, lastSeq) = ([:], -1, 0)
+                return had
             }
             if had { return .zoneGone }
             throw CKError(.zoneNotFound, "zone \(zoneName) does not exist")
         }
         let (inode, offset, seq) = lock.withLock { (logInode, logOffset, lastSeq) }
-        if offset >= 0, inode == st.inode, st.size == offset { return .none }
-        if offset >= 0, inode == st.inode, st.size > offset {
-            let fd = try Syscall.open(storage.logPath, O_RDONLY).orThrow(.internalError, "cannot open \(storage.logPath)")
-            defer { Syscall.close(fd) }
-            let bytes = try Syscall.pread(fd, count: Int(st.size - offset), offset: offset, path: storage.logPath)
-                .orThrow(.internalError, "cannot read \(storage.logPath)")
-            let (entries, _) = LogScanner.scan(bytes, baseOffset: offset, zoneID: storage.zoneID)
-            guard !entries.isEmpty else { return .none }
-            var changed: [String: String] = [:]
-            lock.withLock {
-                for (entry, end) in entries {
-                    changed.merge(apply(entry)) { $1 }
-                    logOffset = end
-                }
-            }
-            return changed.isEmpty ? .none : .records(changed)
+        if offset >= 0, inode == st.inode, st.size >= offset {
+            if st.size == offset { return .none }
+            return Self.change(absorb(try LogScanner.readAppended(path, from: offset, to: st.size, zoneID: storage.zoneID), inode: st.inode))
         }
         // The log was replaced (compaction) or never read: if the new log still reaches back
         // to what we saw, replaying it is enough; otherwise load everything again.
         if offset >= 0 {
-            let bytes = try Syscall.readFile(storage.logPath).orThrow(.internalError, "cannot read \(storage.logPath)") ?? []
-            let (entries, _) = LogScanner.scan(bytes, baseOffset: 0, zoneID: storage.zoneID)
+            let entries = try LogScanner.readAppended(path, from: 0, to: st.size, zoneID: storage.zoneID)
             if let first = entries.first?.0, first.seq <= seq + 1 {
-                var changed: [String: String] = [:]
-                lock.withLock {
-                    logInode = st.inode
-                    for (entry, end) in entries {
-                        changed.merge(apply(entry)) { $1 }
-                        logOffset = end
-                    }
-                }
-                return changed.isEmpty ? .none : .records(changed)
+                return Self.change(absorb(entries, inode: st.inode))
             }
         }
         try reload()
         return .reloaded
     }
 
+    private static func change(_ changed: [String: String]) -> Change { changed.isEmpty ? .none : .records(changed) }
+
     private func reload() throws(CKError) {
-        guard let st = try Syscall.stat(storage.logPath).orThrow(.internalError, "cannot stat \(storage.logPath)") else {
+        let path = storage.logPath
+        guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
             throw CKError(.zoneNotFound, "zone \(zoneName) does not exist")
         }
         var loaded: [String: Record] = [:]
         for name in try storage.recordNames() {
             if let r = try storage.readRecordFile(name) { loaded[name] = r }
         }
-        let bytes = try Syscall.readFile(storage.logPath).orThrow(.internalError, "cannot read \(storage.logPath)") ?? []
-        let (entries, _) = LogScanner.scan(bytes, baseOffset: 0, zoneID: storage.zoneID)
+        let entries = try LogScanner.readAppended(path, from: 0, to: st.size, zoneID: storage.zoneID)
         lock.withLock {
             records = loaded
             lastSeq = loaded.values.compactMap { $0.recordChangeTag.flatMap { Int64($0) } }.max() ?? 0
-            logInode = st.inode
-            logOffset = 0
+        }
+        _ = absorb(entries, inode: st.inode)
+    }
+
+    /// Applies entries read from the log with inode `inode`, ending where the last one ends;
+    /// returns the records they changed (name → type).
+    private func absorb(_ entries: [(LogEntry, end: Int64)], inode: UInt64) -> [String: String] {
+        lock.withLock {
+            var changed: [String: String] = [:]
+            logInode = inode
             for (entry, end) in entries {
-                _ = apply(entry)
+                changed.merge(apply(entry)) { $1 }
                 logOffset = end
             }
+            if logOffset < 0 { logOffset = 0 }
+            return changed
         }
     }
 

@@ -116,4 +116,13 @@ struct LogScanner {
         }
         return (entries, .clean)
     }
+
+    /// The whole entries appended to the log at `path` between `offset` and `size`; a
+    /// partial last one (an append in progress) is left for the next look.
+    static func readAppended(_ path: String, from offset: Int64, to size: Int64, zoneID: ZoneID) throws(CKError) -> [(LogEntry, end: Int64)] {
+        let fd = try Syscall.open(path, O_RDONLY).orThrow(.internalError, "cannot open \(path)")
+        defer { Syscall.close(fd) }
+        let bytes = try Syscall.pread(fd, count: Int(size - offset), offset: offset, path: path).orThrow(.internalError, "cannot read \(path)")
+        return scan(bytes, baseOffset: offset, zoneID: zoneID).entries
+    }
 }

@@ -61,12 +61,12 @@ extension ZoneStorage {
                 usage += try checkRecord(want, recordName: recordName, &result)
                 continue
             }
-            do {
+            do throws(CKError) {
                 let record = try Self.decodeRecordFile(bytes, path: path)
                 usage += try checkRecord(record, recordName: recordName, &result)
-            } catch let e as CKError {
-                result.damage.append("zone \(name): \(e.message) — its last version is not in the log; restore it from a backup or delete the file")
-            } catch {}
+            } catch {
+                result.damage.append("zone \(name): \(error.message) — its last version is not in the log; restore it from a backup or delete the file")
+            }
         }
         for (recordName, logged) in latest where !seen.contains(recordName) {
             guard let want = logged else { continue }

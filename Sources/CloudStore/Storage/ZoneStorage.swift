@@ -439,10 +439,7 @@ final class ZoneStorage: @unchecked Sendable {
             locked { cache = [:]; index = nil; tailOffset = st.size; generation &+= 1 }
             return
         }
-        let fd = try Syscall.open(logPath, O_RDONLY).orThrow(.internalError, "cannot open \(logPath)")
-        defer { Syscall.close(fd) }
-        let bytes = try Syscall.pread(fd, count: Int(st.size - offset), offset: offset, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
-        let (entries, _) = LogScanner.scan(bytes, baseOffset: offset, zoneID: zoneID)
+        let entries = try LogScanner.readAppended(logPath, from: offset, to: st.size, zoneID: zoneID)
         locked {
             for (entry, end) in entries {
                 absorb(entry)

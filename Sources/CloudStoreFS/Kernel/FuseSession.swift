@@ -19,7 +19,6 @@ public final class FuseSession: @unchecked Sendable {
     public struct Options: Sendable {
         public var allowOther = false
         public var readOnly = false
-        public var debug = false
         public init() {}
     }
 
@@ -33,8 +32,7 @@ public final class FuseSession: @unchecked Sendable {
         var opts = ["default_permissions", "fsname=ckfs", "subtype=ckfs"]
         if options.allowOther { opts.append("allow_other") }
         if options.readOnly { opts.append("ro") }
-        var argv = ["ckfs", "-o", opts.joined(separator: ",")]
-        if options.debug { argv.append("-d") }
+        let argv = ["ckfs", "-o", opts.joined(separator: ",")]
         var cStrings = argv.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
         var ops = FuseOperationTable.make()

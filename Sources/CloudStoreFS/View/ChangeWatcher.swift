@@ -12,8 +12,8 @@ final class ChangeWatcher: @unchecked Sendable {
     private let fd: Int32
     /// Guards every `var` below.
     private let lock = NSLock()
-    private var zonesByWatch: [Int32: (DatabaseKey, String)] = [:]
-    private var watched: Set<String> = []
+    private var zonesByWatch: [Int32: StoreView.ZoneRef] = [:]
+    private var watched: Set<StoreView.ZoneRef> = []
     private var stopped = false
 
     init(view: StoreView) {
@@ -36,7 +36,7 @@ final class ChangeWatcher: @unchecked Sendable {
             addWatches()
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&p, 1, 100)
-            var touched: [(DatabaseKey, String)] = []
+            var touched: Set<StoreView.ZoneRef> = []
             if ready > 0 {
                 let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
                 var offset = 0
@@ -47,35 +47,32 @@ final class ChangeWatcher: @unchecked Sendable {
                     }
                     if mask & UInt32(IN_IGNORED) != 0 {
                         lock.withLock {
-                            if let z = zonesByWatch.removeValue(forKey: wd) { watched.remove(key(z)) }
+                            if let z = zonesByWatch.removeValue(forKey: wd) { watched.remove(z) }
                         }
-                    } else if let z = lock.withLock({ zonesByWatch[wd] }), !touched.contains(where: { $0 == z }) {
-                        touched.append(z)
+                    } else if let z = lock.withLock({ zonesByWatch[wd] }) {
+                        touched.insert(z)
                     }
                     offset += MemoryLayout<inotify_event>.size + Int(len)
                 }
             }
             if Date().timeIntervalSince(lastSweep) >= 1 {
                 lastSweep = Date()
-                touched = view.openZones
+                touched = Set(view.openZones)
             }
-            for (d, zone) in touched { _ = try? view.catalog(d, zone) }
+            for z in touched { _ = try? view.catalog(z.database, z.zone) }
         }
         close(fd)
     }
 
-    private func key(_ z: (DatabaseKey, String)) -> String { "\(z.0.container)\u{0}\(z.0.scope)\u{0}\(z.0.user)\u{0}\(z.1)" }
-
     private func addWatches() {
         for z in view.openZones {
-            let k = key(z)
-            if lock.withLock({ watched.contains(k) }) { continue }
-            guard let db = try? view.database(z.0, caller: nil) else { continue }
-            let wd = inotify_add_watch(fd, db.zoneDirectoryPath(z.1), UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF))
+            if lock.withLock({ watched.contains(z) }) { continue }
+            guard let db = try? view.database(z.database, caller: nil) else { continue }
+            let wd = inotify_add_watch(fd, db.zoneDirectoryPath(z.zone), UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF))
             guard wd >= 0 else { continue }
             lock.withLock {
                 zonesByWatch[wd] = z
-                watched.insert(k)
+                watched.insert(z)
             }
         }
     }

@@ -32,7 +32,7 @@ extension StoreView {
                              noFlush: flags & O_ACCMODE == O_RDONLY)
         case .scratch(let id):
             guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
-            if truncating { s.lock.withLock { s.bytes = []; s.modified = nowMilliseconds(); s.changed = s.modified } }
+            if truncating { s.lock.withLock { s.bytes = []; s.modified = Store.now(); s.changed = s.modified } }
             return OpenReply(handle: handles.add(OpenFile(kind: .scratch(s), inode: inode, flags: flags, caller: caller)), keepCache: false)
         case .lostFoundFile(let name):
             if flags & O_ACCMODE != O_RDONLY { throw FSError(EPERM, "lost+found keeps rejected text; copy it elsewhere to edit it") }
@@ -78,19 +78,16 @@ extension StoreView {
         if case .zone = dir, RecordFileName.recordName(name) != nil {
             throw FSError(EPERM, "record files go in a folder named after their record type: mkdir it first")
         }
-        let now = nowMilliseconds()
-        let s = stateLock.withLock { () -> ScratchFile in
+        let now = Store.now()
+        let made = stateLock.withLock { () -> ScratchFile? in
+            if scratchNames[dir]?[name] != nil { return nil }
             let s = ScratchFile(id: nextScratch, permissions: permissions, uid: caller.uid, gid: caller.gid, now: now)
             nextScratch += 1
-            return s
-        }
-        let exists = stateLock.withLock { () -> Bool in
-            if scratchNames[dir]?[name] != nil { return true }
             scratchFiles[s.id] = s
             scratchNames[dir, default: [:]][name] = s.id
-            return false
+            return s
         }
-        if exists {
+        guard let s = made else {
             if flags & O_EXCL != 0 { throw FSError(EEXIST) }
             let ino = inodes.inode(for: try child(of: dir, named: name, caller: caller))
             let reply = try open(ino, flags: flags, caller: caller)
@@ -129,7 +126,7 @@ extension StoreView {
             guard end <= 16 << 20 else { throw FSError(EFBIG, "scratch files hold at most 16 MiB") }
             s.lock.withLock {
                 Self.splice(&s.bytes, bytes, at: Int(offset), append: h.flags & O_APPEND != 0)
-                s.modified = nowMilliseconds()
+                s.modified = Store.now()
                 s.changed = s.modified
             }
         case .record(let t):
@@ -168,22 +165,20 @@ extension StoreView {
                 h.lock.withLock { Self.resize(&h.buffer, to: Int(size)); h.dirty = true }
                 return
             }
-            // A truncate by path (no open file) is an edit of its own: save what is left.
-            let h = OpenFile(kind: .record(target), inode: inode, flags: O_WRONLY, caller: caller)
             if let pending = stateLock.withLock({ pendingNew[target] }) {
                 pending.lock.withLock { Self.resize(&pending.buffer, to: Int(size)); pending.dirty = true }
                 return
             }
+            // A truncate by path (no open file) is an edit of its own: save what is left.
             guard let record = try catalog(d, zone).record(named: name) else { throw FSError(ENOENT) }
-            let bytes = text(of: record, target)
+            var bytes = text(of: record, target)
             if Int64(bytes.count) == size { return }
             if size == 0 { throw FSError(EINVAL, "an empty file is no record; delete the file to delete the record") }
-            h.buffer = bytes
-            Self.resize(&h.buffer, to: Int(size))
+            Self.resize(&bytes, to: Int(size))
+            // Not in the handle table: no other thread can reach it, so its lock is not needed.
+            let h = OpenFile(kind: .record(target), inode: inode, flags: O_WRONLY, caller: caller, buffer: bytes)
             h.dirty = true
-            h.lock.lock()
-        defer { h.lock.unlock() }
-        try commit(h)
+            try commit(h)
         default:
             throw FSError(EISDIR)
         }
@@ -260,6 +255,4 @@ extension StoreView {
         let kept = lostAndFound.keep(text, mountPath: path, reason: error.reason, owner: caller)
         log("refused save of \(path): \(error.reason)" + (kept.map { "; the text is in \(mountPoint)/\(Self.lostFoundName)/\($0)" } ?? ""))
     }
-
-    func nowMilliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
 }

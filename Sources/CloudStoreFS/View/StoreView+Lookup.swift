@@ -75,14 +75,11 @@ extension StoreView {
             return dir(0o755, uid: daemonUID)
         case .lostFound:
             return dir(0o1777, uid: daemonUID)
-        case .database(let d):
-            return d.scope == .public ? dir(0o755, uid: daemonUID) : dir(0o700, uid: uid(ofUserNamed: d.user) ?? daemonUID)
+        case .database(let d), .recordType(let d, _, _):
+            return dir(d.scope == .public ? 0o755 : 0o700, uid: owner(d))
         case .zone(let d, let zone):
-            let created = (try? database(d, caller: caller).zone(zone))?.created
-            guard created != nil else { throw FSError(ENOENT) }
-            return d.scope == .public ? dir(0o755, uid: daemonUID, time: created) : dir(0o700, uid: uid(ofUserNamed: d.user) ?? daemonUID, time: created)
-        case .recordType(let d, _, _):
-            return d.scope == .public ? dir(0o755, uid: daemonUID) : dir(0o700, uid: uid(ofUserNamed: d.user) ?? daemonUID)
+            guard let created = (try? database(d, caller: caller).zone(zone))?.created else { throw FSError(ENOENT) }
+            return dir(d.scope == .public ? 0o755 : 0o700, uid: owner(d), time: created)
         case .record(let d, let zone, let type, let name):
             let target = RecordTarget(database: d, zone: zone, type: type, name: name)
             if let pending = stateLock.withLock({ pendingNew[target] }) {
@@ -113,7 +110,7 @@ extension StoreView {
         stateLock.withLock { reportedSize[inode] = size }
         let owner: UInt32 = target.database.scope == .public
             ? uid(ofCreator: record.created?.userRecordName, container: target.database.container)
-            : (uid(ofUserNamed: target.database.user) ?? daemonUID)
+            : owner(target.database)
         let modified = record.modified?.timestamp ?? started
         return NodeAttributes(inode: inode, kind: .file, permissions: target.database.scope == .public ? 0o644 : 0o600,
                               links: 1, uid: owner, gid: owner == daemonUID ? daemonGID : owner, size: size,
@@ -160,7 +157,7 @@ extension StoreView {
                 if let u = changes.uid { s.uid = u }
                 if let g = changes.gid { s.gid = g }
                 if let m = changes.modified { s.modified = m }
-                s.changed = Int64(Date().timeIntervalSince1970 * 1000)
+                s.changed = Store.now()
             }
         }
         // chmod, chown and utimens on records and folders are accepted and change nothing:
@@ -261,9 +258,8 @@ extension StoreView {
                 guard let db = try? database(key, caller: caller) else { continue }
                 quota += db.quotaBytes
                 used += (try? db.usage()) ?? 0
-                for z in (try? db.zones()) ?? [] {
-                    files += UInt64((try? catalog(key, z.zoneID.zoneName))?.allRecords.count ?? 0)
-                }
+                // Counted from the zones' directories: df must not load every zone.
+                for z in (try? db.zones()) ?? [] { files += UInt64((try? db.recordCount(in: z.zoneID.zoneName)) ?? 0) }
             }
         }
         let block: Int64 = 4096

@@ -27,7 +27,7 @@ public final class StoreView: @unchecked Sendable {
     public let mountPoint: String
     let daemonUID = geteuid()
     let daemonGID = getegid()
-    let started = Int64(Date().timeIntervalSince1970 * 1000)
+    let started = Store.now()
     /// The largest text a record file takes: the record limit plus room for JSON's own
     /// overhead (base64 of BYTES fields, quotes, keys). Past it a write fails with EFBIG.
     let maxFileBytes: Int
@@ -92,6 +92,11 @@ public final class StoreView: @unchecked Sendable {
         if getpwnam_r(name, &pw, &buf, buf.count, &result) == 0, result != nil { return pw.pw_uid }
         if name.hasPrefix("uid"), let n = UInt32(name.dropFirst(3)) { return n }
         return nil
+    }
+
+    /// The owner of a database's folders: the private database's user, else the daemon's.
+    func owner(_ d: DatabaseKey) -> UInt32 {
+        d.scope == .private ? (uid(ofUserNamed: d.user) ?? daemonUID) : daemonUID
     }
 
     /// The uid shown as owner of a public record: its creator's, when the creator is a local user.
@@ -174,7 +179,7 @@ public final class StoreView: @unchecked Sendable {
     }
 
     /// Every zone catalog the view has opened, for the watcher.
-    var openZones: [(DatabaseKey, String)] { stateLock.withLock { catalogs.keys.map { ($0.database, $0.zone) } } }
+    var openZones: [ZoneRef] { stateLock.withLock { Array(catalogs.keys) } }
 
     // MARK: Rendering
 

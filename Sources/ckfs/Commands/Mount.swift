@@ -80,10 +80,9 @@ struct Mount: ParsableCommand {
 
     private func startInBackground(_ store: Store, at path: String) throws {
         let logPath = store.layout.root + "/mount.log"
-        var args = CommandLine.arguments
-        args[0] = ProcessInfo.processInfo.arguments[0]
+        // The same command again, in front, in its own session; the demo is filled already.
+        let args = CommandLine.arguments.filter { $0 != "--demo" }
         let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
-        args = args.filter { $0 != "--demo" }
         let pid = try Spawn.detached(exe, args, logPath: logPath, environment: ["CKFS_MOUNT_CHILD": "1"])
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {

@@ -97,6 +97,15 @@ public final class Store: @unchecked Sendable {
         lock.withLock { zones[directory] = nil }
     }
 
+    /// Where a store lives when none is named: `CKFS_STORE`, else `$XDG_DATA_HOME/ckfs`, else
+    /// `~/.local/share/ckfs`.
+    public static var defaultPath: String {
+        let env = ProcessInfo.processInfo.environment
+        if let s = env["CKFS_STORE"], !s.isEmpty { return s }
+        if let x = env["XDG_DATA_HOME"], !x.isEmpty { return x + "/ckfs" }
+        return (env["HOME"] ?? NSHomeDirectory()) + "/.local/share/ckfs"
+    }
+
     /// Milliseconds since 1970, as record timestamps hold them.
     public static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }

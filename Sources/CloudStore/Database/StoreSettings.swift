@@ -12,6 +12,8 @@ public struct StoreSettings: Sendable, Equatable {
     public var compactLogBytes: Int64 = ZoneTuning().compactLogBytes
     /// Record files are synced and a checkpoint noted after this many commits.
     public var checkpointEvery: Int64 = ZoneTuning().checkpointEvery
+    /// K2: keys, values and the whole key-value store.
+    public var keyValueLimits = KeyValueLimits()
 
     public init() {}
 
@@ -34,6 +36,10 @@ public struct StoreSettings: Sendable, Equatable {
                 "publicQuotaBytes": .int(publicQuotaBytes),
                 "compactLogBytes": .int(compactLogBytes),
                 "checkpointEvery": .int(checkpointEvery),
+                "keyValueMaxKeyBytes": .int(Int64(keyValueLimits.maxKeyBytes)),
+                "keyValueMaxKeys": .int(Int64(keyValueLimits.maxKeys)),
+                "keyValueMaxValueBytes": .int(Int64(keyValueLimits.maxValueBytes)),
+                "keyValueMaxTotalBytes": .int(Int64(keyValueLimits.maxTotalBytes)),
             ]),
         ])
     }
@@ -47,6 +53,10 @@ public struct StoreSettings: Sendable, Equatable {
         if let v = l?["publicQuotaBytes"]?.int64Value { publicQuotaBytes = v }
         if let v = l?["compactLogBytes"]?.int64Value, v > 0 { compactLogBytes = v }
         if let v = l?["checkpointEvery"]?.int64Value, v > 0 { checkpointEvery = v }
+        if let v = l?["keyValueMaxKeyBytes"]?.int64Value, v > 0 { keyValueLimits.maxKeyBytes = Int(v) }
+        if let v = l?["keyValueMaxKeys"]?.int64Value, v > 0 { keyValueLimits.maxKeys = Int(v) }
+        if let v = l?["keyValueMaxValueBytes"]?.int64Value, v > 0 { keyValueLimits.maxValueBytes = Int(v) }
+        if let v = l?["keyValueMaxTotalBytes"]?.int64Value, v > 0 { keyValueLimits.maxTotalBytes = Int(v) }
     }
 }
 

@@ -75,6 +75,11 @@ enum Syscall {
 
     /// The whole file, or nil when it does not exist.
     static func readFile(_ path: String) -> R<[UInt8]?> {
+        readFileAndStatus(path).map { $0?.bytes }
+    }
+
+    /// A whole file and the status of the very file read (not of a later replacement).
+    static func readFileAndStatus(_ path: String) -> R<(bytes: [UInt8], status: FileStatus)?> {
         let fd: Int32
         switch open(path, O_RDONLY) {
         case .success(let f): fd = f
@@ -83,6 +88,7 @@ enum Syscall {
         defer { close(fd) }
         var st = Glibc.stat()
         guard systemFstat(fd, &st) == 0 else { return fail("fstat", path) }
+        let status = status(st)
         var out: [UInt8] = []
         var capacity = max(Int(st.st_size), 0) + 1
         while true {
@@ -90,7 +96,7 @@ enum Syscall {
             case .failure(let e): return .failure(e)
             case .success(let chunk):
                 out += chunk
-                if out.count < capacity { return .success(out) }
+                if out.count < capacity { return .success((out, status)) }
                 capacity *= 2
             }
         }
@@ -152,11 +158,19 @@ enum Syscall {
         var inode: UInt64
         var isDirectory: Bool
         var modified: Int64
+        var device: UInt64 = 0
+        /// Modification and status change times in nanoseconds: with the inode and size they
+        /// tell one version of a file from the next.
+        var modifiedNanos: Int64 = 0
+        var changedNanos: Int64 = 0
     }
 
     private static func status(_ st: stat) -> FileStatus {
         FileStatus(size: Int64(st.st_size), inode: UInt64(st.st_ino), isDirectory: (st.st_mode & S_IFMT) == S_IFDIR,
-                   modified: Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000)
+                   modified: Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000,
+                   device: UInt64(st.st_dev),
+                   modifiedNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
+                   changedNanos: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
     }
 
     static func stat(_ path: String) -> R<FileStatus?> {

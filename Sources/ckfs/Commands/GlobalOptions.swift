@@ -22,13 +22,7 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "The environment: development or production.")
     var environment: CloudStore.Environment = .development
 
-    var storePath: String {
-        if let store { return store }
-        let env = ProcessInfo.processInfo.environment
-        if let s = env["CKFS_STORE"], !s.isEmpty { return s }
-        if let x = env["XDG_DATA_HOME"], !x.isEmpty { return x + "/ckfs" }
-        return (env["HOME"] ?? NSHomeDirectory()) + "/.local/share/ckfs"
-    }
+    var storePath: String { store ?? Store.defaultPath }
 
     func openStore() throws -> Store { try Store.open(at: storePath) }
 

@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One user's key-value store on disk: `keyvalue.plist` in the user's private folder
+/// (DESIGN §2), an XML property list holding one dictionary, as Python's `plistlib` or any
+/// plist reader reads it.
+///
+/// Every change is a read-modify-write under an exclusive `flock` on `keyvalue.lock` next to
+/// it, and the file is replaced the crash-safe way (DESIGN §3): readers never lock and see
+/// the old file or the new one. A comment before `<plist>` carries a generation number that
+/// every write raises, so a client can tell versions apart even when inode numbers are reused
+/// within one timestamp tick.
+public final class KeyValueFile: Sendable {
+    public let path: String
+    let lockPath: String
+    let directory: String
+    let store: Store
+    public var limits: KeyValueLimits { store.settings.keyValueLimits }
+
+    /// One version of the file; nil fields mean no file.
+    public struct Identity: Sendable, Equatable {
+        var generation: Int64?
+        var status: Syscall.FileStatus
+    }
+
+    /// The store's contents as read, with the identity of the version read.
+    public struct Snapshot: Sendable {
+        public var entries: [String: PropertyListValue]
+        public var identity: Identity?
+        public var generation: Int64 { identity?.generation ?? 0 }
+    }
+
+    init(store: Store, directory: String) {
+        self.store = store
+        self.directory = directory
+        self.path = directory + "/keyvalue.plist"
+        self.lockPath = directory + "/keyvalue.lock"
+    }
+
+    static let generationPrefix = "ckfs generation "
+
+    /// The identity of the file now, cheaply (its head and status): nil when there is none.
+    public func identity() throws(CKError) -> Identity? {
+        let fd: Int32
+        switch Syscall.open(path, O_RDONLY) {
+        case .success(let f): fd = f
+        case .failure(let e):
+            if e.errno == ENOENT { return nil }
+            throw CKError(.internalError, "cannot open \(path)", cause: .system(e))
+        }
+        defer { Syscall.close(fd) }
+        let status = try Syscall.fstat(fd, path: path).orThrow(.internalError, "cannot stat \(path)")
+        let head = try Syscall.pread(fd, count: 512, offset: 0, path: path).orThrow(.internalError, "cannot read \(path)")
+        return Identity(generation: Self.generation(in: head), status: status)
+    }
+
+    static func generation(in head: some Collection<UInt8>) -> Int64? {
+        let text = String(decoding: head.prefix(512), as: UTF8.self)
+        guard let r = text.range(of: generationPrefix) else { return nil }
+        return Int64(text[r.upperBound...].prefix { $0.isASCII && $0.isNumber })
+    }
+
+    /// The whole store; empty when there is no file yet.
+    public func read() throws(CKError) -> Snapshot {
+        guard let (bytes, status) = try Syscall.readFileAndStatus(path).orThrow(.internalError, "cannot read \(path)") else {
+            return Snapshot(entries: [:], identity: nil)
+        }
+        let identity = Identity(generation: Self.generation(in: bytes.prefix(512)), status: status)
+        let value: PropertyListValue
+        do { value = try PropertyListParser.parse(bytes) } catch {
+            throw CKError(.badDatabase, "\(path) is not a valid property list; fix it (see the position) or restore it from a backup, then run `ckfs fsck`", cause: .syntax(error))
+        }
+        guard case .dictionary(let entries) = value else {
+            throw CKError(.badDatabase, "\(path) holds \(value.typeName == "array" ? "an" : "a") \(value.typeName), not a dictionary of keys and values; fix it or restore it from a backup")
+        }
+        return Snapshot(entries: entries, identity: identity)
+    }
+
+    /// Changes the store under its lock: `body` gets what is on disk now and changes it; the
+    /// result is checked against every limit and written durably. Nothing is written when
+    /// `body` throws or changes nothing. Returns the version now on disk and `body`'s result.
+    @discardableResult
+    public func update<T>(_ body: (inout [String: PropertyListValue]) throws(CKError) -> T) throws(CKError) -> (snapshot: Snapshot, result: T) {
+        try store.ensureDirectory(directory)
+        return try withFileLock(lockPath) { () throws(CKError) -> (snapshot: Snapshot, result: T) in
+            let current = try read()
+            var entries = current.entries
+            let result = try body(&entries)
+            if entries == current.entries { return (current, result) }
+            try checkWhole(entries)
+            let generation = current.generation + 1
+            let bytes = PropertyListWriter.document(.dictionary(entries), comment: Self.generationPrefix + String(generation))
+            try store.writer.replace(path, with: bytes, durable: true)
+            let status = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)")
+            return (Snapshot(entries: entries, identity: status.map { Identity(generation: generation, status: $0) }), result)
+        }
+    }
+
+    /// The last line of defence: a store that breaks a limit is never written.
+    private func checkWhole(_ entries: [String: PropertyListValue]) throws(CKError) {
+        var total = 0
+        for (key, value) in entries {
+            try limits.checkKey(key)
+            total += try limits.checkValue(value, forKey: key)
+        }
+        try limits.checkStore(count: entries.count, total: total, settingKey: entries.keys.max() ?? "")
+    }
+}
+
+extension Container {
+    /// The key-value store of local identity `userName` in this container (K1).
+    public func keyValueFile(user userName: String, environment: Environment = .development) throws(CKError) -> KeyValueFile {
+        let id = try userRecordName(for: userName)
+        return KeyValueFile(store: store, directory: store.layout.databaseDirectory(identifier, environment, .private, user: id))
+    }
+}

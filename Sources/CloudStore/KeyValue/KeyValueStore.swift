@@ -1,0 +1,340 @@
+import Foundation
+
+/// A client of one user's key-value store, shaped like `NSUbiquitousKeyValueStore` (K1–K4).
+///
+/// ```swift
+/// let kv = try KeyValueStore(store: store)
+/// try kv.setValue(.integer(42), forKey: "page")
+/// try kv.sync()                          // on disk now, and survives a crash
+/// kv.value(forKey: "page")               // .integer(42)
+/// for await change in kv.changes() { print(change.reason, change.changedKeys) }
+/// ```
+///
+/// Writes go to memory first and reach disk on ``sync()`` (or `synchronize()`) or within
+/// `synchronizeEvery` seconds by themselves (K3). Each sync also takes in what other clients
+/// wrote, and a timer does the same, so their changes arrive on their own as
+/// ``KeyValueChangeReason/serverChange`` with the keys that changed (K4). A client never
+/// hears of its own writes. Where two clients set one key, the later sync wins, as in iCloud.
+///
+/// A write that breaks a limit (``KeyValueLimits``) fails, changes nothing and raises
+/// ``KeyValueChangeReason/quotaViolationChange`` for this client only.
+public final class KeyValueStore: @unchecked Sendable {
+    public let containerIdentifier: String
+    public let environment: Environment
+    let container: Container?
+    public let limits: KeyValueLimits
+
+    private struct PendingWrite {
+        var value: PropertyListValue?
+        var size: Int
+        var sequence: UInt64
+    }
+
+    /// Held for a whole sync, so syncs (timer, callers, account switch) run one at a time.
+    /// Lock order: `syncLock`, then `lock`.
+    private let syncLock = NSLock()
+    /// Guards every `var` below.
+    private let lock = NSLock()
+    private var userName: String
+    private var file: KeyValueFile?
+    /// What is on disk as last read or written, and that version's identity.
+    private var base: [String: PropertyListValue] = [:]
+    private var seen: KeyValueFile.Identity?
+    /// Whether the store was read at least once; until then writes are refused.
+    private var loaded = false
+    /// `base` with the pending writes applied: what this client reads.
+    private var values: [String: PropertyListValue] = [:]
+    private var sizes: [String: Int] = [:]
+    private var totalSize = 0
+    private var pending: [String: PendingWrite] = [:]
+    private var nextSequence: UInt64 = 1
+    private var failure: CKError?
+    private var subscribers: [UInt64: AsyncStream<KeyValueChange>.Continuation] = [:]
+    private var nextSubscriber: UInt64 = 0
+    private var timer: DispatchSourceTimer?
+
+    /// Notifications go out here, one at a time and in order, never on the caller's thread.
+    private let delivery = DispatchQueue(label: "ckfs.keyvalue.delivery")
+
+    /// The store of `user` (nil: the OS user) in container `containerIdentifier` (nil: the
+    /// store's default). `synchronizeEvery` seconds a timer writes pending changes and looks
+    /// for others' (nil: only on ``sync()``).
+    public init(store: Store, containerIdentifier: String? = nil, user: String? = nil, environment: Environment = .development,
+                synchronizeEvery interval: Double? = 1.0) throws(CKError) {
+        let container = try store.container(containerIdentifier)
+        let name = user ?? Caller.currentOSUserName
+        self.container = container
+        self.containerIdentifier = container.identifier
+        self.environment = environment
+        self.limits = store.settings.keyValueLimits
+        self.userName = name
+        self.file = try container.keyValueFile(user: name, environment: environment)
+        do { try load() } catch { failure = error }
+        if let interval { startTimer(interval) }
+    }
+
+    /// A client that cannot reach any store: every read is empty and every write fails with `error`.
+    init(unavailable error: CKError) {
+        containerIdentifier = ""
+        environment = .development
+        container = nil
+        limits = KeyValueLimits()
+        userName = ""
+        failure = error
+    }
+
+    deinit {
+        timer?.cancel()
+        for c in subscribers.values { c.finish() }
+    }
+
+    /// The client of the OS user in the default store's default container
+    /// (`NSUbiquitousKeyValueStore.default`). The store is `CKFS_STORE`, else
+    /// `$XDG_DATA_HOME/ckfs`, else `~/.local/share/ckfs`, made when missing.
+    public static let `default`: KeyValueStore = {
+        do throws(CKError) { return try KeyValueStore(store: Store.create(at: Store.defaultPath)) } catch {
+            return KeyValueStore(unavailable: error)
+        }
+    }()
+
+    /// The local identity whose store this client shows.
+    public var user: String { lock.withLock { userName } }
+
+    /// Why the last write or sync failed, if it did.
+    public var lastError: CKError? { lock.withLock { failure } }
+
+    // MARK: Reading
+
+    /// The value of `key`, or nil.
+    public func value(forKey key: String) -> PropertyListValue? { lock.withLock { values[key] } }
+
+    public subscript(key: String) -> PropertyListValue? { value(forKey: key) }
+
+    /// Every key and value this client sees.
+    public var entries: [String: PropertyListValue] { lock.withLock { values } }
+
+    // MARK: Writing
+
+    /// Sets `key` to `value` in memory; ``sync()`` or the timer writes it. Dates are cut to
+    /// whole seconds, as the store keeps them. Fails, changing nothing, for a bad key, a
+    /// value no property list can hold, or a broken limit; a broken limit also raises
+    /// ``KeyValueChangeReason/quotaViolationChange`` for this client.
+    public func setValue(_ value: PropertyListValue, forKey key: String) throws(CKError) {
+        let value = Self.normalized(value)
+        do {
+            try limits.checkKey(key)
+            let size = try limits.checkValue(value, forKey: key)
+            try ensureLoaded()
+            lock.lock()
+            defer { lock.unlock() }
+            let count = values.count + (values[key] == nil ? 1 : 0)
+            try limits.checkStore(count: count, total: totalSize - (sizes[key] ?? 0) + size, settingKey: key)
+            totalSize += size - (sizes[key] ?? 0)
+            values[key] = value
+            sizes[key] = size
+            pending[key] = PendingWrite(value: value, size: size, sequence: nextSequence)
+            nextSequence += 1
+            failure = nil
+        } catch {
+            refused(error, key: key)
+            throw error
+        }
+    }
+
+    /// Removes `key` in memory; ``sync()`` or the timer writes it.
+    public func removeValue(forKey key: String) throws(CKError) {
+        do {
+            try limits.checkKey(key)
+            try ensureLoaded()
+        } catch {
+            refused(error, key: key)
+            throw error
+        }
+        lock.withLock {
+            if let old = sizes.removeValue(forKey: key) { totalSize -= old }
+            values[key] = nil
+            pending[key] = PendingWrite(value: nil, size: 0, sequence: nextSequence)
+            nextSequence += 1
+        }
+    }
+
+    func noteFailure(_ error: CKError) { lock.withLock { failure = error } }
+
+    private func refused(_ error: CKError, key: String) {
+        noteFailure(error)
+        if error.code == .limitExceeded || error.code == .quotaExceeded {
+            post(KeyValueChange(reason: .quotaViolationChange, changedKeys: [key]))
+        }
+    }
+
+    static func normalized(_ value: PropertyListValue) -> PropertyListValue {
+        switch value {
+        case .date(let d): .date(PropertyListValue.wholeSeconds(d))
+        case .array(let items): .array(items.map(normalized))
+        case .dictionary(let members): .dictionary(members.mapValues(normalized))
+        default: value
+        }
+    }
+
+    // MARK: Syncing
+
+    /// Writes pending changes durably and takes in other clients' changes (K3). When this
+    /// returns, every write made before it survives a crash. Writes that no longer fit once
+    /// merged with others' are dropped and reported as ``KeyValueChangeReason/quotaViolationChange``.
+    public func sync() throws(CKError) {
+        syncLock.lock()
+        defer { syncLock.unlock() }
+        do {
+            try syncLocked()
+            lock.withLock { failure = nil }
+        } catch {
+            lock.withLock { failure = error }
+            throw error
+        }
+    }
+
+    /// Sync lock held.
+    private func syncLocked() throws(CKError) {
+        guard let file = lock.withLock({ file }) else { throw lock.withLock { failure } ?? CKError(.internalError, "no key-value store") }
+        if !lock.withLock({ loaded }) {
+            try load()
+            return
+        }
+        let (writes, last) = lock.withLock { () -> ([(String, PendingWrite)], UInt64) in
+            (pending.sorted { $0.value.sequence < $1.value.sequence }, nextSequence - 1)
+        }
+        if writes.isEmpty {
+            let now = try file.identity()
+            if now == lock.withLock({ seen }) { return }
+            adopt(try file.read(), appliedUpTo: 0, dropped: [], reason: .serverChange)
+            return
+        }
+        var dropped: [String] = []
+        let limits = self.limits
+        let (snapshot, _) = try file.update { (entries: inout [String: PropertyListValue]) throws(CKError) in
+            dropped = []
+            var sizes = entries.mapValues(PropertyListWriter.compactSize)
+            var total = sizes.values.reduce(0, +)
+            for (key, write) in writes {
+                guard let value = write.value else {
+                    if let old = sizes.removeValue(forKey: key) { total -= old }
+                    entries[key] = nil
+                    continue
+                }
+                let count = entries.count + (entries[key] == nil ? 1 : 0)
+                let newTotal = total - (sizes[key] ?? 0) + write.size
+                if count > limits.maxKeys || newTotal > limits.maxTotalBytes {
+                    dropped.append(key)
+                    continue
+                }
+                entries[key] = value
+                sizes[key] = write.size
+                total = newTotal
+            }
+        }
+        adopt(snapshot, appliedUpTo: last, dropped: dropped, reason: .serverChange)
+    }
+
+    /// Reads the store for the first time (or again after it could not be read).
+    private func load() throws(CKError) {
+        guard let file = lock.withLock({ file }) else { return }
+        let snapshot = try file.read()
+        let wasLoaded = lock.withLock { loaded }
+        adopt(snapshot, appliedUpTo: 0, dropped: [], reason: .initialSyncChange, announce: wasLoaded == false && lock.withLock { failure } != nil)
+        lock.withLock {
+            loaded = true
+            failure = nil
+        }
+    }
+
+    private func ensureLoaded() throws(CKError) {
+        if lock.withLock({ loaded }) { return }
+        syncLock.lock()
+        defer { syncLock.unlock() }
+        if lock.withLock({ loaded }) { return }
+        try load()
+    }
+
+    /// Takes `snapshot` as what is on disk: the writes up to sequence `appliedUpTo` are in it
+    /// (or were `dropped`), later ones stay pending. Announces the keys whose value this
+    /// client sees changed.
+    private func adopt(_ snapshot: KeyValueFile.Snapshot, appliedUpTo: UInt64, dropped: [String],
+                       reason: KeyValueChangeReason, announce: Bool = true) {
+        let changed = lock.withLock { () -> [String] in
+            base = snapshot.entries
+            seen = snapshot.identity
+            pending = pending.filter { $0.value.sequence > appliedUpTo }
+            let old = values
+            var now = base
+            for (key, write) in pending { now[key] = write.value }
+            values = now
+            var newSizes: [String: Int] = [:]
+            for (key, value) in now {
+                newSizes[key] = old[key] == value ? (sizes[key] ?? PropertyListWriter.compactSize(value)) : PropertyListWriter.compactSize(value)
+            }
+            sizes = newSizes
+            totalSize = newSizes.values.reduce(0, +)
+            return Set(old.keys).union(now.keys).filter { old[$0] != now[$0] }
+        }
+        let droppedSet = Set(dropped)
+        let others = changed.filter { !droppedSet.contains($0) }
+        if announce, !others.isEmpty { post(KeyValueChange(reason: reason, changedKeys: others)) }
+        if !dropped.isEmpty { post(KeyValueChange(reason: .quotaViolationChange, changedKeys: dropped)) }
+    }
+
+    /// Acts for another local identity from now on: pending writes are written to the old
+    /// store first, then the new user's store replaces everything this client sees, and the
+    /// keys that differ are announced as ``KeyValueChangeReason/accountChange``.
+    public func switchUser(to name: String) throws(CKError) {
+        guard let container else { throw lock.withLock { failure } ?? CKError(.internalError, "no key-value store") }
+        syncLock.lock()
+        defer { syncLock.unlock() }
+        if lock.withLock({ loaded && !pending.isEmpty }) { try syncLocked() }
+        let newFile = try container.keyValueFile(user: name, environment: environment)
+        let snapshot = try newFile.read()
+        lock.withLock {
+            file = newFile
+            userName = name
+            pending = [:]
+            loaded = true
+            failure = nil
+        }
+        adopt(snapshot, appliedUpTo: .max, dropped: [], reason: .accountChange)
+    }
+
+    private func startTimer(_ interval: Double) {
+        let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "ckfs.keyvalue.timer"))
+        t.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
+        t.setEventHandler { [weak self] in try? self?.sync() }
+        lock.withLock { timer = t }
+        t.resume()
+    }
+
+    // MARK: Notifications
+
+    /// Every did-change-externally event from now on, as an async sequence.
+    public func changes() -> AsyncStream<KeyValueChange> {
+        let (stream, continuation) = AsyncStream<KeyValueChange>.makeStream(bufferingPolicy: .unbounded)
+        let id = lock.withLock { () -> UInt64 in
+            nextSubscriber += 1
+            subscribers[nextSubscriber] = continuation
+            return nextSubscriber
+        }
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            _ = self.lock.withLock { self.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    private func post(_ change: KeyValueChange) {
+        delivery.async { [weak self] in
+            guard let self else { return }
+            NotificationCenter.default.post(name: Self.didChangeExternallyNotification, object: self, userInfo: [
+                NSUbiquitousKeyValueStoreChangeReasonKey: change.reason.rawValue,
+                NSUbiquitousKeyValueStoreChangedKeysKey: change.changedKeys,
+            ])
+            for c in self.lock.withLock({ Array(self.subscribers.values) }) { c.yield(change) }
+        }
+    }
+}

@@ -6,7 +6,8 @@ struct CKFS: ParsableCommand {
         commandName: "ckfs",
         abstract: "A local CloudKit store kept as plain JSON files.",
         subcommands: [
-            Init.self, Mount.self, Unmount.self, RecordCommand.self, ZoneCommand.self, Changes.self, SchemaCommand.self, Fsck.self,
+            Init.self, Mount.self, Unmount.self, RecordCommand.self, ZoneCommand.self, KeyValueCommand.self, Changes.self, SchemaCommand.self,
+            Fsck.self,
             Debug.self,
         ]
     )

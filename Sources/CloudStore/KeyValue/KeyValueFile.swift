@@ -89,12 +89,21 @@ public final class KeyValueFile: Sendable {
             let result = try body(&entries)
             if entries == current.entries { return (current, result) }
             try checkWhole(entries)
+            removeLeftoverTempFiles()
             let generation = current.generation + 1
             let bytes = PropertyListWriter.document(.dictionary(entries), comment: Self.generationPrefix + String(generation))
             try store.writer.replace(path, with: bytes, durable: true)
             let status = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)")
             return (Snapshot(entries: entries, identity: status.map { Identity(generation: generation, status: $0) }), result)
         }
+    }
+
+    /// Temp files of writers killed mid-write; only a writer holding the lock makes one, so
+    /// under the lock every one there is a leftover.
+    private func removeLeftoverTempFiles() {
+        let prefix = FileWriter.tempPrefix + "keyvalue.plist-"
+        guard case .success(let names?) = Syscall.listDirectory(directory) else { return }
+        for name in names where name.hasPrefix(prefix) { _ = Syscall.unlink(directory + "/" + name) }
     }
 
     /// The last line of defence: a store that breaks a limit is never written.

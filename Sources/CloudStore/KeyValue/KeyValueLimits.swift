@@ -21,7 +21,7 @@ public struct KeyValueLimits: Sendable, Equatable {
         if key.isEmpty { throw CKError(.invalidArguments, "a key-value key cannot be empty") }
         let n = key.utf8.count
         if n > maxKeyBytes {
-            throw CKError(.invalidArguments, "the key \"\(key.prefix(80))\" is \(n) bytes of UTF-8; keys have at most \(maxKeyBytes); use a shorter key")
+            throw CKError(.limitExceeded, "the key \"\(key.prefix(80))\" is \(n) bytes of UTF-8; keys have at most \(maxKeyBytes); use a shorter key")
         }
         try PropertyListValue.checkText(key, what: "the key \"\(key.prefix(80))\"")
     }

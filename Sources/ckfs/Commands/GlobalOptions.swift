@@ -2,19 +2,13 @@ import ArgumentParser
 import CloudStore
 import Foundation
 
-/// Options every command that touches a store takes.
-struct GlobalOptions: ParsableArguments {
+/// Where and as whom a command works: the store, the container, the identity, the environment.
+struct StoreOptions: ParsableArguments {
     @Option(help: "The store directory (env CKFS_STORE; default $XDG_DATA_HOME/ckfs or ~/.local/share/ckfs).")
     var store: String?
 
     @Option(help: "The container identifier (default: the store's default container).")
     var container: String?
-
-    @Option(help: "The database: public or private.")
-    var database: DatabaseScope = .private
-
-    @Option(help: "The zone.")
-    var zone: String = ZoneID.defaultZoneName
 
     @Option(help: "The local identity to act as (default: the OS user).")
     var user: String?
@@ -26,9 +20,29 @@ struct GlobalOptions: ParsableArguments {
 
     func openStore() throws -> Store { try Store.open(at: storePath) }
 
+    var userName: String { user ?? Caller.currentOSUserName }
+}
+
+/// Options every command that works on a database takes: ``StoreOptions`` plus the database and zone.
+struct GlobalOptions: ParsableArguments {
+    @OptionGroup var place: StoreOptions
+
+    @Option(help: "The database: public or private.")
+    var database: DatabaseScope = .private
+
+    @Option(help: "The zone.")
+    var zone: String = ZoneID.defaultZoneName
+
+    var storePath: String { place.storePath }
+    var container: String? { place.container }
+    var user: String? { place.user }
+    var environment: CloudStore.Environment { place.environment }
+
+    func openStore() throws -> Store { try place.openStore() }
+
     func openDatabase() throws -> Database {
         let store = try openStore()
-        return try store.container(container).database(database, caller: Caller(userName: user ?? Caller.currentOSUserName), environment: environment)
+        return try store.container(container).database(database, caller: Caller(userName: place.userName), environment: environment)
     }
 }
 

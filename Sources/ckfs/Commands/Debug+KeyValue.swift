@@ -1,0 +1,75 @@
+import ArgumentParser
+import CloudStore
+import Foundation
+
+extension Debug {
+    /// A long-lived key-value client driven by lines on standard input (`set KEY VALUE`,
+    /// `remove KEY`, `sync`, `get KEY`, `quit`); it answers each with one line and prints
+    /// every did-change-externally event as a JSON line
+    /// `{"event":"change","reason":"serverChange","keys":[…]}`.
+    struct KeyValueClient: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "kv-client", abstract: "A key-value client driven by standard input.")
+        @OptionGroup var options: StoreOptions
+        @Option(help: "Seconds between automatic syncs.") var every = 0.2
+
+        func run() throws {
+            try reportingErrors {
+                let kv = try KeyValueStore(store: options.openStore(), containerIdentifier: options.container, user: options.userName,
+                                           environment: options.environment, synchronizeEvery: every)
+                let observer = NotificationCenter.default.addObserver(forName: KeyValueStore.didChangeExternallyNotification, object: kv, queue: nil) { note in
+                    let reason = note.userInfo?[NSUbiquitousKeyValueStoreChangeReasonKey] as? Int ?? -1
+                    let keys = note.userInfo?[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String] ?? []
+                    let name = KeyValueChangeReason(rawValue: reason)?.description ?? "\(reason)"
+                    emit(.object(["event": .string("change"), "reason": .string(name), "keys": .array(keys.map { .string($0) })]))
+                }
+                defer { NotificationCenter.default.removeObserver(observer) }
+                emit(.object(["event": .string("ready")]))
+                while let line = readLine() {
+                    let parts = line.split(separator: " ", maxSplits: 2).map(String.init)
+                    guard let command = parts.first else { continue }
+                    do throws(CKError) {
+                        switch (command, parts.count) {
+                        case ("set", 3): try kv.setValue(.string(parts[2]), forKey: parts[1])
+                        case ("remove", 2): try kv.removeValue(forKey: parts[1])
+                        case ("sync", 1): try kv.sync()
+                        case ("get", 2):
+                            emit(.object(["event": .string("value"), "value": kv.value(forKey: parts[1])?.jsonValue ?? .null]))
+                            continue
+                        case ("quit", 1): return
+                        default: throw CKError(.invalidArguments, "unknown command: \(line)")
+                        }
+                        emit(.object(["event": .string("ok"), "command": .string(command)]))
+                    } catch {
+                        emit(.object(["event": .string("error"), "code": .string(error.code.name), "message": .string(error.message)]))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sets `counter` = N and `k<N % 100>` = N, syncs, and prints `synced N`, forever: after
+    /// a SIGKILL every printed N must be on disk.
+    struct KeyValueWriter: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "kv-writer", abstract: "Write and sync numbered values until killed.")
+        @OptionGroup var options: StoreOptions
+
+        func run() throws {
+            try reportingErrors {
+                let kv = try options.openKeyValueStore()
+                var n = kv.longLong(forKey: "counter") + 1
+                while true {
+                    try kv.setValue(.integer(n), forKey: "counter")
+                    try kv.setValue(.integer(n), forKey: "k\(n % 100)")
+                    try kv.sync()
+                    FileHandle.standardOutput.write(Data("synced \(n)\n".utf8))
+                    n += 1
+                }
+            }
+        }
+    }
+}
+
+/// One JSON line on standard output, in one write.
+private func emit(_ value: JSONValue) {
+    FileHandle.standardOutput.write(Data((JSONWriter.compactString(value) + "\n").utf8))
+}

@@ -41,11 +41,11 @@ import Testing
     static let noteDir = "iCloud.local.ckfs/public/_defaultZone/Note"
 
     @Test func recordFileNamesAreCanonicalOnly() {
-        #expect(RecordFileName.recordName("a.json") == "a")
-        #expect(RecordFileName.recordName("%2Ea.json") == ".a")
-        #expect(RecordFileName.make(".a") == "%2Ea.json")
+        #expect(ItemFileName.record.name("a.json") == "a")
+        #expect(ItemFileName.record.name("%2Ea.json") == ".a")
+        #expect(ItemFileName.record.make(".a") == "%2Ea.json")
         for scratch in [".a.json", "a.json~", ".a.json.swp", "4913", "sedAb12Cd", ".a.json.Qw3eRt", ".json", "a.JSON", "#a.json#"] {
-            #expect(RecordFileName.recordName(scratch) == nil, "\(scratch)")
+            #expect(ItemFileName.record.name(scratch) == nil, "\(scratch)")
         }
     }
 

@@ -102,11 +102,14 @@ import Testing
     }
 
     @Test func fileNamesArePercentEncodedAndDecodeBack() {
-        for name in ["a/b", "100%", ".hidden", "plain-name", "x\u{1}y", "..", "."] {
+        for name in ["a/b", "100%", ".hidden", "plain-name", "x\u{1}y", "..", ".", "Café", "日本/語", "🙂"] {
             let encoded = StoreLayout.encode(name)
             #expect(!encoded.contains("/"))
             #expect(!encoded.hasPrefix("."))
             #expect(StoreLayout.decode(encoded) == name)
         }
+        // Characters beyond ASCII stay as they are: a zone "Café" is the folder "Café".
+        #expect(StoreLayout.encode("Café") == "Café")
+        #expect(StoreLayout.encode("日本/語") == "日本%2F語")
     }
 }

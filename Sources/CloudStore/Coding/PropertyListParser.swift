@@ -99,7 +99,12 @@ public struct PropertyListParser {
     }
 
     private mutating func skipSpace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
     }
 
     /// Moves past `terminator`, or fails with `unclosed` when it never comes.

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A small container to look at: records of a few types with every field type, in the
-/// public database and in a custom zone of the caller's private database.
+/// public database and in a custom zone of the caller's private database, and a few
+/// key-value entries of the caller.
 public enum DemoData {
     /// Fills the default container (once: a second call finds the records and stops).
     public static func fill(_ store: Store, caller: Caller) throws(CKError) {
@@ -48,6 +49,12 @@ public enum DemoData {
         for (db, records) in [(pub, publicRecords), (priv, privateRecords)] {
             let result = try db.modify(saving: records)
             if let e = result.error { throw e }
+        }
+        try container.keyValueFile(user: caller.userName).update { (entries: inout [String: PropertyListValue]) throws(CKError) in
+            entries["theme"] = .string("dark")
+            entries["fontSize"] = .integer(14)
+            entries["lastOpened"] = .date(Date(timeIntervalSince1970: Double(now / 1000)))
+            entries["recent"] = .array([.string("welcome"), .string("groceries")])
         }
     }
 }

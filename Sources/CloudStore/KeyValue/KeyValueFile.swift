@@ -22,6 +22,8 @@ public final class KeyValueFile: Sendable {
     public struct Identity: Sendable, Equatable {
         var generation: Int64?
         var status: Syscall.FileStatus
+        /// When this version was written, in milliseconds since 1970.
+        public var modifiedMilliseconds: Int64 { status.modified }
     }
 
     /// The store's contents as read, with the identity of the version read.
@@ -56,9 +58,19 @@ public final class KeyValueFile: Sendable {
     }
 
     static func generation(in head: some Collection<UInt8>) -> Int64? {
-        let text = String(decoding: head.prefix(512), as: UTF8.self)
-        guard let r = text.range(of: generationPrefix) else { return nil }
-        return Int64(text[r.upperBound...].prefix { $0.isASCII && $0.isNumber })
+        let bytes = Array(head.prefix(512))
+        let prefix = Array(generationPrefix.utf8)
+        guard bytes.count >= prefix.count else { return nil }
+        for start in 0...(bytes.count - prefix.count) where bytes[start] == prefix[0] && Array(bytes[start..<(start + prefix.count)]) == prefix {
+            var value: Int64 = 0
+            var i = start + prefix.count
+            while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39, value < Int64.max / 10 - 9 {
+                value = value * 10 + Int64(bytes[i] - 0x30)
+                i += 1
+            }
+            return i > start + prefix.count ? value : nil
+        }
+        return nil
     }
 
     /// The whole store; empty when there is no file yet.

@@ -34,16 +34,18 @@ public struct StoreLayout: Sendable {
 
     /// Percent-encodes what is not a portable file name part: `/`, `%`, NUL, control
     /// characters and a leading `.`. The JSON inside a file always holds the real name.
+    /// Other bytes, UTF-8 of non-ASCII characters included, are kept as they are.
     public static func encode(_ name: String) -> String {
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(name.utf8.count)
         for (i, b) in name.utf8.enumerated() {
             if b == UInt8(ascii: "/") || b == UInt8(ascii: "%") || b < 0x20 || b == 0x7F || (i == 0 && b == UInt8(ascii: ".")) {
-                out += "%" + (b < 16 ? "0" : "") + String(b, radix: 16, uppercase: true)
+                out += Array(("%" + (b < 16 ? "0" : "") + String(b, radix: 16, uppercase: true)).utf8)
             } else {
-                out.unicodeScalars.append(UnicodeScalar(b))
+                out.append(b)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// The inverse of ``encode(_:)``; nil for text that is not a valid encoding.

@@ -7,6 +7,12 @@ struct DatabaseKey: Hashable, Sendable {
     var user: String
 }
 
+/// Whose key-value store a `keyvalue/` folder shows: a local identity's, in one container.
+struct KeyValueRef: Hashable, Sendable {
+    var container: String
+    var user: String
+}
+
 /// What a node of the tree stands for (DESIGN §4). Records are named by type as well as
 /// name because the tree shows them in a folder per type.
 enum NodeKey: Hashable, Sendable {
@@ -18,13 +24,16 @@ enum NodeKey: Hashable, Sendable {
     case zone(DatabaseKey, String)
     case recordType(DatabaseKey, zone: String, type: String)
     case record(DatabaseKey, zone: String, type: String, name: String)
+    /// `<container>/keyvalue/`: the caller's key-value entries.
+    case keyValueFolder(KeyValueRef)
+    case keyValueEntry(KeyValueRef, key: String)
     /// An editor's or tool's temporary file, by its unique number.
     case scratch(UInt64)
 
     var isDirectory: Bool {
         switch self {
-        case .root, .lostFound, .container, .database, .zone, .recordType: true
-        case .lostFoundFile, .record, .scratch: false
+        case .root, .lostFound, .container, .database, .zone, .recordType, .keyValueFolder: true
+        case .lostFoundFile, .record, .keyValueEntry, .scratch: false
         }
     }
 
@@ -44,16 +53,23 @@ enum NodeKey: Hashable, Sendable {
     }
 }
 
-/// File names of records: `<recordName>.json`, the name percent-encoded where it is not a
-/// portable file name (the same encoding as the store's own files).
-enum RecordFileName {
-    static func make(_ recordName: String) -> String { StoreLayout.encode(recordName) + ".json" }
+/// File names of stored items: `<name><extension>`, the name percent-encoded where it is not
+/// a portable file name (the same encoding as the store's own files).
+struct ItemFileName {
+    let pathExtension: String
 
-    /// The record name a file name stands for, or nil when it is some other file (a scratch
-    /// file): only the canonical encoding counts, so `.x.json.swp` or `.x.json` are not records.
-    static func recordName(_ fileName: String) -> String? {
-        guard fileName.hasSuffix(".json"), fileName.count > 5 else { return nil }
-        guard let name = StoreLayout.decode(String(fileName.dropLast(5))), make(name) == fileName else { return nil }
+    /// Records: `<recordName>.json`.
+    static let record = ItemFileName(pathExtension: ".json")
+    /// Key-value entries: `<key>.plist`.
+    static let keyValue = ItemFileName(pathExtension: ".plist")
+
+    func make(_ name: String) -> String { StoreLayout.encode(name) + pathExtension }
+
+    /// The name a file name stands for, or nil when it is some other file (a scratch file):
+    /// only the canonical encoding counts, so `.x.json.swp` or `.x.json` are not records.
+    func name(_ fileName: String) -> String? {
+        guard fileName.hasSuffix(pathExtension), fileName.count > pathExtension.count else { return nil }
+        guard let name = StoreLayout.decode(String(fileName.dropLast(pathExtension.count))), make(name) == fileName else { return nil }
         return name
     }
 }

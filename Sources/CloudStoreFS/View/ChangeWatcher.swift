@@ -2,18 +2,25 @@ import CloudStore
 import Foundation
 
 /// Tells the view at once when another process (the CLI, an API client, another mount)
-/// commits to a zone it shows, so the kernel's caches are dropped before anyone looks (F5).
+/// commits to a zone or a key-value store it shows, so the kernel's caches are dropped before
+/// anyone looks (F5).
 ///
 /// It watches each shown zone's directory with inotify (every commit appends to the zone's
-/// log there) and, as a fallback for anything inotify misses, looks at every shown zone once
-/// a second.
+/// log there) and the folder of each shown key-value store (every write renames a new
+/// `keyvalue.plist` into it), and, as a fallback for anything inotify misses, looks at all of
+/// them once a second.
 final class ChangeWatcher: @unchecked Sendable {
+    private enum Watched: Hashable {
+        case zone(StoreView.ZoneRef)
+        case keyValue(KeyValueRef)
+    }
+
     private let view: StoreView
     private let fd: Int32
     /// Guards every `var` below.
     private let lock = NSLock()
-    private var zonesByWatch: [Int32: StoreView.ZoneRef] = [:]
-    private var watched: Set<StoreView.ZoneRef> = []
+    private var byWatch: [Int32: Watched] = [:]
+    private var watched: Set<Watched> = []
     private var stopped = false
 
     init(view: StoreView) {
@@ -36,7 +43,7 @@ final class ChangeWatcher: @unchecked Sendable {
             addWatches()
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&p, 1, 100)
-            var touched: Set<StoreView.ZoneRef> = []
+            var touched: Set<Watched> = []
             if ready > 0 {
                 let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
                 var offset = 0
@@ -47,9 +54,9 @@ final class ChangeWatcher: @unchecked Sendable {
                     }
                     if mask & UInt32(IN_IGNORED) != 0 {
                         lock.withLock {
-                            if let z = zonesByWatch.removeValue(forKey: wd) { watched.remove(z) }
+                            if let z = byWatch.removeValue(forKey: wd) { watched.remove(z) }
                         }
-                    } else if let z = lock.withLock({ zonesByWatch[wd] }) {
+                    } else if let z = lock.withLock({ byWatch[wd] }) {
                         touched.insert(z)
                     }
                     offset += MemoryLayout<inotify_event>.size + Int(len)
@@ -57,22 +64,36 @@ final class ChangeWatcher: @unchecked Sendable {
             }
             if Date().timeIntervalSince(lastSweep) >= 1 {
                 lastSweep = Date()
-                touched = Set(view.openZones)
+                touched = Set(view.openZones.map(Watched.zone) + view.openKeyValueRefs.map(Watched.keyValue))
             }
-            for z in touched { _ = try? view.catalog(z.database, z.zone) }
+            for t in touched {
+                switch t {
+                case .zone(let z): _ = try? view.catalog(z.database, z.zone)
+                case .keyValue(let ref): _ = try? view.keyValues(ref)
+                }
+            }
         }
         close(fd)
     }
 
     private func addWatches() {
-        for z in view.openZones {
-            if lock.withLock({ watched.contains(z) }) { continue }
-            guard let db = try? view.database(z.database, caller: nil) else { continue }
-            let wd = inotify_add_watch(fd, db.zoneDirectoryPath(z.zone), UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF))
+        for t in view.openZones.map(Watched.zone) + view.openKeyValueRefs.map(Watched.keyValue) {
+            if lock.withLock({ watched.contains(t) }) { continue }
+            let directory: String
+            switch t {
+            case .zone(let z):
+                guard let db = try? view.database(z.database, caller: nil) else { continue }
+                directory = db.zoneDirectoryPath(z.zone)
+            case .keyValue(let ref):
+                guard let file = try? view.keyValueFile(ref) else { continue }
+                directory = (file.path as NSString).deletingLastPathComponent
+            }
+            // Fails while the folder does not exist yet; the next round tries again.
+            let wd = inotify_add_watch(fd, directory, UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF))
             guard wd >= 0 else { continue }
             lock.withLock {
-                zonesByWatch[wd] = z
-                watched.insert(z)
+                byWatch[wd] = t
+                watched.insert(t)
             }
         }
     }

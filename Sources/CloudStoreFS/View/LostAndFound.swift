@@ -5,8 +5,9 @@ import Foundation
 /// by `<store>/lost+found/`. Shells ignore close errors (`echo bad > r.json` exits 0), so
 /// the text and the reason must outlive the failed save.
 ///
-/// Each rejection writes `<name>-<hash>.json` (the text as written) and `<name>-<hash>.txt`
-/// (where it was going and why it was refused); the same text refused again for the same
+/// Each rejection writes `<name>-<hash>.json` (or `.plist`: the text as written, under the
+/// extension of the file it was meant for) and `<name>-<hash>.txt` (where it was going and
+/// why it was refused); the same text refused again for the same
 /// record replaces its earlier copy instead of piling up.
 struct LostAndFound: Sendable {
     let directory: String
@@ -19,19 +20,23 @@ struct LostAndFound: Sendable {
         guard !text.isEmpty else { return nil }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var base = String(mountPath.split(separator: "/").last ?? "file")
-        if base.hasSuffix(".json") { base.removeLast(5) }
+        var ext = ".json"
+        for known in [".json", ".plist"] where base.hasSuffix(known) {
+            base.removeLast(known.count)
+            ext = known
+        }
         base = String(base.prefix(100)).replacingOccurrences(of: "%", with: "_")
         let hash = String(CRC32C.checksum(Array(mountPath.utf8) + [0] + text), radix: 16)
         let name = "\(base)-\(hash)"
-        let stamp = ISO8601DateFormatter().string(from: Date())
+        let stamp = PropertyListWriter.dateText(Date()) ?? ""
         let note = """
         ckfs could not save \(mountPath)
         when: \(stamp)
         why: \(reason)
-        The text as written is in \(name).json next to this file; fix it and copy it back.
+        The text as written is in \(name)\(ext) next to this file; fix it and copy it back.
 
         """
-        for (file, bytes) in [(name + ".json", text), (name + ".txt", Array(note.utf8))] {
+        for (file, bytes) in [(name + ext, text), (name + ".txt", Array(note.utf8))] {
             let path = directory + "/" + file
             let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard fd >= 0 else { continue }
@@ -39,6 +44,6 @@ struct LostAndFound: Sendable {
             if geteuid() == 0 { _ = fchown(fd, owner.uid, owner.gid) }
             close(fd)
         }
-        return name + ".json"
+        return name + ext
     }
 }

@@ -8,7 +8,64 @@ struct RecordTarget: Hashable, Sendable {
     var name: String
 
     var key: NodeKey { .record(database, zone: zone, type: type, name: name) }
-    var fileName: String { RecordFileName.make(name) }
+    var fileName: String { ItemFileName.record.make(name) }
+}
+
+/// A file that stands for a stored item: a record, or a key-value entry. Editors, `sed -i`,
+/// `cp`, `mv` and `rm` treat both alike, so the view's file handling works on this.
+enum ItemTarget: Hashable, Sendable {
+    case record(RecordTarget)
+    case keyValue(KeyValueRef, key: String)
+
+    var key: NodeKey {
+        switch self {
+        case .record(let t): t.key
+        case .keyValue(let ref, let key): .keyValueEntry(ref, key: key)
+        }
+    }
+
+    var fileName: String {
+        switch self {
+        case .record(let t): t.fileName
+        case .keyValue(_, let key): ItemFileName.keyValue.make(key)
+        }
+    }
+
+    /// The folder the file shows in.
+    var folder: NodeKey {
+        switch self {
+        case .record(let t): .recordType(t.database, zone: t.zone, type: t.type)
+        case .keyValue(let ref, _): .keyValueFolder(ref)
+        }
+    }
+
+    var record: RecordTarget? {
+        if case .record(let t) = self { return t }
+        return nil
+    }
+
+    /// The item a node stands for; nil for folders and scratch files.
+    init?(_ node: NodeKey) {
+        switch node {
+        case .record(let d, let zone, let type, let name): self = .record(RecordTarget(database: d, zone: zone, type: type, name: name))
+        case .keyValueEntry(let ref, let key): self = .keyValue(ref, key: key)
+        default: return nil
+        }
+    }
+
+    /// The item `fileName` in `folder` would be; nil for a name that is a scratch file there.
+    init?(folder: NodeKey, fileName: String) {
+        switch folder {
+        case .recordType(let d, let zone, let type):
+            guard let name = ItemFileName.record.name(fileName) else { return nil }
+            self = .record(RecordTarget(database: d, zone: zone, type: type, name: name))
+        case .keyValueFolder(let ref):
+            guard let key = ItemFileName.keyValue.name(fileName) else { return nil }
+            self = .keyValue(ref, key: key)
+        default:
+            return nil
+        }
+    }
 }
 
 /// An editor's or tool's temporary file: real bytes kept in memory by the daemon, never a
@@ -24,8 +81,8 @@ final class ScratchFile: @unchecked Sendable {
     var gid: UInt32
     var modified: Int64
     var changed: Int64
-    /// The record this file was renamed from, while that record is hidden for it.
-    var origin: RecordTarget?
+    /// The item this file was renamed from, while that item is hidden for it.
+    var origin: ItemTarget?
 
     init(id: UInt64, permissions: UInt32, uid: UInt32, gid: UInt32, now: Int64) {
         self.id = id
@@ -41,9 +98,8 @@ final class ScratchFile: @unchecked Sendable {
 final class OpenFile: @unchecked Sendable {
     enum Kind {
         case directory([DirectoryEntry])
-        /// A record file: the text the kernel reads and writes, and whether it was written
-        /// since the last save attempt.
-        case record(RecordTarget)
+        /// A record or key-value file: its text is the handle's buffer, saved when dirty.
+        case item(ItemTarget)
         case scratch(ScratchFile)
         case lostFound(path: String)
     }
@@ -56,9 +112,9 @@ final class OpenFile: @unchecked Sendable {
     let caller: CallerContext
     var buffer: [UInt8]
     var dirty = false
-    /// The change tag of the record whose text `buffer` started as.
+    /// The version of the item whose text `buffer` started as (a record's change tag).
     var baseTag: String?
-    /// A file created by this open that is no record yet: it exists only while open.
+    /// A file created by this open that is no item yet: it exists only while open.
     var isNew: Bool
 
     init(kind: Kind, inode: UInt64, flags: Int32, caller: CallerContext, buffer: [UInt8] = [], isNew: Bool = false) {
@@ -72,8 +128,8 @@ final class OpenFile: @unchecked Sendable {
 
     var writable: Bool { flags & O_ACCMODE != O_RDONLY }
 
-    var recordTarget: RecordTarget? {
-        if case .record(let t) = kind { return t }
+    var itemTarget: ItemTarget? {
+        if case .item(let t) = kind { return t }
         return nil
     }
 }

@@ -8,21 +8,19 @@ extension StoreView {
         let key = try key(inode)
         let truncating = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
         switch key {
-        case .record(let d, let zone, let type, let name):
-            let target = RecordTarget(database: d, zone: zone, type: type, name: name)
+        case .record, .keyValueEntry:
+            let target = ItemTarget(key)!
             if let pending = stateLock.withLock({ pendingNew[target] }) {
                 // A second open of a file created but not saved yet shares nothing: it starts
                 // from what the creating handle has written.
                 let bytes = truncating ? [] : pending.lock.withLock { pending.buffer }
-                let h = OpenFile(kind: .record(target), inode: inode, flags: flags, caller: caller, buffer: bytes)
+                let h = OpenFile(kind: .item(target), inode: inode, flags: flags, caller: caller, buffer: bytes)
                 h.dirty = truncating
                 return OpenReply(handle: handles.add(h), keepCache: false)
             }
-            guard let record = try catalog(d, zone).record(named: name), record.recordType == type else { throw FSError(ENOENT) }
-            let bytes = text(of: record, target)
-            let h = OpenFile(kind: .record(target), inode: inode, flags: flags, caller: caller, buffer: truncating ? [] : bytes)
+            guard let (bytes, tag) = try current(target) else { throw FSError(ENOENT) }
+            let h = OpenFile(kind: .item(target), inode: inode, flags: flags, caller: caller, buffer: truncating ? [] : bytes)
             h.dirty = truncating
-            let tag = record.recordChangeTag ?? ""
             h.baseTag = tag
             let (served, reported) = stateLock.withLock { (servedTag[inode], reportedSize[inode]) }
             // The kernel keeps its pages when it read this very version; when it was told
@@ -49,23 +47,21 @@ extension StoreView {
         try checkName(name)
         let dir = try key(parent)
         switch dir {
-        case .zone, .recordType: break
+        case .zone, .recordType, .keyValueFolder: break
         case .lostFound: throw FSError(EPERM, "lost+found takes no new files")
-        default: throw FSError(EPERM, "files go in a record type folder (<zone>/<RecordType>/<recordName>.json)")
+        default: throw FSError(EPERM, "files go in a record type folder (<zone>/<RecordType>/<recordName>.json) or in keyvalue/ (<key>.plist)")
         }
-        if case .recordType(let d, let zone, let type) = dir, let recordName = RecordFileName.recordName(name) {
-            do { try Names.checkRecordName(recordName) } catch { throw FSError(EINVAL, "\(name): \(error.message)") }
-            let target = RecordTarget(database: d, zone: zone, type: type, name: recordName)
-            let exists = try catalog(d, zone).record(named: recordName) != nil
+        if let target = ItemTarget(folder: dir, fileName: name) {
+            try checkItemName(target)
             let isHidden = stateLock.withLock { hidden[target] != nil }
-            if exists && !isHidden {
+            if try exists(target) && !isHidden {
                 if flags & O_EXCL != 0 { throw FSError(EEXIST) }
                 let ino = inodes.inode(for: target.key)
                 let reply = try open(ino, flags: flags | O_TRUNC, caller: caller)
                 return (try entry(target.key, caller: caller), reply)
             }
             let ino = inodes.inode(for: target.key)
-            let h = OpenFile(kind: .record(target), inode: ino, flags: flags, caller: caller, isNew: true)
+            let h = OpenFile(kind: .item(target), inode: ino, flags: flags, caller: caller, isNew: true)
             let taken = stateLock.withLock { () -> Bool in
                 if pendingNew[target] != nil { return true }
                 pendingNew[target] = h
@@ -75,7 +71,7 @@ extension StoreView {
             let fh = handles.add(h)
             return (try entry(target.key, caller: caller), OpenReply(handle: fh, keepCache: false))
         }
-        if case .zone = dir, RecordFileName.recordName(name) != nil {
+        if case .zone = dir, ItemFileName.record.name(name) != nil {
             throw FSError(EPERM, "record files go in a folder named after their record type: mkdir it first")
         }
         let now = Store.now()
@@ -105,7 +101,7 @@ extension StoreView {
         let bytes: [UInt8]
         switch h.kind {
         case .scratch(let s): bytes = s.lock.withLock { s.bytes }
-        case .record:
+        case .item:
             let (b, tag) = h.lock.withLock { (h.buffer, h.dirty ? nil : h.baseTag) }
             bytes = b
             if let tag { stateLock.withLock { servedTag[h.inode] = tag } }
@@ -115,6 +111,16 @@ extension StoreView {
         guard offset < Int64(bytes.count), offset >= 0 else { return [] }
         let start = Int(offset)
         return Array(bytes[start..<min(bytes.count, start + count)])
+    }
+
+    /// The most text a file may take before writes fail with EFBIG: the item's limit plus room
+    /// for the file format's own overhead (JSON's keys and base64; a property list's tags and
+    /// indentation, which grows with nesting).
+    func maxFileBytes(_ target: ItemTarget) -> Int {
+        switch target {
+        case .record: maxFileBytes
+        case .keyValue: store.settings.keyValueLimits.maxValueBytes * 4 + 65536
+        }
     }
 
     public func write(handle: UInt64, bytes: UnsafeRawBufferPointer, offset: Int64) throws(FSError) -> Int {
@@ -129,10 +135,11 @@ extension StoreView {
                 s.modified = Store.now()
                 s.changed = s.modified
             }
-        case .record(let t):
-            guard end <= maxFileBytes else {
-                log("refused write to \(mountPath(t)): \(end) bytes is past the \(maxFileBytes)-byte limit of a record file")
-                throw FSError(EFBIG, "a record file holds at most \(maxFileBytes) bytes")
+        case .item(let t):
+            let limit = maxFileBytes(t)
+            guard end <= limit else {
+                log("refused write to \(mountPath(t)): \(end) bytes is past the \(limit)-byte limit of its file")
+                throw FSError(EFBIG, "this file holds at most \(limit) bytes")
             }
             h.lock.withLock {
                 Self.splice(&h.buffer, bytes, at: Int(offset), append: h.flags & O_APPEND != 0)
@@ -158,10 +165,10 @@ extension StoreView {
         case .scratch(let id):
             guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
             s.lock.withLock { Self.resize(&s.bytes, to: Int(size)) }
-        case .record(let d, let zone, let type, let name):
-            guard size <= Int64(maxFileBytes) else { throw FSError(EFBIG) }
-            let target = RecordTarget(database: d, zone: zone, type: type, name: name)
-            if let fh = handle, let h = handles.get(fh), h.recordTarget == target {
+        case .record, .keyValueEntry:
+            let target = ItemTarget(key)!
+            guard size <= Int64(maxFileBytes(target)) else { throw FSError(EFBIG) }
+            if let fh = handle, let h = handles.get(fh), h.itemTarget == target {
                 h.lock.withLock { Self.resize(&h.buffer, to: Int(size)); h.dirty = true }
                 return
             }
@@ -170,13 +177,12 @@ extension StoreView {
                 return
             }
             // A truncate by path (no open file) is an edit of its own: save what is left.
-            guard let record = try catalog(d, zone).record(named: name) else { throw FSError(ENOENT) }
-            var bytes = text(of: record, target)
+            guard var (bytes, _) = try current(target) else { throw FSError(ENOENT) }
             if Int64(bytes.count) == size { return }
-            if size == 0 { throw FSError(EINVAL, "an empty file is no record; delete the file to delete the record") }
+            if size == 0 { throw FSError(EINVAL, "an empty file holds nothing to save; delete the file to delete what it stands for") }
             Self.resize(&bytes, to: Int(size))
             // Not in the handle table: no other thread can reach it, so its lock is not needed.
-            let h = OpenFile(kind: .record(target), inode: inode, flags: O_WRONLY, caller: caller, buffer: bytes)
+            let h = OpenFile(kind: .item(target), inode: inode, flags: O_WRONLY, caller: caller, buffer: bytes)
             h.dirty = true
             try commit(h)
         default:
@@ -206,28 +212,27 @@ extension StoreView {
         // Flush normally saved already; this is the last resort (a writer that never flushed).
         h.lock.withLock {
             do { try commit(h, final: true) } catch {}
-            if h.isNew, let t = h.recordTarget {
+            if h.isNew, let t = h.itemTarget {
                 stateLock.withLock { if pendingNew[t] === h { pendingNew[t] = nil } }
-                if let dir = inodes.existingInode(for: .recordType(t.database, zone: t.zone, type: t.type)),
-                   (try? catalog(t.database, t.zone).record(named: t.name)) == nil {
+                if let dir = inodes.existingInode(for: t.folder), (try? exists(t)) != true {
                     notifier?.invalidateEntry(parent: dir, name: t.fileName)
                 }
             }
         }
     }
 
-    /// Saves a dirty record handle's text. Handle lock held.
+    /// Saves a dirty item handle's text. Handle lock held.
     ///
-    /// Empty text is never a record. A shell's `> file` opens (truncating), then closes a
+    /// Empty text is never a record or a value. A shell's `> file` opens (truncating), then closes a
     /// duplicate descriptor before writing, so an empty flush waits for the writes; only the
     /// last close of a file left empty says so, in the log.
     func commit(_ h: OpenFile, final: Bool = false) throws(FSError) {
-        guard h.dirty, let target = h.recordTarget else { return }
+        guard h.dirty, let target = h.itemTarget else { return }
         if h.buffer.isEmpty {
             if final {
                 h.dirty = false
-                log(h.isNew ? "\(mountPath(target)) was created but never written: no record saved"
-                            : "\(mountPath(target)) was emptied and closed: an empty file is no record, so the record is unchanged")
+                log(h.isNew ? "\(mountPath(target)) was created but never written: nothing saved"
+                            : "\(mountPath(target)) was emptied and closed: an empty file holds nothing to save, so what it stands for is unchanged")
             }
             return
         }
@@ -239,9 +244,9 @@ extension StoreView {
                 h.isNew = false
                 stateLock.withLock { if pendingNew[target] === h { pendingNew[target] = nil } }
             }
-            if let r = try? catalog(target.database, target.zone).record(named: target.name) {
-                h.buffer = text(of: r, target)
-                h.baseTag = r.recordChangeTag
+            if let (text, tag) = try? current(target) {
+                h.buffer = text
+                h.baseTag = tag
             }
         } catch {
             reject(h.buffer, target: target, error: error, caller: h.caller)
@@ -250,7 +255,7 @@ extension StoreView {
     }
 
     /// Logs a refused save and keeps its text in lost+found.
-    func reject(_ text: [UInt8], target: RecordTarget, error: FSError, caller: CallerContext) {
+    func reject(_ text: [UInt8], target: ItemTarget, error: FSError, caller: CallerContext) {
         let path = mountPath(target)
         let kept = lostAndFound.keep(text, mountPath: path, reason: error.reason, owner: caller)
         log("refused save of \(path): \(error.reason)" + (kept.map { "; the text is in \(mountPoint)/\(Self.lostFoundName)/\($0)" } ?? ""))

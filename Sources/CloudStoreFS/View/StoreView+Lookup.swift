@@ -5,6 +5,7 @@ extension StoreView {
     static let entryTimeout = 1.0
     static let attributeTimeout = 1.0
     static let lostFoundName = "lost+found"
+    static let keyValueFolderName = "keyvalue"
 
     func key(_ inode: UInt64) throws(FSError) -> NodeKey {
         guard let k = inodes.key(of: inode) else { throw FSError(ENOENT, "inode \(inode) is not known") }
@@ -35,6 +36,7 @@ extension StoreView {
             switch name {
             case "public": return .database(DatabaseKey(container: c, scope: .public, user: ""))
             case "private": return .database(DatabaseKey(container: c, scope: .private, user: userName(caller.uid)))
+            case Self.keyValueFolderName: return .keyValueFolder(KeyValueRef(container: c, user: userName(caller.uid)))
             default: throw FSError(ENOENT)
             }
         case .database(let d):
@@ -48,20 +50,20 @@ extension StoreView {
             let cat = try catalog(d, zone)
             guard cat.recordTypes.contains(name) || hasPendingNew(d, zone, type: name) else { throw FSError(ENOENT) }
             return typeKey
-        case .recordType(let d, let zone, let type):
-            guard let recordName = RecordFileName.recordName(name) else { throw FSError(ENOENT) }
-            let target = RecordTarget(database: d, zone: zone, type: type, name: recordName)
+        case .recordType, .keyValueFolder:
+            guard let target = ItemTarget(folder: parent, fileName: name) else { throw FSError(ENOENT) }
+            if case .keyValue(let ref, let key) = target { try checkKey(key, ref: ref) }
             if stateLock.withLock({ pendingNew[target] != nil }) { return target.key }
             if stateLock.withLock({ hidden[target] != nil }) { throw FSError(ENOENT) }
-            guard let r = try catalog(d, zone).record(named: recordName), r.recordType == type else { throw FSError(ENOENT) }
+            guard try exists(target) else { throw FSError(ENOENT) }
             return target.key
-        case .lostFoundFile, .record, .scratch:
+        case .lostFoundFile, .record, .keyValueEntry, .scratch:
             throw FSError(ENOTDIR)
         }
     }
 
     func hasPendingNew(_ d: DatabaseKey, _ zone: String, type: String) -> Bool {
-        stateLock.withLock { pendingNew.keys.contains { $0.database == d && $0.zone == zone && $0.type == type } }
+        stateLock.withLock { pendingNew.keys.contains { $0.folder == .recordType(d, zone: zone, type: type) } }
     }
 
     /// What `stat` shows for a node; ENOENT when it is gone.
@@ -77,19 +79,22 @@ extension StoreView {
             return dir(0o1777, uid: daemonUID)
         case .database(let d), .recordType(let d, _, _):
             return dir(d.scope == .public ? 0o755 : 0o700, uid: owner(d))
+        case .keyValueFolder(let ref):
+            return dir(0o700, uid: uid(ofUserNamed: ref.user) ?? daemonUID)
         case .zone(let d, let zone):
             guard let created = (try? database(d, caller: caller).zone(zone))?.created else { throw FSError(ENOENT) }
             return dir(d.scope == .public ? 0o755 : 0o700, uid: owner(d), time: created)
-        case .record(let d, let zone, let type, let name):
-            let target = RecordTarget(database: d, zone: zone, type: type, name: name)
+        case .record, .keyValueEntry:
+            let target = ItemTarget(key)!
             if let pending = stateLock.withLock({ pendingNew[target] }) {
                 let size = pending.lock.withLock { pending.buffer.count }
-                return NodeAttributes(inode: inode, kind: .file, permissions: d.scope == .public ? 0o644 : 0o600,
+                let isPublic = target.record?.database.scope == .public
+                return NodeAttributes(inode: inode, kind: .file, permissions: isPublic ? 0o644 : 0o600,
                                       links: 1, uid: pending.caller.uid, gid: pending.caller.gid, size: Int64(size),
                                       modified: started, changed: started, accessed: started)
             }
-            guard let record = try catalog(d, zone).record(named: name), record.recordType == type else { throw FSError(ENOENT) }
-            return attributes(of: record, target, inode: inode)
+            guard let attributes = try itemAttributes(target, inode: inode) else { throw FSError(ENOENT) }
+            return attributes
         case .scratch(let id):
             guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
             return s.lock.withLock {
@@ -124,9 +129,11 @@ extension StoreView {
         return NodeEntry(attributes: attrs, entryTimeout: entryTimeout(key), attributeTimeout: Self.attributeTimeout)
     }
 
-    /// `private` means another database for each caller: the kernel must never keep that name.
+    /// `private` and `keyvalue` mean another database and store for each caller: the kernel
+    /// must never keep those names.
     func entryTimeout(_ key: NodeKey) -> Double {
         if case .database(let d) = key, d.scope == .private { return 0 }
+        if case .keyValueFolder = key { return 0 }
         return Self.entryTimeout
     }
 
@@ -193,6 +200,7 @@ extension StoreView {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: lostAndFound.directory)) ?? []
             for n in names.sorted() { keys.append((n, .lostFoundFile(n))) }
         case .container(let c):
+            keys.append((Self.keyValueFolderName, .keyValueFolder(KeyValueRef(container: c, user: userName(caller.uid)))))
             keys.append(("private", .database(DatabaseKey(container: c, scope: .private, user: userName(caller.uid)))))
             keys.append(("public", .database(DatabaseKey(container: c, scope: .public, user: ""))))
         case .database(let d):
@@ -204,14 +212,14 @@ extension StoreView {
             var types = Set(try catalog(d, zone).recordTypes)
             stateLock.withLock {
                 for case .recordType(d, zone, let t) in typeFolders { types.insert(t) }
-                for t in pendingNew.keys where t.database == d && t.zone == zone { types.insert(t.type) }
+                for t in pendingNew.keys.compactMap(\.record) where t.database == d && t.zone == zone { types.insert(t.type) }
             }
             for t in types.sorted() { keys.append((t, .recordType(d, zone: zone, type: t))) }
         case .recordType(let d, let zone, let type):
             let cat = try catalog(d, zone)
             let (hiddenNames, pending) = stateLock.withLock {
-                (Set(hidden.keys.filter { $0.database == d && $0.zone == zone }.map(\.name)),
-                 pendingNew.keys.filter { $0.database == d && $0.zone == zone && $0.type == type })
+                (Set(hidden.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone }.map(\.name)),
+                 pendingNew.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone && $0.type == type })
             }
             var out: [DirectoryEntry] = []
             for name in cat.names(ofType: type) where !hiddenNames.contains(name) {
@@ -223,7 +231,19 @@ extension StoreView {
             }
             for t in pending where cat.record(named: t.name) == nil { keys.append((t.fileName, t.key)) }
             return out + (try entries(keys, caller: caller)) + scratchEntries(dir, caller: caller)
-        case .lostFoundFile, .record, .scratch:
+        case .keyValueFolder(let ref):
+            let snapshot = try keyValues(ref)
+            let (hiddenKeys, pending) = stateLock.withLock {
+                (Set(hidden.keys.filter { $0.folder == dir }), pendingNew.keys.filter { $0.folder == dir })
+            }
+            for key in snapshot.entries.keys.sorted() {
+                let target = ItemTarget.keyValue(ref, key: key)
+                if !hiddenKeys.contains(target) { keys.append((target.fileName, target.key)) }
+            }
+            for t in pending.sorted(by: { $0.fileName < $1.fileName }) where !keys.contains(where: { $0.1 == t.key }) {
+                keys.append((t.fileName, t.key))
+            }
+        case .lostFoundFile, .record, .keyValueEntry, .scratch:
             throw FSError(ENOTDIR)
         }
         return try entries(keys, caller: caller) + scratchEntries(dir, caller: caller)

@@ -14,19 +14,19 @@ extension StoreView {
                 if scratchNames[dir]?.isEmpty == true { scratchNames[dir] = nil }
                 return scratchFiles.removeValue(forKey: id)
             }
-            // A record renamed to this name and not saved again since is really gone now.
+            // An item renamed to this name and not saved again since is really gone now.
             if let origin = s?.lock.withLock({ s?.origin }), stateLock.withLock({ hidden[origin] == id }) {
-                try deleteRecord(origin, caller: caller)
+                try deleteItem(origin, caller: caller)
                 stateLock.withLock { hidden[origin] = nil }
             }
-        case .record(let d, let zone, let type, let recordName):
-            let target = RecordTarget(database: d, zone: zone, type: type, name: recordName)
+        case .record, .keyValueEntry:
+            let target = ItemTarget(node)!
             if let pending = stateLock.withLock({ pendingNew.removeValue(forKey: target) }) {
                 // Created and not saved yet: removing it drops what was written.
                 pending.lock.withLock { pending.dirty = false }
                 return
             }
-            try deleteRecord(target, caller: caller)
+            try deleteItem(target, caller: caller)
         case .lostFoundFile(let file):
             guard Glibc.unlink(lostAndFound.directory + "/" + file) == 0 else { throw FSError(Glibc.errno, "cannot remove \(file)") }
         default:
@@ -41,7 +41,7 @@ extension StoreView {
             throw error.fsError
         }
         if let error = result.error {
-            log("refused delete of \(mountPath(target)): \(error.fsError.reason)")
+            log("refused delete of \(mountPath(.record(target))): \(error.fsError.reason)")
             throw error.fsError
         }
         _ = try? catalog(target.database, target.zone)
@@ -118,17 +118,14 @@ extension StoreView {
         if existing != nil && flags & noReplace != 0 { throw FSError(EEXIST) }
         if existing == source { return }
         if source.isDirectory { throw FSError(EPERM, "zones and record type folders cannot be renamed") }
-        let toRecord: RecordTarget? = {
-            guard case .recordType(let d, let zone, let type) = toDir, let n = RecordFileName.recordName(newName) else { return nil }
-            return RecordTarget(database: d, zone: zone, type: type, name: n)
-        }()
-        guard case .zone = toDir.zone.map({ NodeKey.zone($0.0, $0.1) }) ?? .root else {
-            throw FSError(EXDEV, "files can be moved only within zones")
+        let toItem = ItemTarget(folder: toDir, fileName: newName)
+        guard let fromPlace = Self.place(fromDir), fromPlace == Self.place(toDir) else {
+            throw FSError(EXDEV, "files can be moved only among the zones of the store, or within keyvalue/")
         }
         switch source {
         case .scratch(let id):
             guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
-            if let target = toRecord {
+            if let target = toItem {
                 // sed -i, rsync and editors save by renaming a finished file onto the name.
                 let (bytes, origin) = s.lock.withLock { (s.bytes, s.origin) }
                 do { try save(bytes, as: target, caller: caller) } catch {
@@ -141,8 +138,8 @@ extension StoreView {
                     hidden[target] = nil
                 }
                 if let origin, origin != target, stateLock.withLock({ hidden[origin] == id }) {
-                    // `mv a.json a.tmp; mv a.tmp b.json`: the record moved to its new name.
-                    try? deleteRecord(origin, caller: caller)
+                    // `mv a.json a.tmp; mv a.tmp b.json`: the item moved to its new name.
+                    try? deleteItem(origin, caller: caller)
                     stateLock.withLock { hidden[origin] = nil }
                 }
                 if let ino = inodes.existingInode(for: target.key) { notifier?.invalidateNode(ino) }
@@ -153,25 +150,25 @@ extension StoreView {
                     scratchNames[toDir, default: [:]][newName] = id
                 }
             }
-        case .record(let d, let zone, let type, let recordName):
-            let from = RecordTarget(database: d, zone: zone, type: type, name: recordName)
-            guard let record = try catalog(d, zone).record(named: recordName) else { throw FSError(ENOENT) }
-            let bytes = text(of: record, from)
-            if let target = toRecord {
-                // mv between record names: a save of the new name, then a delete of the old.
-                if target.database == from.database && target.zone == from.zone && target.type != from.type && target.name == from.name {
+        case .record, .keyValueEntry:
+            let from = ItemTarget(source)!
+            guard let (bytes, _) = try current(from) else { throw FSError(ENOENT) }
+            if let target = toItem {
+                // mv between names: a save of the new name, then a delete of the old.
+                if case .record(let f) = from, case .record(let t) = target,
+                   t.database == f.database && t.zone == f.zone && t.type != f.type && t.name == f.name {
                     throw FSError(EINVAL, "a record's type never changes; save a new record under another name instead")
                 }
                 do { try save(bytes, as: target, caller: caller) } catch {
                     reject(bytes, target: target, error: error, caller: caller)
                     throw error
                 }
-                try deleteRecord(from, caller: caller)
+                try deleteItem(from, caller: caller)
             } else {
-                // Renamed away (vim's backup, `mv a.json a.bak`): hide the record behind a
+                // Renamed away (vim's backup, `mv a.json a.bak`): hide the item behind a
                 // scratch copy; it is deleted only when that copy is removed.
                 try replaceScratchName(toDir, newName, caller: caller)
-                let attrs = attributes(of: record, from, inode: inodes.inode(for: from.key))
+                guard let attrs = try itemAttributes(from, inode: inodes.inode(for: from.key)) else { throw FSError(ENOENT) }
                 stateLock.withLock {
                     let s = ScratchFile(id: nextScratch, permissions: attrs.permissions, uid: attrs.uid, gid: attrs.gid, now: attrs.modified)
                     nextScratch += 1
@@ -183,7 +180,17 @@ extension StoreView {
                 }
             }
         default:
-            throw FSError(EPERM, "only record files and scratch files can be moved")
+            throw FSError(EPERM, "only record, key-value and scratch files can be moved")
+        }
+    }
+
+    /// Which kind of place a folder is, for moves: files move among zones' folders, or within
+    /// key-value folders, never between the two.
+    private static func place(_ dir: NodeKey) -> String? {
+        switch dir {
+        case .zone, .recordType: "zones"
+        case .keyValueFolder: "keyvalue"
+        default: nil
         }
     }
 

@@ -2,12 +2,77 @@ import CloudStore
 import Foundation
 
 extension StoreView {
+    // MARK: Items: records and key-value entries alike
+
+    /// An item's text as its file shows it, and its version; nil when there is no such item.
+    func current(_ target: ItemTarget) throws(FSError) -> (text: [UInt8], tag: String)? {
+        switch target {
+        case .record(let t):
+            guard let r = try catalog(t.database, t.zone).record(named: t.name), r.recordType == t.type else { return nil }
+            return (text(of: r, t), r.recordChangeTag ?? "")
+        case .keyValue(let ref, let key):
+            return try keyValueText(ref, key)
+        }
+    }
+
+    func exists(_ target: ItemTarget) throws(FSError) -> Bool {
+        switch target {
+        case .record(let t):
+            guard let r = try catalog(t.database, t.zone).record(named: t.name) else { return false }
+            return r.recordType == t.type
+        case .keyValue(let ref, let key):
+            return try keyValues(ref).entries[key] != nil
+        }
+    }
+
+    /// What `stat` shows for an item; nil when there is none.
+    func itemAttributes(_ target: ItemTarget, inode: UInt64) throws(FSError) -> NodeAttributes? {
+        switch target {
+        case .record(let t):
+            guard let r = try catalog(t.database, t.zone).record(named: t.name), r.recordType == t.type else { return nil }
+            return attributes(of: r, t, inode: inode)
+        case .keyValue(let ref, let key):
+            return try keyValueAttributes(ref, key, inode: inode)
+        }
+    }
+
+    /// Checks the name of an item about to be made: a record name (EINVAL) or a key (ENAMETOOLONG, EINVAL).
+    func checkItemName(_ target: ItemTarget) throws(FSError) {
+        switch target {
+        case .record(let t):
+            do { try Names.checkRecordName(t.name) } catch { throw FSError(EINVAL, "\(t.fileName): \(error.message)") }
+        case .keyValue(let ref, let key):
+            try checkKey(key, ref: ref)
+        }
+    }
+
+    /// Saves a file's text as the item it names, with every check an API save makes (F2).
+    func save(_ text: [UInt8], as target: ItemTarget, caller: CallerContext) throws(FSError) {
+        switch target {
+        case .record(let t): try saveRecord(text, as: t, caller: caller)
+        case .keyValue(let ref, let key): try saveKeyValue(text, ref, key: key)
+        }
+    }
+
+    func deleteItem(_ target: ItemTarget, caller: CallerContext) throws(FSError) {
+        switch target {
+        case .record(let t): try deleteRecord(t, caller: caller)
+        case .keyValue(let ref, let key):
+            do { try deleteKeyValue(ref, key: key) } catch {
+                log("refused delete of \(mountPath(target)): \(error.reason)")
+                throw error
+            }
+        }
+    }
+
+    // MARK: Records
+
     /// Saves a record file's text as the record at `target`, with every check of an API save
     /// (F2). The file's place decides the record: its folder is the type and its name the
     /// record name, so `cp a.json b.json` makes record b. The text's `recordChangeTag` is the
     /// version the edit is based on (F4): a stale one fails with ESTALE; text without one
     /// replaces the record whatever its version. Text equal to the record saves nothing.
-    func save(_ text: [UInt8], as target: RecordTarget, caller: CallerContext) throws(FSError) {
+    func saveRecord(_ text: [UInt8], as target: RecordTarget, caller: CallerContext) throws(FSError) {
         let json: JSONValue
         do { json = try JSONParser.parse(text) } catch {
             throw FSError(EINVAL, text.isEmpty ? "the file is empty; a record file holds one JSON object" : "not valid JSON at \(error.description)")
@@ -48,7 +113,7 @@ extension StoreView {
             }
             throw error.fsError
         }
-        stateLock.withLock { hidden[target] = nil }
+        stateLock.withLock { hidden[.record(target)] = nil }
         _ = try? catalog(target.database, target.zone)
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 /// ```
 /// <container>/public/_defaultZone/<RecordType>/<recordName>.json
 /// <container>/private/<zone>/<RecordType>/<recordName>.json   the caller's private database
+/// <container>/keyvalue/<key>.plist                            the caller's key-value entries
 /// lost+found/                                                 rejected text and why
 /// ```
 ///
@@ -43,11 +44,11 @@ public final class StoreView: @unchecked Sendable {
     /// Scratch file names per directory.
     var scratchNames: [NodeKey: [String: UInt64]] = [:]
     var nextScratch: UInt64 = 1
-    /// Records renamed to a scratch name: hidden from their folder until saved again, or
+    /// Items renamed to a scratch name: hidden from their folder until saved again, or
     /// deleted once their scratch copy is removed.
-    var hidden: [RecordTarget: UInt64] = [:]
-    /// Files created but not yet saved as records, by their open handle.
-    var pendingNew: [RecordTarget: OpenFile] = [:]
+    var hidden: [ItemTarget: UInt64] = [:]
+    /// Files created but not yet saved as items, by their open handle.
+    var pendingNew: [ItemTarget: OpenFile] = [:]
     /// Type folders made with `mkdir` that hold no record yet.
     var typeFolders: Set<NodeKey> = []
     var rendered: [RecordTarget: (tag: String, bytes: [UInt8])] = [:]
@@ -56,6 +57,9 @@ public final class StoreView: @unchecked Sendable {
     var reportedSize: [UInt64: Int64] = [:]
     var servedTag: [UInt64: String] = [:]
     var uidsByUserRecord: [String: [String: UInt32]] = [:]
+    var keyValueFiles: [KeyValueRef: KeyValueFile] = [:]
+    var keyValueSnapshots: [KeyValueRef: KeyValueFile.Snapshot] = [:]
+    var keyValueTexts: [ItemTarget: (text: [UInt8], tag: String)] = [:]
     var userNames: [UInt32: String] = [:]
 
     struct ZoneRef: Hashable { var database: DatabaseKey; var zone: String }
@@ -169,7 +173,7 @@ public final class StoreView: @unchecked Sendable {
             for (key, ino) in inodes.inodes(where: { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }) {
                 notifier?.invalidateNode(ino)
                 if case .record(_, _, let type, let name) = key, let dir = inodes.existingInode(for: .recordType(d, zone: zone, type: type)) {
-                    notifier?.invalidateEntry(parent: dir, name: RecordFileName.make(name))
+                    notifier?.invalidateEntry(parent: dir, name: ItemFileName.record.make(name))
                 }
             }
             if change == .zoneGone, let dbIno = inodes.existingInode(for: .database(d)) {
@@ -205,10 +209,15 @@ public final class StoreView: @unchecked Sendable {
         if let old = rendered.removeValue(forKey: target) { renderedBytes -= old.bytes.count }
     }
 
-    /// Where a node shows in the mount, for messages and lost+found notes.
-    func mountPath(_ target: RecordTarget) -> String {
-        let db = target.database.scope == .public ? "public" : "private"
-        return "\(mountPoint)/\(target.database.container)/\(db)/\(StoreLayout.encode(target.zone))/\(target.type)/\(target.fileName)"
+    /// Where an item shows in the mount, for messages and lost+found notes.
+    func mountPath(_ target: ItemTarget) -> String {
+        switch target {
+        case .record(let t):
+            let db = t.database.scope == .public ? "public" : "private"
+            return "\(mountPoint)/\(t.database.container)/\(db)/\(StoreLayout.encode(t.zone))/\(t.type)/\(t.fileName)"
+        case .keyValue(let ref, _):
+            return "\(mountPoint)/\(ref.container)/\(Self.keyValueFolderName)/\(target.fileName)"
+        }
     }
 }
 

@@ -63,7 +63,7 @@ struct Mount: ParsableCommand {
         opts.allowOther = allowOther
         opts.readOnly = readOnly
         let log: @Sendable (String) -> Void = { line in
-            let stamp = ISO8601DateFormatter().string(from: Date())
+            let stamp = PropertyListWriter.dateText(Date()) ?? ""
             FileHandle.standardError.write(Data("\(stamp) ckfs: \(line)\n".utf8))
         }
         let mount: StoreMount

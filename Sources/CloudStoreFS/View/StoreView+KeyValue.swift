@@ -1,0 +1,129 @@
+import CloudStore
+import Foundation
+
+/// `<container>/keyvalue/<key>.plist`: the caller's key-value entries, one XML property list
+/// per key (K1, K2). Writing a file sets the key with every check the API makes; removing it
+/// removes the key. The view reads the store's file again only when its identity changes, and
+/// drops the kernel's cache of the entries that changed (F5).
+extension StoreView {
+    func keyValueFile(_ ref: KeyValueRef) throws(FSError) -> KeyValueFile {
+        if let f = stateLock.withLock({ keyValueFiles[ref] }) { return f }
+        do {
+            let f = try store.container(ref.container).keyValueFile(user: ref.user, environment: environment)
+            stateLock.withLock { keyValueFiles[ref] = f }
+            return f
+        } catch {
+            throw error.fsError
+        }
+    }
+
+    /// The store as on disk now: one small read when it is unchanged, else the whole file,
+    /// with the kernel told of every entry that changed.
+    func keyValues(_ ref: KeyValueRef) throws(FSError) -> KeyValueFile.Snapshot {
+        let file = try keyValueFile(ref)
+        let cached = stateLock.withLock { keyValueSnapshots[ref] }
+        do {
+            if let cached, try file.identity() == cached.identity { return cached }
+            let fresh = try file.read()
+            adopt(fresh, for: ref, replacing: cached)
+            return fresh
+        } catch {
+            throw error.fsError
+        }
+    }
+
+    /// Takes `fresh` as the store of `ref` and drops what changed from every cache.
+    func adopt(_ fresh: KeyValueFile.Snapshot, for ref: KeyValueRef, replacing old: KeyValueFile.Snapshot?) {
+        let before = old?.entries ?? [:]
+        let changed = Set(before.keys).union(fresh.entries.keys).filter { before[$0] != fresh.entries[$0] }
+        stateLock.withLock {
+            keyValueSnapshots[ref] = fresh
+            for key in changed { keyValueTexts[ItemTarget.keyValue(ref, key: key)] = nil }
+        }
+        guard old != nil else { return }
+        let folder = inodes.existingInode(for: .keyValueFolder(ref))
+        for key in changed {
+            let target = ItemTarget.keyValue(ref, key: key)
+            if let ino = inodes.existingInode(for: target.key) { notifier?.invalidateNode(ino) }
+            if let folder { notifier?.invalidateEntry(parent: folder, name: target.fileName) }
+        }
+    }
+
+    /// An entry's file text (an XML property list of its value) and a version tag for it.
+    func keyValueText(_ ref: KeyValueRef, _ key: String) throws(FSError) -> (text: [UInt8], tag: String)? {
+        let target = ItemTarget.keyValue(ref, key: key)
+        guard let value = try keyValues(ref).entries[key] else { return nil }
+        if let hit = stateLock.withLock({ keyValueTexts[target] }) { return hit }
+        let text = PropertyListWriter.document(value)
+        let rendered = (text, String(CRC32C.checksum(text), radix: 16))
+        stateLock.withLock { keyValueTexts[target] = rendered }
+        return rendered
+    }
+
+    func keyValueAttributes(_ ref: KeyValueRef, _ key: String, inode: UInt64) throws(FSError) -> NodeAttributes? {
+        guard let (text, _) = try keyValueText(ref, key) else { return nil }
+        let owner = uid(ofUserNamed: ref.user) ?? daemonUID
+        let modified = stateLock.withLock { keyValueSnapshots[ref]?.modified } ?? started
+        stateLock.withLock { reportedSize[inode] = Int64(text.count) }
+        return NodeAttributes(inode: inode, kind: .file, permissions: 0o600, links: 1, uid: owner, gid: owner == daemonUID ? daemonGID : owner,
+                              size: Int64(text.count), modified: modified, changed: modified, accessed: modified)
+    }
+
+    /// Checks a key a file name stands for: too long is ENAMETOOLONG, as for any long name.
+    func checkKey(_ key: String, ref: KeyValueRef) throws(FSError) {
+        let limits = store.settings.keyValueLimits
+        if key.utf8.count > limits.maxKeyBytes {
+            throw FSError(ENAMETOOLONG, "the key \"\(key.prefix(80))\" is \(key.utf8.count) bytes of UTF-8; a key-value key has at most \(limits.maxKeyBytes)")
+        }
+        do { try limits.checkKey(key) } catch { throw FSError(EINVAL, error.message) }
+    }
+
+    /// Sets the entry to the value `text` holds, with every check of an API write (K2): a text
+    /// that is no property list is EINVAL, a value over its limit EFBIG, a store over its
+    /// limits EDQUOT. The same value again writes nothing.
+    func saveKeyValue(_ text: [UInt8], _ ref: KeyValueRef, key: String) throws(FSError) {
+        try checkKey(key, ref: ref)
+        let value: PropertyListValue
+        do { value = try PropertyListParser.parse(text) } catch {
+            throw FSError(EINVAL, text.isEmpty ? "the file is empty; a key-value file holds one property-list value" : "not a valid XML property list at \(error.description)")
+        }
+        let file = try keyValueFile(ref)
+        let limits = file.limits
+        do {
+            try limits.checkValue(value, forKey: key)
+            let (snapshot, _) = try file.update { (entries: inout [String: PropertyListValue]) throws(CKError) in
+                if entries[key] == value { return }
+                var total = 0
+                for (k, v) in entries where k != key { total += PropertyListWriter.compactSize(v) }
+                try limits.checkStore(count: entries.count + (entries[key] == nil ? 1 : 0), total: total + PropertyListWriter.compactSize(value), settingKey: key)
+                entries[key] = value
+            }
+            adopt(snapshot, for: ref, replacing: stateLock.withLock { keyValueSnapshots[ref] })
+        } catch {
+            throw FSError(error.errno, "\(error.code.name): \(error.message)")
+        }
+        stateLock.withLock { hidden[.keyValue(ref, key: key)] = nil }
+    }
+
+    func deleteKeyValue(_ ref: KeyValueRef, key: String) throws(FSError) {
+        let file = try keyValueFile(ref)
+        let result: (snapshot: KeyValueFile.Snapshot, result: Bool)
+        do {
+            result = try file.update { (entries: inout [String: PropertyListValue]) throws(CKError) -> Bool in
+                entries.removeValue(forKey: key) != nil
+            }
+        } catch {
+            throw error.fsError
+        }
+        adopt(result.snapshot, for: ref, replacing: stateLock.withLock { keyValueSnapshots[ref] })
+        if !result.result { throw FSError(ENOENT, "no key \"\(key)\"") }
+    }
+
+    /// Every key-value folder the view has shown, for the watcher.
+    var openKeyValueRefs: [KeyValueRef] { stateLock.withLock { Array(keyValueSnapshots.keys) } }
+}
+
+extension KeyValueFile.Snapshot {
+    /// When the file was last written, in milliseconds since 1970.
+    var modified: Int64? { identity?.modifiedMilliseconds }
+}

@@ -51,6 +51,13 @@ import Testing
         kv.set(Data([1, 2]), forKey: "data")
         kv.set([1, "two", [3.5]] as [Any], forKey: "a")
         kv.set(["k": "v", "n": 1] as [String: Any], forKey: "dict")
+        // Literals pick Apple's overloads, as in the README.
+        kv.set(42, forKey: "literal")
+        kv.set(0.5, forKey: "literalReal")
+        #expect(kv.value(forKey: "literal") == .integer(42))
+        #expect(kv.value(forKey: "literalReal") == .real(0.5))
+        kv.removeObject(forKey: "literal")
+        kv.removeObject(forKey: "literalReal")
         #expect(kv.string(forKey: "s") == "text")
         #expect(kv.longLong(forKey: "i") == 42)
         #expect(kv.double(forKey: "d") == 2.5)

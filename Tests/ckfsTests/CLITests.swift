@@ -133,7 +133,7 @@ import Testing
         cli.run(["record", "save"], input: #"{"recordType":"N","recordName":"a"}"#)
         let ok = cli.run(["fsck"])
         #expect(ok.status == 0)
-        #expect(ok.stdout.contains("checked 1 zones, 1 records"))
+        #expect(ok.stdout.contains("checked 1 zones, 1 records, 0 key-value keys"))
         let db = try cli.database()
         try Data("junk".utf8).write(to: URL(fileURLWithPath: StoreLayout.recordsDirectory(db.zoneDirectory("_defaultZone")) + "/junk.json"))
         let bad = cli.run(["fsck"])

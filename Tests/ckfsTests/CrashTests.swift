@@ -36,11 +36,12 @@ import Testing
 
             let db = try cli.database()
             let fixed = db.fetch((0..<4).map { RecordID(recordName: "fixed-\($0)") })
+            // A writer killed before its first commit (a slow start under load) leaves nothing.
+            if reported == 0, fixed.allSatisfy({ $0.1.error?.code == .unknownItem }) { continue }
             let batches = try fixed.map { (_, r) -> Int64 in
                 guard case .int64(let b)? = try r.get()["batch"] else { throw CKError(.internalError, "no batch") }
                 return b
-            }.compactMap { $0 }
-            if reported == 0 && batches.isEmpty { continue }
+            }
             try #require(batches.count == 4, "round \(round): fixed records missing")
             let b = batches[0]
             try #require(batches.allSatisfy { $0 == b }, "round \(round): half-applied batch: \(batches)")

@@ -92,6 +92,32 @@ import Testing
         try expectRefused(cli, ["kv", "set", "b", "-"], input: String(repeating: "b", count: half + 1), code: "quotaExceeded")
     }
 
+    @Test func fsckChecksKeyValueStores() throws {
+        let cli = try CLIFixture()
+        #expect(cli.run(["kv", "set", "a", "1"]).status == 0)
+        #expect(cli.run(["kv", "set", "b", "2"]).status == 0)
+        let path = try kvFile(cli)
+        let dir = (path as NSString).deletingLastPathComponent
+        // A killed writer's temp file is swept; the store is clean.
+        try Data("half".utf8).write(to: URL(fileURLWithPath: dir + "/.ckfs-tmp-keyvalue.plist-abc"))
+        let swept = cli.run(["fsck"])
+        #expect(swept.status == 0, "\(swept.stderr)")
+        #expect(swept.stdout.contains("2 key-value keys"))
+        #expect(swept.stdout.contains("repaired:") && swept.stdout.contains("temporary key-value file"))
+        #expect(!FileManager.default.fileExists(atPath: dir + "/.ckfs-tmp-keyvalue.plist-abc"))
+        // A hand-broken file is damage, named with its position; writes refuse to replace it.
+        let good = try Data(contentsOf: URL(fileURLWithPath: path))
+        try Data("<plist><dict><key>a</key>\n<string>1</dict></plist>".utf8).write(to: URL(fileURLWithPath: path))
+        let damaged = cli.run(["fsck"])
+        #expect(damaged.status == 1)
+        #expect(damaged.stderr.contains("keyvalue.plist is not a valid property list") && damaged.stderr.contains("line 2"), "\(damaged.stderr)")
+        let refused = cli.run(["kv", "set", "c", "3"])
+        #expect(refused.status == 1 && refused.stderr.contains("badDatabase"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) != good, "the broken file is left for a person to fix")
+        try good.write(to: URL(fileURLWithPath: path))
+        #expect(cli.run(["fsck"]).status == 0)
+    }
+
     // MARK: Two processes (K4)
 
     @Test func aChangeReachesTheOtherProcessAndNotTheWriter() throws {

@@ -2,6 +2,8 @@
 public struct CheckReport: Sendable {
     public var zones = 0
     public var records = 0
+    /// Keys in every user's key-value store.
+    public var keyValueKeys = 0
     /// Problems found and fixed.
     public var repaired: [String] = []
     /// Problems that need a person: what and how to fix it.
@@ -11,7 +13,8 @@ public struct CheckReport: Sendable {
 
 extension Store {
     /// Checks and repairs every zone of every container (X4): replays logs, cuts torn log
-    /// tails, removes temporary files, verifies every record and asset file, rebuilds usage.
+    /// tails, removes temporary files, verifies every record and asset file, rebuilds usage;
+    /// and every user's key-value store: it must parse and keep every limit (K2).
     public func check() -> CheckReport {
         var report = CheckReport()
         do throws(CKError) { _ = try readJSONFile(layout.settingsFile) } catch { report.damage.append(error.message) }
@@ -31,7 +34,10 @@ extension Store {
                 if case .success(let users?) = Syscall.listDirectory(envDir + "/private") {
                     databases += users.filter { !$0.hasPrefix(".") }.sorted().map { envDir + "/private/" + $0 }
                 }
-                for db in databases { checkDatabase(db, &report) }
+                for db in databases {
+                    checkDatabase(db, &report)
+                    if db != envDir + "/public" { KeyValueFile(store: self, directory: db).check(&report) }
+                }
             }
         }
         return report

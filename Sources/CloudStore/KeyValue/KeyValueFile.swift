@@ -118,6 +118,29 @@ public final class KeyValueFile: Sendable {
         for name in names where name.hasPrefix(prefix) { _ = Syscall.unlink(directory + "/" + name) }
     }
 
+    /// `ckfs fsck`'s part: temp files of killed writers go; a file that does not parse or breaks
+    /// a limit is damage for a person to fix (nothing here guesses which values to drop).
+    func check(_ report: inout CheckReport) {
+        let leftovers = (try? Syscall.listDirectory(directory).get()).flatMap { $0 }?.filter { $0.hasPrefix(FileWriter.tempPrefix + "keyvalue.plist-") } ?? []
+        if !leftovers.isEmpty {
+            do throws(CKError) {
+                try withFileLock(lockPath) { () throws(CKError) in removeLeftoverTempFiles() }
+                report.repaired.append("\(directory): removed \(leftovers.count) temporary key-value file(s) left by an interrupted write")
+            } catch {
+                report.damage.append(error.message)
+            }
+        }
+        do throws(CKError) {
+            let snapshot = try read()
+            report.keyValueKeys += snapshot.entries.count
+            do throws(CKError) { try checkWhole(snapshot.entries) } catch {
+                report.damage.append("\(path) breaks a key-value limit: \(error.message); remove or shrink entries with `ckfs kv remove`")
+            }
+        } catch {
+            report.damage.append(error.description)
+        }
+    }
+
     /// The last line of defence: a store that breaks a limit is never written.
     private func checkWhole(_ entries: [String: PropertyListValue]) throws(CKError) {
         var total = 0

@@ -49,6 +49,51 @@ import Testing
         }
     }
 
+    @Test func keyValueFileNamesAreCanonicalOnly() {
+        #expect(ItemFileName.keyValue.name("theme.plist") == "theme")
+        #expect(ItemFileName.keyValue.name("a%2Fb.plist") == "a/b")
+        #expect(ItemFileName.keyValue.name("Café.plist") == "Café")
+        for scratch in [".theme.plist.swp", "theme.plist~", "theme.json", ".plist", "%2fb.plist", "4913"] {
+            #expect(ItemFileName.keyValue.name(scratch) == nil, "\(scratch)")
+        }
+    }
+
+    @Test func keyValueEntriesTakeTheEditorsPathsAndRefuseWhatBreaksALimit() throws {
+        let f = try Fixture()
+        let dir = try f.inode("iCloud.local.ckfs/keyvalue")
+        let kv = { try KeyValueStore(store: f.store, user: Caller.currentOSUserName, synchronizeEvery: nil) }
+        #expect(try kv().string(forKey: "theme") == "dark")
+        // vim: rename to the backup name, create anew, write, fsync, close, remove the backup.
+        try f.view.rename(parent: dir, name: "theme.plist", newParent: dir, newName: "theme.plist~", flags: 0, caller: f.me)
+        #expect(try kv().string(forKey: "theme") == "dark", "renaming away removes nothing")
+        #expect(throws: FSError.self) { try f.inode("iCloud.local.ckfs/keyvalue/theme.plist") }
+        let (_, reply) = try f.view.create(parent: dir, name: "theme.plist", permissions: 0o600, flags: O_WRONLY | O_CREAT | O_TRUNC, caller: f.me)
+        try f.write(reply.handle, "<string>light</string>")
+        try f.view.fsync(handle: reply.handle, caller: f.me)
+        try f.view.flush(handle: reply.handle, caller: f.me)
+        f.view.release(handle: reply.handle)
+        try f.view.unlink(parent: dir, name: "theme.plist~", caller: f.me)
+        #expect(try kv().string(forKey: "theme") == "light")
+        // A key over 64 bytes is refused by name, before any text.
+        let long = String(repeating: "k", count: 65) + ".plist"
+        #expect(throws: FSError.self) { try f.view.create(parent: dir, name: long, permissions: 0o600, flags: O_WRONLY | O_CREAT, caller: f.me) }
+        do { _ = try f.view.lookup(parent: dir, name: long, caller: f.me); Issue.record("expected ENAMETOOLONG") } catch { #expect(error.errno == ENAMETOOLONG) }
+        // Text that is no property list fails the flush with EINVAL; the entry stays.
+        let ino = try f.inode("iCloud.local.ckfs/keyvalue/theme.plist")
+        let fh = try f.view.open(ino, flags: O_WRONLY | O_TRUNC, caller: f.me).handle
+        try f.write(fh, "<string>unclosed")
+        do { try f.view.flush(handle: fh, caller: f.me); Issue.record("expected EINVAL") } catch { #expect(error.errno == EINVAL) }
+        f.view.release(handle: fh)
+        #expect(try kv().string(forKey: "theme") == "light")
+        // sed -i: a scratch file renamed onto an entry saves it.
+        let (_, sed) = try f.view.create(parent: dir, name: "sedX1y2Z3", permissions: 0o600, flags: O_WRONLY | O_CREAT | O_EXCL, caller: f.me)
+        try f.write(sed.handle, "<integer>20</integer>")
+        try f.view.flush(handle: sed.handle, caller: f.me)
+        f.view.release(handle: sed.handle)
+        try f.view.rename(parent: dir, name: "sedX1y2Z3", newParent: dir, newName: "fontSize.plist", flags: 0, caller: f.me)
+        #expect(try kv().longLong(forKey: "fontSize") == 20)
+    }
+
     @Test func vimsBackupSequenceSavesTheRecord() throws {
         let f = try Fixture()
         let dir = try f.inode(Self.noteDir)

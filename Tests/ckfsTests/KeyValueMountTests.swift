@@ -111,6 +111,23 @@ import Testing
         #expect(try client(m).string(forKey: "theme") == "solarized")
     }
 
+    @Test func anEditThroughTheMountReachesAnAPIClientByItself() throws {
+        let m = try MountFixture()
+        let kv = try KeyValueStore(store: Store.open(at: m.store), user: MountFixture.user, synchronizeEvery: 0.2)
+        let heard = LockedList<[String]>()
+        let token = NotificationCenter.default.addObserver(forName: KeyValueStore.didChangeExternallyNotification, object: kv, queue: nil) { note in
+            if note.userInfo?[NSUbiquitousKeyValueStoreChangeReasonKey] as? Int == NSUbiquitousKeyValueStoreServerChange {
+                heard.append(note.userInfo?[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String] ?? [])
+            }
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        #expect(m.sh("sed -i 's/dark/light/' \(Self.folder)/theme.plist && rm \(Self.folder)/recent.plist").status == 0)
+        let deadline = Date().addingTimeInterval(5)
+        while Set(heard.items.joined()) != ["theme", "recent"] && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(Set(heard.items.joined()) == ["theme", "recent"], "\(heard.items)")
+        #expect(kv.string(forKey: "theme") == "light" && kv.array(forKey: "recent") == nil)
+    }
+
     @Test func everyLimitAnswersItsErrnoAndKeepsTheText() throws {
         let m = try MountFixture(demo: false)
         let dir = m.mount + "/\(MountFixture.container)/keyvalue"
@@ -225,4 +242,13 @@ import Testing
 
     static func shellQuoted(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "'\\''") + "'" }
     static func pythonString(_ s: String) -> String { "'" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'" }
+}
+
+/// A list several threads append to.
+final class LockedList<T>: @unchecked Sendable {
+    /// Guards `storage`.
+    private let lock = NSLock()
+    private var storage: [T] = []
+    func append(_ item: T) { lock.withLock { storage.append(item) } }
+    var items: [T] { lock.withLock { storage } }
 }

@@ -64,6 +64,22 @@ final class CLIFixture: @unchecked Sendable {
                       stderr: String(decoding: stderrBox.get(), as: UTF8.self))
     }
 
+    /// Runs `ckfs ARGS --store STORE --user alice`, kills it with SIGKILL after `microseconds`,
+    /// and returns the lines it printed by then.
+    func runKilled(_ args: [String], after microseconds: UInt32) throws -> [Substring] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = args + ["--store", store, "--user", "alice"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        usleep(microseconds)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+    }
+
     /// The store as the library sees it.
     func database(user: String = "alice") throws -> Database {
         try Store.open(at: store).container().database(.private, caller: Caller(userName: user))

@@ -15,18 +15,8 @@ import Testing
         var repairs = 0
         var acknowledged = 0
         for round in 0..<Self.kills {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: CLIFixture.binary)
-            p.arguments = ["debug", "crash-writer", "--store", cli.store, "--user", "alice"]
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
             // Foundation's Process takes about 50 ms to start a child here, hence the offset.
-            usleep(UInt32.random(in: 60_000...150_000, using: &rng))
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-            let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+            let lines = try cli.runKilled(["debug", "crash-writer"], after: UInt32.random(in: 60_000...150_000, using: &rng))
             let reported = lines.compactMap { $0.hasPrefix("saved ") ? Int64($0.dropFirst(6)) : nil }.max() ?? known
             acknowledged += lines.count
 

@@ -161,17 +161,7 @@ import Testing
         var rng = SystemRandomNumberGenerator()
         var lastAcknowledged: Int64 = 0
         for round in 0..<15 {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: CLIFixture.binary)
-            p.arguments = ["debug", "kv-writer", "--store", cli.store, "--user", "alice"]
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            usleep(UInt32.random(in: 80_000...250_000, using: &rng))
-            kill(p.processIdentifier, SIGKILL)
-            p.waitUntilExit()
-            let lines = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+            let lines = try cli.runKilled(["debug", "kv-writer"], after: UInt32.random(in: 80_000...250_000, using: &rng))
             lastAcknowledged = lines.compactMap { $0.hasPrefix("synced ") ? Int64($0.dropFirst(7)) : nil }.max() ?? lastAcknowledged
             // An outside reader (Python's plistlib) finds a whole file holding every acknowledged write.
             let check = try runPython("""

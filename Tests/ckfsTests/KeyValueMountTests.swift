@@ -235,8 +235,10 @@ import Testing
         #expect(run(100_000) == 100_000)
         let after = rss()
         print("daemon RssAnon: \(before) kB after 20,000 rejected writes, \(after) kB after 100,000 more")
-        // Foundation's parser would leak about 550 bytes a failure: 55 MB here.
-        #expect(before > 0 && after - before < 2_048, "the daemon grew from \(before) kB to \(after) kB")
+        // Foundation's parser leaks about 600 bytes a failure: 60 MB here. What moves without a
+        // leak is the stacks and malloc arenas of the loop's worker threads (up to 16), which
+        // come and go with the load: about a megabyte, measured.
+        #expect(before > 0 && after - before < 4_096, "the daemon grew from \(before) kB to \(after) kB")
         #expect(try client(m).string(forKey: "theme") == "dark", "no rejected write changed the entry")
     }
 

@@ -10,6 +10,20 @@ public struct JSONParser {
         public var line: Int
         public var column: Int
         public var description: String { "line \(line), column \(column): \(message)" }
+
+        /// The error at byte offset `position` of `bytes` (the JSON and property-list parsers').
+        static func at(_ position: Int, in bytes: [UInt8], _ message: String) -> SyntaxError {
+            let end = min(position, bytes.count)
+            var line = 1
+            var lineStart = 0
+            for i in 0..<end where bytes[i] == UInt8(ascii: "\n") {
+                line += 1
+                lineStart = i + 1
+            }
+            // Columns count characters, not bytes.
+            let column = String(decoding: bytes[lineStart..<end], as: UTF8.self).count + 1
+            return SyntaxError(message: message, line: line, column: column)
+        }
     }
 
     private let bytes: [UInt8]
@@ -37,16 +51,7 @@ public struct JSONParser {
     }
 
     private func error(_ message: String, at position: Int? = nil) -> SyntaxError {
-        let end = min(position ?? index, bytes.count)
-        var line = 1
-        var lineStart = 0
-        for i in 0..<end where bytes[i] == UInt8(ascii: "\n") {
-            line += 1
-            lineStart = i + 1
-        }
-        // Columns count characters, not bytes.
-        let column = String(decoding: bytes[lineStart..<end], as: UTF8.self).count + 1
-        return SyntaxError(message: message, line: line, column: column)
+        .at(position ?? index, in: bytes, message)
     }
 
     private mutating func skipWhitespace() {

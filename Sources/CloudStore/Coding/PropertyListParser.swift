@@ -53,15 +53,7 @@ public struct PropertyListParser {
     // MARK: Errors
 
     private func error(_ message: String, at position: Int? = nil) -> SyntaxError {
-        let end = min(position ?? index, bytes.count)
-        var line = 1
-        var lineStart = 0
-        for i in 0..<end where bytes[i] == UInt8(ascii: "\n") {
-            line += 1
-            lineStart = i + 1
-        }
-        let column = String(decoding: bytes[lineStart..<end], as: UTF8.self).count + 1
-        return SyntaxError(message: message, line: line, column: column)
+        .at(position ?? index, in: bytes, message)
     }
 
     /// The offset of the first byte that is not part of a valid UTF-8 sequence.

@@ -90,6 +90,14 @@ public final class Schema: @unchecked Sendable {
         return additions
     }
 
+    /// The fields of a record type, or nil when there is no such type (read again on a miss:
+    /// another process may have added it).
+    public func fields(of type: String, environment: Environment) throws(CKError) -> [String: FieldType]? {
+        if let known = try types(environment)[type] { return known }
+        try reloadIfNeeded(force: true)
+        return lock.withLock { cached[environment]?[type] }
+    }
+
     /// The type a field has, if any: used to fit untyped input to the schema.
     func fieldType(_ type: String, _ key: String, environment: Environment) throws(CKError) -> FieldType? {
         try types(environment)[type]?[key]

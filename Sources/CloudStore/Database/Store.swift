@@ -14,9 +14,10 @@ public final class Store: @unchecked Sendable {
     let writer: FileWriter
     public let tuning: ZoneTuning
 
-    /// Guards `zones` and `containers`.
+    /// Guards `zones`, `catalogs` and `containers`.
     private let lock = NSLock()
     private var zones: [String: ZoneStorage] = [:]
+    private var catalogs: [String: ZoneCatalog] = [:]
     private var containers: [String: Container] = [:]
 
     private init(layout: StoreLayout, settings: StoreSettings, io: any StorageIO, tuning: ZoneTuning) {
@@ -94,7 +95,21 @@ public final class Store: @unchecked Sendable {
     }
 
     func forgetZone(directory: String) {
-        lock.withLock { zones[directory] = nil }
+        lock.withLock {
+            zones[directory] = nil
+            catalogs[directory] = nil
+        }
+    }
+
+    /// The one shared ``ZoneCatalog`` of a zone directory in this process (for queries).
+    func catalog(directory: String, make: () -> ZoneCatalog) -> ZoneCatalog {
+        if let c = lock.withLock({ catalogs[directory] }) { return c }
+        let made = make()
+        return lock.withLock {
+            if let c = catalogs[directory] { return c }
+            catalogs[directory] = made
+            return made
+        }
     }
 
     /// Where a store lives when none is named: `CKFS_STORE`, else `$XDG_DATA_HOME/ckfs`, else

@@ -134,6 +134,9 @@ public final class ZoneCatalog: @unchecked Sendable {
     }
 
     /// The record types that have at least one record, sorted.
+    /// The records of one type.
+    public func records(ofType type: String) -> [Record] { lock.withLock { records.values.filter { $0.recordType == type } } }
+
     public var recordTypes: [String] { lock.withLock { Set(records.values.map(\.recordType)) }.sorted() }
 
     /// All records, as of the last refresh.

@@ -5,8 +5,8 @@ import Foundation
 struct RecordCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "record",
-        abstract: "Save, fetch and delete records.",
-        subcommands: [Save.self, Fetch.self, Delete.self]
+        abstract: "Save, fetch, query and delete records.",
+        subcommands: [Save.self, Fetch.self, Query.self, Delete.self]
     )
 }
 

@@ -1,0 +1,183 @@
+import Foundation
+
+/// One key to sort query results by.
+public struct QuerySortDescriptor: Sendable, Equatable {
+    public var key: String
+    public var ascending: Bool
+
+    public init(key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+}
+
+/// A query (R11): the records of one type that match a predicate, in an order.
+public struct RecordQuery: Sendable, Equatable {
+    public var recordType: String
+    public var predicate: QueryPredicate
+    public var sortDescriptors: [QuerySortDescriptor]
+
+    public init(recordType: String, predicate: QueryPredicate = .all, sortDescriptors: [QuerySortDescriptor] = []) {
+        self.recordType = recordType
+        self.predicate = predicate
+        self.sortDescriptors = sortDescriptors
+    }
+}
+
+/// Where a query stopped: pass it back to get the records after it. It holds the last
+/// record's sort values and name, so records saved or deleted meanwhile neither repeat nor
+/// shift a page. Opaque text, safe to print and pass on a command line.
+public struct QueryCursor: Sendable, Equatable, CustomStringConvertible {
+    public let text: String
+    public init(text: String) { self.text = text }
+    public var description: String { text }
+}
+
+/// One page of a query's results.
+public struct QueryResult: Sendable {
+    public var records: [Record]
+    /// Set when more records match.
+    public var cursor: QueryCursor?
+}
+
+extension Database {
+    /// The records of `query` in `zone`, at most `limit`, after `cursor` when given, with only
+    /// `desiredKeys` among their fields when given (R11).
+    ///
+    /// Queries read the zone's records from memory (a ``ZoneCatalog`` shared by the process,
+    /// which follows the zone's log), never the record files again.
+    public func query(_ query: RecordQuery, in zone: String = ZoneID.defaultZoneName, limit: Int = 100,
+                      cursor: QueryCursor? = nil, desiredKeys: [String]? = nil) throws(CKError) -> QueryResult {
+        guard limit > 0 else { throw CKError(.invalidArguments, "a query's result limit must be at least 1") }
+        try checkAgainstSchema(query)
+        let catalog = sharedCatalog(zone)
+        try catalog.refresh()
+        var after: CursorPosition?
+        if let cursor { after = try CursorPosition(cursor, for: query, zone: zone) }
+        let sort = query.sortDescriptors
+        var matching = catalog.records(ofType: query.recordType).filter { query.predicate.matches($0) }
+        if let after { matching = matching.filter { Self.compare($0, after, sort) > 0 } }
+        matching.sort { Self.compare($0, $1, sort) < 0 }
+        let page = Array(matching.prefix(limit))
+        var next: QueryCursor?
+        if matching.count > limit, let last = page.last {
+            next = CursorPosition(recordName: last.recordID.recordName, values: sort.map { QueryPredicate.field($0.key, of: last) }).cursor(for: query, zone: zone)
+        }
+        return QueryResult(records: page.map { $0.limited(to: desiredKeys) }, cursor: next)
+    }
+
+    /// The process's catalog of a zone, shared by every query on it.
+    func sharedCatalog(_ zone: String) -> ZoneCatalog {
+        store.catalog(directory: zoneDirectory(zone)) { catalog(zone) }
+    }
+
+    /// Records in sort order: by each sort key (values missing last), then by record name.
+    static func compare(_ a: Record, _ b: Record, _ sort: [QuerySortDescriptor]) -> Int {
+        compare(sort.map { QueryPredicate.field($0.key, of: a) }, a.recordID.recordName, sort.map { QueryPredicate.field($0.key, of: b) }, b.recordID.recordName, sort)
+    }
+
+    static func compare(_ a: Record, _ position: CursorPosition, _ sort: [QuerySortDescriptor]) -> Int {
+        compare(sort.map { QueryPredicate.field($0.key, of: a) }, a.recordID.recordName, position.values, position.recordName, sort)
+    }
+
+    private static func compare(_ av: [FieldValue?], _ an: String, _ bv: [FieldValue?], _ bn: String, _ sort: [QuerySortDescriptor]) -> Int {
+        for (i, d) in sort.enumerated() {
+            let order: Int
+            switch (av[i], bv[i]) {
+            case (nil, nil): order = 0
+            case (nil, _): order = 1
+            case (_, nil): order = -1
+            case (let x?, let y?): order = d.ascending ? QueryPredicate.order(x, y) : -QueryPredicate.order(x, y)
+            }
+            if order != 0 { return order }
+        }
+        return an < bn ? -1 : an > bn ? 1 : 0
+    }
+
+    /// Fails, naming the problem, for a type the schema does not know, a field the type does
+    /// not have, or a field used in a way its type does not allow.
+    func checkAgainstSchema(_ query: RecordQuery) throws(CKError) {
+        guard let fields = try container.schema.fields(of: query.recordType, environment: environment) else {
+            throw CKError(.unknownItem, "no record type \(query.recordType) in the \(environment.rawValue) schema; save a record of that type first, or check the name")
+        }
+        func kind(_ key: String) throws(CKError) -> FieldType? {
+            if QueryPredicate.systemKeys.contains(key) { return key.hasSuffix("Date") ? FieldType(.timestamp) : FieldType(.reference) }
+            guard let t = fields[key] else {
+                throw CKError(.invalidArguments, "record type \(query.recordType) has no field \"\(key)\"; its fields are \(fields.keys.sorted().joined(separator: ", "))")
+            }
+            return t
+        }
+        for (key, use) in query.predicate.keyUses {
+            guard let t = try kind(key) else { continue }
+            switch use {
+            case .any: break
+            case .prefix:
+                guard t.kind == .string else { throw CKError(.invalidArguments, "BEGINSWITH needs a string field; \(key) is \(t.name)") }
+            case .distance:
+                guard t.kind == .location else { throw CKError(.invalidArguments, "distanceToLocation:fromLocation: needs a location field; \(key) is \(t.name)") }
+            case .compared(let v):
+                guard Self.comparable(t.kind, v) else {
+                    throw CKError(.invalidArguments, "\(key) is \(t.name) and cannot be compared with \(v)")
+                }
+            }
+        }
+        for d in query.sortDescriptors {
+            guard let t = try kind(d.key) else { continue }
+            guard !t.isList, [.string, .int64, .double, .timestamp, .reference].contains(t.kind) else {
+                throw CKError(.invalidArguments, "results cannot be sorted by \(d.key), a \(t.name) field")
+            }
+        }
+    }
+
+    static func comparable(_ kind: FieldType.Kind, _ v: PredicateValue) -> Bool {
+        switch (kind, v) {
+        case (_, .list(let items)): return items.allSatisfy { comparable(kind, $0) }
+        case (.string, .string), (.int64, .int), (.int64, .double), (.double, .int), (.double, .double),
+             (.timestamp, .date), (.reference, .reference), (.reference, .string): return true
+        default: return false
+        }
+    }
+}
+
+/// The last record of a page: its sort values and name.
+struct CursorPosition {
+    var recordName: String
+    var values: [FieldValue?]
+
+    init(recordName: String, values: [FieldValue?]) {
+        self.recordName = recordName
+        self.values = values
+    }
+
+    /// The query a cursor belongs to, as text: a cursor of another query is refused.
+    private static func signature(_ query: RecordQuery, zone: String) -> String {
+        "\(zone)\u{1}\(query.recordType)\u{1}\(query.predicate)\u{1}" + query.sortDescriptors.map { "\($0.key):\($0.ascending)" }.joined(separator: ",")
+    }
+
+    func cursor(for query: RecordQuery, zone: String) -> QueryCursor {
+        let json: JSONValue = .object([
+            "q": .string(String(CRC32C.checksum(Array(Self.signature(query, zone: zone).utf8)), radix: 16)),
+            "name": .string(recordName),
+            "values": .array(values.map { $0.map(RecordCoding.encodeField) ?? .null }),
+        ])
+        let b64 = Data(JSONWriter.compact(json)).base64EncodedString()
+        return QueryCursor(text: b64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: ""))
+    }
+
+    init(_ cursor: QueryCursor, for query: RecordQuery, zone: String) throws(CKError) {
+        let bad = CKError(.invalidArguments, "the cursor is not one this query gave; pass the cursor of the same query, zone and sort")
+        var b64 = cursor.text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while b64.count % 4 != 0 { b64 += "=" }
+        guard let data = Data(base64Encoded: b64), let json = try? JSONParser.parse(Array(data)),
+              json["q"]?.stringValue == String(CRC32C.checksum(Array(Self.signature(query, zone: zone).utf8)), radix: 16),
+              let name = json["name"]?.stringValue, let raw = json["values"]?.arrayValue, raw.count == query.sortDescriptors.count else { throw bad }
+        var values: [FieldValue?] = []
+        for v in raw {
+            if v == .null { values.append(nil); continue }
+            guard case .object = v, let typeName = v["type"]?.stringValue, let type = FieldType(name: typeName), let inner = v["value"],
+                  let decoded = try? RecordCoding.decodeValue(inner, as: type, key: "cursor") else { throw bad }
+            values.append(decoded)
+        }
+        self.init(recordName: name, values: values)
+    }
+}

@@ -1,0 +1,82 @@
+import ArgumentParser
+import CloudStore
+import Foundation
+
+extension RecordCommand {
+    struct Query: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the records of a type that match a predicate, and a cursor when more remain.",
+            discussion: """
+            The predicate is NSPredicate format text as CloudKit accepts it: ==, !=, <, <=, >, >=, \
+            BETWEEN {a, b}, IN {a, b}, BEGINSWITH, CONTAINS (lists), self CONTAINS 'word', \
+            distanceToLocation:fromLocation:(field, LOCATION(lat, lon)) < metres, AND, NOT, \
+            TRUEPREDICATE; dates as CAST(seconds since 2001, "NSDate") or %@ with --arg date:…. \
+            Output: {"records": [...], "cursor": "..."}; pass the cursor back with --cursor for the next page.
+            """
+        )
+
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "The record type.") var type: String
+        @Option(help: "The predicate (default TRUEPREDICATE).") var predicate = "TRUEPREDICATE"
+        @Option(help: "A %@ or %K argument, in order: TYPE:VALUE with TYPE string, int, double, date (YYYY-MM-DDTHH:MM:SSZ), location (lat,lon), reference or key; a bare number is int or double, other text a string.")
+        var arg: [String] = []
+        @Option(help: "Sort by a field, KEY or KEY:desc; repeat for more keys.") var sort: [String] = []
+        @Option(help: "At most this many records.") var limit = 100
+        @Option(help: "Continue after this cursor.") var cursor: String?
+        @Option(help: "Only these fields, comma-separated.") var keys: String?
+
+        func validate() throws {
+            if limit < 1 { throw ValidationError("--limit must be at least 1") }
+            _ = try parsedQuery()
+        }
+
+        func parsedQuery() throws -> RecordQuery {
+            let args = try arg.map(Self.argument)
+            let parsed: QueryPredicate
+            do { parsed = try PredicateParser.parse(predicate, arguments: args) } catch {
+                throw ValidationError("--predicate: \(error)")
+            }
+            let descriptors = sort.map { s -> QuerySortDescriptor in
+                let parts = s.split(separator: ":", maxSplits: 1)
+                return QuerySortDescriptor(key: String(parts[0]), ascending: parts.count < 2 || parts[1].lowercased() != "desc")
+            }
+            return RecordQuery(recordType: type, predicate: parsed, sortDescriptors: descriptors)
+        }
+
+        static func argument(_ text: String) throws -> PredicateValue {
+            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+            func bad(_ what: String) -> ValidationError { ValidationError("--arg \(text): \(what)") }
+            if parts.count == 2 {
+                let v = parts[1]
+                switch parts[0] {
+                case "string", "key": return .string(v)
+                case "int": guard let i = Int64(v) else { throw bad("not a 64-bit integer") }; return .int(i)
+                case "double": guard let d = Double(v) else { throw bad("not a number") }; return .double(d)
+                case "date":
+                    guard let d = PropertyListValue.date(iso8601: v) else { throw bad("a date is written YYYY-MM-DDTHH:MM:SSZ") }
+                    return .date(d)
+                case "location":
+                    let c = v.split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+                    guard c.count == 2 else { throw bad("a location is written lat,lon") }
+                    return .location(Location(latitude: c[0], longitude: c[1]))
+                case "reference": return .reference(v)
+                default: break
+                }
+            }
+            if let i = Int64(text) { return .int(i) }
+            if let d = Double(text) { return .double(d) }
+            return .string(text)
+        }
+
+        func run() throws {
+            try reportingErrors {
+                let db = try options.openDatabase()
+                let desired = keys.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+                let result = try db.query(try parsedQuery(), in: options.zone, limit: limit, cursor: cursor.map(QueryCursor.init(text:)), desiredKeys: desired)
+                var out: [String: JSONValue] = ["records": .array(result.records.map(RecordCoding.encode))]
+                if let next = result.cursor { out["cursor"] = .string(next.text) }
+                Report.printJSON(.object(out))
+            }
+        }
+    }
+}

@@ -323,7 +323,10 @@ public struct PredicateParser {
             guard typeTok.token == .string("NSDate") else { throw unsupported("CAST to anything but \"NSDate\"", at: typeTok) }
             try expect(")", "to close CAST")
             seconds += 978_307_200
-            result = .value(.date(Int64((seconds * 1000).rounded())))
+            guard let ms = Int64(exactly: (seconds * 1000).rounded()), abs(ms) < 253_402_300_800_000 else {
+                throw error("CAST(…, \"NSDate\") is outside the years 1 to 9999", at: n)
+            }
+            result = .value(.date(ms))
         case .keyword("LOCATION"):
             try expect("(", "after LOCATION")
             let lat = try number("a latitude")

@@ -1,0 +1,29 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// `ckfs record query` (R11): records, the cursor to continue, and errors that name the problem.
+@Suite struct QueryCLITests {
+    @Test func queryPrintsPagesAndACursor() throws {
+        let cli = try CLIFixture()
+        let records = (1...9).map { #"{"recordType":"Item","recordName":"i\#($0)","fields":{"n":\#($0),"tags":["t\#($0 % 2)"]}}"# }
+        #expect(cli.run(["record", "save"], input: "[" + records.joined(separator: ",") + "]").status == 0)
+        let first = cli.run(["record", "query", "--type", "Item", "--predicate", "n >= %@ AND tags CONTAINS 't1'", "--arg", "int:3", "--sort", "n:desc", "--limit", "2", "--keys", "n"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let names = first.json?["records"]?.arrayValue?.compactMap { $0["recordName"]?.stringValue }
+        #expect(names == ["i9", "i7"])
+        #expect(first.json?["records"]?.arrayValue?.first?["fields"]?["tags"] == nil, "--keys limits the fields")
+        let cursor = try #require(first.json?["cursor"]?.stringValue)
+        let second = cli.run(["record", "query", "--type", "Item", "--predicate", "n >= %@ AND tags CONTAINS 't1'", "--arg", "int:3", "--sort", "n:desc", "--limit", "2", "--cursor", cursor])
+        #expect(second.json?["records"]?.arrayValue?.compactMap { $0["recordName"]?.stringValue } == ["i5", "i3"])
+        #expect(second.json?["cursor"] == nil)
+        let or = cli.run(["record", "query", "--type", "Item", "--predicate", "n == 1 OR n == 2"])
+        #expect(or.status == 64 && or.stderr.contains("at character 8: OR is not supported"), "\(or.stderr)")
+        let unknown = cli.run(["record", "query", "--type", "Item", "--predicate", "weight > 1"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("invalidArguments: record type Item has no field \"weight\""), "\(unknown.stderr)")
+        let reserved = cli.run(["record", "query", "--type", "Item", "--predicate", "size > 1"])
+        #expect(reserved.status == 64 && reserved.stderr.contains("write #size"), "\(reserved.stderr)")
+        let wrongCursor = cli.run(["record", "query", "--type", "Item", "--cursor", cursor])
+        #expect(wrongCursor.status == 1 && wrongCursor.stderr.contains("cursor"), "\(wrongCursor.stderr)")
+    }
+}

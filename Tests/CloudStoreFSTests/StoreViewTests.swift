@@ -119,6 +119,27 @@ import Testing
         #expect(Int(saved.recordChangeTag!)! == Int(original.recordChangeTag!)! + 1, "one save: fsync and close do not save twice")
     }
 
+    @Test func vimWritingUnchangedTextKeepsTheRecord() throws {
+        // `:wq` with no edit: rename to the backup, create anew with the same text, remove the
+        // backup. The save is a no-op, and the record must not stay hidden and then be deleted
+        // with the backup.
+        let f = try Fixture()
+        let dir = try f.inode(Self.noteDir)
+        let original = try f.publicDB.record(for: f.welcomeID)
+        let ino = try f.inode(Self.noteDir + "/welcome.json")
+        let fh = try f.view.open(ino, flags: O_RDONLY, caller: f.me).handle
+        let text = try f.view.read(handle: fh, count: 1 << 20, offset: 0)
+        f.view.release(handle: fh)
+        try f.view.rename(parent: dir, name: "welcome.json", newParent: dir, newName: "welcome.json~", flags: 0, caller: f.me)
+        let (_, reply) = try f.view.create(parent: dir, name: "welcome.json", permissions: 0o644, flags: O_WRONLY | O_CREAT | O_TRUNC, caller: f.me)
+        _ = try text.withUnsafeBytes { b in try f.view.write(handle: reply.handle, bytes: b, offset: 0) }
+        try f.view.flush(handle: reply.handle, caller: f.me)
+        f.view.release(handle: reply.handle)
+        try f.view.unlink(parent: dir, name: "welcome.json~", caller: f.me)
+        #expect(try f.publicDB.record(for: f.welcomeID) == original)
+        #expect(try f.view.lookup(parent: dir, name: "welcome.json", caller: f.me).attributes.kind == .file)
+    }
+
     @Test func unchangedTextSavesNothingAndAStaleTagFails() throws {
         let f = try Fixture()
         let ino = try f.inode(Self.noteDir + "/welcome.json")

@@ -59,6 +59,12 @@ import Testing
         #expect(saved.recordChangeTag != "1")
         #expect(m.sh("ls -A M/\(MountFixture.container)/public/_defaultZone/Note").stdout == "welcome.json\n", "no backup or swap file left")
 
+        // :wq with no edit writes the same text: nothing is saved and nothing is lost.
+        let same = m.sh("vim -Nu NONE -i NONE -es -c wq \(file)")
+        #expect(same.status == 0, "\(same.stderr)")
+        #expect(try pub.record(for: id) == saved)
+        #expect(m.sh("ls -A M/\(MountFixture.container)/public/_defaultZone/Note").stdout == "welcome.json\n")
+
         let bad = m.sh("vim -Nu NONE -i NONE -es -c '%s/\"title\"/\"title/' -c wq \(file)")
         #expect(bad.status != 0, "vim reports the failed write")
         let after = try pub.record(for: id)

@@ -52,6 +52,8 @@ extension StoreView {
         case .record(let t): try saveRecord(text, as: t, caller: caller)
         case .keyValue(let ref, let key): try saveKeyValue(text, ref, key: key)
         }
+        // Saved again: no longer hidden behind a scratch copy.
+        stateLock.withLock { hidden[target] = nil }
     }
 
     func deleteItem(_ target: ItemTarget, caller: CallerContext) throws(FSError) {
@@ -113,7 +115,6 @@ extension StoreView {
             }
             throw error.fsError
         }
-        stateLock.withLock { hidden[.record(target)] = nil }
         _ = try? catalog(target.database, target.zone)
     }
 }

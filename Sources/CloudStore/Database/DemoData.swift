@@ -50,11 +50,11 @@ public enum DemoData {
             let result = try db.modify(saving: records)
             if let e = result.error { throw e }
         }
-        try container.keyValueFile(user: caller.userName).update { (entries: inout [String: PropertyListValue]) throws(CKError) in
-            entries["theme"] = .string("dark")
-            entries["fontSize"] = .integer(14)
-            entries["lastOpened"] = .date(Date(timeIntervalSince1970: Double(now / 1000)))
-            entries["recent"] = .array([.string("welcome"), .string("groceries")])
+        try container.keyValueFile(user: caller.userName).update { (entries: inout KeyValueEntries) throws(CKError) in
+            try entries.set(.string("dark"), forKey: "theme")
+            try entries.set(.integer(14), forKey: "fontSize")
+            try entries.set(.date(Date(timeIntervalSince1970: Double(now / 1000))), forKey: "lastOpened")
+            try entries.set(.array([.string("welcome"), .string("groceries")]), forKey: "recent")
         }
     }
 }

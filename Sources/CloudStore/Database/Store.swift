@@ -101,7 +101,7 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// The one shared ``ZoneCatalog`` of a zone directory in this process (for queries).
+    /// The one shared ``ZoneCatalog`` of a zone directory for this store object.
     func catalog(directory: String, make: () -> ZoneCatalog) -> ZoneCatalog {
         if let c = lock.withLock({ catalogs[directory] }) { return c }
         let made = make()

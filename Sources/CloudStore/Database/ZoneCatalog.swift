@@ -147,8 +147,12 @@ public final class ZoneCatalog: @unchecked Sendable {
 }
 
 extension Database {
-    /// A catalog of one zone; call ``ZoneCatalog/refresh()`` before reading it.
-    public func catalog(_ zone: String) -> ZoneCatalog { ZoneCatalog(database: self, zoneName: zone) }
+    /// The catalog of one zone, one per store object and zone, shared by everything in the
+    /// process that reads the zone (the mount's view, queries); call ``ZoneCatalog/refresh()``
+    /// before reading it.
+    public func catalog(_ zone: String) -> ZoneCatalog {
+        store.catalog(directory: zoneDirectory(zone)) { ZoneCatalog(database: self, zoneName: zone) }
+    }
 
     /// Where the zone's files live, for watching them (the log changes on every commit).
     public func zoneDirectoryPath(_ zone: String) -> String { zoneDirectory(zone) }

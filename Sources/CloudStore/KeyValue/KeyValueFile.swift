@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,12 +12,15 @@ import Glibc
 /// the old file or the new one. A comment before `<plist>` carries a generation number that
 /// every write raises, so a client can tell versions apart even when inode numbers are reused
 /// within one timestamp tick.
-public final class KeyValueFile: Sendable {
+public final class KeyValueFile: @unchecked Sendable {
     public let path: String
     let lockPath: String
     let directory: String
     let store: Store
     public var limits: KeyValueLimits { store.settings.keyValueLimits }
+    /// Guards `swept`: whether this object's first write has looked for killed writers' temp files.
+    private let sweepLock = NSLock()
+    private var swept = false
 
     /// One version of the file; nil fields mean no file.
     public struct Identity: Sendable, Equatable {
@@ -89,29 +93,37 @@ public final class KeyValueFile: Sendable {
         return Snapshot(entries: entries, identity: identity)
     }
 
-    /// Changes the store under its lock: `body` gets what is on disk now and changes it; the
-    /// result is checked against every limit and written durably. Nothing is written when
-    /// `body` throws or changes nothing. Returns the version now on disk and `body`'s result.
+    /// Changes the store under its lock: `body` gets what is on disk now and changes it, each
+    /// change kept within the limits by ``KeyValueEntries``; the result is written durably.
+    /// Nothing is written when `body` throws or changes nothing. Returns the version now on
+    /// disk and `body`'s result.
     @discardableResult
-    public func update<T>(_ body: (inout [String: PropertyListValue]) throws(CKError) -> T) throws(CKError) -> (snapshot: Snapshot, result: T) {
+    public func update<T>(_ body: (inout KeyValueEntries) throws(CKError) -> T) throws(CKError) -> (snapshot: Snapshot, result: T) {
         try store.ensureDirectory(directory)
         return try withFileLock(lockPath) { () throws(CKError) -> (snapshot: Snapshot, result: T) in
             let current = try read()
-            var entries = current.entries
+            var entries = KeyValueEntries(current.entries, limits: limits)
             let result = try body(&entries)
-            if entries == current.entries { return (current, result) }
-            try checkWhole(entries)
-            removeLeftoverTempFiles()
+            if entries.values == current.entries { return (current, result) }
+            // A file edited by hand past the limits is not written back larger (fsck names it).
+            if entries.count > limits.maxKeys || entries.totalSize > limits.maxTotalBytes {
+                throw CKError(.quotaExceeded, "\(path) holds more than the key-value limits allow; remove keys with `ckfs kv remove`")
+            }
+            // Only a writer holding the lock makes a temp file, so one there now was left by a
+            // writer that was killed; looking once per object is enough.
+            if sweepLock.withLock({ !swept }) {
+                removeLeftoverTempFiles()
+                sweepLock.withLock { swept = true }
+            }
             let generation = current.generation + 1
-            let bytes = PropertyListWriter.document(.dictionary(entries), comment: Self.generationPrefix + String(generation))
+            let bytes = PropertyListWriter.document(.dictionary(entries.values), comment: Self.generationPrefix + String(generation))
             try store.writer.replace(path, with: bytes, durable: true)
             let status = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)")
-            return (Snapshot(entries: entries, identity: status.map { Identity(generation: generation, status: $0) }), result)
+            return (Snapshot(entries: entries.values, identity: status.map { Identity(generation: generation, status: $0) }), result)
         }
     }
 
-    /// Temp files of writers killed mid-write; only a writer holding the lock makes one, so
-    /// under the lock every one there is a leftover.
+    /// Temp files of writers killed mid-write. Lock held.
     private func removeLeftoverTempFiles() {
         let prefix = FileWriter.tempPrefix + "keyvalue.plist-"
         guard case .success(let names?) = Syscall.listDirectory(directory) else { return }
@@ -133,22 +145,12 @@ public final class KeyValueFile: Sendable {
         do throws(CKError) {
             let snapshot = try read()
             report.keyValueKeys += snapshot.entries.count
-            do throws(CKError) { try checkWhole(snapshot.entries) } catch {
+            do throws(CKError) { try KeyValueEntries(snapshot.entries, limits: limits).check() } catch {
                 report.damage.append("\(path) breaks a key-value limit: \(error.message); remove or shrink entries with `ckfs kv remove`")
             }
         } catch {
             report.damage.append(error.description)
         }
-    }
-
-    /// The last line of defence: a store that breaks a limit is never written.
-    private func checkWhole(_ entries: [String: PropertyListValue]) throws(CKError) {
-        var total = 0
-        for (key, value) in entries {
-            try limits.checkKey(key)
-            total += try limits.checkValue(value, forKey: key)
-        }
-        try limits.checkStore(count: entries.count, total: total, settingKey: entries.keys.max() ?? "")
     }
 }
 

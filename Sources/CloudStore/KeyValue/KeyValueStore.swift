@@ -26,7 +26,6 @@ public final class KeyValueStore: @unchecked Sendable {
 
     private struct PendingWrite {
         var value: PropertyListValue?
-        var size: Int
         var sequence: UInt64
     }
 
@@ -43,9 +42,7 @@ public final class KeyValueStore: @unchecked Sendable {
     /// Whether the store was read at least once; until then writes are refused.
     private var loaded = false
     /// `base` with the pending writes applied: what this client reads.
-    private var values: [String: PropertyListValue] = [:]
-    private var sizes: [String: Int] = [:]
-    private var totalSize = 0
+    private var values: KeyValueEntries
     private var pending: [String: PendingWrite] = [:]
     private var nextSequence: UInt64 = 1
     private var failure: CKError?
@@ -67,6 +64,7 @@ public final class KeyValueStore: @unchecked Sendable {
         self.containerIdentifier = container.identifier
         self.environment = environment
         self.limits = store.settings.keyValueLimits
+        self.values = KeyValueEntries([:], limits: store.settings.keyValueLimits)
         self.userName = name
         self.file = try container.keyValueFile(user: name, environment: environment)
         do { try load() } catch { failure = error }
@@ -79,6 +77,7 @@ public final class KeyValueStore: @unchecked Sendable {
         environment = .development
         container = nil
         limits = KeyValueLimits()
+        values = KeyValueEntries([:], limits: limits)
         userName = ""
         failure = error
     }
@@ -111,7 +110,7 @@ public final class KeyValueStore: @unchecked Sendable {
     public subscript(key: String) -> PropertyListValue? { value(forKey: key) }
 
     /// Every key and value this client sees.
-    public var entries: [String: PropertyListValue] { lock.withLock { values } }
+    public var entries: [String: PropertyListValue] { lock.withLock { values.values } }
 
     // MARK: Writing
 
@@ -123,16 +122,11 @@ public final class KeyValueStore: @unchecked Sendable {
         let value = Self.normalized(value)
         do {
             try limits.checkKey(key)
-            let size = try limits.checkValue(value, forKey: key)
             try ensureLoaded()
             lock.lock()
             defer { lock.unlock() }
-            let count = values.count + (values[key] == nil ? 1 : 0)
-            try limits.checkStore(count: count, total: totalSize - (sizes[key] ?? 0) + size, settingKey: key)
-            totalSize += size - (sizes[key] ?? 0)
-            values[key] = value
-            sizes[key] = size
-            pending[key] = PendingWrite(value: value, size: size, sequence: nextSequence)
+            try values.set(value, forKey: key)
+            pending[key] = PendingWrite(value: value, sequence: nextSequence)
             nextSequence += 1
             failure = nil
         } catch {
@@ -151,9 +145,8 @@ public final class KeyValueStore: @unchecked Sendable {
             throw error
         }
         lock.withLock {
-            if let old = sizes.removeValue(forKey: key) { totalSize -= old }
-            values[key] = nil
-            pending[key] = PendingWrite(value: nil, size: 0, sequence: nextSequence)
+            values.remove(key)
+            pending[key] = PendingWrite(value: nil, sequence: nextSequence)
             nextSequence += 1
         }
     }
@@ -210,26 +203,15 @@ public final class KeyValueStore: @unchecked Sendable {
             return
         }
         var dropped: [String] = []
-        let limits = self.limits
-        let (snapshot, _) = try file.update { (entries: inout [String: PropertyListValue]) throws(CKError) in
+        let (snapshot, _) = try file.update { (entries: inout KeyValueEntries) throws(CKError) in
             dropped = []
-            var sizes = entries.mapValues(PropertyListWriter.compactSize)
-            var total = sizes.values.reduce(0, +)
             for (key, write) in writes {
                 guard let value = write.value else {
-                    if let old = sizes.removeValue(forKey: key) { total -= old }
-                    entries[key] = nil
+                    entries.remove(key)
                     continue
                 }
-                let count = entries.count + (entries[key] == nil ? 1 : 0)
-                let newTotal = total - (sizes[key] ?? 0) + write.size
-                if count > limits.maxKeys || newTotal > limits.maxTotalBytes {
-                    dropped.append(key)
-                    continue
-                }
-                entries[key] = value
-                sizes[key] = write.size
-                total = newTotal
+                // Checked when set; only the store's limits can fail here, once merged with others' writes.
+                do { try entries.set(value, forKey: key) } catch { dropped.append(key) }
             }
         }
         adopt(snapshot, appliedUpTo: last, dropped: dropped, reason: .serverChange)
@@ -239,8 +221,9 @@ public final class KeyValueStore: @unchecked Sendable {
     private func load() throws(CKError) {
         guard let file = lock.withLock({ file }) else { return }
         let snapshot = try file.read()
-        let wasLoaded = lock.withLock { loaded }
-        adopt(snapshot, appliedUpTo: 0, dropped: [], reason: .initialSyncChange, announce: wasLoaded == false && lock.withLock { failure } != nil)
+        // Only called while not loaded: a failure kept means an earlier read failed, so the
+        // keys arrive late and are announced; the first read at start announces nothing.
+        adopt(snapshot, appliedUpTo: 0, dropped: [], reason: .initialSyncChange, announce: lock.withLock { failure } != nil)
         lock.withLock {
             loaded = true
             failure = nil
@@ -267,14 +250,8 @@ public final class KeyValueStore: @unchecked Sendable {
             let old = values
             var now = base
             for (key, write) in pending { now[key] = write.value }
-            values = now
-            var newSizes: [String: Int] = [:]
-            for (key, value) in now {
-                newSizes[key] = old[key] == value ? (sizes[key] ?? PropertyListWriter.compactSize(value)) : PropertyListWriter.compactSize(value)
-            }
-            sizes = newSizes
-            totalSize = newSizes.values.reduce(0, +)
-            return Set(old.keys).union(now.keys).filter { old[$0] != now[$0] }
+            values = KeyValueEntries(now, limits: limits, reusing: old)
+            return Set(old.values.keys).union(now.keys).filter { old[$0] != now[$0] }
         }
         let droppedSet = Set(dropped)
         let others = changed.filter { !droppedSet.contains($0) }

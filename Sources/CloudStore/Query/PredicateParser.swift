@@ -342,7 +342,7 @@ public struct PredicateParser {
             result = .value(.reference(name))
         case .variable(let v):
             throw unsupported("the variable $\(v)", at: t, "pass the value with %@")
-        case .keyword(let k) where ["FIRST", "LAST", "SIZE", "LOCATION", "REFERENCE"].contains(k) || PredicateLexer.reserved.contains(k):
+        case .keyword(let k):
             throw error("\(k) is a reserved word; write #\(k.lowercased()) for a field of that name", at: t)
         case .end:
             throw error("the predicate ends where a field or a value was expected", at: t)

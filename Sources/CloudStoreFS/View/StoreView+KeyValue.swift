@@ -88,30 +88,21 @@ extension StoreView {
             throw FSError(EINVAL, text.isEmpty ? "the file is empty; a key-value file holds one property-list value" : "not a valid XML property list at \(error.description)")
         }
         let file = try keyValueFile(ref)
-        let limits = file.limits
         do {
-            try limits.checkValue(value, forKey: key)
-            let (snapshot, _) = try file.update { (entries: inout [String: PropertyListValue]) throws(CKError) in
-                if entries[key] == value { return }
-                var total = 0
-                for (k, v) in entries where k != key { total += PropertyListWriter.compactSize(v) }
-                try limits.checkStore(count: entries.count + (entries[key] == nil ? 1 : 0), total: total + PropertyListWriter.compactSize(value), settingKey: key)
-                entries[key] = value
+            let (snapshot, _) = try file.update { (entries: inout KeyValueEntries) throws(CKError) in
+                if entries[key] != value { try entries.set(value, forKey: key) }
             }
             adopt(snapshot, for: ref, replacing: stateLock.withLock { keyValueSnapshots[ref] })
         } catch {
             throw FSError(error.errno, "\(error.code.name): \(error.message)")
         }
-        stateLock.withLock { hidden[.keyValue(ref, key: key)] = nil }
     }
 
     func deleteKeyValue(_ ref: KeyValueRef, key: String) throws(FSError) {
         let file = try keyValueFile(ref)
         let result: (snapshot: KeyValueFile.Snapshot, result: Bool)
         do {
-            result = try file.update { (entries: inout [String: PropertyListValue]) throws(CKError) -> Bool in
-                entries.removeValue(forKey: key) != nil
-            }
+            result = try file.update { (entries: inout KeyValueEntries) throws(CKError) -> Bool in entries.remove(key) }
         } catch {
             throw error.fsError
         }

@@ -200,7 +200,8 @@ import Testing
         #expect(try names("i >= 2 AND s BEGINSWITH 'c'") == ["c"])
         // Wrong uses name the field and the fix.
         for (format, message) in [("s BEGINSWITH 1", "BEGINSWITH takes a string"), ("i == 'x'", "cannot be compared"), ("zz == 1", "has no field \"zz\""),
-                                  ("distanceToLocation:fromLocation:(s, LOCATION(1, 2)) < 3", "needs a location field"), ("i BEGINSWITH 'x'", "needs a string field")] {
+                                  ("distanceToLocation:fromLocation:(s, LOCATION(1, 2)) < 3", "needs a location field"), ("i BEGINSWITH 'x'", "needs a string field"),
+                                  ("i IN {1, 'x'}", "cannot be compared"), ("i BETWEEN {1, 'x'}", "cannot be compared")] {
             do {
                 _ = try names(format)
                 Issue.record("\(format) ran")

@@ -130,15 +130,14 @@ extension QueryPredicate {
         case .and(let parts): return parts.flatMap(\.keyUses)
         case .not(let inner): return inner.keyUses
         case .compare(let k, _, let v), .contains(let k, let v): return [(k, .compared(v))]
-        case .between(let k, let a, _): return [(k, .compared(a))]
-        case .isIn(let k, let values): return [(k, values.first.map { .compared($0) } ?? .any)]
+        case .between(let k, let low, let high): return [(k, .compared(.list([low, high])))]
+        case .isIn(let k, let values): return [(k, .compared(.list(values)))]
         case .beginsWith(let k, _): return [(k, .prefix)]
         case .distance(let k, _, _, _): return [(k, .distance)]
         }
     }
 
     enum KeyUse {
-        case any
         case compared(PredicateValue)
         case prefix
         case distance

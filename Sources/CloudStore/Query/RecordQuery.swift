@@ -50,12 +50,12 @@ extension Database {
                       cursor: QueryCursor? = nil, desiredKeys: [String]? = nil) throws(CKError) -> QueryResult {
         guard limit > 0 else { throw CKError(.invalidArguments, "a query's result limit must be at least 1") }
         try checkAgainstSchema(query)
-        let catalog = sharedCatalog(zone)
-        try catalog.refresh()
+        let zoneRecords = catalog(zone)
+        try zoneRecords.refresh()
         var after: CursorPosition?
         if let cursor { after = try CursorPosition(cursor, for: query, zone: zone) }
         let sort = query.sortDescriptors
-        var matching = catalog.records(ofType: query.recordType).filter { query.predicate.matches($0) }
+        var matching = zoneRecords.records(ofType: query.recordType).filter { query.predicate.matches($0) }
         if let after { matching = matching.filter { Self.compare($0, after, sort) > 0 } }
         matching.sort { Self.compare($0, $1, sort) < 0 }
         let page = Array(matching.prefix(limit))
@@ -64,11 +64,6 @@ extension Database {
             next = CursorPosition(recordName: last.recordID.recordName, values: sort.map { QueryPredicate.field($0.key, of: last) }).cursor(for: query, zone: zone)
         }
         return QueryResult(records: page.map { $0.limited(to: desiredKeys) }, cursor: next)
-    }
-
-    /// The process's catalog of a zone, shared by every query on it.
-    func sharedCatalog(_ zone: String) -> ZoneCatalog {
-        store.catalog(directory: zoneDirectory(zone)) { catalog(zone) }
     }
 
     /// Records in sort order: by each sort key (values missing last), then by record name.
@@ -110,7 +105,6 @@ extension Database {
         for (key, use) in query.predicate.keyUses {
             guard let t = try kind(key) else { continue }
             switch use {
-            case .any: break
             case .prefix:
                 guard t.kind == .string else { throw CKError(.invalidArguments, "BEGINSWITH needs a string field; \(key) is \(t.name)") }
             case .distance:

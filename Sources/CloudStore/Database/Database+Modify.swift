@@ -31,6 +31,9 @@ public struct ModifyResult: Sendable {
     public var saveResults: [(RecordID, Result<Record, CKError>)]
     /// One per ID to delete, in the order given.
     public var deleteResults: [(RecordID, Result<Void, CKError>)]
+    /// Notifications that could not be sent for changes that were saved (S4): the saves
+    /// stand; the subscribers may miss them and should fetch changes.
+    public var notificationErrors: [CKError] = []
 
     public var savedRecords: [Record] { saveResults.compactMap { try? $0.1.get() } }
     public var deletedRecordIDs: [RecordID] { deleteResults.compactMap { (try? $0.1.get()) != nil ? $0.0 : nil } }
@@ -77,6 +80,7 @@ extension Database {
             if savesByZone[z] == nil && deletesByZone[z] == nil { zoneOrder.append(z) }
             deletesByZone[z, default: []].append(i)
         }
+        var notificationErrors: [CKError] = []
         for i in saving.indices { progress?(normalized(saving[i].recordID), 0) }
         for zone in zoneOrder {
             let saves = savesByZone[zone] ?? []
@@ -90,11 +94,13 @@ extension Database {
             let outcome = modifyZone(zone, saves: saves.map { ($0, saving[$0]) }, deletes: deletes.map { ($0, deleting[$0]) }, options: options)
             for (i, r) in outcome.saves { saveResults[i] = r }
             for (i, r) in outcome.deletes { deleteResults[i] = r }
+            if let e = outcome.notificationError { notificationErrors.append(e) }
         }
         for (i, r) in saveResults.enumerated() { if case .success? = r { progress?(normalized(saving[i].recordID), 1) } }
         return ModifyResult(
             saveResults: saving.indices.map { (normalized(saving[$0].recordID), saveResults[$0]!) },
-            deleteResults: deleting.indices.map { (normalized(deleting[$0]), deleteResults[$0]!) })
+            deleteResults: deleting.indices.map { (normalized(deleting[$0]), deleteResults[$0]!) },
+            notificationErrors: notificationErrors)
     }
 
     /// Saves one record with the default policy; throws its error.
@@ -207,8 +213,9 @@ extension Database {
         return e
     }
 
-    private func modifyZone(_ zoneName: String, saves: [(Int, Record)], deletes: [(Int, RecordID)], options: ModifyOptions)
-        -> (saves: [(Int, Result<Record, CKError>)], deletes: [(Int, Result<Void, CKError>)]) {
+    private typealias ZoneOutcome = (saves: [(Int, Result<Record, CKError>)], deletes: [(Int, Result<Void, CKError>)], notificationError: CKError?)
+
+    private func modifyZone(_ zoneName: String, saves: [(Int, Record)], deletes: [(Int, RecordID)], options: ModifyOptions) -> ZoneOutcome {
         var failures: [ItemKey: CKError] = [:]
         // Checks that need no lock.
         var seenNames: Set<String> = []
@@ -231,6 +238,11 @@ extension Database {
         let storage = zoneStorage(zoneName)
         let zone = zoneID(zoneName)
         var committed: [ItemKey: Record] = [:]
+        // Subscriptions (S4): the records as they were are kept only when some may fire.
+        var watching: [Subscription] = []
+        var notificationError: CKError?
+        do throws(CKError) { watching = try subscriptionsWatching(zoneName) } catch { notificationError = error }
+        var before: [String: Record] = [:]
         do throws(CKError) {
             try storage.write { (txn) throws(CKError) -> (LogEntry?, Void) in
                 let now = Store.now()
@@ -243,6 +255,7 @@ extension Database {
                     do throws(CKError) {
                         let name = client.recordID.recordName
                         let server = try txn.record(name)
+                        if !watching.isEmpty, let server { before[name] = server }
                         if let server, server.recordType != client.recordType {
                             throw .invalid("record \(name) is of type \(server.recordType); a record's type never changes, so save a new record instead")
                         }
@@ -282,6 +295,7 @@ extension Database {
                             throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(zoneName); nothing to delete")
                         }
                         try checkOwnership(server)
+                        if !watching.isEmpty { before[id.recordName] = server }
                         if !deleting.contains(id.recordName) {
                             deleting.append(id.recordName)
                             oldUsage[id.recordName] = server.usageBytes
@@ -320,7 +334,9 @@ extension Database {
                     if !newFailure || options.atomic { break }
                 }
                 for r in cascaded {
-                    if oldUsage[r] == nil, let rec = try txn.record(r) { oldUsage[r] = rec.usageBytes }
+                    guard oldUsage[r] == nil, let rec = try txn.record(r) else { continue }
+                    oldUsage[r] = rec.usageBytes
+                    if !watching.isEmpty { before[r] = rec }
                 }
                 // Quota (C9): checked before the commit point; deletes always pass.
                 let quota = quotaBytes
@@ -356,6 +372,9 @@ extension Database {
                     deleted: deleting.map { .init(recordName: $0, cascade: false) } + cascaded.map { .init(recordName: $0, cascade: true) },
                     usage: usage)
                 return (entry, ())
+            } committed: { (entry) in
+                guard !watching.isEmpty else { return }
+                do throws(CKError) { try self.notify(watching, zone: zoneName, entry: entry, before: before) } catch { notificationError = error }
             }
         } catch {
             // The zone could not be written at all, or the commit failed: nothing in it applied.
@@ -369,15 +388,16 @@ extension Database {
                 },
                 deletes.map { (i, _) in
                     (i, failures[.delete(i)].map { .failure($0) } ?? .success(()))
-                })
+                },
+                notificationError)
     }
 
     /// Results when nothing in the zone was applied: the items' own errors, and for the rest
     /// `all` (the zone's error) or `batchRequestFailed` (M3).
-    private func finish(_ saves: [(Int, Record)], _ deletes: [(Int, RecordID)], failures: [ItemKey: CKError], all: CKError?)
-        -> (saves: [(Int, Result<Record, CKError>)], deletes: [(Int, Result<Void, CKError>)]) {
+    private func finish(_ saves: [(Int, Record)], _ deletes: [(Int, RecordID)], failures: [ItemKey: CKError], all: CKError?) -> ZoneOutcome {
         let other = all ?? CKError(.batchRequestFailed, "not saved because another change in the same atomic zone batch failed; fix that item and retry the operation")
         return (saves.map { ($0.0, .failure(failures[.save($0.0)] ?? other)) },
-                deletes.map { ($0.0, .failure(failures[.delete($0.0)] ?? other)) })
+                deletes.map { ($0.0, .failure(failures[.delete($0.0)] ?? other)) },
+                nil)
     }
 }

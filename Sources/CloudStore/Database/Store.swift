@@ -14,10 +14,11 @@ public final class Store: @unchecked Sendable {
     let writer: FileWriter
     public let tuning: ZoneTuning
 
-    /// Guards `zones`, `catalogs` and `containers`.
+    /// Guards `zones`, `catalogs`, `subscriptionFiles` and `containers`.
     private let lock = NSLock()
     private var zones: [String: ZoneStorage] = [:]
     private var catalogs: [String: ZoneCatalog] = [:]
+    private var subscriptionFiles: [String: SubscriptionFile] = [:]
     private var containers: [String: Container] = [:]
 
     private init(layout: StoreLayout, settings: StoreSettings, io: any StorageIO, tuning: ZoneTuning) {
@@ -56,7 +57,7 @@ public final class Store: @unchecked Sendable {
         return store
     }
 
-    private static func makeDirectories(_ path: String, writer: FileWriter) throws(CKError) {
+    static func makeDirectories(_ path: String, writer: FileWriter) throws(CKError) {
         if case .success(let st?) = Syscall.stat(path), st.isDirectory { return }
         let parent = StoreLayout.split(path).dir
         if parent != path && parent != "/" && parent != "." { try makeDirectories(parent, writer: writer) }
@@ -109,6 +110,16 @@ public final class Store: @unchecked Sendable {
             if let c = catalogs[directory] { return c }
             catalogs[directory] = made
             return made
+        }
+    }
+
+    /// The one ``SubscriptionFile`` of a database directory for this store object.
+    func subscriptionFile(directory: String, ownerName: String) -> SubscriptionFile {
+        lock.withLock {
+            if let f = subscriptionFiles[directory] { return f }
+            let f = SubscriptionFile(directory: directory, ownerName: ownerName, writer: writer)
+            subscriptionFiles[directory] = f
+            return f
         }
     }
 

@@ -188,7 +188,9 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// Runs a write transaction: `body` sees the zone as committed so far and returns the
     /// entry to commit (nil commits nothing). The entry is durable when this returns.
-    func write<T>(_ body: (ZoneTransaction) throws(CKError) -> (LogEntry?, T)) throws(CKError) -> T {
+    /// `committed` runs after the commit, the zone still locked, with the entry as committed.
+    func write<T>(_ body: (ZoneTransaction) throws(CKError) -> (LogEntry?, T),
+                  committed: ((LogEntry) -> Void)? = nil) throws(CKError) -> T {
         try withLockFile { () throws(CKError) -> T in
             let fd = try lockFile()
             var marker = try recoverIfNeeded(fd)
@@ -211,6 +213,7 @@ final class ZoneStorage: @unchecked Sendable {
             } catch {
                 locked { absorb(entry) }
             }
+            committed?(entry)
             return result
         }
     }

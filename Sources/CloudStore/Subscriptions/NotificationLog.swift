@@ -1,0 +1,198 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where to go on from in a user's notifications (S5): opaque to callers.
+public struct NotificationToken: Sendable, Equatable, CustomStringConvertible {
+    public let text: String
+    public init(text: String) { self.text = text }
+    public var description: String { text }
+
+    init(epoch: String, seq: Int64) { text = "\(epoch)-\(seq)" }
+
+    var parts: (epoch: String, seq: Int64)? {
+        guard let dash = text.lastIndex(of: "-"), let seq = Int64(text[text.index(after: dash)...]), seq >= 0 else { return nil }
+        return (String(text[..<dash]), seq)
+    }
+}
+
+/// Notifications since a token, and the token to go on from.
+public struct NotificationChanges: Sendable {
+    public var notifications: [CloudNotification]
+    public var token: NotificationToken
+    /// Unread notifications that ask for a badge, over the whole log: the app's badge number.
+    public var badge: Int
+}
+
+/// One user's notifications: `notifications.jsonl` in the user's private folder (DESIGN §2).
+///
+/// The first line names the log's epoch (`{"epoch": "…", "format": 1}`); each later line is
+/// a notification or a read mark (`{"markRead": [ids]}`), with a sequence number. Appends
+/// happen under an exclusive `flock` on `notifications.lock`, one `write` and one
+/// `fdatasync` for a batch; a torn last line (a writer killed mid-append) is cut off by the
+/// next writer and ignored by readers. Tokens are `<epoch>-<seq>`; a token of another epoch
+/// (the log was deleted and started again) is `changeTokenExpired`.
+public final class NotificationLog: Sendable {
+    public let path: String
+    let lockPath: String
+    let directory: String
+    private let writer: FileWriter
+
+    /// Read marks are written this many IDs to a line, to keep lines short.
+    static let idsPerMarkLine = 100
+
+    init(directory: String, writer: FileWriter) {
+        self.directory = directory
+        self.path = directory + "/notifications.jsonl"
+        self.lockPath = directory + "/notifications.lock"
+        self.writer = writer
+    }
+
+    // MARK: Writing
+
+    /// Appends notifications durably; they are kept when this returns.
+    func append(_ notifications: [CloudNotification]) throws(CKError) {
+        guard !notifications.isEmpty else { return }
+        try appendLines(notifications.map(\.json))
+    }
+
+    /// Marks notifications read (S5). IDs that are not in the log are ignored.
+    public func markRead(_ ids: [String]) throws(CKError) {
+        guard !ids.isEmpty else { return }
+        var lines: [JSONValue] = []
+        var rest = ids[...]
+        while !rest.isEmpty {
+            lines.append(.object(["markRead": .array(rest.prefix(Self.idsPerMarkLine).map { .string($0) }), "time": .int(Store.now())]))
+            rest = rest.dropFirst(Self.idsPerMarkLine)
+        }
+        try appendLines(lines)
+    }
+
+    private func appendLines(_ lines: [JSONValue]) throws(CKError) {
+        if case .success(nil) = Syscall.stat(directory) { try Store.makeDirectories(directory, writer: writer) }
+        try withFileLock(lockPath) { () throws(CKError) in
+            let fd = try Syscall.open(path, O_RDWR | O_CREAT | O_APPEND, mode: 0o600).orThrow(.internalError, "cannot open \(path)")
+            defer { Syscall.close(fd) }
+            let size = try Syscall.fstat(fd, path: path).orThrow(.internalError, "cannot stat \(path)").size
+            var out: [UInt8] = []
+            var seq: Int64
+            if size == 0 {
+                out += JSONWriter.compact(.object(["epoch": .string(Self.newEpoch()), "format": .int(1)])) + [0x0A]
+                seq = 0
+            } else {
+                let tail = try lastLine(fd, size: size)
+                if tail.end < size {
+                    // A writer was killed mid-line: cut the torn part off before appending.
+                    try Syscall.ftruncate(fd, tail.end, path: path).orThrow(.internalError, "cannot repair \(path)")
+                }
+                seq = tail.json?["seq"]?.int64Value ?? 0
+            }
+            for line in lines {
+                seq += 1
+                guard case .object(var members) = line else { continue }
+                members["seq"] = .int(seq)
+                out += JSONWriter.compact(.object(members)) + [0x0A]
+            }
+            try writer.io.write(fd, out, path: path).orThrow(.internalError, "cannot append to \(path)")
+            try writer.io.sync(fd, path: path, dataOnly: true).orThrow(.internalError, "cannot sync \(path)")
+            if size == 0 { try writer.syncDirectory(directory) }
+        }
+    }
+
+    /// The last whole line of the file and where it ends (past its newline).
+    private func lastLine(_ fd: Int32, size: Int64) throws(CKError) -> (json: JSONValue?, end: Int64) {
+        var window: Int64 = 16 * 1024
+        while true {
+            let start = max(0, size - window)
+            let bytes = try Syscall.pread(fd, count: Int(size - start), offset: start, path: path).orThrow(.internalError, "cannot read \(path)")
+            guard let lastNewline = bytes.lastIndex(of: 0x0A) else {
+                if start == 0 { return (nil, 0) }
+                window *= 4
+                continue
+            }
+            let lineStart = bytes[..<lastNewline].lastIndex(of: 0x0A).map { $0 + 1 }
+            if lineStart == nil && start > 0 {
+                window *= 4
+                continue
+            }
+            let line = Array(bytes[(lineStart ?? 0)..<lastNewline])
+            return (try? JSONParser.parse(line), start + Int64(lastNewline) + 1)
+        }
+    }
+
+    private static func newEpoch() -> String {
+        String((0..<10).map { _ in "0123456789abcdefghijklmnopqrstuvwxyz".randomElement()! })
+    }
+
+    // MARK: Reading
+
+    /// What the log holds: its epoch, notifications with their sequence numbers, read IDs,
+    /// and how many lines could not be read.
+    struct Contents {
+        var epoch: String?
+        var notifications: [(seq: Int64, notification: CloudNotification)] = []
+        var read: Set<String> = []
+        var lastSeq: Int64 = 0
+        var badLines: [Int] = []
+    }
+
+    func contents() throws(CKError) -> Contents {
+        var out = Contents()
+        guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") else { return out }
+        var lineNumber = 0
+        var start = 0
+        while let newline = bytes[start...].firstIndex(of: 0x0A) {
+            lineNumber += 1
+            let line = bytes[start..<newline]
+            start = newline + 1
+            guard let json = try? JSONParser.parse(Array(line)) else {
+                out.badLines.append(lineNumber)
+                continue
+            }
+            if lineNumber == 1, let epoch = json["epoch"]?.stringValue {
+                out.epoch = epoch
+                continue
+            }
+            guard let seq = json["seq"]?.int64Value else {
+                out.badLines.append(lineNumber)
+                continue
+            }
+            out.lastSeq = max(out.lastSeq, seq)
+            if let ids = json["markRead"]?.arrayValue {
+                for id in ids { if let s = id.stringValue { out.read.insert(s) } }
+            } else if let n = try? CloudNotification(json: json) {
+                out.notifications.append((seq, n))
+            } else {
+                out.badLines.append(lineNumber)
+            }
+        }
+        return out
+    }
+
+    /// Notifications after `token` (nil: all kept), except those `device` caused itself (S4, S5).
+    public func changes(since token: NotificationToken? = nil, excludingDevice device: String? = nil) throws(CKError) -> NotificationChanges {
+        let log = try contents()
+        let epoch = log.epoch ?? ""
+        var after: Int64 = 0
+        if let token {
+            guard let parts = token.parts else {
+                throw CKError(.invalidArguments, "\(token.text) is not a notification token; pass a token a notification fetch gave")
+            }
+            // A token of the empty log (epoch "") stays good when the first notification arrives.
+            guard parts.epoch == epoch || parts.epoch.isEmpty else {
+                throw CKError(.changeTokenExpired, "the notification token is from an earlier notification log (\(path) was started again); fetch again without a token")
+            }
+            after = parts.seq
+        }
+        var found: [CloudNotification] = []
+        var badge = 0
+        for (seq, n) in log.notifications {
+            var n = n
+            n.isRead = log.read.contains(n.notificationID)
+            if n.shouldBadge && !n.isRead { badge += 1 }
+            if seq > after && n.originDeviceID != device { found.append(n) }
+        }
+        return NotificationChanges(notifications: found, token: NotificationToken(epoch: epoch, seq: max(after, log.lastSeq)), badge: badge)
+    }
+}

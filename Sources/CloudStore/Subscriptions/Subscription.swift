@@ -1,0 +1,87 @@
+import Foundation
+
+/// When a query subscription fires (S1). A zone subscription takes none (S2).
+public struct SubscriptionOptions: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+
+    public static let firesOnRecordCreation = SubscriptionOptions(rawValue: 1 << 0)
+    public static let firesOnRecordUpdate = SubscriptionOptions(rawValue: 1 << 1)
+    public static let firesOnRecordDeletion = SubscriptionOptions(rawValue: 1 << 2)
+    /// The subscription is deleted after its first notification.
+    public static let firesOnce = SubscriptionOptions(rawValue: 1 << 3)
+
+    /// CloudKit Web Services' names of the three triggers, as stored (`firesOn`).
+    static let triggerNames: [(SubscriptionOptions, String)] = [
+        (.firesOnRecordCreation, "create"), (.firesOnRecordUpdate, "update"), (.firesOnRecordDeletion, "delete"),
+    ]
+    static let triggers: SubscriptionOptions = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]
+}
+
+/// What a notification shows (S6): the alert, sound and badge a device would present, and
+/// the record fields it carries.
+public struct NotificationInfo: Sendable, Equatable {
+    public var alertBody: String?
+    public var title: String?
+    public var soundName: String?
+    public var category: String?
+    /// Count the notification in the user's badge (the number of unread badge notifications).
+    public var shouldBadge = false
+    public var shouldSendContentAvailable = false
+    /// Fields of the record a query notification carries, within the payload limit.
+    public var desiredKeys: [String]?
+
+    public init(alertBody: String? = nil, title: String? = nil, soundName: String? = nil, category: String? = nil,
+                shouldBadge: Bool = false, shouldSendContentAvailable: Bool = false, desiredKeys: [String]? = nil) {
+        self.alertBody = alertBody
+        self.title = title
+        self.soundName = soundName
+        self.category = category
+        self.shouldBadge = shouldBadge
+        self.shouldSendContentAvailable = shouldSendContentAvailable
+        self.desiredKeys = desiredKeys
+    }
+}
+
+/// A saved wish to hear about changes (S1–S3): a query subscription (a record type and a
+/// predicate, in one zone or all) or a zone subscription (every change in one zone).
+public struct Subscription: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case query(recordType: String, predicate: QueryPredicate)
+        case recordZone
+    }
+
+    public var subscriptionID: String
+    public var kind: Kind
+    public var options: SubscriptionOptions
+    /// The zone watched: required for a zone subscription, optional for a query one.
+    public var zoneName: String?
+    public var notificationInfo: NotificationInfo
+    /// The user the subscription belongs to and notifies; set when saved.
+    public internal(set) var ownerUserRecordName = ""
+    /// Milliseconds since 1970; set when saved.
+    public internal(set) var created: Int64 = 0
+
+    /// A query subscription; a UUID-based ID is made when none is given (S3).
+    public init(recordType: String, predicate: QueryPredicate = .all, subscriptionID: String? = nil,
+                options: SubscriptionOptions, zoneName: String? = nil, notificationInfo: NotificationInfo = NotificationInfo()) {
+        self.subscriptionID = subscriptionID ?? UUID().uuidString
+        self.kind = .query(recordType: recordType, predicate: predicate)
+        self.options = options
+        self.zoneName = zoneName
+        self.notificationInfo = notificationInfo
+    }
+
+    /// A zone subscription; its options must be empty (S2).
+    public init(zoneName: String, subscriptionID: String? = nil, options: SubscriptionOptions = [],
+                notificationInfo: NotificationInfo = NotificationInfo()) {
+        self.subscriptionID = subscriptionID ?? UUID().uuidString
+        self.kind = .recordZone
+        self.options = options
+        self.zoneName = zoneName
+        self.notificationInfo = notificationInfo
+    }
+
+    public var recordType: String? { if case .query(let t, _) = kind { t } else { nil } }
+    public var predicate: QueryPredicate? { if case .query(_, let p) = kind { p } else { nil } }
+}

@@ -204,9 +204,16 @@ final class ClientProcess: @unchecked Sendable {
     private var partial = Data()
     private var consumed = 0
 
-    init(_ cli: CLIFixture, user: String = "alice") throws {
+    /// A `ckfs debug kv-client` of `user`, ready for commands.
+    convenience init(_ cli: CLIFixture, user: String = "alice") throws {
+        try self.init(arguments: ["debug", "kv-client", "--store", cli.store, "--user", user, "--every", "0.2"])
+        guard waitFor({ $0["event"]?.stringValue == "ready" }) != nil else { throw CKError(.internalError, "kv-client did not start") }
+    }
+
+    /// `ckfs ARGUMENTS`, its JSON lines collected.
+    init(arguments: [String]) throws {
         process.executableURL = URL(fileURLWithPath: CLIFixture.binary)
-        process.arguments = ["debug", "kv-client", "--store", cli.store, "--user", user, "--every", "0.2"]
+        process.arguments = arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardInput = input
@@ -216,7 +223,6 @@ final class ClientProcess: @unchecked Sendable {
             self?.take(data)
         }
         try process.run()
-        guard waitFor({ $0["event"]?.stringValue == "ready" }) != nil else { throw CKError(.internalError, "kv-client did not start") }
     }
 
     private func take(_ data: Data) {

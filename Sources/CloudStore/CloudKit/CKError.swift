@@ -113,11 +113,13 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
 public enum CKItemID: Hashable, Sendable, CustomStringConvertible {
     case record(RecordID)
     case zone(ZoneID)
+    case subscription(String)
 
     public var description: String {
         switch self {
         case .record(let id): "record \(id.recordName) (zone \(id.zoneID.zoneName))"
         case .zone(let id): "zone \(id.zoneName)"
+        case .subscription(let id): "subscription \(id)"
         }
     }
 }

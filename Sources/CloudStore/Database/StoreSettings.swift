@@ -71,11 +71,17 @@ public struct Caller: Sendable, Equatable {
         self.deviceID = deviceID
     }
 
-    public static let processDeviceID: String = {
+    /// The device ID of this process as a client: `<host>-<pid>`.
+    public static let processDeviceID = "\(hostName)-\(getpid())"
+
+    /// The device ID of a mount: `<host>:mount:<mount point>`, the same each time it is mounted
+    /// there, so a mount's own edits never come back to it as notifications.
+    public static func mountDeviceID(_ mountPoint: String) -> String { "\(hostName):mount:\(mountPoint)" }
+
+    public static let hostName: String = {
         var host = [CChar](repeating: 0, count: 256)
         gethostname(&host, 255)
-        let name = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return "\(name)-\(getpid())"
+        return String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }()
 
     /// The OS user running this process.

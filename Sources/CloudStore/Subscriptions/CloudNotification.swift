@@ -36,6 +36,8 @@ public struct CloudNotification: Sendable, Equatable {
     public var contentAvailable = false
     /// Set when fetched: the notification was marked read.
     public var isRead = false
+    /// Set when fetched: the token that goes on after this notification.
+    public var token: NotificationToken?
     /// The client (device ID) whose change sent it; that client is not sent its own.
     public var originDeviceID: String
     /// The user whose change sent it.
@@ -75,6 +77,15 @@ public struct CloudNotification: Sendable, Equatable {
         if shouldBadge { out["shouldBadge"] = .bool(true) }
         if contentAvailable { out["contentAvailable"] = .bool(true) }
         return .object(out)
+    }
+
+    /// The notification as `ckfs notifications` prints it: the payload, `isRead`, and the
+    /// token to go on from after it.
+    public var dictionary: JSONValue {
+        guard case .object(var members) = json else { return json }
+        members["isRead"] = .bool(isRead)
+        if let token { members["token"] = .string(token.text) }
+        return .object(members)
     }
 
     init(json: JSONValue) throws(CKError) {

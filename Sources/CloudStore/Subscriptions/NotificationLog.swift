@@ -127,6 +127,12 @@ public final class NotificationLog: Sendable {
 
     // MARK: Reading
 
+    /// Changes whenever the log does (its inode, size and times): cheap to poll.
+    public func version() throws(CKError) -> String {
+        guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else { return "none" }
+        return "\(st.inode)-\(st.size)-\(st.modifiedNanos)-\(st.changedNanos)"
+    }
+
     /// What the log holds: its epoch, notifications with their sequence numbers, read IDs,
     /// and how many lines could not be read.
     struct Contents {
@@ -190,6 +196,7 @@ public final class NotificationLog: Sendable {
         for (seq, n) in log.notifications {
             var n = n
             n.isRead = log.read.contains(n.notificationID)
+            n.token = NotificationToken(epoch: epoch, seq: seq)
             if n.shouldBadge && !n.isRead { badge += 1 }
             if seq > after && n.originDeviceID != device { found.append(n) }
         }

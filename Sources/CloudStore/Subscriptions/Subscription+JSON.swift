@@ -4,6 +4,9 @@ import Foundation
 /// dictionaries (`subscriptionType`, `firesOn`, `zoneID`, `notificationInfo`), with the
 /// query's predicate as its NSPredicate text.
 extension Subscription {
+    /// The subscription as stored, for a subscription of `database`.
+    public func dictionary(in database: Database) -> JSONValue { json(ownerZone: database.ownerName) }
+
     func json(ownerZone ownerName: String) -> JSONValue {
         var out: [String: JSONValue] = [
             "subscriptionID": .string(subscriptionID),

@@ -40,6 +40,7 @@ extension StoreView {
         do { result = try db.modify(saving: [], deleting: [RecordID(recordName: target.name, zoneID: db.zoneID(target.zone))]) } catch {
             throw error.fsError
         }
+        logNotificationErrors(result)
         if let error = result.error {
             log("refused delete of \(mountPath(.record(target))): \(error.fsError.reason)")
             throw error.fsError

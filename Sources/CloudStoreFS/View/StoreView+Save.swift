@@ -108,6 +108,7 @@ extension StoreView {
         }
         let result: ModifyResult
         do { result = try db.modify(saving: [record]) } catch { throw error.fsError }
+        logNotificationErrors(result)
         if let error = result.error {
             let item = error.partialErrorsByItemID?.values.first ?? error
             if item.code == .serverRecordChanged {
@@ -116,5 +117,12 @@ extension StoreView {
             throw error.fsError
         }
         _ = try? catalog(target.database, target.zone)
+    }
+}
+
+extension StoreView {
+    /// A save stood but its subscribers were not notified (S4): only the log can say so.
+    func logNotificationErrors(_ result: ModifyResult) {
+        for e in result.notificationErrors { log("saved, but subscribers were not notified: \(e)") }
     }
 }

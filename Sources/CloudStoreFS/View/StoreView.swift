@@ -26,6 +26,8 @@ public final class StoreView: @unchecked Sendable {
     let lostAndFound: LostAndFound
     /// Where this view is mounted, for messages; set before the mount serves requests.
     public let mountPoint: String
+    /// The client the mount's saves come from (S4): stable across remounts at one place.
+    public let deviceID: String
     let daemonUID = geteuid()
     let daemonGID = getegid()
     let started = Store.now()
@@ -70,6 +72,7 @@ public final class StoreView: @unchecked Sendable {
         self.store = store
         self.environment = environment
         self.mountPoint = mountPoint
+        self.deviceID = Caller.mountDeviceID(mountPoint)
         self.lostAndFound = LostAndFound(storeRoot: store.layout.root)
         self.maxFileBytes = store.settings.maxRecordBytes * 3 / 2 + 65536
         self.log = log
@@ -123,7 +126,7 @@ public final class StoreView: @unchecked Sendable {
         let hk = DatabaseHandleKey(database: key, actingUser: acting)
         if let db = stateLock.withLock({ databases[hk] }) { return db }
         do {
-            let db = try store.container(key.container).database(key.scope, caller: Caller(userName: acting), environment: environment)
+            let db = try store.container(key.container).database(key.scope, caller: Caller(userName: acting, deviceID: deviceID), environment: environment)
             stateLock.withLock { databases[hk] = db }
             return db
         } catch {

@@ -16,11 +16,22 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The environment: development or production.")
     var environment: CloudStore.Environment = .development
 
+    @Option(help: "This client's device ID (env CKFS_DEVICE_ID; default host-pid); a client is not notified of its own changes.")
+    var device: String?
+
     var storePath: String { store ?? Store.defaultPath }
 
     func openStore() throws -> Store { try Store.open(at: storePath) }
 
     var userName: String { user ?? Caller.currentOSUserName }
+
+    var deviceID: String {
+        if let device, !device.isEmpty { return device }
+        if let d = ProcessInfo.processInfo.environment["CKFS_DEVICE_ID"], !d.isEmpty { return d }
+        return Caller.processDeviceID
+    }
+
+    var caller: Caller { Caller(userName: userName, deviceID: deviceID) }
 }
 
 /// Options every command that works on a database takes: ``StoreOptions`` plus the database and zone.
@@ -42,7 +53,7 @@ struct GlobalOptions: ParsableArguments {
 
     func openDatabase() throws -> Database {
         let store = try openStore()
-        return try store.container(container).database(database, caller: Caller(userName: place.userName), environment: environment)
+        return try store.container(container).database(database, caller: place.caller, environment: environment)
     }
 }
 
@@ -81,6 +92,13 @@ enum Report {
 
     static func printJSON(_ value: JSONValue) {
         FileHandle.standardOutput.write(Data(JSONWriter.pretty(value)))
+    }
+
+    /// Saves stood but their notifications could not be sent (S4).
+    static func warnings(_ result: ModifyResult) {
+        for e in result.notificationErrors {
+            printError("ckfs: warning: the changes were saved, but subscribers were not notified: \(e)")
+        }
     }
 }
 

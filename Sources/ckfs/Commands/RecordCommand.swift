@@ -70,6 +70,7 @@ extension RecordCommand {
                 let result = try db.modify(saving: records, deleting: deletes,
                                            options: ModifyOptions(savePolicy: policy, atomic: !nonAtomic,
                                                                   clientChangeToken: clientToken.map { Data($0.utf8) }))
+                Report.warnings(result)
                 let saved = result.savedRecords.map(RecordCoding.encode)
                 if single && deletes.isEmpty && records.count == 1 {
                     if let one = saved.first { Report.printJSON(one) }
@@ -144,6 +145,7 @@ extension RecordCommand {
                 let db = try options.openDatabase()
                 let ids = names.map { RecordID(recordName: $0, zoneID: db.zoneID(options.zone)) }
                 let result = try db.modify(saving: [], deleting: ids, options: ModifyOptions(atomic: !nonAtomic))
+                Report.warnings(result)
                 for id in result.deletedRecordIDs { print("deleted \(id.recordName)") }
                 if let error = result.error {
                     if ids.count == 1, let only = error.partialErrorsByItemID?.values.first { throw only }

@@ -1,0 +1,51 @@
+import ArgumentParser
+import CloudStore
+import Foundation
+
+struct NotificationsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "notifications",
+        abstract: "Print a user's notifications as JSON lines, and with --follow each new one as it comes.",
+        discussion: """
+        Each line is one notification: the subscription, the reason (recordCreated, \
+        recordUpdated, recordDeleted; none for a zone notification), the database, zone and \
+        record, the desired fields (isPruned when some did not fit in 4 KB), the alert, \
+        isRead, and "token": pass it to --since to go on after that notification. \
+        Notifications of this client's own changes (--device) are left out.
+        """
+    )
+
+    @OptionGroup var options: StoreOptions
+    @Option(help: "Only notifications after this token.") var since: String?
+    @Flag(help: "Keep running and print each new notification as it arrives.") var follow = false
+    @Flag(help: "Only unread notifications.") var unread = false
+    @Flag(help: "Mark the printed notifications read.") var markRead = false
+    @Option(help: "With --follow: how often to look for new notifications, in milliseconds.") var interval = 50
+
+    func validate() throws {
+        if interval < 1 || interval > 60_000 { throw ValidationError("--interval must be 1 to 60000 milliseconds") }
+    }
+
+    func run() throws {
+        try reportingErrors {
+            let store = try options.openStore()
+            let log = try store.container(options.container).notificationLog(user: options.userName, environment: options.environment)
+            var token = since.map(NotificationToken.init(text:))
+            var seen = ""
+            repeat {
+                let version = try log.version()
+                if version != seen {
+                    seen = version
+                    let changes = try log.changes(since: token, excludingDevice: options.deviceID)
+                    let shown = changes.notifications.filter { !unread || !$0.isRead }
+                    for n in shown {
+                        FileHandle.standardOutput.write(Data(JSONWriter.compact(n.dictionary) + [0x0A]))
+                    }
+                    if markRead { try log.markRead(shown.map(\.notificationID)) }
+                    token = changes.token
+                }
+                if follow { usleep(useconds_t(interval * 1000)) }
+            } while follow
+        }
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// `ckfs subscription` and `ckfs notifications` (S1–S6): creating, listing and deleting;
+/// notifications as JSON lines, tokens, read marks, device exclusion; and `--follow` in
+/// another process after a CLI save and after an edit through a mount.
+@Suite struct SubscriptionCLITests {
+    static func lines(_ out: CLIFixture.Output) -> [JSONValue] {
+        out.stdout.split(separator: "\n").compactMap { try? JSONParser.parse(Array($0.utf8)) }
+    }
+
+    @Test func createListDelete() throws {
+        let cli = try CLIFixture()
+        #expect(cli.run(["zone", "create", "Work"]).status == 0)
+        let made = cli.run(["subscription", "create", "--type", "Note", "--on", "create,update", "--on", "delete", "--once",
+                            "--predicate", "n > %@", "--arg", "int:2", "--keys", "title,n", "--alert", "Changed", "--badge", "--id", "notes"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.json?["firesOn"] == .array([.string("create"), .string("update"), .string("delete")]))
+        #expect(made.json?["firesOnce"] == .bool(true))
+        #expect(made.json?["query"]?["predicate"] == .string("n > 2"))
+        #expect(made.json?["notificationInfo"]?["shouldBadge"] == .bool(true))
+        let zone = cli.run(["subscription", "create", "--zone", "Work"])
+        #expect(zone.status == 0, "\(zone.stderr)")
+        let zoneID = try #require(zone.json?["subscriptionID"]?.stringValue)
+        #expect(UUID(uuidString: zoneID) != nil)
+        let list = cli.run(["subscription", "list"])
+        #expect(list.json?.arrayValue?.compactMap { $0["subscriptionID"]?.stringValue }.sorted() == [zoneID, "notes"].sorted())
+        // Another user has none of them.
+        #expect(cli.run(["subscription", "list"], user: "bob").json == .array([]))
+
+        // Bad input: exit 64 from the parser, or the engine's code and a hint.
+        let noTrigger = cli.run(["subscription", "create", "--type", "Note"])
+        #expect(noTrigger.status == 64 && noTrigger.stderr.contains("--on"))
+        let badTrigger = cli.run(["subscription", "create", "--type", "Note", "--on", "insert"])
+        #expect(badTrigger.status == 64 && badTrigger.stderr.contains("insert"))
+        let badPredicate = cli.run(["subscription", "create", "--type", "Note", "--on", "create", "--predicate", "a == 1 OR b == 2"])
+        #expect(badPredicate.status == 64 && badPredicate.stderr.contains("OR"))
+        let zoneOptions = cli.run(["subscription", "create", "--zone", "Work", "--on", "create"])
+        #expect(zoneOptions.status == 64)
+        let noZone = cli.run(["subscription", "create", "--zone", "Nope"])
+        #expect(noZone.status == 1 && noZone.stderr.contains("zoneNotFound"))
+        let defaultZone = cli.run(["subscription", "create", "--zone", ZoneID.defaultZoneName])
+        #expect(defaultZone.status == 1 && defaultZone.stderr.contains("TRUEPREDICATE"))
+
+        let deleted = cli.run(["subscription", "delete", "notes", zoneID])
+        #expect(deleted.status == 0 && deleted.stdout == "deleted notes\ndeleted \(zoneID)\n")
+        let again = cli.run(["subscription", "delete", "notes"])
+        #expect(again.status == 1 && again.stderr.contains("unknownItem"))
+        #expect(cli.run(["subscription", "list"]).json == .array([]))
+    }
+
+    @Test func notificationsTokensReadMarksAndDevices() throws {
+        let cli = try CLIFixture()
+        #expect(cli.run(["subscription", "create", "--type", "Note", "--on", "create,update,delete", "--keys", "title", "--badge"]).status == 0)
+        #expect(cli.run(["record", "save", "-", "--device", "laptop"], input: #"{"recordType": "Note", "recordName": "a", "fields": {"title": "one"}}"#).status == 0)
+        #expect(cli.run(["record", "save", "-", "--device", "phone"], input: #"{"recordType": "Note", "recordName": "b", "fields": {"title": "two"}}"#).status == 0)
+        #expect(cli.run(["record", "delete", "a", "--device", "phone"]).status == 0)
+        let all = Self.lines(cli.run(["notifications"]))
+        #expect(all.map { $0["reason"]?.stringValue } == ["recordCreated", "recordCreated", "recordDeleted"])
+        #expect(all.map { $0["recordName"]?.stringValue } == ["a", "b", "a"])
+        #expect(all[0]["fields"]?["title"]?["value"] == .string("one"))
+        #expect(all.allSatisfy { $0["isRead"] == .bool(false) && $0["shouldBadge"] == .bool(true) })
+        // A client is not notified of its own changes.
+        #expect(Self.lines(cli.run(["notifications", "--device", "phone"])).map { $0["recordName"]?.stringValue } == ["a"])
+        #expect(Self.lines(cli.run(["notifications", "--device", "laptop"])).map { $0["recordName"]?.stringValue } == ["b", "a"])
+        // Going on from a token.
+        let token = try #require(all[0]["token"]?.stringValue)
+        #expect(Self.lines(cli.run(["notifications", "--since", token])).count == 2)
+        let bad = cli.run(["notifications", "--since", "nonsense"])
+        #expect(bad.status == 1 && bad.stderr.contains("not a notification token"))
+        // Marked read once printed.
+        #expect(Self.lines(cli.run(["notifications", "--unread", "--mark-read", "--device", "laptop"])).count == 2)
+        let unread = Self.lines(cli.run(["notifications", "--unread"]))
+        #expect(unread.map { $0["recordName"]?.stringValue } == ["a"])
+        // Outside readers see one JSON object per line.
+        let log = try Store.open(at: cli.store).container().notificationLog(user: "alice").path
+        let count = try runPython("import json\nlines = open('\(log)').read().splitlines()\nprint(sum(1 for l in lines if 'notificationID' in json.loads(l)))")
+        #expect(String(decoding: count, as: UTF8.self) == "3\n")
+    }
+
+    /// S4: `--follow` in another process prints a notification as soon as a CLI save makes it.
+    @Test func followSeesACLISave() throws {
+        let cli = try CLIFixture()
+        #expect(cli.run(["subscription", "create", "--type", "Note", "--on", "create,update"]).status == 0)
+        let follower = try ClientProcess(arguments: ["notifications", "--follow", "--store", cli.store, "--user", "alice"])
+        defer { follower.process.terminate() }
+        #expect(cli.run(["record", "save", "-"], input: #"{"recordType": "Note", "recordName": "first", "fields": {"n": 1}}"#).status == 0)
+        let first = follower.waitFor({ $0["recordName"] == .string("first") })
+        #expect(first?["reason"] == .string("recordCreated"))
+        #expect(cli.run(["record", "save", "-", "--policy", "all-keys"], input: #"{"recordType": "Note", "recordName": "first", "fields": {"n": 2}}"#).status == 0)
+        #expect(follower.waitFor({ $0["reason"] == .string("recordUpdated") }) != nil)
+        // Another user's changes never reach this user's follower.
+        #expect(cli.run(["subscription", "create", "--type", "Note", "--on", "create"], user: "bob").status == 0)
+        #expect(cli.run(["record", "save", "-"], input: #"{"recordType": "Note", "recordName": "bobs"}"#, user: "bob").status == 0)
+        #expect(follower.waitFor({ $0["recordName"] == .string("bobs") }, seconds: 1) == nil)
+        #expect(follower.process.isRunning)
+    }
+}
+
+/// S4 on a mount: an edit through the mount is a save from the mount's client, and reaches a
+/// follower in another process.
+@Suite(.serialized) struct SubscriptionMountTests {
+    @Test func followSeesAMountEdit() throws {
+        let m = try MountFixture()
+        let sub = m.cli(["subscription", "create", "--type", "Note", "--on", "update", "--zone", "Notes", "--keys", "title"])
+        #expect(sub.status == 0, "\(sub.stderr)")
+        let follower = try ClientProcess(arguments: ["notifications", "--follow", "--store", m.store, "--user", MountFixture.user])
+        defer { follower.process.terminate() }
+        let file = m.privateNotes + "/Note/groceries.json"
+        let edit = m.sh("sed -i 's/\"Groceries\"/\"Groceries for Sunday\"/' '\(file)'")
+        #expect(edit.status == 0, "\(edit.stderr)")
+        let got = try #require(follower.waitFor({ $0["recordName"] == .string("groceries") }))
+        #expect(got["reason"] == .string("recordUpdated"))
+        #expect(got["fields"]?["title"]?["value"] == .string("Groceries for Sunday"))
+        #expect(got["device"] == .string(Caller.mountDeviceID(m.mount)))
+    }
+}

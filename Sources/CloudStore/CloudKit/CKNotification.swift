@@ -1,0 +1,163 @@
+import Foundation
+
+/// A notification as CloudKit code reads it (S4–S6): ``CKQueryNotification`` for a query
+/// subscription, ``CKRecordZoneNotification`` for a zone one. Immutable.
+public class CKNotification: @unchecked Sendable, CustomStringConvertible {
+    public struct ID: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+    }
+
+    public enum NotificationType: Int, Sendable {
+        case query = 1
+        case recordZone = 2
+    }
+
+    let value: CloudNotification
+    public let containerIdentifier: String?
+
+    init(_ value: CloudNotification, containerIdentifier: String) {
+        self.value = value
+        self.containerIdentifier = containerIdentifier
+    }
+
+    static func wrap(_ n: CloudNotification, containerIdentifier: String) -> CKNotification {
+        n.kind == .query ? CKQueryNotification(n, containerIdentifier: containerIdentifier)
+            : CKRecordZoneNotification(n, containerIdentifier: containerIdentifier)
+    }
+
+    public var notificationID: ID? { ID(value.notificationID) }
+    public var notificationType: NotificationType { value.kind == .query ? .query : .recordZone }
+    public var subscriptionID: CKSubscription.ID? { value.subscriptionID }
+    /// Fields were left out to keep the payload within 4 KB.
+    public var isPruned: Bool { value.isPruned }
+    public var alertBody: String? { value.alertBody }
+    public var title: String? { value.title }
+    public var soundName: String? { value.soundName }
+    public var category: String? { value.category }
+    public var shouldBadge: Bool { value.shouldBadge }
+    public var isRead: Bool { value.isRead }
+    public var description: String { "<CKNotification \(value.notificationID) \(value.subscriptionID)>" }
+}
+
+/// A query subscription fired for one record.
+public final class CKQueryNotification: CKNotification, @unchecked Sendable {
+    public enum Reason: Int, Sendable {
+        case recordCreated = 1, recordUpdated, recordDeleted
+    }
+
+    public var queryNotificationReason: Reason {
+        switch value.reason {
+        case .recordUpdated?: .recordUpdated
+        case .recordDeleted?: .recordDeleted
+        default: .recordCreated
+        }
+    }
+
+    public var recordID: CKRecord.ID? { value.recordID }
+    /// The subscription's desired keys of the record, as many as fit.
+    public var recordFields: [String: FieldValue]? { value.recordFields }
+    public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
+}
+
+/// A zone subscription fired for one commit in its zone.
+public final class CKRecordZoneNotification: CKNotification, @unchecked Sendable {
+    public var recordZoneID: CKRecordZone.ID? { value.zoneID }
+    public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
+}
+
+public typealias CKNotificationToken = NotificationToken
+
+extension CKContainer {
+    /// The caller's notifications log (S5).
+    func notificationLog() throws(CKError) -> NotificationLog {
+        try container.notificationLog(user: caller.userName, environment: environment)
+    }
+
+    /// Notifications since `token` (nil: all kept), without those of this client's own
+    /// changes, and the token to go on from (S4, S5).
+    public func notificationChanges(since token: CKNotificationToken? = nil) throws(CKError) -> (notifications: [CKNotification], token: CKNotificationToken, badge: Int) {
+        let changes = try notificationLog().changes(since: token, excludingDevice: caller.deviceID)
+        return (changes.notifications.map { CKNotification.wrap($0, containerIdentifier: containerIdentifier) }, changes.token, changes.badge)
+    }
+
+    /// Notifications as they come, as a device receives pushes: those after `token` first,
+    /// then each new one, looking every `interval` seconds. Ends when the task is cancelled.
+    public func notifications(since token: CKNotificationToken? = nil, interval: Double = 0.05) -> AsyncThrowingStream<CKNotification, Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    let log = try self.notificationLog()
+                    var token = token
+                    var seen = ""
+                    while !Task.isCancelled {
+                        let version = try log.version()
+                        if version != seen {
+                            seen = version
+                            let changes = try log.changes(since: token, excludingDevice: self.caller.deviceID)
+                            for n in changes.notifications { continuation.yield(CKNotification.wrap(n, containerIdentifier: self.containerIdentifier)) }
+                            token = changes.token
+                        }
+                        try await Task.sleep(nanoseconds: UInt64(interval * 1e9))
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error is CancellationError ? nil : error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
+
+/// Fetches the caller's notifications since a token (S5).
+public final class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked Sendable {
+    public var previousServerChangeToken: CKNotificationToken?
+    public var resultsLimit = 0
+    public var notificationChangedBlock: (@Sendable (CKNotification) -> Void)?
+    public var fetchNotificationChangesCompletionBlock: (@Sendable (CKNotificationToken?, Error?) -> Void)?
+    /// Set when done: more notifications remain past `resultsLimit`.
+    public var moreComing: Bool { lock.withLock { more } }
+    /// Guarded by `lock`.
+    private var more = false
+
+    public init(previousServerChangeToken: CKNotificationToken? = nil) { self.previousServerChangeToken = previousServerChangeToken }
+
+    override func main() {
+        do throws(CKError) {
+            guard let database else { throw CKError(.internalError, "the operation was not added to a container") }
+            let container = database.container
+            let changes = try container.notificationLog().changes(since: previousServerChangeToken, excludingDevice: container.caller.deviceID)
+            var token = changes.token
+            var list = changes.notifications
+            if resultsLimit > 0 && list.count > resultsLimit {
+                list = Array(list.prefix(resultsLimit))
+                token = list.last?.token ?? token
+                lock.withLock { more = true }
+            }
+            for n in list { notificationChangedBlock?(CKNotification.wrap(n, containerIdentifier: container.containerIdentifier)) }
+            fetchNotificationChangesCompletionBlock?(token, nil)
+        } catch {
+            fetchNotificationChangesCompletionBlock?(nil, error)
+        }
+    }
+}
+
+/// Marks notifications read (S5).
+public final class CKMarkNotificationsReadOperation: CKDatabaseOperation, @unchecked Sendable {
+    public var notificationIDs: [CKNotification.ID]
+    public var markNotificationsReadCompletionBlock: (@Sendable ([CKNotification.ID]?, Error?) -> Void)?
+
+    public init(notificationIDsToMarkRead: [CKNotification.ID]) { notificationIDs = notificationIDsToMarkRead }
+
+    override func main() {
+        do throws(CKError) {
+            guard let database else { throw CKError(.internalError, "the operation was not added to a container") }
+            try database.container.notificationLog().markRead(notificationIDs.map(\.rawValue))
+            markNotificationsReadCompletionBlock?(notificationIDs, nil)
+        } catch {
+            markNotificationsReadCompletionBlock?(nil, error)
+        }
+    }
+}

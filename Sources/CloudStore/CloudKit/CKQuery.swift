@@ -1,0 +1,152 @@
+import Foundation
+
+/// NSPredicate text as CloudKit accepts it, parsed (R11). `NSPredicate(format:)` does not
+/// exist on Linux; write `try QueryPredicate(format: "title BEGINSWITH %@", .string("Sea"))`.
+extension QueryPredicate {
+    public init(format: String, _ arguments: PredicateValue...) throws(CKError) {
+        try self.init(format: format, argumentArray: arguments)
+    }
+
+    public init(format: String, argumentArray: [PredicateValue]) throws(CKError) {
+        do { self = try PredicateParser.parse(format, arguments: argumentArray) } catch {
+            throw CKError(.invalidArguments, "predicate \"\(format)\" \(error)")
+        }
+    }
+
+    /// `NSPredicate(value: true)`: every record.
+    public init(value: Bool) throws(CKError) {
+        guard value else { throw CKError(.invalidArguments, "CloudKit accepts only TRUEPREDICATE as a constant predicate") }
+        self = .all
+    }
+}
+
+/// A query as CloudKit code writes it: a record type, a predicate and sort descriptors (R11).
+public final class CKQuery: @unchecked Sendable, CustomStringConvertible {
+    public let recordType: CKRecord.RecordType
+    public let predicate: QueryPredicate
+    /// Guards `sorts`.
+    private let lock = NSLock()
+    private var sorts: [QuerySortDescriptor]?
+
+    public init(recordType: CKRecord.RecordType, predicate: QueryPredicate) {
+        self.recordType = recordType
+        self.predicate = predicate
+    }
+
+    /// The order of results; records with equal keys come by record name.
+    public var sortDescriptors: [QuerySortDescriptor]? {
+        get { lock.withLock { sorts } }
+        set { lock.withLock { sorts = newValue } }
+    }
+
+    var recordQuery: RecordQuery { RecordQuery(recordType: recordType, predicate: predicate, sortDescriptors: sortDescriptors ?? []) }
+
+    public var description: String { "<CKQuery \(recordType) where \(predicate)>" }
+}
+
+/// Runs a query in one zone, a page at a time (R11): `recordMatchedBlock` per record, then
+/// `queryResultBlock` with a cursor when more remain.
+public final class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
+    /// Where the next page starts: the query, its zone and the last record given.
+    public final class Cursor: Sendable, CustomStringConvertible {
+        let query: RecordQuery
+        let zoneName: String
+        let cursor: QueryCursor
+
+        init(query: RecordQuery, zoneName: String, cursor: QueryCursor) {
+            self.query = query
+            self.zoneName = zoneName
+            self.cursor = cursor
+        }
+
+        public var description: String { cursor.text }
+    }
+
+    /// As many records as the store gives in one page (``defaultPageSize``).
+    public static let maximumResults = 0
+    /// The page size when `resultsLimit` is ``maximumResults``.
+    public static let defaultPageSize = 100
+
+    public var query: CKQuery?
+    public var cursor: Cursor?
+    /// The zone to search (default: the default zone); ignored when continuing from a cursor.
+    public var zoneID: CKRecordZone.ID?
+    public var resultsLimit = CKQueryOperation.maximumResults
+    public var desiredKeys: [String]?
+    public var recordMatchedBlock: (@Sendable (CKRecord.ID, Result<CKRecord, Error>) -> Void)?
+    public var queryResultBlock: (@Sendable (Result<Cursor?, Error>) -> Void)?
+    /// CloudKit's older per-record block.
+    public var recordFetchedBlock: (@Sendable (CKRecord) -> Void)?
+    /// CloudKit's older completion block.
+    public var queryCompletionBlock: (@Sendable (Cursor?, Error?) -> Void)?
+
+    public init(query: CKQuery) { self.query = query }
+    public init(cursor: Cursor) { self.cursor = cursor }
+
+    override func main() {
+        do throws(CKError) {
+            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            let (records, next) = try database.runQuery(query: query, cursor: cursor, zoneID: zoneID, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+            for record in records {
+                if isCancelled { throw CKError(.operationCancelled, "the query was cancelled") }
+                recordMatchedBlock?(record.recordID, .success(record))
+                recordFetchedBlock?(record)
+            }
+            queryResultBlock?(.success(next))
+            queryCompletionBlock?(next, nil)
+        } catch {
+            queryResultBlock?(.failure(error))
+            queryCompletionBlock?(nil, error)
+        }
+    }
+}
+
+extension CKDatabase {
+    /// One page of a query, or the page after a cursor.
+    func runQuery(query: CKQuery?, cursor: CKQueryOperation.Cursor?, zoneID: CKRecordZone.ID?, resultsLimit: Int,
+                  desiredKeys: [String]?) throws(CKError) -> ([CKRecord], CKQueryOperation.Cursor?) {
+        guard resultsLimit >= 0 else { throw CKError(.invalidArguments, "resultsLimit must not be negative") }
+        let recordQuery: RecordQuery
+        let zone: String
+        if let cursor {
+            recordQuery = cursor.query
+            zone = cursor.zoneName
+        } else if let query {
+            recordQuery = query.recordQuery
+            zone = zoneID?.zoneName ?? ZoneID.defaultZoneName
+        } else {
+            throw CKError(.invalidArguments, "a query operation needs a query or a cursor")
+        }
+        let db = try engine()
+        let limit = resultsLimit == CKQueryOperation.maximumResults ? CKQueryOperation.defaultPageSize : resultsLimit
+        let result = try db.query(recordQuery, in: zone, limit: limit, cursor: cursor?.cursor, desiredKeys: desiredKeys)
+        return (result.records.map { wrap($0, db) },
+                result.cursor.map { CKQueryOperation.Cursor(query: recordQuery, zoneName: zone, cursor: $0) })
+    }
+
+    /// The records matching a query, a page at a time (R11).
+    public func records(matching query: CKQuery, inZoneWith zoneID: CKRecordZone.ID? = nil, desiredKeys: [String]? = nil,
+                        resultsLimit: Int = CKQueryOperation.maximumResults)
+        async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, Error>)], queryCursor: CKQueryOperation.Cursor?) {
+        let (records, next) = try runQuery(query: query, cursor: nil, zoneID: zoneID, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+        return (records.map { ($0.recordID, .success($0)) }, next)
+    }
+
+    /// The page after a cursor.
+    public func records(continuingMatchFrom cursor: CKQueryOperation.Cursor, desiredKeys: [String]? = nil,
+                        resultsLimit: Int = CKQueryOperation.maximumResults)
+        async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, Error>)], queryCursor: CKQueryOperation.Cursor?) {
+        let (records, next) = try runQuery(query: nil, cursor: cursor, zoneID: nil, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+        return (records.map { ($0.recordID, .success($0)) }, next)
+    }
+
+    /// CloudKit's older form: one page of records, with a completion handler.
+    public func perform(_ query: CKQuery, inZoneWith zoneID: CKRecordZone.ID?,
+                        completionHandler: @escaping @Sendable ([CKRecord]?, Error?) -> Void) {
+        container.queue.async {
+            do throws(CKError) {
+                completionHandler(try self.runQuery(query: query, cursor: nil, zoneID: zoneID, resultsLimit: 0, desiredKeys: nil).0, nil)
+            } catch { completionHandler(nil, error) }
+        }
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+
+public typealias CKSubscriptionOptions = SubscriptionOptions
+
+/// What a subscription's notifications show (S6), as CloudKit code sets it: a class whose
+/// properties are set one by one. A lock guards `value`.
+public final class CKNotificationInfo: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: NotificationInfo
+
+    public init() { value = NotificationInfo() }
+    init(_ info: NotificationInfo) { value = info }
+
+    var info: NotificationInfo { lock.withLock { value } }
+
+    private func get<T>(_ key: KeyPath<NotificationInfo, T>) -> T { lock.withLock { value[keyPath: key] } }
+    private func set<T>(_ key: WritableKeyPath<NotificationInfo, T>, _ v: T) { lock.withLock { value[keyPath: key] = v } }
+
+    public var alertBody: String? { get { get(\.alertBody) } set { set(\.alertBody, newValue) } }
+    public var title: String? { get { get(\.title) } set { set(\.title, newValue) } }
+    public var soundName: String? { get { get(\.soundName) } set { set(\.soundName, newValue) } }
+    public var category: String? { get { get(\.category) } set { set(\.category, newValue) } }
+    public var shouldBadge: Bool { get { get(\.shouldBadge) } set { set(\.shouldBadge, newValue) } }
+    public var shouldSendContentAvailable: Bool { get { get(\.shouldSendContentAvailable) } set { set(\.shouldSendContentAvailable, newValue) } }
+    public var desiredKeys: [String]? { get { get(\.desiredKeys) } set { set(\.desiredKeys, newValue) } }
+}
+
+/// A subscription as CloudKit code makes it (S1–S3), with the seed's initializers: by record
+/// type and predicate, or by zone, each with or without an ID (a UUID when none is given).
+/// ``CKQuerySubscription`` and ``CKRecordZoneSubscription`` are the newer names.
+/// A lock guards `value`.
+public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
+    public typealias ID = String
+    public typealias NotificationInfo = CKNotificationInfo
+
+    public enum SubscriptionType: Int, Sendable {
+        case query = 1
+        case recordZone = 2
+    }
+
+    private let lock = NSLock()
+    private var value: Subscription
+    private var info: CKNotificationInfo?
+
+    public convenience init(recordType: CKRecord.RecordType, predicate: QueryPredicate, options: CKSubscriptionOptions) {
+        self.init(recordType: recordType, predicate: predicate, subscriptionID: UUID().uuidString, options: options)
+    }
+
+    public init(recordType: CKRecord.RecordType, predicate: QueryPredicate, subscriptionID: ID, options: CKSubscriptionOptions) {
+        value = Subscription(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
+    }
+
+    /// A zone subscription; `options` must be empty (S2).
+    public convenience init(zoneID: CKRecordZone.ID, options: CKSubscriptionOptions) {
+        self.init(zoneID: zoneID, subscriptionID: UUID().uuidString, options: options)
+    }
+
+    public init(zoneID: CKRecordZone.ID, subscriptionID: ID, options: CKSubscriptionOptions) {
+        value = Subscription(zoneName: zoneID.zoneName, subscriptionID: subscriptionID, options: options)
+    }
+
+    init(_ subscription: Subscription) {
+        value = subscription
+        info = CKNotificationInfo(subscription.notificationInfo)
+    }
+
+    /// The engine's value, with the notification info as set now.
+    var subscription: Subscription {
+        lock.withLock {
+            var s = value
+            s.notificationInfo = info?.info ?? .init()
+            return s
+        }
+    }
+
+    public var subscriptionID: ID { lock.withLock { value.subscriptionID } }
+    public var subscriptionType: SubscriptionType { lock.withLock { value.recordType == nil ? .recordZone : .query } }
+    public var subscriptionOptions: CKSubscriptionOptions { lock.withLock { value.options } }
+    public var recordType: CKRecord.RecordType? { lock.withLock { value.recordType } }
+    public var predicate: QueryPredicate? { lock.withLock { value.predicate } }
+
+    /// The zone watched; for a query subscription nil means every zone.
+    public var zoneID: CKRecordZone.ID? {
+        get { lock.withLock { value.zoneName.map { ZoneID(zoneName: $0) } } }
+        set { lock.withLock { value.zoneName = newValue?.zoneName } }
+    }
+
+    public var notificationInfo: CKNotificationInfo? {
+        get { lock.withLock { info } }
+        set { lock.withLock { info = newValue } }
+    }
+
+    public var description: String { "<CKSubscription \(subscriptionID)>" }
+
+    static func wrap(_ s: Subscription) -> CKSubscription {
+        s.recordType == nil ? CKRecordZoneSubscription(s) : CKQuerySubscription(s)
+    }
+}
+
+/// A subscription to records of a type that match a predicate (S1).
+public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
+    public typealias Options = CKSubscriptionOptions
+
+    public convenience init(recordType: CKRecord.RecordType, predicate: QueryPredicate, options: Options) {
+        self.init(recordType: recordType, predicate: predicate, subscriptionID: UUID().uuidString, options: options)
+    }
+
+    public override init(recordType: CKRecord.RecordType, predicate: QueryPredicate, subscriptionID: ID, options: Options) {
+        super.init(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
+    }
+
+    override init(_ subscription: Subscription) { super.init(subscription) }
+
+    public var querySubscriptionOptions: Options { subscriptionOptions }
+}
+
+/// A subscription to every change in one custom zone (S2).
+public final class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable {
+    public convenience init(zoneID: CKRecordZone.ID) { self.init(zoneID: zoneID, subscriptionID: UUID().uuidString) }
+
+    public init(zoneID: CKRecordZone.ID, subscriptionID: ID) {
+        super.init(zoneID: zoneID, subscriptionID: subscriptionID, options: [])
+    }
+
+    override init(_ subscription: Subscription) { super.init(subscription) }
+}
+
+// MARK: Saving, fetching and deleting
+
+extension CKDatabase {
+    public func save(_ subscription: CKSubscription) async throws -> CKSubscription {
+        CKSubscription.wrap(try engine().saveSubscription(subscription.subscription))
+    }
+
+    public func subscription(for id: CKSubscription.ID) async throws -> CKSubscription {
+        CKSubscription.wrap(try engine().subscription(id))
+    }
+
+    public func allSubscriptions() async throws -> [CKSubscription] {
+        try engine().subscriptions().map(CKSubscription.wrap)
+    }
+
+    @discardableResult
+    public func deleteSubscription(withID id: CKSubscription.ID) async throws -> CKSubscription.ID {
+        try engine().deleteSubscription(id)
+        return id
+    }
+
+    public func modifySubscriptions(saving: [CKSubscription], deleting: [CKSubscription.ID]) async throws
+        -> (saveResults: [CKSubscription.ID: Result<CKSubscription, Error>], deleteResults: [CKSubscription.ID: Result<Void, Error>]) {
+        let result = try engine().modifySubscriptions(saving: saving.map(\.subscription), deleting: deleting)
+        var saves: [CKSubscription.ID: Result<CKSubscription, Error>] = [:]
+        for (id, r) in result.saved { saves[id] = r.map(CKSubscription.wrap).mapError { $0 } }
+        var deletes: [CKSubscription.ID: Result<Void, Error>] = [:]
+        for (id, r) in result.deleted { deletes[id] = r.mapError { $0 } }
+        return (saves, deletes)
+    }
+
+    public func save(_ subscription: CKSubscription, completionHandler: @escaping @Sendable (CKSubscription?, Error?) -> Void) {
+        container.queue.async {
+            do throws(CKError) { completionHandler(CKSubscription.wrap(try self.engine().saveSubscription(subscription.subscription)), nil) } catch {
+                completionHandler(nil, error)
+            }
+        }
+    }
+
+    public func fetch(withSubscriptionID id: CKSubscription.ID, completionHandler: @escaping @Sendable (CKSubscription?, Error?) -> Void) {
+        container.queue.async {
+            do throws(CKError) { completionHandler(CKSubscription.wrap(try self.engine().subscription(id)), nil) } catch {
+                completionHandler(nil, error)
+            }
+        }
+    }
+
+    public func fetchAllSubscriptions(completionHandler: @escaping @Sendable ([CKSubscription]?, Error?) -> Void) {
+        container.queue.async {
+            do throws(CKError) { completionHandler(try self.engine().subscriptions().map(CKSubscription.wrap), nil) } catch {
+                completionHandler(nil, error)
+            }
+        }
+    }
+
+    public func delete(withSubscriptionID id: CKSubscription.ID, completionHandler: @escaping @Sendable (CKSubscription.ID?, Error?) -> Void) {
+        container.queue.async {
+            do throws(CKError) {
+                try self.engine().deleteSubscription(id)
+                completionHandler(id, nil)
+            } catch { completionHandler(nil, error) }
+        }
+    }
+}
+
+/// Saves and deletes subscriptions, each on its own (S3).
+public final class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
+    public var subscriptionsToSave: [CKSubscription]?
+    public var subscriptionIDsToDelete: [CKSubscription.ID]?
+    public var perSubscriptionSaveBlock: (@Sendable (CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
+    public var perSubscriptionDeleteBlock: (@Sendable (CKSubscription.ID, Result<Void, Error>) -> Void)?
+    public var modifySubscriptionsCompletionBlock: (@Sendable ([CKSubscription]?, [CKSubscription.ID]?, Error?) -> Void)?
+
+    public init(subscriptionsToSave: [CKSubscription]? = nil, subscriptionIDsToDelete: [CKSubscription.ID]? = nil) {
+        self.subscriptionsToSave = subscriptionsToSave
+        self.subscriptionIDsToDelete = subscriptionIDsToDelete
+    }
+
+    override func main() {
+        do throws(CKError) {
+            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; nothing was saved or deleted") }
+            let result = try database.engine().modifySubscriptions(saving: (subscriptionsToSave ?? []).map(\.subscription),
+                                                                   deleting: subscriptionIDsToDelete ?? [])
+            var saved: [CKSubscription] = []
+            var deleted: [CKSubscription.ID] = []
+            var errors: [CKItemID: CKError] = [:]
+            for (id, r) in result.saved {
+                switch r {
+                case .success(let s):
+                    saved.append(CKSubscription.wrap(s))
+                    perSubscriptionSaveBlock?(id, .success(saved.last!))
+                case .failure(let e):
+                    errors[.subscription(id)] = e
+                    perSubscriptionSaveBlock?(id, .failure(e))
+                }
+            }
+            for (id, r) in result.deleted {
+                if case .failure(let e) = r { errors[.subscription(id)] = e } else { deleted.append(id) }
+                perSubscriptionDeleteBlock?(id, r.mapError { $0 })
+            }
+            var error: CKError?
+            if !errors.isEmpty {
+                error = CKError(.partialFailure, "\(errors.count) of \(result.saved.count + result.deleted.count) subscriptions failed")
+                error?.partialErrorsByItemID = errors
+            }
+            modifySubscriptionsCompletionBlock?(saved, deleted, error)
+        } catch {
+            modifySubscriptionsCompletionBlock?(nil, nil, error)
+        }
+    }
+}
+
+/// Fetches subscriptions by ID, or all of the caller's.
+public final class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
+    public var subscriptionIDs: [CKSubscription.ID]?
+    public var perSubscriptionResultBlock: (@Sendable (CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
+    public var fetchSubscriptionCompletionBlock: (@Sendable ([CKSubscription.ID: CKSubscription]?, Error?) -> Void)?
+
+    public init(subscriptionIDs: [CKSubscription.ID]? = nil) { self.subscriptionIDs = subscriptionIDs }
+
+    public static func fetchAllSubscriptionsOperation() -> CKFetchSubscriptionsOperation { CKFetchSubscriptionsOperation() }
+
+    override func main() {
+        do throws(CKError) {
+            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            let all = try database.engine().subscriptions()
+            var found: [CKSubscription.ID: CKSubscription] = [:]
+            var errors: [CKItemID: CKError] = [:]
+            for id in subscriptionIDs ?? all.map(\.subscriptionID) {
+                if let s = all.first(where: { $0.subscriptionID == id }) {
+                    found[id] = CKSubscription.wrap(s)
+                    perSubscriptionResultBlock?(id, .success(found[id]!))
+                } else {
+                    let e = CKError(.unknownItem, "no subscription \(id) in your \(database.scope.rawValue) database")
+                    errors[.subscription(id)] = e
+                    perSubscriptionResultBlock?(id, .failure(e))
+                }
+            }
+            var error: CKError?
+            if !errors.isEmpty {
+                error = CKError(.partialFailure, "\(errors.count) subscriptions could not be fetched")
+                error?.partialErrorsByItemID = errors
+            }
+            fetchSubscriptionCompletionBlock?(found, error)
+        } catch {
+            fetchSubscriptionCompletionBlock?(nil, error)
+        }
+    }
+}

@@ -17,6 +17,9 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Guards every `var` below.
     private let lock = NSLock()
     private var records: [String: Record] = [:]
+    /// The records of each type asked for since the last change: queries scan these arrays
+    /// without filtering or copying the whole zone each time.
+    private var typeCache: [String: [Record]] = [:]
     private var lastSeq: Int64 = 0
     private var logInode: UInt64 = 0
     private var logOffset: Int64 = -1
@@ -84,6 +87,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         let entries = try LogScanner.readAppended(path, from: 0, to: st.size, zoneID: storage.zoneID)
         lock.withLock {
             records = loaded
+            typeCache = [:]
             lastSeq = loaded.values.compactMap { $0.recordChangeTag.flatMap { Int64($0) } }.max() ?? 0
         }
         _ = absorb(entries, inode: st.inode)
@@ -122,6 +126,7 @@ public final class ZoneCatalog: @unchecked Sendable {
             }
         }
         lastSeq = max(lastSeq, entry.seq)
+        for type in Set(changed.values) { typeCache[type] = nil }
         return changed
     }
 
@@ -135,7 +140,14 @@ public final class ZoneCatalog: @unchecked Sendable {
 
     /// The record types that have at least one record, sorted.
     /// The records of one type.
-    public func records(ofType type: String) -> [Record] { lock.withLock { records.values.filter { $0.recordType == type } } }
+    public func records(ofType type: String) -> [Record] {
+        lock.withLock {
+            if let cached = typeCache[type] { return cached }
+            let found = records.values.filter { $0.recordType == type }
+            typeCache[type] = found
+            return found
+        }
+    }
 
     public var recordTypes: [String] { lock.withLock { Set(records.values.map(\.recordType)) }.sorted() }
 

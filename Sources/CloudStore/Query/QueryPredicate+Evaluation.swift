@@ -59,13 +59,15 @@ extension QueryPredicate {
     /// A field's value, or a system field's: `recordID`, `creationDate`, `modificationDate`,
     /// `creatorUserRecordID`, `lastModifiedUserRecordID`.
     static func field(_ key: String, of r: Record) -> FieldValue? {
-        switch key {
+        // Stored fields never take a system field's name (Names.checkFieldKey): look there first.
+        if let v = r.fields[key] { return v }
+        return switch key {
         case "recordID": .reference(Reference(recordName: r.recordID.recordName))
         case "creationDate": r.created.map { .timestamp($0.timestamp) }
         case "modificationDate": r.modified.map { .timestamp($0.timestamp) }
         case "creatorUserRecordID": r.created.map { .reference(Reference(recordName: $0.userRecordName)) }
         case "lastModifiedUserRecordID": r.modified.map { .reference(Reference(recordName: $0.userRecordName)) }
-        default: r.fields[key]
+        default: nil
         }
     }
 

@@ -55,27 +55,55 @@ extension Database {
         var after: CursorPosition?
         if let cursor { after = try CursorPosition(cursor, for: query, zone: zone) }
         let sort = query.sortDescriptors
-        var matching = zoneRecords.records(ofType: query.recordType).filter { query.predicate.matches($0) }
-        if let after { matching = matching.filter { Self.compare($0, after, sort) > 0 } }
-        matching.sort { Self.compare($0, $1, sort) < 0 }
-        let page = Array(matching.prefix(limit))
+        let candidates = zoneRecords.records(ofType: query.recordType)
+        // The first `limit + 1` matches in sort order, kept sorted as the zone is scanned: each
+        // match's sort values are read once, and only a page's worth is ever sorted.
+        var best: [Ranked] = []
+        var all: [Ranked] = []
+        let bounded = limit <= 1000
+        candidates.withUnsafeBufferPointer { buffer in
+            for i in buffer.indices where query.predicate.matches(buffer[i]) {
+                let ranked = Ranked(values: sort.map { QueryPredicate.field($0.key, of: buffer[i]) }, name: buffer[i].recordID.recordName, index: i)
+                if let after, Self.compare(ranked.values, ranked.name, after.values, after.recordName, sort) <= 0 { continue }
+                guard bounded else {
+                    all.append(ranked)
+                    continue
+                }
+                if best.count > limit, let last = best.last, Self.compare(ranked, last, sort) >= 0 { continue }
+                var low = 0, high = best.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if Self.compare(best[mid], ranked, sort) < 0 { low = mid + 1 } else { high = mid }
+                }
+                best.insert(ranked, at: low)
+                if best.count > limit + 1 { best.removeLast() }
+            }
+        }
+        if !bounded {
+            all.sort { Self.compare($0, $1, sort) < 0 }
+            best = Array(all.prefix(limit + 1))
+        }
+        let page = best.prefix(limit).map { candidates[$0.index] }
         var next: QueryCursor?
-        if matching.count > limit, let last = page.last {
-            next = CursorPosition(recordName: last.recordID.recordName, values: sort.map { QueryPredicate.field($0.key, of: last) }).cursor(for: query, zone: zone)
+        if best.count > limit, let last = best.prefix(limit).last {
+            next = CursorPosition(recordName: last.name, values: last.values).cursor(for: query, zone: zone)
         }
         return QueryResult(records: page.map { $0.limited(to: desiredKeys) }, cursor: next)
     }
 
-    /// Records in sort order: by each sort key (values missing last), then by record name.
-    static func compare(_ a: Record, _ b: Record, _ sort: [QuerySortDescriptor]) -> Int {
-        compare(sort.map { QueryPredicate.field($0.key, of: a) }, a.recordID.recordName, sort.map { QueryPredicate.field($0.key, of: b) }, b.recordID.recordName, sort)
+    /// A match as the scan ranks it: its sort values, its name, its place in the scanned array.
+    struct Ranked {
+        var values: [FieldValue?]
+        var name: String
+        var index: Int
     }
 
-    static func compare(_ a: Record, _ position: CursorPosition, _ sort: [QuerySortDescriptor]) -> Int {
-        compare(sort.map { QueryPredicate.field($0.key, of: a) }, a.recordID.recordName, position.values, position.recordName, sort)
+    static func compare(_ a: Ranked, _ b: Ranked, _ sort: [QuerySortDescriptor]) -> Int {
+        compare(a.values, a.name, b.values, b.name, sort)
     }
 
-    private static func compare(_ av: [FieldValue?], _ an: String, _ bv: [FieldValue?], _ bn: String, _ sort: [QuerySortDescriptor]) -> Int {
+    /// Sort order: by each sort key (values missing last), then by record name.
+    static func compare(_ av: [FieldValue?], _ an: String, _ bv: [FieldValue?], _ bn: String, _ sort: [QuerySortDescriptor]) -> Int {
         for (i, d) in sort.enumerated() {
             let order: Int
             switch (av[i], bv[i]) {

@@ -7,7 +7,7 @@ struct Debug: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Workloads used by the tests.",
         shouldDisplay: false,
-        subcommands: [CrashWriter.self, Counter.self, WriteLoop.self, KeyValueClient.self, KeyValueWriter.self]
+        subcommands: [CrashWriter.self, Counter.self, WriteLoop.self, KeyValueClient.self, KeyValueWriter.self, QueryTiming.self]
     )
 }
 

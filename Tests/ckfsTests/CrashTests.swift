@@ -46,4 +46,47 @@ import Testing
         print("crash test: \(Self.kills) kills, \(acknowledged) acknowledged batches, last batch \(known), fsck repaired after \(repairs) kills")
         #expect(known > 100, "the writer made progress between kills")
     }
+
+    /// S4 with X1: a notification is appended and synced before its save is acknowledged, so
+    /// every acknowledged batch has its notification, none names a batch the store does not
+    /// hold, none comes twice; the notification log stays readable through every kill. (A
+    /// batch committed but killed before its notification was written has none: see the
+    /// at-most-once note in DESIGN §3.)
+    @Test func killedWriterKeepsTheNotificationsOfAcknowledgedSaves() throws {
+        let cli = try CLIFixture()
+        let sub = cli.run(["subscription", "create", "--type", "Crash", "--on", "create", "--predicate", "batch > 0", "--keys", "batch"])
+        try #require(sub.status == 0, "\(sub.stderr)")
+        var rng = SystemRandomNumberGenerator()
+        var reported: Int64 = 0
+        var acknowledged: Set<Int64> = []
+        var torn = 0
+        for round in 0..<60 {
+            let lines = try cli.runKilled(["debug", "crash-writer"], after: UInt32.random(in: 60_000...150_000, using: &rng))
+            let saved = lines.compactMap { $0.hasPrefix("saved ") ? Int64($0.dropFirst(6)) : nil }
+            acknowledged.formUnion(saved)
+            reported = saved.max() ?? reported
+            let fsck = cli.run(["fsck"])
+            try #require(fsck.status == 0, "round \(round): fsck: \(fsck.stderr)")
+            if fsck.stdout.contains("torn last line") { torn += 1 }
+            let db = try cli.database()
+            guard case .success(let fixed) = db.fetch([RecordID(recordName: "fixed-0")])[0].1, case .int64(let held)? = fixed["batch"] else {
+                try #require(reported == 0, "round \(round): acknowledged batch \(reported) but no fixed-0")
+                continue
+            }
+            let log = try Store.open(at: cli.store).container().notificationLog(user: "alice")
+            let contents = try log.contents()
+            try #require(contents.badLines.isEmpty, "round \(round): unreadable notification lines \(contents.badLines)")
+            // One creation per batch: b-N (and fixed-0…3, created by batch 1).
+            let batchRecords = contents.notifications.map(\.notification).filter { $0.recordID?.recordName.hasPrefix("b-") == true }
+            let notified = Set(batchRecords.compactMap { n -> Int64? in
+                if case .int64(let b)? = n.recordFields["batch"] { b } else { nil }
+            })
+            let missing = acknowledged.subtracting(notified).sorted()
+            try #require(missing.isEmpty, "round \(round): acknowledged batches \(missing.prefix(5)) have no notification")
+            try #require(notified.allSatisfy { $0 <= held }, "round \(round): a notification names a batch past the store's \(held)")
+            try #require(batchRecords.count == notified.count, "round \(round): a batch was notified twice")
+        }
+        print("notification crash test: 60 kills, \(acknowledged.count) acknowledged batches, last \(reported), torn notification lines cut after \(torn) kills")
+        #expect(reported > 20)
+    }
 }

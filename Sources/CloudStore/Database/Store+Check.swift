@@ -4,6 +4,9 @@ public struct CheckReport: Sendable {
     public var records = 0
     /// Keys in every user's key-value store.
     public var keyValueKeys = 0
+    /// Subscriptions of every database, and notifications kept for every user.
+    public var subscriptions = 0
+    public var notifications = 0
     /// Problems found and fixed.
     public var repaired: [String] = []
     /// Problems that need a person: what and how to fix it.
@@ -36,11 +39,22 @@ extension Store {
                 }
                 for db in databases {
                     checkDatabase(db, &report)
-                    if db != envDir + "/public" { KeyValueFile(store: self, directory: db).check(&report) }
+                    checkSubscriptions(db, owner: db == envDir + "/public" ? Database.publicOwnerName : StoreLayout.decode(StoreLayout.split(db).name) ?? "", &report)
+                    if db != envDir + "/public" {
+                        KeyValueFile(store: self, directory: db).check(&report)
+                        NotificationLog(directory: db, writer: writer).check(&report)
+                    }
                 }
             }
         }
         return report
+    }
+
+    /// `subscriptions.json` must parse, every subscription in it too.
+    private func checkSubscriptions(_ db: String, owner: String, _ report: inout CheckReport) {
+        do throws(CKError) { report.subscriptions += try SubscriptionFile(directory: db, ownerName: owner, writer: writer).all().count } catch {
+            report.damage.append(error.message)
+        }
     }
 
     private func checkDatabase(_ db: String, _ report: inout CheckReport) {

@@ -202,4 +202,30 @@ public final class NotificationLog: Sendable {
         }
         return NotificationChanges(notifications: found, token: NotificationToken(epoch: epoch, seq: max(after, log.lastSeq)), badge: badge)
     }
+
+    // MARK: Checking
+
+    /// For `ckfs fsck`: cuts a torn last line off (as the next append would) and reports
+    /// lines that cannot be read.
+    func check(_ report: inout CheckReport) {
+        guard case .success(let st?) = Syscall.stat(path) else { return }
+        do throws(CKError) {
+            try withFileLock(lockPath) { () throws(CKError) in
+                let fd = try Syscall.open(path, O_RDWR).orThrow(.internalError, "cannot open \(path)")
+                defer { Syscall.close(fd) }
+                let tail = try lastLine(fd, size: st.size)
+                if tail.end < st.size {
+                    try Syscall.ftruncate(fd, tail.end, path: path).orThrow(.internalError, "cannot repair \(path)")
+                    report.repaired.append("\(path): cut off a torn last line (\(st.size - tail.end) bytes) left by a writer that was killed")
+                }
+            }
+            let log = try contents()
+            report.notifications += log.notifications.count
+            if !log.badLines.isEmpty {
+                report.damage.append("\(path): lines \(log.badLines.map(String.init).joined(separator: ", ")) are not notifications; fix or delete those lines (readers skip them)")
+            }
+        } catch {
+            report.damage.append(error.message)
+        }
+    }
 }

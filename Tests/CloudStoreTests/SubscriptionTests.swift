@@ -265,6 +265,19 @@ import Testing
         #expect(try log.changes().notifications.count == 1)
     }
 
+    /// S3: a subscription is active once saved, also for another store object (another
+    /// process) that had committed before it: each commit reads the subscriptions file again
+    /// (under the zone's lock) rather than trusting what it read last.
+    @Test func subscriptionSavedElsewhereFiresForTheNextCommit() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.save(record("before"))
+        let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "d2"))
+        try other.saveSubscription(Subscription(recordType: "Note", options: .firesOnRecordCreation))
+        try db.save(record("after"))
+        #expect(try Self.notifications(t).notifications.map { $0.recordID?.recordName } == ["after"])
+    }
+
     /// A database without subscriptions commits without touching notification files.
     @Test func noSubscriptionsNoNotificationFiles() throws {
         let t = try TempStore()

@@ -238,13 +238,14 @@ extension Database {
         let storage = zoneStorage(zoneName)
         let zone = zoneID(zoneName)
         var committed: [ItemKey: Record] = [:]
-        // Subscriptions (S4): the records as they were are kept only when some may fire.
+        // Subscriptions (S4): read under the zone's lock, so one saved before this commit
+        // fires for it; the records as they were are kept only when some may fire.
         var watching: [Subscription] = []
         var notificationError: CKError?
-        do throws(CKError) { watching = try subscriptionsWatching(zoneName) } catch { notificationError = error }
         var before: [String: Record] = [:]
         do throws(CKError) {
             try storage.write { (txn) throws(CKError) -> (LogEntry?, Void) in
+                do throws(CKError) { watching = try subscriptionsWatching(zoneName) } catch { notificationError = error }
                 let now = Store.now()
                 let stamp = Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID)
                 let tag = String(txn.lastSeq + 1)

@@ -135,6 +135,14 @@ extension CKError {
     /// The error of one record in a partial failure.
     public func partialError(for recordID: RecordID) -> CKError? { partialErrorsByItemID?[.record(recordID)] }
 
+    /// `partialFailure` holding each failed item's error; nil when no item failed.
+    public static func partialFailure(_ errors: [CKItemID: CKError], _ message: String) -> CKError? {
+        guard !errors.isEmpty else { return nil }
+        var error = CKError(.partialFailure, message)
+        error.partialErrorsByItemID = errors
+        return error
+    }
+
     static func invalid(_ message: String) -> CKError { CKError(.invalidArguments, message) }
 }
 

@@ -88,17 +88,9 @@ extension CKContainer {
         AsyncThrowingStream { continuation in
             let task = Task {
                 do {
-                    let log = try self.notificationLog()
-                    var token = token
-                    var seen = ""
+                    var follower = try self.notificationLog().follow(since: token, excludingDevice: self.caller.deviceID)
                     while !Task.isCancelled {
-                        let version = try log.version()
-                        if version != seen {
-                            seen = version
-                            let changes = try log.changes(since: token, excludingDevice: self.caller.deviceID)
-                            for n in changes.notifications { continuation.yield(CKNotification.wrap(n, containerIdentifier: self.containerIdentifier)) }
-                            token = changes.token
-                        }
+                        for n in try follower.poll() { continuation.yield(CKNotification.wrap(n, containerIdentifier: self.containerIdentifier)) }
                         try await Task.sleep(nanoseconds: UInt64(interval * 1e9))
                     }
                     continuation.finish()

@@ -119,12 +119,7 @@ public final class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Send
                     perRecordCompletionBlock?(nil, id, e)
                 }
             }
-            var error: CKError?
-            if !errors.isEmpty {
-                error = CKError(.partialFailure, "\(errors.count) of \(recordIDs?.count ?? 0) records could not be fetched")
-                error?.partialErrorsByItemID = errors
-            }
-            fetchRecordsCompletionBlock?(found, error)
+            fetchRecordsCompletionBlock?(found, CKError.partialFailure(errors, "\(errors.count) of \(recordIDs?.count ?? 0) records could not be fetched"))
         } catch {
             fetchRecordsCompletionBlock?(nil, error)
         }

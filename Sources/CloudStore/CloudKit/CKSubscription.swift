@@ -226,12 +226,7 @@ public final class CKModifySubscriptionsOperation: CKDatabaseOperation, @uncheck
                 if case .failure(let e) = r { errors[.subscription(id)] = e } else { deleted.append(id) }
                 perSubscriptionDeleteBlock?(id, r.mapError { $0 })
             }
-            var error: CKError?
-            if !errors.isEmpty {
-                error = CKError(.partialFailure, "\(errors.count) of \(result.saved.count + result.deleted.count) subscriptions failed")
-                error?.partialErrorsByItemID = errors
-            }
-            modifySubscriptionsCompletionBlock?(saved, deleted, error)
+            modifySubscriptionsCompletionBlock?(saved, deleted, CKError.partialFailure(errors, "\(errors.count) of \(result.saved.count + result.deleted.count) subscriptions failed"))
         } catch {
             modifySubscriptionsCompletionBlock?(nil, nil, error)
         }
@@ -264,12 +259,7 @@ public final class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecke
                     perSubscriptionResultBlock?(id, .failure(e))
                 }
             }
-            var error: CKError?
-            if !errors.isEmpty {
-                error = CKError(.partialFailure, "\(errors.count) subscriptions could not be fetched")
-                error?.partialErrorsByItemID = errors
-            }
-            fetchSubscriptionCompletionBlock?(found, error)
+            fetchSubscriptionCompletionBlock?(found, CKError.partialFailure(errors, "\(errors.count) subscriptions could not be fetched"))
         } catch {
             fetchSubscriptionCompletionBlock?(nil, error)
         }

@@ -43,11 +43,7 @@ public struct ModifyResult: Sendable {
         var errors: [CKItemID: CKError] = [:]
         for (id, r) in saveResults { if case .failure(let e) = r { errors[.record(id)] = e } }
         for (id, r) in deleteResults { if case .failure(let e) = r { errors[.record(id)] = e } }
-        guard !errors.isEmpty else { return nil }
-        let total = saveResults.count + deleteResults.count
-        var error = CKError(.partialFailure, "\(errors.count) of \(total) items failed")
-        error.partialErrorsByItemID = errors
-        return error
+        return .partialFailure(errors, "\(errors.count) of \(saveResults.count + deleteResults.count) items failed")
     }
 }
 

@@ -45,9 +45,7 @@ public final class Database: Sendable {
     }
 
     private func newZoneMeta(_ name: String) -> ZoneMeta {
-        var epoch = ""
-        for _ in 0..<12 { epoch.append("0123456789abcdefghijklmnopqrstuvwxyz".randomElement()!) }
-        return ZoneMeta(zoneName: name, ownerName: ownerName, epoch: epoch, created: Store.now())
+        ZoneMeta(zoneName: name, ownerName: ownerName, epoch: Names.randomEpoch(), created: Store.now())
     }
 
     /// Bytes of records and assets in this database: the figure its quota limits (C9).

@@ -138,7 +138,6 @@ public final class ZoneCatalog: @unchecked Sendable {
         lock.withLock { records.values.filter { $0.recordType == type }.map(\.recordID.recordName) }.sorted()
     }
 
-    /// The record types that have at least one record, sorted.
     /// The records of one type.
     public func records(ofType type: String) -> [Record] {
         lock.withLock {
@@ -149,6 +148,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         }
     }
 
+    /// The record types that have at least one record, sorted.
     public var recordTypes: [String] { lock.withLock { Set(records.values.map(\.recordType)) }.sorted() }
 
     /// All records, as of the last refresh.

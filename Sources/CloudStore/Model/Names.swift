@@ -16,6 +16,12 @@ public enum Names {
 
     private static func isLetter(_ b: UInt8) -> Bool { (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) }
 
+    /// A new epoch for a history that may start again (a zone, a notification log): tokens of
+    /// another epoch are `changeTokenExpired`.
+    static func randomEpoch() -> String {
+        String((0..<12).map { _ in "0123456789abcdefghijklmnopqrstuvwxyz".randomElement()! })
+    }
+
     public static func checkRecordType(_ name: String) throws(CKError) {
         guard isIdentifier(name), name.utf8.count <= maxNameLength else {
             throw .invalid("record type \"\(name)\" is not a valid name: use ASCII letters, digits and '_', starting with a letter, at most \(maxNameLength) characters")

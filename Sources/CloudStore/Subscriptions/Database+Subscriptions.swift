@@ -178,14 +178,14 @@ extension Database {
             }
         }
         guard !produced.isEmpty else { return }
-        let once = Set(produced.filter { $0.0.options.contains(.firesOnce) }.map(\.0.subscriptionID))
-        guard !once.isEmpty else { return try deliver(produced.map { ($0.0.ownerUserRecordName, $0.1) }) }
+        let onceIDs = Set(produced.filter { $0.0.options.contains(.firesOnce) }.map(\.0.subscriptionID))
+        guard !onceIDs.isEmpty else { return try deliver(produced.map { ($0.0.ownerUserRecordName, $0.1) }) }
         // A firesOnce subscription fires for the commit that removes it, and no other: another
         // process may have fired it already.
         try subscriptionFile.update { (all) throws(CKError) in
             let present = Set(all.map(\.subscriptionID))
             let kept = produced.filter { !$0.0.options.contains(.firesOnce) || present.contains($0.0.subscriptionID) }
-            all.removeAll { once.contains($0.subscriptionID) }
+            all.removeAll { onceIDs.contains($0.subscriptionID) }
             try deliver(kept.map { ($0.0.ownerUserRecordName, $0.1) })
         }
     }

@@ -70,7 +70,7 @@ public final class NotificationLog: Sendable {
     }
 
     private func appendLines(_ lines: [JSONValue]) throws(CKError) {
-        if case .success(nil) = Syscall.stat(directory) { try Store.makeDirectories(directory, writer: writer) }
+        try Store.makeDirectories(directory, writer: writer)
         try withFileLock(lockPath) { () throws(CKError) in
             let fd = try Syscall.open(path, O_RDWR | O_CREAT | O_APPEND, mode: 0o600).orThrow(.internalError, "cannot open \(path)")
             defer { Syscall.close(fd) }
@@ -78,7 +78,7 @@ public final class NotificationLog: Sendable {
             var out: [UInt8] = []
             var seq: Int64
             if size == 0 {
-                out += JSONWriter.compact(.object(["epoch": .string(Self.newEpoch()), "format": .int(1)])) + [0x0A]
+                out += JSONWriter.compact(.object(["epoch": .string(Names.randomEpoch()), "format": .int(1)])) + [0x0A]
                 seq = 0
             } else {
                 let tail = try lastLine(fd, size: size)
@@ -119,10 +119,6 @@ public final class NotificationLog: Sendable {
             let line = Array(bytes[(lineStart ?? 0)..<lastNewline])
             return (try? JSONParser.parse(line), start + Int64(lastNewline) + 1)
         }
-    }
-
-    private static func newEpoch() -> String {
-        String((0..<10).map { _ in "0123456789abcdefghijklmnopqrstuvwxyz".randomElement()! })
     }
 
     // MARK: Reading
@@ -201,6 +197,37 @@ public final class NotificationLog: Sendable {
             if seq > after && n.originDeviceID != device { found.append(n) }
         }
         return NotificationChanges(notifications: found, token: NotificationToken(epoch: epoch, seq: max(after, log.lastSeq)), badge: badge)
+    }
+
+    // MARK: Following
+
+    /// Reads new notifications as they come: each ``poll()`` gives those after the last it
+    /// gave, reading the log only when its version changed (one `stat` otherwise).
+    public struct Follower: Sendable {
+        let log: NotificationLog
+        let device: String?
+        public private(set) var token: NotificationToken?
+        private var seen = ""
+
+        init(log: NotificationLog, token: NotificationToken?, device: String?) {
+            self.log = log
+            self.token = token
+            self.device = device
+        }
+
+        public mutating func poll() throws(CKError) -> [CloudNotification] {
+            let version = try log.version()
+            guard version != seen else { return [] }
+            seen = version
+            let changes = try log.changes(since: token, excludingDevice: device)
+            token = changes.token
+            return changes.notifications
+        }
+    }
+
+    /// A follower starting after `token` (nil: with every notification kept).
+    public func follow(since token: NotificationToken? = nil, excludingDevice device: String? = nil) -> Follower {
+        Follower(log: self, token: token, device: device)
     }
 
     // MARK: Checking

@@ -5,9 +5,10 @@ import Foundation
 /// query's predicate as its NSPredicate text.
 extension Subscription {
     /// The subscription as stored, for a subscription of `database`.
-    public func dictionary(in database: Database) -> JSONValue { json(ownerZone: database.ownerName) }
+    public func dictionary(in database: Database) -> JSONValue { json(ownerName: database.ownerName) }
 
-    func json(ownerZone ownerName: String) -> JSONValue {
+    /// `ownerName`: the owner of the database's zones, for `zoneID`.
+    func json(ownerName: String) -> JSONValue {
         var out: [String: JSONValue] = [
             "subscriptionID": .string(subscriptionID),
             "owner": .string(ownerUserRecordName),

@@ -64,7 +64,7 @@ final class SubscriptionFile: @unchecked Sendable {
             subscriptions.sort { $0.subscriptionID < $1.subscriptionID }
             let json: JSONValue = .object([
                 "format": .int(1),
-                "subscriptions": .array(subscriptions.map { $0.json(ownerZone: ownerName) }),
+                "subscriptions": .array(subscriptions.map { $0.json(ownerName: ownerName) }),
             ])
             let bytes = JSONWriter.pretty(json)
             try writer.replace(path, with: bytes, durable: true)

@@ -102,6 +102,11 @@ enum Report {
     }
 }
 
+/// The items of an option written `a,b,c`, without the spaces around them.
+func commaList(_ text: String) -> [String] {
+    text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+}
+
 /// Runs a command body, turning a ``CKError`` into the reported exit.
 func reportingErrors(_ body: () throws -> Void) throws {
     do {

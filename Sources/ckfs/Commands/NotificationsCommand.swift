@@ -30,20 +30,13 @@ struct NotificationsCommand: ParsableCommand {
         try reportingErrors {
             let store = try options.openStore()
             let log = try store.container(options.container).notificationLog(user: options.userName, environment: options.environment)
-            var token = since.map(NotificationToken.init(text:))
-            var seen = ""
+            var follower = log.follow(since: since.map(NotificationToken.init(text:)), excludingDevice: options.deviceID)
             repeat {
-                let version = try log.version()
-                if version != seen {
-                    seen = version
-                    let changes = try log.changes(since: token, excludingDevice: options.deviceID)
-                    let shown = changes.notifications.filter { !unread || !$0.isRead }
-                    for n in shown {
-                        FileHandle.standardOutput.write(Data(JSONWriter.compact(n.dictionary) + [0x0A]))
-                    }
-                    if markRead { try log.markRead(shown.map(\.notificationID)) }
-                    token = changes.token
+                let shown = try follower.poll().filter { !unread || !$0.isRead }
+                for n in shown {
+                    FileHandle.standardOutput.write(Data(JSONWriter.compact(n.dictionary) + [0x0A]))
                 }
+                if markRead { try log.markRead(shown.map(\.notificationID)) }
                 if follow { usleep(useconds_t(interval * 1000)) }
             } while follow
         }

@@ -71,7 +71,7 @@ extension RecordCommand {
         func run() throws {
             try reportingErrors {
                 let db = try options.openDatabase()
-                let desired = keys.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+                let desired = keys.map(commaList)
                 let result = try db.query(try parsedQuery(), in: options.zone, limit: limit, cursor: cursor.map(QueryCursor.init(text:)), desiredKeys: desired)
                 var out: [String: JSONValue] = ["records": .array(result.records.map(RecordCoding.encode))]
                 if let next = result.cursor { out["cursor"] = .string(next.text) }

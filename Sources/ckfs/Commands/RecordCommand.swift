@@ -100,7 +100,7 @@ extension RecordCommand {
         func run() throws {
             try reportingErrors {
                 let db = try options.openDatabase()
-                let desired = keys.map { $0.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) } }
+                let desired = keys.map(commaList)
                 let results = db.fetch(names.map { RecordID(recordName: $0, zoneID: db.zoneID(options.zone)) }, desiredKeys: desired)
                 var found: [JSONValue] = []
                 var errors: [CKItemID: CKError] = [:]
@@ -116,11 +116,7 @@ extension RecordCommand {
                     Report.printJSON(.array(found))
                 }
                 if errors.count == 1, names.count == 1 { throw errors.first!.value }
-                if !errors.isEmpty {
-                    var e = CKError(.partialFailure, "\(errors.count) of \(names.count) records could not be fetched")
-                    e.partialErrorsByItemID = errors
-                    throw e
-                }
+                if let e = CKError.partialFailure(errors, "\(errors.count) of \(names.count) records could not be fetched") { throw e }
             }
         }
     }

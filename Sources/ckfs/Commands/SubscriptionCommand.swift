@@ -47,7 +47,7 @@ extension SubscriptionCommand {
         @Flag(help: "Mark its notifications content-available.") var contentAvailable = false
         @Option(help: "Record fields its notifications carry, comma-separated.") var keys: String?
 
-        var triggers: [String] { on.flatMap { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() } } }
+        var triggers: [String] { on.flatMap(commaList).map { $0.lowercased() } }
 
         func validate() throws {
             if type == nil {
@@ -74,7 +74,7 @@ extension SubscriptionCommand {
                 let db = try place.openDatabase()
                 let info = NotificationInfo(alertBody: alert, title: title, soundName: sound, category: category, shouldBadge: badge,
                                             shouldSendContentAvailable: contentAvailable,
-                                            desiredKeys: keys.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } })
+                                            desiredKeys: keys.map(commaList))
                 let subscription: Subscription
                 if let type {
                     var options: SubscriptionOptions = once ? .firesOnce : []
@@ -125,11 +125,7 @@ extension SubscriptionCommand {
                     }
                 }
                 if failures.count == 1 { throw failures.first!.value }
-                if !failures.isEmpty {
-                    var e = CKError(.partialFailure, "\(failures.count) of \(ids.count) subscriptions could not be deleted")
-                    e.partialErrorsByItemID = failures
-                    throw e
-                }
+                if let e = CKError.partialFailure(failures, "\(failures.count) of \(ids.count) subscriptions could not be deleted") { throw e }
             }
         }
     }

@@ -7,7 +7,7 @@ struct CKFS: ParsableCommand {
         abstract: "A local CloudKit store kept as plain JSON files.",
         subcommands: [
             Init.self, Mount.self, Unmount.self, RecordCommand.self, ZoneCommand.self, KeyValueCommand.self, Changes.self, SchemaCommand.self,
-            SubscriptionCommand.self, NotificationsCommand.self,
+            SubscriptionCommand.self, NotificationsCommand.self, UserCommand.self, PermissionCommand.self,
             Fsck.self,
             Debug.self,
         ]

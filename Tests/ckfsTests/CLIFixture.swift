@@ -30,10 +30,11 @@ final class CLIFixture: @unchecked Sendable {
         var json: JSONValue? { try? JSONParser.parse(stdout) }
     }
 
-    /// Runs `ckfs ARGS --store STORE` with `input` on standard input.
+    /// Runs `ckfs ARGS --store STORE --user USER` with `input` on standard input (no
+    /// `--user` when `user` is nil: the OS user, or what ARGS say).
     @discardableResult
-    func run(_ args: [String], input: String? = nil, user: String = "alice") -> Output {
-        Self.exec(Self.binary, args + ["--store", store, "--user", user], input: input)
+    func run(_ args: [String], input: String? = nil, user: String? = "alice") -> Output {
+        Self.exec(Self.binary, args + ["--store", store] + (user.map { ["--user", $0] } ?? []), input: input)
     }
 
     static func exec(_ path: String, _ args: [String], input: String? = nil, environment: [String: String]? = nil) -> Output {

@@ -25,8 +25,12 @@ final class MountFixture: @unchecked Sendable {
         return cwd + "/.build/ckfs-mount-tests"
     }()
 
-    init(demo: Bool = true) throws {
-        root = Self.base + "/" + UUID().uuidString
+    /// Extra arguments of `ckfs mount` (for example `--allow-other`).
+    private let mountArgs: [String]
+
+    init(demo: Bool = true, base: String = MountFixture.base, mountArgs: [String] = [], beforeMount: (String) throws -> Void = { _ in }) throws {
+        self.mountArgs = mountArgs
+        root = base + "/" + UUID().uuidString
         store = root + "/store"
         mount = root + "/M"
         try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
@@ -34,6 +38,7 @@ final class MountFixture: @unchecked Sendable {
             let r = cli(["init"])
             guard r.status == 0 else { throw CKError(.internalError, "init failed: \(r.stderr)") }
         }
+        try beforeMount(store)
         try start(demo: demo)
     }
 
@@ -43,7 +48,7 @@ final class MountFixture: @unchecked Sendable {
     }
 
     func start(demo: Bool = false) throws {
-        let r = cli(["mount", mount] + (demo ? ["--demo"] : []))
+        let r = cli(["mount", mount] + (demo ? ["--demo"] : []) + mountArgs)
         guard r.status == 0, let range = r.stdout.range(of: #"daemon pid (\d+)"#, options: .regularExpression) else {
             throw CKError(.internalError, "mount failed (\(r.status)): \(r.stderr) \(r.stdout)")
         }

@@ -1,34 +1,81 @@
 import Foundation
 
-/// A container as CloudKit code uses it: its identifier and its two databases (C1, C2, C8).
+/// A container as CloudKit code uses it: its identifier, its two databases, the caller's
+/// account and permissions, and a queue that runs operations (C1–C8).
 public final class CKContainer: Sendable {
     public let containerIdentifier: String
-    let container: Container
+    /// The engine's container, or why it could not be opened (then every call fails with that
+    /// error and ``accountStatus()`` is `couldNotDetermine`).
+    let opened: Result<Container, CKError>
     public let caller: Caller
     public let environment: Environment
+    /// Answers a permission request when there is no decision yet (C5); nil: no answer.
+    let prompt: @Sendable (String) -> Bool?
     /// Operations added to the container or its databases run here, concurrently (C8).
     let queue = DispatchQueue(label: "ckfs.container", attributes: .concurrent)
 
     /// The container `identifier` (nil: the store's default) of `store`, as `user` (nil: the OS user).
-    public init(store: Store, identifier: String? = nil, user: String? = nil, deviceID: String = Caller.processDeviceID,
-                environment: Environment = .development) throws(CKError) {
-        self.container = try store.container(identifier)
-        self.containerIdentifier = container.identifier
-        self.caller = Caller(userName: user ?? Caller.currentOSUserName, deviceID: deviceID)
-        self.environment = environment
+    public convenience init(store: Store, identifier: String? = nil, user: String? = nil, deviceID: String = Caller.processDeviceID,
+                            environment: Environment = .development,
+                            prompt: @escaping @Sendable (String) -> Bool? = CKContainer.terminalPrompt) throws(CKError) {
+        let caller = user.map { Caller(userName: $0, deviceID: deviceID) } ?? Caller.osUser(deviceID: deviceID)
+        try self.init(store: store, identifier: identifier, caller: caller, environment: environment, prompt: prompt)
     }
+
+    /// The container `identifier` of `store` as `caller` (for example ``Caller/noAccount(deviceID:)``).
+    public init(store: Store, identifier: String? = nil, caller: Caller, environment: Environment = .development,
+                prompt: @escaping @Sendable (String) -> Bool? = CKContainer.terminalPrompt) throws(CKError) {
+        let container = try store.container(identifier)
+        self.opened = .success(container)
+        self.containerIdentifier = container.identifier
+        self.caller = caller
+        self.environment = environment
+        self.prompt = prompt
+    }
+
+    /// A container of the store at ``Store/defaultPath`` (`CKFS_STORE`), as the OS user; when
+    /// the store cannot be opened, every call fails with the reason.
+    private init(defaultStoreIdentifier identifier: String?) {
+        self.caller = .osUser()
+        self.environment = .development
+        self.prompt = CKContainer.terminalPrompt
+        do throws(CKError) {
+            let store = try Store.open(at: Store.defaultPath)
+            let container = try store.container(identifier)
+            self.opened = .success(container)
+            self.containerIdentifier = container.identifier
+        } catch {
+            self.opened = .failure(error)
+            self.containerIdentifier = identifier ?? StoreSettings().defaultContainer
+        }
+    }
+
+    /// The default container of the store at ``Store/defaultPath`` (C1).
+    public static func `default`() -> CKContainer { CKContainer(defaultStoreIdentifier: nil) }
+
+    /// The container `identifier` of the store at ``Store/defaultPath`` (C1); an invalid
+    /// identifier makes every call fail with `badContainer`.
+    public convenience init(identifier: String) { self.init(defaultStoreIdentifier: identifier) }
+
+    /// The engine's container.
+    func engine() throws(CKError) -> Container { try opened.get() }
 
     public var publicCloudDatabase: CKDatabase { CKDatabase(container: self, scope: .public) }
     public var privateCloudDatabase: CKDatabase { CKDatabase(container: self, scope: .private) }
 
     public func database(with scope: DatabaseScope) -> CKDatabase { CKDatabase(container: self, scope: scope) }
 
-    /// Runs an operation on the private database in the background.
-    public func add(_ operation: CKDatabaseOperation) { privateCloudDatabase.add(operation) }
+    /// Runs an operation in the background on the container's queue, concurrently with others
+    /// (C8); a database operation with no database set works on the private database.
+    public func add(_ operation: CKOperation) {
+        if let op = operation as? CKDatabaseOperation, op.database == nil { op.database = privateCloudDatabase }
+        operation.container = self
+        queue.async { operation.start() }
+    }
 
-    /// The caller's user record ID in this container (C3).
+    /// The caller's user record ID in this container (C3); `notAuthenticated` with no account.
     public func userRecordID() throws(CKError) -> CKRecord.ID {
-        CKRecord.ID(recordName: try container.userRecordName(for: caller.userName))
+        CKRecord.ID(recordName: try engine().signedIn(caller, for: "a user record ID").userRecordName)
     }
 
     public func fetchUserRecordID(completionHandler: @escaping @Sendable (CKRecord.ID?, Error?) -> Void) {
@@ -54,7 +101,7 @@ public final class CKDatabase: Sendable {
 
     /// The engine's database (opened on each use: cheap, and it sees new zones).
     public func engine() throws(CKError) -> Database {
-        try container.container.database(scope, caller: container.caller, environment: container.environment)
+        try container.engine().database(scope, caller: container.caller, environment: container.environment)
     }
 
     func wrap(_ record: Record, _ db: Database) -> CKRecord {
@@ -64,7 +111,7 @@ public final class CKDatabase: Sendable {
     /// Runs an operation in the background on the container's queue (C8).
     public func add(_ operation: CKDatabaseOperation) {
         operation.database = self
-        container.queue.async { operation.start() }
+        container.add(operation)
     }
 
     // MARK: async

@@ -72,7 +72,7 @@ public typealias CKNotificationToken = NotificationToken
 extension CKContainer {
     /// The caller's notifications log (S5).
     func notificationLog() throws(CKError) -> NotificationLog {
-        try container.notificationLog(user: caller.userName, environment: environment)
+        try engine().notificationLog(caller: caller, environment: environment)
     }
 
     /// Notifications since `token` (nil: all kept), without those of this client's own

@@ -1,20 +1,15 @@
 import Foundation
 
-/// The base of operations run by ``CKDatabase/add(_:)``: on the container's concurrent
-/// queue, with completion blocks that may run on any thread (C8).
+/// The base of every operation: run by ``CKContainer/add(_:)`` or ``CKDatabase/add(_:)`` on
+/// the container's concurrent queue, with completion blocks that may run on any thread (C8).
 ///
 /// Set the blocks and inputs before adding the operation; `lock` guards what changes after.
-open class CKDatabaseOperation: @unchecked Sendable {
+open class CKOperation: @unchecked Sendable {
     let lock = NSLock()
     /// Guarded by `lock`.
     private var cancelled = false
     private var finished = false
-    /// Set when added; guarded by `lock`.
-    var database: CKDatabase? {
-        get { lock.withLock { storedDatabase } }
-        set { lock.withLock { storedDatabase = newValue } }
-    }
-    private var storedDatabase: CKDatabase?
+    private var storedContainer: CKContainer?
 
     /// Called once when the operation is done, after its own completion block.
     public var completionBlock: (@Sendable () -> Void)?
@@ -27,6 +22,12 @@ open class CKDatabaseOperation: @unchecked Sendable {
     /// Stops the operation: what it had not committed yet is not applied (M8).
     public func cancel() { lock.withLock { cancelled = true } }
 
+    /// The container the operation was added to (or whose database it was added to).
+    var container: CKContainer? {
+        get { lock.withLock { storedContainer } }
+        set { lock.withLock { storedContainer = newValue } }
+    }
+
     func start() {
         main()
         lock.withLock { finished = true }
@@ -34,6 +35,18 @@ open class CKDatabaseOperation: @unchecked Sendable {
     }
 
     func main() {}
+}
+
+/// An operation on one database; added to a container, it works on the private database.
+open class CKDatabaseOperation: CKOperation, @unchecked Sendable {
+    /// Set when added; guarded by `lock`.
+    private var storedDatabase: CKDatabase?
+
+    /// The database the operation works on: set it, or let ``CKDatabase/add(_:)`` set it.
+    public var database: CKDatabase? {
+        get { lock.withLock { storedDatabase } }
+        set { lock.withLock { storedDatabase = newValue } }
+    }
 }
 
 /// Saves and deletes records in one operation (M1–M8).

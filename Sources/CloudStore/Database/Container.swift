@@ -1,6 +1,9 @@
 import Foundation
 
-/// A container: its users, quotas, schema and databases (C1, C2, C9).
+/// A container: its identities, quotas, schema and databases (C1–C4, C9).
+///
+/// `container.json` is read into ``ContainerInfo`` and rewritten whole under the container's
+/// file lock; a miss (an identity another process added) reads it again before answering.
 public final class Container: @unchecked Sendable {
     public let identifier: String
     let store: Store
@@ -9,92 +12,178 @@ public final class Container: @unchecked Sendable {
     var infoPath: String { store.layout.containerFile(identifier) }
     var lockPath: String { directory + "/lock" }
 
-    /// Guards `users` and `quotas`.
+    /// Guards `info`, `version` and `checked`.
     private let lock = NSLock()
-    /// Local identity name → user record name (`_` + opaque id), C3.
-    private var users: [String: String] = [:]
-    private var quotas: (privateBytes: Int64, publicBytes: Int64)
+    private var info: ContainerInfo
+    /// The inode and change time of the `container.json` `info` was read from: every write
+    /// replaces the file, so another inode means another version.
+    private var version: (ino: UInt64, ctime: Int64)?
+    /// When the file was last compared with `version`.
+    private var checked = Date.distantPast
 
     init(store: Store, identifier: String) throws(CKError) {
         self.store = store
         self.identifier = identifier
         self.schema = Schema(path: store.layout.schemaFile(identifier), writer: store.writer)
-        self.quotas = (store.settings.privateQuotaBytes, store.settings.publicQuotaBytes)
+        self.info = ContainerInfo(identifier: identifier, privateQuotaBytes: store.settings.privateQuotaBytes,
+                                  publicQuotaBytes: store.settings.publicQuotaBytes)
         try store.ensureDirectory(directory)
         if try readJSONFile(infoPath) == nil {
             try withFileLock(lockPath) { () throws(CKError) in
-                if try readJSONFile(infoPath) == nil { try writeInfo(users: [:], quotas: quotas) }
+                if try readJSONFile(infoPath) == nil { try write(info) }
             }
         }
         try reload()
     }
 
-    private func reload() throws(CKError) {
-        guard let json = try readJSONFile(infoPath) else { return }
-        var found: [String: String] = [:]
-        for u in json["users"]?.arrayValue ?? [] {
-            if let name = u["name"]?.stringValue, let id = u["userRecordName"]?.stringValue { found[name] = id }
+    /// What `container.json` held when last read.
+    var current: ContainerInfo { lock.withLock { info } }
+
+    /// What `container.json` holds now, read again only when another process replaced it (one
+    /// `stat`); with `maxAge`, not even that when it was compared that recently.
+    func fresh(maxAge: Double = 0) throws(CKError) -> ContainerInfo {
+        if maxAge > 0, lock.withLock({ -checked.timeIntervalSinceNow < maxAge }) { return current }
+        var st = stat()
+        guard stat(infoPath, &st) == 0 else { return try reload() }
+        let now = (ino: UInt64(st.st_ino), ctime: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
+        let same = lock.withLock { () -> Bool in
+            checked = Date()
+            return version.map { $0.ino == now.ino && $0.ctime == now.ctime } ?? false
         }
-        let p = json["quotas"]?["privateBytes"]?.int64Value ?? store.settings.privateQuotaBytes
-        let q = json["quotas"]?["publicBytes"]?.int64Value ?? store.settings.publicQuotaBytes
+        return same ? current : try reload()
+    }
+
+    @discardableResult
+    func reload() throws(CKError) -> ContainerInfo {
+        var st = stat()
+        let statted = stat(infoPath, &st) == 0
+        guard let json = try readJSONFile(infoPath) else { return current }
+        var read = try ContainerInfo(json: json, defaults: store.settings, path: infoPath)
+        read.identifier = identifier
         lock.withLock {
-            users = found
-            quotas = (p, q)
+            info = read
+            // Stamped with what was there before the read: a replace in between only means one
+            // more read later.
+            version = statted ? (UInt64(st.st_ino), Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)) : nil
+            checked = Date()
+        }
+        return read
+    }
+
+    private func write(_ new: ContainerInfo) throws(CKError) {
+        try store.writer.replace(infoPath, with: JSONWriter.pretty(new.json()), durable: true)
+    }
+
+    /// Changes `container.json` under the container's lock, from what it holds now.
+    func update<T>(_ body: (inout ContainerInfo) throws(CKError) -> T) throws(CKError) -> T {
+        try withFileLock(lockPath) { () throws(CKError) -> T in
+            var new = try reload()
+            let result = try body(&new)
+            if new != current {
+                try write(new)
+                lock.withLock { info = new }
+            }
+            return result
         }
     }
 
-    private func writeInfo(users: [String: String], quotas: (privateBytes: Int64, publicBytes: Int64)) throws(CKError) {
-        let json: JSONValue = .object([
-            "identifier": .string(identifier),
-            "format": .int(1),
-            "quotas": .object(["privateBytes": .int(quotas.privateBytes), "publicBytes": .int(quotas.publicBytes)]),
-            "users": .array(users.sorted { $0.key < $1.key }.map { .object(["name": .string($0.key), "userRecordName": .string($0.value)]) }),
-        ])
-        try store.writer.replace(infoPath, with: JSONWriter.pretty(json), durable: true)
+    // MARK: Identities (C3, C4)
+
+    /// The identity `caller` acts as, enrolling it when the container allows that; nil: no account.
+    public func identity(of caller: Caller) throws(CKError) -> Identity? {
+        guard caller.hasAccount else { return nil }
+        let read = try fresh()
+        if let u = read.identity(of: caller) { return u }
+        guard read.autoEnrol else { return nil }
+        return try update { (info: inout ContainerInfo) throws(CKError) -> Identity? in
+            if let u = info.identity(of: caller) { return u }
+            guard info.autoEnrol else { return nil }
+            guard info.users[caller.userName] == nil else {
+                // The name is another uid's: this OS user gets no identity by itself.
+                return nil
+            }
+            let u = Identity(name: caller.userName, userRecordName: Identity.newUserRecordName(), uid: caller.uid, created: Store.now())
+            info.users[u.name] = u
+            return u
+        }
+    }
+
+    /// The caller's account status (C4); never throws: an unreadable store is `couldNotDetermine`.
+    public func accountStatus(of caller: Caller) -> AccountStatus {
+        guard caller.hasAccount else { return .noAccount }
+        do throws(CKError) {
+            let read = try fresh()
+            guard let u = read.identity(of: caller) else {
+                return read.autoEnrol && read.users[caller.userName] == nil ? .available : .noAccount
+            }
+            return read.isRestricted(u) ? .restricted : .available
+        } catch {
+            return .couldNotDetermine
+        }
+    }
+
+    /// The identity of a caller who must have an account that is not restricted.
+    func signedIn(_ caller: Caller, for purpose: String) throws(CKError) -> Identity {
+        guard let u = try identity(of: caller) else {
+            throw CKError(.notAuthenticated, caller.hasAccount
+                ? "\(caller.userName)\(caller.uid.map { " (uid \($0))" } ?? "") has no identity in container \(identifier), which does not enrol new users: \(purpose) needs one (ckfs user add NAME --uid N)"
+                : "no account: \(purpose) needs an identity (act as one with --user NAME)")
+        }
+        guard try !fresh().isRestricted(u) else {
+            throw CKError(.notAuthenticated, "the account of \(u.name) is restricted in container \(identifier): \(purpose) is not allowed (remove it from settings.restrictedUsers in container.json)")
+        }
+        return u
     }
 
     /// The stable user record name of a local identity in this container, enrolled on first use (C3).
     public func userRecordName(for userName: String) throws(CKError) -> String {
-        guard !userName.isEmpty else { throw CKError(.notAuthenticated, "no user is signed in") }
-        if let id = lock.withLock({ users[userName] }) { return id }
-        return try withFileLock(lockPath) { () throws(CKError) -> String in
-            try reload()
-            if let id = lock.withLock({ users[userName] }) { return id }
-            var bytes = [UInt8](repeating: 0, count: 16)
-            for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
-            let id = "_" + bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-            var all = lock.withLock { users }
-            all[userName] = id
-            try writeInfo(users: all, quotas: lock.withLock { quotas })
-            lock.withLock { users[userName] = id }
-            return id
-        }
+        try userRecordName(for: Caller(userName: userName))
+    }
+
+    public func userRecordName(for caller: Caller) throws(CKError) -> String {
+        try signedIn(caller, for: "a private database").userRecordName
     }
 
     /// Local identities and their user record names.
     public func knownUsers() throws(CKError) -> [(name: String, userRecordName: String)] {
-        try reload()
-        return lock.withLock { users.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } }
+        try identities().map { ($0.name, $0.userRecordName) }
     }
+
+    /// Every identity of the container, by name.
+    public func identities() throws(CKError) -> [Identity] {
+        try fresh().users.values.sorted { $0.name < $1.name }
+    }
+
+    /// Whether some identity may change every public record of `type` (C2).
+    /// Views ask this for every file they show, so it may answer from a read up to a second old.
+    public func hasWriteRoles(for type: String) -> Bool {
+        ((try? fresh(maxAge: 1)) ?? current).writeRoles[type]?.isEmpty == false
+    }
+
+    // MARK: Quotas (C9)
 
     /// Sets the quotas of this container (C9): each user's private data and all public data.
     public func setQuotas(privateBytes: Int64?, publicBytes: Int64?) throws(CKError) {
-        try withFileLock(lockPath) { () throws(CKError) in
-            try reload()
-            var q = lock.withLock { quotas }
-            if let p = privateBytes { q.privateBytes = p }
-            if let p = publicBytes { q.publicBytes = p }
-            try writeInfo(users: lock.withLock { users }, quotas: q)
-            lock.withLock { quotas = q }
+        try update { (info: inout ContainerInfo) throws(CKError) in
+            if let p = privateBytes { info.privateQuotaBytes = p }
+            if let p = publicBytes { info.publicQuotaBytes = p }
         }
     }
 
-    public var privateQuotaBytes: Int64 { lock.withLock { quotas.privateBytes } }
-    public var publicQuotaBytes: Int64 { lock.withLock { quotas.publicBytes } }
+    public var privateQuotaBytes: Int64 { current.privateQuotaBytes }
+    public var publicQuotaBytes: Int64 { current.publicQuotaBytes }
 
-    /// A database of this container as `caller` sees it.
+    // MARK: Databases
+
+    /// A database of this container as `caller` sees it (C2, C4): with no account (or a
+    /// restricted one) the public database reads only and the private one is refused.
     public func database(_ scope: DatabaseScope, caller: Caller, environment: Environment = .development) throws(CKError) -> Database {
-        let userRecordName = try userRecordName(for: caller.userName)
-        return try Database(container: self, scope: scope, environment: environment, caller: caller, userRecordName: userRecordName)
+        if scope == .private {
+            let u = try signedIn(caller, for: "the private database")
+            return try Database(container: self, scope: scope, environment: environment, caller: caller, identity: u)
+        }
+        let u = try identity(of: caller)
+        let usable = try u.flatMap { (u) throws(CKError) in try fresh().isRestricted(u) ? nil : u }
+        return try Database(container: self, scope: scope, environment: environment, caller: caller, identity: usable)
     }
 }

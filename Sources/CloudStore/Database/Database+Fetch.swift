@@ -8,7 +8,7 @@ extension Database {
             let id = normalized(id)
             do throws(CKError) {
                 try Names.checkRecordName(id.recordName, allowSystem: true)
-                guard let record = try zoneStorage(id.zoneID.zoneName).record(named: id.recordName) else {
+                guard let record = try zoneStorage(id.zoneID.zoneName).record(named: id.recordName) ?? unsavedUserRecord(id) else {
                     throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
                 }
                 return (id, .success(record.limited(to: desiredKeys)))
@@ -16,6 +16,15 @@ extension Database {
                 return (id, .failure(error))
             }
         }
+    }
+
+    /// C3: a user's record exists from enrolment on; until its user first saves it, it is
+    /// empty and has no change tag (a save without one stores it).
+    func unsavedUserRecord(_ id: RecordID) -> Record? {
+        guard scope == .public, id.zoneID.zoneName == ZoneID.defaultZoneName, id.recordName.hasPrefix("_"),
+              let user = (try? container.fresh())?.identity(userRecordName: id.recordName) else { return nil }
+        let stamp = Stamp(timestamp: user.created, userRecordName: user.userRecordName, deviceID: "")
+        return Record(stored: Schema.usersRecordType, recordID: id, fields: [:], tag: nil, created: stamp, modified: stamp)
     }
 
     /// Fetches one record; throws `unknownItem` when there is none.

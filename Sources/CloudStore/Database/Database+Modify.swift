@@ -56,6 +56,7 @@ extension Database {
     public func modify(saving: [Record], deleting: [RecordID] = [], options: ModifyOptions = ModifyOptions(),
                        progress: ((RecordID, Double) -> Void)? = nil,
                        isCancelled: (() -> Bool)? = nil) throws(CKError) -> ModifyResult {
+        _ = try writer("save or delete records")
         let limit = store.settings.maxItemsPerOperation
         guard saving.count + deleting.count <= limit else {
             throw CKError(.limitExceeded, "an operation may save and delete at most \(limit) items; this one has \(saving.count + deleting.count): split it into smaller operations")
@@ -137,7 +138,11 @@ extension Database {
 
     private func checkInput(_ record: Record) throws(CKError) {
         try Names.checkRecordType(record.recordType)
-        try Names.checkRecordName(record.recordID.recordName)
+        if record.recordType == Schema.usersRecordType {
+            try checkUserRecord(record.recordID.recordName)
+        } else {
+            try Names.checkRecordName(record.recordID.recordName)
+        }
         for (key, value) in record.fields {
             try Names.checkFieldKey(key, recordType: record.recordType)
             try checkValue(value, key: key)
@@ -163,10 +168,36 @@ extension Database {
         }
     }
 
-    /// C2: in the public database only a record's creator may change or delete it.
-    private func checkOwnership(_ server: Record) throws(CKError) {
-        guard scope == .public, let creator = server.created?.userRecordName, creator != userRecordName else { return }
-        throw CKError(.permissionFailure, "record \(server.recordID.recordName) in the public database belongs to its creator (\(creator)); only the creator may change or delete it")
+    /// Throws what a save (or delete) of this stored record by the caller would fail with for
+    /// want of an account or of the right to it (C2, C4): for views that ask before a change.
+    public func checkMayChange(_ stored: Record, deleting: Bool = false) throws(CKError) {
+        _ = try writer(deleting ? "delete records" : "save records")
+        try checkOwnership(stored, deleting: deleting)
+    }
+
+    /// C3: a user record is saved only by its user, in the public database, and is never created
+    /// under another name.
+    private func checkUserRecord(_ name: String) throws(CKError) {
+        guard scope == .public, name == userRecordName else {
+            if scope == .public, name.hasPrefix("_"), (try? container.fresh().identity(userRecordName: name)) != nil {
+                throw CKError(.permissionFailure, "user record \(name) belongs to another user; only its user may change it")
+            }
+            throw .invalid("records of type Users cannot be created: each user has one, in the public database, named by the user record ID (yours is \(userRecordName.isEmpty ? "given by ckfs user whoami" : userRecordName))")
+        }
+    }
+
+    /// C2: in the public database only a record's creator, or an identity the container gives
+    /// a write role for its type, may change or delete it. User records are never deleted (C3).
+    func checkOwnership(_ server: Record, deleting: Bool = false) throws(CKError) {
+        guard scope == .public else { return }
+        if deleting && server.recordType == Schema.usersRecordType {
+            throw CKError(.permissionFailure, "user record \(server.recordID.recordName) cannot be deleted; it lives as long as its user")
+        }
+        guard let creator = server.created?.userRecordName, creator != userRecordName else { return }
+        // Roles may have been given or taken by another process: as the file holds them now.
+        if let identity, server.recordType != Schema.usersRecordType,
+           try container.fresh().hasWriteRole(identity, recordType: server.recordType) { return }
+        throw CKError(.permissionFailure, "record \(server.recordID.recordName) in the public database belongs to its creator (\(creator)); only the creator, or a user with a write role for \(server.recordType) (ckfs user role), may change or delete it")
     }
 
     private func checkSize(_ record: Record) throws(CKError) {
@@ -291,7 +322,7 @@ extension Database {
                         guard let server = try txn.record(id.recordName) else {
                             throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(zoneName); nothing to delete")
                         }
-                        try checkOwnership(server)
+                        try checkOwnership(server, deleting: true)
                         if !watching.isEmpty { before[id.recordName] = server }
                         if !deleting.contains(id.recordName) {
                             deleting.append(id.recordName)

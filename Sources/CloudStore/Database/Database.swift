@@ -7,8 +7,11 @@ public final class Database: Sendable {
     public let scope: DatabaseScope
     public let environment: Environment
     public let caller: Caller
-    /// The caller's user record name in this container.
-    public let userRecordName: String
+    /// The caller's identity; nil when the caller has no account or a restricted one, and
+    /// then this is the public database, which reads but does not write (C4).
+    public let identity: Identity?
+    /// The caller's user record name in this container; empty without an identity.
+    public var userRecordName: String { identity?.userRecordName ?? "" }
     let directory: String
 
     /// Owner name of the public database's zone.
@@ -19,18 +22,28 @@ public final class Database: Sendable {
     public var ownerName: String { scope == .private ? userRecordName : Self.publicOwnerName }
     public var quotaBytes: Int64 { scope == .private ? container.privateQuotaBytes : container.publicQuotaBytes }
 
-    init(container: Container, scope: DatabaseScope, environment: Environment, caller: Caller, userRecordName: String) throws(CKError) {
+    init(container: Container, scope: DatabaseScope, environment: Environment, caller: Caller, identity: Identity?) throws(CKError) {
         self.container = container
         self.scope = scope
         self.environment = environment
         self.caller = caller
-        self.userRecordName = userRecordName
-        self.directory = container.store.layout.databaseDirectory(container.identifier, environment, scope, user: userRecordName)
+        self.identity = identity
+        self.directory = container.store.layout.databaseDirectory(container.identifier, environment, scope, user: identity?.userRecordName ?? "")
         let defaultZone = StoreLayout.zoneDirectory(directory, zone: ZoneID.defaultZoneName)
         if case .success(nil) = Syscall.stat(defaultZone) {
             try container.store.ensureDirectory(StoreLayout.zonesDirectory(directory))
             _ = try ZoneStorage.create(at: defaultZone, meta: newZoneMeta(ZoneID.defaultZoneName), io: container.store.io)
         }
+    }
+
+    /// The caller's identity, for a change (C4): with no account the public database only reads.
+    func writer(_ purpose: String) throws(CKError) -> Identity {
+        guard let identity else {
+            throw CKError(.notAuthenticated, caller.hasAccount
+                ? "\(caller.userName) cannot \(purpose): the account is restricted or unknown in container \(container.identifier); the public database only reads without one"
+                : "no account: \(purpose) needs an identity; the public database only reads without one (act as one with --user NAME)")
+        }
+        return identity
     }
 
     /// The zone ID as stored: the caller's name for the owner is replaced by the real one.

@@ -55,6 +55,9 @@ public final class Schema: @unchecked Sendable {
         }
     }
 
+    /// The record type of user records (C3).
+    public static let usersRecordType = "Users"
+
     /// Checks a record against the schema; returns what saving it would add. `pending` is
     /// what earlier records of the same operation add.
     func check(_ record: Record, environment: Environment, pending: Additions) throws(CKError) -> Additions {
@@ -69,7 +72,8 @@ public final class Schema: @unchecked Sendable {
             known = types[type]
         }
         if known == nil && !pending.types.contains(type) {
-            if environment == .production {
+            // `Users` is built in (C3): every environment has it, fields still need a deploy.
+            if environment == .production && type != Schema.usersRecordType {
                 throw .invalid("record type \(type) does not exist in the production schema; save it in development and run `ckfs schema deploy`")
             }
             additions.types.insert(type)

@@ -62,14 +62,30 @@ public struct StoreSettings: Sendable, Equatable {
 
 /// Who is acting, and from where (the device ID names a client: a process or a mount).
 public struct Caller: Sendable, Equatable {
-    /// The local identity's name (an OS user name unless given).
+    /// The local identity's name (an OS user name unless given); empty: no account (C4).
     public var userName: String
+    /// The OS user acting, when the caller is one: the container finds its identity by uid
+    /// first, so an identity added with `--uid` is the same person under any name.
+    public var uid: UInt32?
     public var deviceID: String
 
-    public init(userName: String, deviceID: String = Caller.processDeviceID) {
+    public init(userName: String, uid: UInt32? = nil, deviceID: String = Caller.processDeviceID) {
         self.userName = userName
+        self.uid = uid
         self.deviceID = deviceID
     }
+
+    /// This process's OS user.
+    public static func osUser(deviceID: String = Caller.processDeviceID) -> Caller {
+        Caller(userName: currentOSUserName, uid: geteuid(), deviceID: deviceID)
+    }
+
+    /// A caller with no account: reads the public database, nothing else (C4).
+    public static func noAccount(deviceID: String = Caller.processDeviceID) -> Caller {
+        Caller(userName: "", deviceID: deviceID)
+    }
+
+    public var hasAccount: Bool { !userName.isEmpty }
 
     /// The device ID of this process as a client: `<host>-<pid>`.
     public static let processDeviceID = "\(hostName)-\(getpid())"

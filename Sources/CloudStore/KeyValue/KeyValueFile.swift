@@ -157,7 +157,12 @@ public final class KeyValueFile: @unchecked Sendable {
 extension Container {
     /// The key-value store of local identity `userName` in this container (K1).
     public func keyValueFile(user userName: String, environment: Environment = .development) throws(CKError) -> KeyValueFile {
-        let id = try userRecordName(for: userName)
+        try keyValueFile(caller: Caller(userName: userName), environment: environment)
+    }
+
+    /// The key-value store of the identity `caller` acts as (K1).
+    public func keyValueFile(caller: Caller, environment: Environment = .development) throws(CKError) -> KeyValueFile {
+        let id = try signedIn(caller, for: "the key-value store").userRecordName
         return KeyValueFile(store: store, directory: store.layout.databaseDirectory(identifier, environment, .private, user: id))
     }
 }

@@ -56,17 +56,24 @@ public final class KeyValueStore: @unchecked Sendable {
     /// The store of `user` (nil: the OS user) in container `containerIdentifier` (nil: the
     /// store's default). `synchronizeEvery` seconds a timer writes pending changes and looks
     /// for others' (nil: only on ``sync()``).
-    public init(store: Store, containerIdentifier: String? = nil, user: String? = nil, environment: Environment = .development,
+    public convenience init(store: Store, containerIdentifier: String? = nil, user: String? = nil, environment: Environment = .development,
+                            synchronizeEvery interval: Double? = 1.0) throws(CKError) {
+        try self.init(store: store, containerIdentifier: containerIdentifier, caller: user.map { Caller(userName: $0) } ?? Caller.osUser(),
+                      environment: environment, synchronizeEvery: interval)
+    }
+
+    /// The store of the identity `caller` acts as; with no account it fails with `notAuthenticated` (C4).
+    public init(store: Store, containerIdentifier: String? = nil, caller: Caller, environment: Environment = .development,
                 synchronizeEvery interval: Double? = 1.0) throws(CKError) {
         let container = try store.container(containerIdentifier)
-        let name = user ?? Caller.currentOSUserName
+        let name = caller.userName
         self.container = container
         self.containerIdentifier = container.identifier
         self.environment = environment
         self.limits = store.settings.keyValueLimits
         self.values = KeyValueEntries([:], limits: store.settings.keyValueLimits)
         self.userName = name
-        self.file = try container.keyValueFile(user: name, environment: environment)
+        self.file = try container.keyValueFile(caller: caller, environment: environment)
         do { try load() } catch { failure = error }
         if let interval { startTimer(interval) }
     }

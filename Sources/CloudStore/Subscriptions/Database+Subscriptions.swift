@@ -10,6 +10,7 @@ extension Database {
     /// active once this returns.
     public func modifySubscriptions(saving: [Subscription], deleting: [String] = [])
         throws(CKError) -> (saved: [(String, Result<Subscription, CKError>)], deleted: [(String, Result<Void, CKError>)]) {
+        _ = try writer("save or delete subscriptions")
         var prepared: [Result<Subscription, CKError>] = []
         for s in saving {
             do throws(CKError) { prepared.append(.success(try checked(s))) } catch { prepared.append(.failure(error)) }
@@ -211,6 +212,11 @@ extension Container {
 
     /// The notifications of local identity `userName` (S5).
     public func notificationLog(user userName: String, environment: Environment = .development) throws(CKError) -> NotificationLog {
-        notificationLog(userRecordName: try userRecordName(for: userName), environment: environment)
+        try notificationLog(caller: Caller(userName: userName), environment: environment)
+    }
+
+    /// The notifications of the identity `caller` acts as (S5).
+    public func notificationLog(caller: Caller, environment: Environment = .development) throws(CKError) -> NotificationLog {
+        notificationLog(userRecordName: try signedIn(caller, for: "notifications").userRecordName, environment: environment)
     }
 }

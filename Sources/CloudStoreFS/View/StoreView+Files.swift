@@ -19,6 +19,7 @@ extension StoreView {
                 return OpenReply(handle: handles.add(h), keepCache: false)
             }
             guard let (bytes, tag) = try current(target) else { throw FSError(ENOENT) }
+            if flags & O_ACCMODE != O_RDONLY { try checkMayChange(target, deleting: false, caller: caller) }
             let h = OpenFile(kind: .item(target), inode: inode, flags: flags, caller: caller, buffer: truncating ? [] : bytes)
             h.dirty = truncating
             h.baseTag = tag

@@ -9,7 +9,7 @@ extension StoreView {
     func keyValueFile(_ ref: KeyValueRef) throws(FSError) -> KeyValueFile {
         if let f = stateLock.withLock({ keyValueFiles[ref] }) { return f }
         do {
-            let f = try store.container(ref.container).keyValueFile(user: ref.user, environment: environment)
+            let f = try store.container(ref.container).keyValueFile(caller: engineCaller(ref.user), environment: environment)
             stateLock.withLock { keyValueFiles[ref] = f }
             return f
         } catch {

@@ -6,6 +6,9 @@ extension StoreView {
     static let attributeTimeout = 1.0
     static let lostFoundName = "lost+found"
     static let keyValueFolderName = "keyvalue"
+    /// Anyone may add public records (C2); who may change or remove one is the engine's
+    /// question, asked in open, rename and unlink (``checkMayChange(_:deleting:caller:)``).
+    static let publicFolderMode: UInt32 = 0o777
 
     func key(_ inode: UInt64) throws(FSError) -> NodeKey {
         guard let k = inodes.key(of: inode) else { throw FSError(ENOENT, "inode \(inode) is not known") }
@@ -78,12 +81,12 @@ extension StoreView {
         case .lostFound:
             return dir(0o1777, uid: daemonUID)
         case .database(let d), .recordType(let d, _, _):
-            return dir(d.scope == .public ? 0o755 : 0o700, uid: owner(d))
+            return dir(d.scope == .public ? Self.publicFolderMode : 0o700, uid: owner(d))
         case .keyValueFolder(let ref):
             return dir(0o700, uid: uid(ofUserNamed: ref.user) ?? daemonUID)
         case .zone(let d, let zone):
             guard let created = (try? database(d, caller: caller).zone(zone))?.created else { throw FSError(ENOENT) }
-            return dir(d.scope == .public ? 0o755 : 0o700, uid: owner(d), time: created)
+            return dir(d.scope == .public ? Self.publicFolderMode : 0o700, uid: owner(d), time: created)
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
             if let pending = stateLock.withLock({ pendingNew[target] }) {
@@ -117,7 +120,10 @@ extension StoreView {
             ? uid(ofCreator: record.created?.userRecordName, container: target.database.container)
             : owner(target.database)
         let modified = record.modified?.timestamp ?? started
-        return NodeAttributes(inode: inode, kind: .file, permissions: target.database.scope == .public ? 0o644 : 0o600,
+        // A type with write roles is writable by all as far as the kernel is concerned: the
+        // roles are the engine's to check (C2).
+        let publicMode: UInt32 = (try? store.container(target.database.container).hasWriteRoles(for: target.type)) == true ? 0o666 : 0o644
+        return NodeAttributes(inode: inode, kind: .file, permissions: target.database.scope == .public ? publicMode : 0o600,
                               links: 1, uid: owner, gid: owner == daemonUID ? daemonGID : owner, size: size,
                               modified: modified, changed: modified, accessed: modified)
     }

@@ -154,6 +154,7 @@ extension StoreView {
         case .record, .keyValueEntry:
             let from = ItemTarget(source)!
             guard let (bytes, _) = try current(from) else { throw FSError(ENOENT) }
+            try checkMayChange(from, deleting: true, caller: caller)
             if let target = toItem {
                 // mv between names: a save of the new name, then a delete of the old.
                 if case .record(let f) = from, case .record(let t) = target,

@@ -15,6 +15,18 @@ extension StoreView {
         }
     }
 
+    /// C2: a public record another user created is not changed, moved or removed here (EACCES),
+    /// asked before the view does anything about it, so nothing is hidden or half done.
+    func checkMayChange(_ target: ItemTarget, deleting: Bool, caller: CallerContext) throws(FSError) {
+        guard case .record(let t) = target, t.database.scope == .public,
+              let r = try catalog(t.database, t.zone).record(named: t.name) else { return }
+        let db = try database(t.database, caller: caller)
+        do throws(CKError) { try db.checkMayChange(r, deleting: deleting) } catch {
+            log("refused \(deleting ? "removal" : "change") of \(mountPath(target)) by uid \(caller.uid): \(error.message)")
+            throw error.fsError
+        }
+    }
+
     func exists(_ target: ItemTarget) throws(FSError) -> Bool {
         switch target {
         case .record(let t):

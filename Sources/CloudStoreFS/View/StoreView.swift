@@ -111,11 +111,17 @@ public final class StoreView: @unchecked Sendable {
         guard let userRecordName else { return daemonUID }
         if let known = stateLock.withLock({ uidsByUserRecord[container]?[userRecordName] }) { return known }
         var map: [String: UInt32] = [:]
-        if let users = try? store.container(container).knownUsers() {
-            for u in users { map[u.userRecordName] = uid(ofUserNamed: u.name) ?? daemonUID }
+        if let users = try? store.container(container).identities() {
+            for u in users { map[u.userRecordName] = u.uid ?? uid(ofUserNamed: u.name) ?? daemonUID }
         }
         stateLock.withLock { uidsByUserRecord[container] = map }
         return map[userRecordName] ?? daemonUID
+    }
+
+    /// The engine's caller for the OS user named `name` (as ``userName(_:)`` gives it): the
+    /// container finds its identity by uid (C3).
+    func engineCaller(_ name: String) -> Caller {
+        Caller(userName: name, uid: uid(ofUserNamed: name), deviceID: deviceID)
     }
 
     // MARK: Databases and zones
@@ -126,8 +132,9 @@ public final class StoreView: @unchecked Sendable {
         let hk = DatabaseHandleKey(database: key, actingUser: acting)
         if let db = stateLock.withLock({ databases[hk] }) { return db }
         do {
-            let db = try store.container(key.container).database(key.scope, caller: Caller(userName: acting, deviceID: deviceID), environment: environment)
-            stateLock.withLock { databases[hk] = db }
+            let db = try store.container(key.container).database(key.scope, caller: engineCaller(acting), environment: environment)
+            // One without an identity is not kept: the user may be added while mounted.
+            if db.identity != nil { stateLock.withLock { databases[hk] = db } }
             return db
         } catch {
             throw error.fsError

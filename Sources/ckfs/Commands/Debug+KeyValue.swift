@@ -14,7 +14,7 @@ extension Debug {
 
         func run() throws {
             try reportingErrors {
-                let kv = try KeyValueStore(store: options.openStore(), containerIdentifier: options.container, user: options.userName,
+                let kv = try KeyValueStore(store: options.openStore(), containerIdentifier: options.container, caller: options.caller,
                                            environment: options.environment, synchronizeEvery: every)
                 let observer = NotificationCenter.default.addObserver(forName: KeyValueStore.didChangeExternallyNotification, object: kv, queue: nil) { note in
                     let reason = note.userInfo?[NSUbiquitousKeyValueStoreChangeReasonKey] as? Int ?? -1

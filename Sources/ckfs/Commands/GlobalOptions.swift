@@ -13,6 +13,9 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The local identity to act as (default: the OS user).")
     var user: String?
 
+    @Flag(help: "Act with no account: the public database reads, nothing else (C4).")
+    var noAccount = false
+
     @Option(help: "The environment: development or production.")
     var environment: CloudStore.Environment = .development
 
@@ -23,7 +26,7 @@ struct StoreOptions: ParsableArguments {
 
     func openStore() throws -> Store { try Store.open(at: storePath) }
 
-    var userName: String { user ?? Caller.currentOSUserName }
+    var userName: String { caller.userName }
 
     var deviceID: String {
         if let device, !device.isEmpty { return device }
@@ -31,7 +34,17 @@ struct StoreOptions: ParsableArguments {
         return Caller.processDeviceID
     }
 
-    var caller: Caller { Caller(userName: userName, deviceID: deviceID) }
+    /// The named identity, no account, or this process's OS user (found by uid).
+    var caller: Caller {
+        if noAccount { return .noAccount(deviceID: deviceID) }
+        if let user { return Caller(userName: user, deviceID: deviceID) }
+        return .osUser(deviceID: deviceID)
+    }
+
+    func validate() throws {
+        if noAccount && user != nil { throw ValidationError("--user and --no-account contradict each other; give one") }
+        if let user, user.isEmpty { throw ValidationError("--user needs a name; use --no-account to act with none") }
+    }
 }
 
 /// Options every command that works on a database takes: ``StoreOptions`` plus the database and zone.

@@ -22,7 +22,7 @@ struct KeyValueCommand: ParsableCommand {
 extension StoreOptions {
     /// A client that syncs only when told, failing at once when the store cannot be read.
     func openKeyValueStore() throws -> KeyValueStore {
-        let kv = try KeyValueStore(store: openStore(), containerIdentifier: container, user: userName,
+        let kv = try KeyValueStore(store: openStore(), containerIdentifier: container, caller: caller,
                                    environment: environment, synchronizeEvery: nil)
         if let error = kv.lastError { throw error }
         return kv

@@ -42,7 +42,7 @@ struct Mount: ParsableCommand {
 
     private func fillDemo() throws {
         let store = try Store.create(at: options.storePath)
-        try DemoData.fill(store, caller: Caller(userName: options.user ?? Caller.currentOSUserName))
+        try DemoData.fill(store, caller: options.place.caller)
     }
 
     private func checkMountPoint(_ path: String) throws {

@@ -29,7 +29,7 @@ struct NotificationsCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let store = try options.openStore()
-            let log = try store.container(options.container).notificationLog(user: options.userName, environment: options.environment)
+            let log = try store.container(options.container).notificationLog(caller: options.caller, environment: options.environment)
             var follower = log.follow(since: since.map(NotificationToken.init(text:)), excludingDevice: options.deviceID)
             repeat {
                 let shown = try follower.poll().filter { !unread || !$0.isRead }

@@ -1,0 +1,216 @@
+import Foundation
+
+/// The account status of the caller (C4).
+public enum CKAccountStatus: Int, Sendable {
+    case couldNotDetermine = 0, available = 1, restricted = 2, noAccount = 3, temporarilyUnavailable = 4
+
+    init(_ status: AccountStatus) {
+        switch status {
+        case .couldNotDetermine: self = .couldNotDetermine
+        case .available: self = .available
+        case .restricted: self = .restricted
+        case .noAccount: self = .noAccount
+        }
+    }
+}
+
+/// What discovery tells about a user (C6): the user record ID, how the user was looked up,
+/// and the name; nothing else.
+public struct CKUserIdentity: Sendable, Equatable {
+    public struct LookupInfo: Sendable, Equatable {
+        public var emailAddress: String?
+        public var userRecordID: CKRecord.ID?
+        public init(emailAddress: String) { self.emailAddress = emailAddress }
+        public init(userRecordID: CKRecord.ID) { self.userRecordID = userRecordID }
+    }
+
+    public var userRecordID: CKRecord.ID?
+    public var lookupInfo: LookupInfo?
+    public var nameComponents: PersonNameComponents?
+    public var hasiCloudAccount: Bool { userRecordID != nil }
+    /// The user's email addresses (what the caller could look the user up by).
+    public var emailAddresses: [String]
+
+    init(_ d: DiscoveredIdentity, lookup: LookupInfo?) {
+        userRecordID = CKRecord.ID(recordName: d.userRecordName)
+        lookupInfo = lookup
+        var n = PersonNameComponents()
+        n.nickname = d.name
+        nameComponents = n
+        emailAddresses = d.emails
+    }
+}
+
+extension CKContainer {
+    /// Application permissions (C5).
+    public struct ApplicationPermissions: OptionSet, Sendable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+        public static let userDiscoverability = ApplicationPermissions(rawValue: 1)
+    }
+
+    public enum ApplicationPermissionStatus: Int, Sendable {
+        case initialState = 0, couldNotComplete = 1, denied = 2, granted = 3
+
+        init(_ s: PermissionStatus) {
+            switch s {
+            case .initialState: self = .initialState
+            case .couldNotComplete: self = .couldNotComplete
+            case .denied: self = .denied
+            case .granted: self = .granted
+            }
+        }
+    }
+
+    /// Asks on the terminal (stdin and stderr) when both are one; nil otherwise.
+    public static let terminalPrompt: @Sendable (String) -> Bool? = { question in
+        guard isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1 else { return nil }
+        FileHandle.standardError.write(Data("\(question) [y/n] ".utf8))
+        guard let line = readLine() else { return nil }
+        switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "y", "yes": return true
+        case "n", "no": return false
+        default: return nil
+        }
+    }
+
+    // MARK: Account status (C4)
+
+    /// The caller's account status; never fails: an unreadable store is `couldNotDetermine`.
+    public func accountStatusNow() -> CKAccountStatus {
+        guard case .success(let c) = opened else { return .couldNotDetermine }
+        return CKAccountStatus(c.accountStatus(of: caller))
+    }
+
+    public func accountStatus(completionHandler: @escaping @Sendable (CKAccountStatus, Error?) -> Void) {
+        queue.async {
+            switch self.opened {
+            case .success: completionHandler(self.accountStatusNow(), nil)
+            case .failure(let e): completionHandler(.couldNotDetermine, e)
+            }
+        }
+    }
+
+    public func accountStatus() async throws -> CKAccountStatus {
+        if case .failure(let e) = opened { throw e }
+        return accountStatusNow()
+    }
+
+    // MARK: Permissions (C5)
+
+    public func status(forApplicationPermission permission: ApplicationPermissions) throws(CKError) -> ApplicationPermissionStatus {
+        try checkPermission(permission)
+        return ApplicationPermissionStatus(try engine().permissionStatus(.userDiscoverability, caller: caller))
+    }
+
+    /// Asks once (with `prompt`); once granted or denied, answers without asking.
+    public func requestApplicationPermission(_ permission: ApplicationPermissions) throws(CKError) -> ApplicationPermissionStatus {
+        try checkPermission(permission)
+        let container = try engine()
+        let prompt = self.prompt
+        let question = "Let people who know your email address find you in \(containerIdentifier)?"
+        return ApplicationPermissionStatus(try container.requestPermission(.userDiscoverability, caller: caller) { prompt(question) })
+    }
+
+    public func status(forApplicationPermission permission: ApplicationPermissions,
+                       completionHandler: @escaping @Sendable (ApplicationPermissionStatus, Error?) -> Void) {
+        queue.async {
+            do throws(CKError) { completionHandler(try self.status(forApplicationPermission: permission), nil) } catch {
+                completionHandler(.couldNotComplete, error)
+            }
+        }
+    }
+
+    public func requestApplicationPermission(_ permission: ApplicationPermissions,
+                                             completionHandler: @escaping @Sendable (ApplicationPermissionStatus, Error?) -> Void) {
+        queue.async {
+            do throws(CKError) { completionHandler(try self.requestApplicationPermission(permission), nil) } catch {
+                completionHandler(.couldNotComplete, error)
+            }
+        }
+    }
+
+    private func checkPermission(_ permission: ApplicationPermissions) throws(CKError) {
+        guard permission == .userDiscoverability else {
+            throw CKError(.invalidArguments, "unknown application permission \(permission.rawValue); the one there is is userDiscoverability")
+        }
+    }
+
+    // MARK: Discovery (C6)
+
+    /// Every user who granted discoverability and whose email address is in the caller's contacts.
+    public func discoverAllIdentities() throws(CKError) -> [CKUserIdentity] {
+        try engine().discoverAllIdentities(caller: caller).map { CKUserIdentity($0, lookup: nil) }
+    }
+
+    /// The user with this email address, if that user granted discoverability.
+    public func discoverUserIdentity(withEmailAddress email: String) throws(CKError) -> CKUserIdentity? {
+        try engine().discoverIdentity(email: email, caller: caller).map { CKUserIdentity($0, lookup: .init(emailAddress: email)) }
+    }
+
+    /// The user with this user record ID, if that user granted discoverability.
+    public func discoverUserIdentity(withUserRecordID id: CKRecord.ID) throws(CKError) -> CKUserIdentity? {
+        try engine().discoverIdentity(userRecordName: id.recordName, caller: caller).map { CKUserIdentity($0, lookup: .init(userRecordID: id)) }
+    }
+
+    public func discoverAllIdentities(completionHandler: @escaping @Sendable ([CKUserIdentity]?, Error?) -> Void) {
+        queue.async {
+            do throws(CKError) { completionHandler(try self.discoverAllIdentities(), nil) } catch { completionHandler(nil, error) }
+        }
+    }
+
+    public func discoverUserIdentity(withEmailAddress email: String, completionHandler: @escaping @Sendable (CKUserIdentity?, Error?) -> Void) {
+        queue.async {
+            do throws(CKError) { completionHandler(try self.discoverUserIdentity(withEmailAddress: email), nil) } catch { completionHandler(nil, error) }
+        }
+    }
+
+    public func discoverUserIdentity(withUserRecordID id: CKRecord.ID, completionHandler: @escaping @Sendable (CKUserIdentity?, Error?) -> Void) {
+        queue.async {
+            do throws(CKError) { completionHandler(try self.discoverUserIdentity(withUserRecordID: id), nil) } catch { completionHandler(nil, error) }
+        }
+    }
+}
+
+/// Discovers users by email address or user record ID (C6).
+public final class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Sendable {
+    public var userIdentityLookupInfos: [CKUserIdentity.LookupInfo]
+    public var userIdentityDiscoveredBlock: (@Sendable (CKUserIdentity, CKUserIdentity.LookupInfo) -> Void)?
+    public var discoverUserIdentitiesCompletionBlock: (@Sendable (Error?) -> Void)?
+
+    public init(userIdentityLookupInfos: [CKUserIdentity.LookupInfo]) { self.userIdentityLookupInfos = userIdentityLookupInfos }
+
+    override func main() {
+        do throws(CKError) {
+            guard let container else { throw CKError(.internalError, "the operation was not added to a container") }
+            for info in userIdentityLookupInfos {
+                if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
+                var found: CKUserIdentity?
+                if let e = info.emailAddress { found = try container.discoverUserIdentity(withEmailAddress: e) }
+                else if let id = info.userRecordID { found = try container.discoverUserIdentity(withUserRecordID: id) }
+                if let found { userIdentityDiscoveredBlock?(found, info) }
+            }
+            discoverUserIdentitiesCompletionBlock?(nil)
+        } catch {
+            discoverUserIdentitiesCompletionBlock?(error)
+        }
+    }
+}
+
+/// Discovers every discoverable user in the caller's contacts (C6).
+public final class CKDiscoverAllUserIdentitiesOperation: CKOperation, @unchecked Sendable {
+    public var userIdentityDiscoveredBlock: (@Sendable (CKUserIdentity) -> Void)?
+    public var discoverAllUserIdentitiesCompletionBlock: (@Sendable (Error?) -> Void)?
+
+    public override init() {}
+
+    override func main() {
+        do throws(CKError) {
+            guard let container else { throw CKError(.internalError, "the operation was not added to a container") }
+            for u in try container.discoverAllIdentities() { userIdentityDiscoveredBlock?(u) }
+            discoverAllUserIdentitiesCompletionBlock?(nil)
+        } catch {
+            discoverAllUserIdentitiesCompletionBlock?(error)
+        }
+    }
+}

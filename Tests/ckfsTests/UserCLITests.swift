@@ -112,3 +112,39 @@ import Testing
         #expect(hidden.status == 1 && hidden.stdout.isEmpty && hidden.stderr.contains("not granted"))
     }
 }
+
+extension UserCLITests {
+    /// fsck reads container.json as the engine does and says what is wrong with it.
+    @Test func fsckChecksContainerJSON() throws {
+        let cli = try CLIFixture()
+        #expect(cli.run(["user", "add", "bob", "--uid", "5001", "--email", "bob@example.com"], user: nil).status == 0)
+        #expect(cli.run(["record", "save"], input: #"{"recordType":"Note","recordName":"n","fields":{"t":"x"}}"#, user: "bob").status == 0)
+        let clean = cli.run(["fsck"], user: nil)
+        #expect(clean.status == 0 && clean.stdout.contains(", 1 users:"), "\(clean.stdout) \(clean.stderr)")
+        let path = cli.store + "/iCloud.local.ckfs/container.json"
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        // A second user with bob's uid and email, a role for nobody, and bob's entry gone.
+        text = text.replacingOccurrences(of: #""name": "bob""#, with: #""name": "robert""#)
+        text = text.replacingOccurrences(of: #""writeRoles": {}"#, with: #""writeRoles": {"Note": ["ghost"]}"#)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let python = CLIFixture.exec("/usr/bin/python3", ["-c", """
+            import json, sys
+            d = json.load(open(sys.argv[1]))
+            u = [x for x in d["users"] if x["name"] == "robert"][0]
+            d["users"].append(dict(u, name="rob", userRecordName="_0000"))
+            json.dump(d, open(sys.argv[1], "w"))
+            """, path])
+        #expect(python.status == 0, "\(python.stderr)")
+        let bad = cli.run(["fsck"], user: nil)
+        #expect(bad.status != 0)
+        #expect(bad.stdout.contains("uid 5001 belongs to several users") || bad.stderr.contains("uid 5001 belongs to several users"), "\(bad.stdout) \(bad.stderr)")
+        #expect((bad.stdout + bad.stderr).contains("email bob@example.com belongs to several users"))
+        #expect((bad.stdout + bad.stderr).contains("user ghost, who is not in users"))
+        try Data("{\"users\": [{\"name\": \"x\"}]}".utf8).write(to: URL(fileURLWithPath: path))
+        let broken = cli.run(["fsck"], user: nil)
+        #expect(broken.status != 0 && (broken.stdout + broken.stderr).contains("users[0] (x) needs a \"userRecordName\""))
+        try Data("{\"users\": []}".utf8).write(to: URL(fileURLWithPath: path))
+        let orphan = cli.run(["fsck"], user: nil)
+        #expect(orphan.status != 0 && (orphan.stdout + orphan.stderr).contains("belongs to no identity"), "bob's private folder has no identity now")
+    }
+}

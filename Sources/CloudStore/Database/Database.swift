@@ -38,7 +38,8 @@ public final class Database: Sendable {
 
     /// The caller's identity, for a change (C4): with no account the public database only reads.
     func writer(_ purpose: String) throws(CKError) -> Identity {
-        guard let identity else {
+        // Restricted since this object was made (a long-lived mount keeps its databases)?
+        guard let identity, try !container.fresh().isRestricted(identity) else {
             throw CKError(.notAuthenticated, caller.hasAccount
                 ? "\(caller.userName) cannot \(purpose): the account is restricted or unknown in container \(container.identifier); the public database only reads without one"
                 : "no account: \(purpose) needs an identity; the public database only reads without one (act as one with --user NAME)")

@@ -7,6 +7,8 @@ public struct CheckReport: Sendable {
     /// Subscriptions of every database, and notifications kept for every user.
     public var subscriptions = 0
     public var notifications = 0
+    /// Identities of every container.
+    public var users = 0
     /// Problems found and fixed.
     public var repaired: [String] = []
     /// Problems that need a person: what and how to fix it.
@@ -28,14 +30,17 @@ extension Store {
         }
         for id in containers {
             let dir = layout.containerDirectory(id)
-            for file in [layout.containerFile(id), layout.schemaFile(id)] {
-                do throws(CKError) { _ = try readJSONFile(file) } catch { report.damage.append(error.message) }
-            }
+            let info = checkContainerInfo(id, &report)
+            do throws(CKError) { _ = try readJSONFile(layout.schemaFile(id)) } catch { report.damage.append(error.message) }
             for env in Environment.allCases {
                 let envDir = dir + "/" + env.rawValue
                 var databases = [envDir + "/public"]
                 if case .success(let users?) = Syscall.listDirectory(envDir + "/private") {
-                    databases += users.filter { !$0.hasPrefix(".") }.sorted().map { envDir + "/private/" + $0 }
+                    let owners = users.filter { !$0.hasPrefix(".") }.sorted()
+                    databases += owners.map { envDir + "/private/" + $0 }
+                    for o in owners where info != nil && info?.identity(userRecordName: StoreLayout.decode(o) ?? o) == nil {
+                        report.damage.append("\(envDir)/private/\(o) belongs to no identity in container.json (a removed user's data?): put the user's entry back, or move the folder out of the store")
+                    }
                 }
                 for db in databases {
                     checkDatabase(db, &report)
@@ -48,6 +53,30 @@ extension Store {
             }
         }
         return report
+    }
+
+    /// `container.json` must parse; a uid, email or user record name names one identity, and
+    /// settings name identities that exist.
+    private func checkContainerInfo(_ id: String, _ report: inout CheckReport) -> ContainerInfo? {
+        let path = layout.containerFile(id)
+        do throws(CKError) {
+            guard let json = try readJSONFile(path) else { return nil }
+            let info = try ContainerInfo(json: json, defaults: settings, path: path)
+            report.users += info.users.count
+            func dupes<T: Hashable>(_ values: [T]) -> [T] { Dictionary(grouping: values) { $0 }.filter { $0.value.count > 1 }.map(\.key) }
+            let users = info.users.values
+            for uid in dupes(users.compactMap(\.uid)) { report.damage.append("\(path): uid \(uid) belongs to several users; keep it on one") }
+            for e in dupes(users.flatMap(\.emails)) { report.damage.append("\(path): email \(e) belongs to several users; keep it on one") }
+            for r in dupes(users.map(\.userRecordName)) { report.damage.append("\(path): user record name \(r) belongs to several users; it must be unique") }
+            let named = Set(info.restrictedUsers + info.writeRoles.values.flatMap { $0 })
+            for n in named.sorted() where info.users[n] == nil {
+                report.damage.append("\(path): settings name user \(n), who is not in users; add the user or remove the name")
+            }
+            return info
+        } catch {
+            report.damage.append(error.message)
+            return nil
+        }
     }
 
     /// `subscriptions.json` must parse, every subscription in it too.

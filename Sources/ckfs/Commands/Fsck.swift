@@ -14,7 +14,7 @@ struct Fsck: ParsableCommand {
             let report = try options.openStore().check()
             for line in report.repaired { print("repaired: \(line)") }
             for line in report.damage { Report.printError("ckfs: damage: \(line)") }
-            print("checked \(report.zones) zones, \(report.records) records, \(report.keyValueKeys) key-value keys, \(report.subscriptions) subscriptions, \(report.notifications) notifications: \(report.repaired.count) repaired, \(report.damage.count) damaged")
+            print("checked \(report.zones) zones, \(report.records) records, \(report.keyValueKeys) key-value keys, \(report.subscriptions) subscriptions, \(report.notifications) notifications, \(report.users) users: \(report.repaired.count) repaired, \(report.damage.count) damaged")
             if !report.isClean { throw ExitCode(1) }
         }
     }

@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "CloudStore", targets: ["CloudStore"]),
         .library(name: "CloudStoreFS", targets: ["CloudStoreFS"]),
+        .library(name: "CloudStoreBench", targets: ["CloudStoreBench"]),
         .executable(name: "ckfs", targets: ["ckfs"]),
     ],
     dependencies: [
@@ -21,11 +22,15 @@ let package = Package(
         ),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3"]),
+        // The benchmarks' baseline: SQLite linked in-process (issue #7).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "CloudStoreBench", dependencies: ["CloudStore", "CSQLite"]),
         .executableTarget(
             name: "ckfs",
             dependencies: [
                 "CloudStore",
                 "CloudStoreFS",
+                "CloudStoreBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

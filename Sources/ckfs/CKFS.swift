@@ -8,7 +8,7 @@ struct CKFS: ParsableCommand {
         subcommands: [
             Init.self, Mount.self, Unmount.self, RecordCommand.self, ZoneCommand.self, KeyValueCommand.self, Changes.self, SchemaCommand.self,
             SubscriptionCommand.self, NotificationsCommand.self, UserCommand.self, PermissionCommand.self,
-            Fsck.self,
+            Fsck.self, BenchCommand.self,
             Debug.self,
         ]
     )

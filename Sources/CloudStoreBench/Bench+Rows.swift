@@ -1,0 +1,140 @@
+import CloudStore
+import Foundation
+
+// The rows of the table; each measures ckfs and its baseline the same way.
+extension Bench {
+    /// Row 8: one block written and fdatasync'ed, repeated: the disk's floor for durable saves.
+    func fsyncFloor() throws(CKError) -> Row {
+        let path = directory + "/fsync-floor"
+        let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
+        guard fd >= 0 else { throw CKError(.internalError, "cannot open \(path): errno \(errno)") }
+        defer { close(fd) }
+        let block = [UInt8](repeating: 0x2A, count: 4096)
+        var samples: [Double] = []
+        for i in 0..<sizes.fsyncs {
+            samples.append(try time { () throws(CKError) in
+                guard pwrite(fd, block, block.count, off_t(4096 * (i % 16))) == block.count, fdatasync(fd) == 0 else {
+                    throw CKError(.internalError, "write or fdatasync of \(path) failed: errno \(errno)")
+                }
+            })
+        }
+        samples.sort()
+        let median = samples[samples.count / 2] * 1e6
+        progress(String(format: "fsync floor: median %.0f µs (p99 %.0f µs): at most %.0f durable saves/s", median, samples[samples.count * 99 / 100] * 1e6, 1e6 / median))
+        return Row(id: "8", name: "the floor: 4 KiB write + fdatasync", ckfs: median, baselineName: "one fdatasync", baseline: median)
+    }
+
+    /// Row 1: durable single-record saves, one operation each.
+    func singleSaves() throws(CKError) -> Row {
+        let db = try store("single")
+        let sql = try sqlite("single")
+        let zone = db.zoneID(ZoneID.defaultZoneName)
+        let records = (0..<sizes.singleSaves).map { Self.record($0, zone: zone) }
+        let insert = try sql.prepare(Self.insert)
+        let ours = try time { () throws(CKError) in for r in records { try db.save(r) } }
+        let theirs = try time { () throws(CKError) in for r in records { try insert.run(Self.values(r)) } }
+        let n = Double(records.count)
+        return Row(id: "1", name: "durable single saves (\(records.count), one operation each)", ckfs: ours / n * 1e6,
+                   baselineName: "SQLite WAL, synchronous=FULL, one transaction each", baseline: theirs / n * 1e6)
+    }
+
+    /// Row 2: saves in batches of `batchSize`.
+    func batchSaves() throws(CKError) -> Row {
+        let db = try store("batch")
+        let sql = try sqlite("batch")
+        let zone = db.zoneID(ZoneID.defaultZoneName)
+        let records = (0..<sizes.batchRecords).map { Self.record($0, zone: zone) }
+        let batches = stride(from: 0, to: records.count, by: sizes.batchSize).map { Array(records[$0..<min($0 + sizes.batchSize, records.count)]) }
+        let insert = try sql.prepare(Self.insert)
+        let ours = try time { () throws(CKError) in for b in batches { _ = try db.modify(saving: b) } }
+        let theirs = try time { () throws(CKError) in
+            for b in batches {
+                try sql.execute("BEGIN")
+                for r in b { try insert.run(Self.values(r)) }
+                try sql.execute("COMMIT")
+            }
+        }
+        let n = Double(records.count)
+        return Row(id: "2", name: "saves in batches of \(sizes.batchSize) (\(records.count) records)", ckfs: ours / n * 1e6,
+                   baselineName: "SQLite, one transaction per batch", baseline: theirs / n * 1e6)
+    }
+
+    /// Row 3: random fetches by ID in a zone of `fetchZone` records, warm; both decode the record.
+    func fetchByID() throws(CKError) -> Row {
+        let db = try store("fetch")
+        let sql = try sqlite("fetch")
+        try fill(db, sql, count: sizes.fetchZone)
+        progress("filled \(sizes.fetchZone) records for fetches")
+        var rng = SplitMix(seed: 7)
+        let names = (0..<sizes.fetches).map { _ in "item-\(Int(rng.next() % UInt64(sizes.fetchZone)))" }
+        let select = try sql.prepare("SELECT json FROM records WHERE name = ?")
+        let zone = db.zoneID(ZoneID.defaultZoneName)
+        func ckfsPass() throws(CKError) { for n in names { _ = try db.record(for: RecordID(recordName: n, zoneID: zone)) } }
+        func sqlitePass() throws(CKError) {
+            for n in names {
+                guard let bytes = try select.rows([.text(n)]).first else { throw CKError(.unknownItem, "SQLite lost \(n)") }
+                _ = try Self.decode(bytes)
+            }
+        }
+        try ckfsPass()
+        try sqlitePass()
+        let ours = try time(ckfsPass)
+        let theirs = try time(sqlitePass)
+        let n = Double(names.count)
+        return Row(id: "3", name: "fetch by ID (\(names.count) random, warm, zone of \(sizes.fetchZone))", ckfs: ours / n * 1e6,
+                   baselineName: "SQLite primary key, JSON decoded", baseline: theirs / n * 1e6)
+    }
+
+    /// Row 4: `kind == %@ AND score > %@`, newest first, 100 records; SQLite without an index and with one.
+    func queries() throws(CKError) -> [Row] {
+        let db = try store("query")
+        let sql = try sqlite("query")
+        try fill(db, sql, count: sizes.queryRecords)
+        progress("filled \(sizes.queryRecords) records for queries")
+        let query = RecordQuery(recordType: "Item",
+                                predicate: try QueryPredicate(format: "kind == %@ AND score > %@", .string("k3"), .int(500)),
+                                sortDescriptors: [QuerySortDescriptor(key: "created", ascending: false)])
+        let select = try sql.prepare("SELECT json FROM records WHERE kind = ? AND score > ? ORDER BY created DESC LIMIT 100")
+        func ckfsQuery() throws(CKError) {
+            let r = try db.query(query, limit: 100)
+            guard r.records.count == 100 else { throw CKError(.internalError, "the query found \(r.records.count) records, not 100") }
+        }
+        func sqliteQuery() throws(CKError) {
+            let rows = try select.rows([.text("k3"), .int(500)])
+            guard rows.count == 100 else { throw CKError(.internalError, "SQLite found \(rows.count) records, not 100") }
+            for bytes in rows { _ = try Self.decode(bytes) }
+        }
+        func median(_ body: () throws(CKError) -> Void) throws(CKError) -> Double {
+            try body() // warm
+            var samples: [Double] = []
+            for _ in 0..<sizes.queries { samples.append(try time(body)) }
+            return samples.sorted()[samples.count / 2] * 1e6
+        }
+        let ours = try median(ckfsQuery)
+        let plain = try median(sqliteQuery)
+        try sql.execute("CREATE INDEX by_kind_created ON records (kind, created)")
+        let indexed = try median(sqliteQuery)
+        let name = "query: 2-field predicate, sort, limit 100 (\(sizes.queryRecords) records)"
+        return [Row(id: "4a", name: name, ckfs: ours, baselineName: "SQLite, no index", baseline: plain),
+                Row(id: "4b", name: name, ckfs: ours, baselineName: "SQLite, index on (kind, created)", baseline: indexed)]
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(CKError) -> Record {
+        let json: JSONValue
+        do { json = try JSONParser.parse(bytes) } catch { throw CKError(.internalError, "SQLite returned bad JSON: \(error)") }
+        return try RecordCoding.decode(json, mode: .stored).record
+    }
+}
+
+/// A small seeded generator, so every run fetches the same names.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,134 @@
+import CloudStore
+import Foundation
+
+/// `ckfs bench`: ckfs against what a user would pick instead (SQLite in-process, the native
+/// file system, the disk's own fsync), measured in one run on one file system (issue #7).
+///
+/// Every row is a cost per operation; `ratio` is baseline ÷ ckfs, so above 1.0 ckfs is better.
+public struct Bench: Sendable {
+    /// How much work each row does.
+    public struct Sizes: Sendable {
+        public var singleSaves = 2_000
+        public var batchRecords = 20_000
+        public var batchSize = 400
+        public var fetchZone = 100_000
+        public var fetches = 20_000
+        public var queryRecords = 100_000
+        public var queries = 20
+        public var fsyncs = 1_000
+
+        public init() {}
+
+        /// About two minutes on a 2-core machine in a release build.
+        public static var quick: Sizes {
+            var s = Sizes()
+            s.singleSaves = 500
+            s.batchRecords = 8_000
+            s.fetchZone = 20_000
+            s.fetches = 10_000
+            s.queryRecords = 20_000
+            s.queries = 10
+            s.fsyncs = 300
+            return s
+        }
+    }
+
+    /// One line of the table.
+    public struct Row: Sendable {
+        public var id: String
+        public var name: String
+        /// What the figures count: "µs/op" (lower is better) for every row.
+        public var unit = "µs/op"
+        public var ckfs: Double
+        public var baselineName: String
+        public var baseline: Double
+        /// baseline ÷ ckfs: above 1.0, ckfs is better.
+        public var ratio: Double { ckfs > 0 ? baseline / ckfs : 0 }
+    }
+
+    public let directory: String
+    public let sizes: Sizes
+    /// Called with each row as it is measured, and with progress lines.
+    public let progress: @Sendable (String) -> Void
+
+    public init(directory: String, sizes: Sizes, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.directory = directory
+        self.sizes = sizes
+        self.progress = progress
+    }
+
+    /// Runs every row, in a fresh directory it removes after.
+    public func run() throws(CKError) -> [Row] {
+        try? FileManager.default.removeItem(atPath: directory)
+        do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+            throw CKError(.internalError, "cannot make \(directory): \(error)")
+        }
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var rows: [Row] = []
+        let floor = try fsyncFloor()
+        rows.append(floor)
+        let single = try singleSaves()
+        rows.append(single)
+        rows.append(Row(id: "8b", name: "single saves against the fsync floor", ckfs: single.ckfs, baselineName: "one fdatasync", baseline: floor.baseline))
+        rows.append(try batchSaves())
+        rows.append(try fetchByID())
+        rows += try queries()
+        return rows
+    }
+
+    // MARK: Workload
+
+    /// Record `i`: five fields, about 300 bytes as JSON, in one of ten kinds.
+    static func record(_ i: Int, zone: ZoneID) -> Record {
+        var r = Record(recordType: "Item", recordID: RecordID(recordName: "item-\(i)", zoneID: zone))
+        r["title"] = .string("Item number \(i) of the benchmark, a title")
+        r["body"] = .string(String(repeating: "lorem ipsum dolor sit amet ", count: 4) + "\(i)")
+        r["kind"] = .string("k\(i % 10)")
+        r["score"] = .int64(Int64((i * 7_919) % 1_000))
+        r["created"] = .timestamp(1_700_000_000_000 + Int64(i) * 1_000)
+        return r
+    }
+
+    /// What SQLite stores per row: the record's own JSON, as ckfs writes it.
+    static func json(_ r: Record) -> String { String(decoding: RecordCoding.fileBytes(r), as: UTF8.self) }
+
+    func store(_ name: String) throws(CKError) -> Database {
+        let store = try Store.create(at: directory + "/" + name)
+        return try store.container().database(.private, caller: Caller(userName: "bench", deviceID: "bench"))
+    }
+
+    func sqlite(_ name: String) throws(CKError) -> SQLiteDatabase {
+        let db = try SQLiteDatabase(path: directory + "/" + name + ".sqlite")
+        try db.execute("CREATE TABLE records (name TEXT PRIMARY KEY, kind TEXT, score INTEGER, created INTEGER, json TEXT)")
+        return db
+    }
+
+    static func values(_ r: Record) -> [SQLiteDatabase.Value] {
+        guard case .string(let kind)? = r["kind"], case .int64(let score)? = r["score"], case .timestamp(let created)? = r["created"] else { return [] }
+        return [.text(r.recordID.recordName), .text(kind), .int(score), .int(created), .text(json(r))]
+    }
+
+    static let insert = "INSERT OR REPLACE INTO records (name, kind, score, created, json) VALUES (?, ?, ?, ?, ?)"
+
+    /// Seconds `body` takes.
+    func time(_ body: () throws(CKError) -> Void) throws(CKError) -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        try body()
+        return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// Fills a ckfs zone and an SQLite table with `count` records, in batches.
+    func fill(_ db: Database, _ sql: SQLiteDatabase, count: Int) throws(CKError) {
+        let zone = db.zoneID(ZoneID.defaultZoneName)
+        let insert = try sql.prepare(Self.insert)
+        var i = 0
+        while i < count {
+            let batch = (i..<min(i + 400, count)).map { Self.record($0, zone: zone) }
+            _ = try db.modify(saving: batch)
+            try sql.execute("BEGIN")
+            for r in batch { try insert.run(Self.values(r)) }
+            try sql.execute("COMMIT")
+            i += batch.count
+        }
+    }
+}

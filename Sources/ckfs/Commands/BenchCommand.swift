@@ -1,0 +1,52 @@
+import ArgumentParser
+import CloudStore
+import CloudStoreBench
+import Foundation
+
+struct BenchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench",
+        abstract: "Measure ckfs against SQLite and the disk's fsync floor, in one run, as ratios (above 1.0: ckfs is better)."
+    )
+
+    @Flag(help: "A smaller run that finishes within about two minutes.") var quick = false
+    @Option(help: "Records in the fetch and query zones (default 100,000; 10,000 with --quick).") var records: Int?
+    @Flag(help: "Print the rows as JSON.") var json = false
+    @Option(help: "Where to make the stores and SQLite files (removed after); the same file system for both. Default: /var/tmp/ckfs-bench.")
+    var directory = "/var/tmp/ckfs-bench-\(getpid())"
+
+    func validate() throws {
+        if let records, records < 1_000 { throw ValidationError("--records must be at least 1,000 (the query asks for 100 of one tenth)") }
+    }
+
+    func run() throws {
+        var sizes = quick ? Bench.Sizes.quick : Bench.Sizes()
+        if let records {
+            sizes.fetchZone = records
+            sizes.queryRecords = records
+        }
+        let json = self.json
+        let bench = Bench(directory: directory, sizes: sizes) { line in
+            if !json { Report.printError("bench: " + line) }
+        }
+        let rows: [Bench.Row]
+        do { rows = try bench.run() } catch { throw Report.failure(error) }
+        if json {
+            Report.printJSON(.array(rows.map { r in
+                .object(["id": .string(r.id), "name": .string(r.name), "unit": .string(r.unit), "ckfs": .double(r.ckfs),
+                         "baselineName": .string(r.baselineName), "baseline": .double(r.baseline), "ratio": .double(r.ratio)])
+            }))
+            return
+        }
+        print(pad("row", 4) + pad("what", 62) + pad("ckfs", 12) + pad("baseline", 12) + pad("ratio", 7) + "baseline is")
+        for r in rows {
+            print(pad(r.id, 4) + pad(r.name, 62) + pad(String(format: "%.1f", r.ckfs), 12) + pad(String(format: "%.1f", r.baseline), 12)
+                  + pad(String(format: "%.2f", r.ratio), 7) + r.baselineName)
+        }
+        print("(µs per operation; ratio = baseline ÷ ckfs, above 1.0 ckfs is better)")
+    }
+
+    private func pad(_ s: String, _ width: Int) -> String {
+        s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count)
+    }
+}

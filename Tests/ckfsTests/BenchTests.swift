@@ -1,0 +1,26 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// `ckfs bench --quick` once, as CI's smoke test of the benchmarks (issue #7): every row is
+/// measured, on both sides, and the ratio is what the figures say. No thresholds: machines
+/// are noisy; the numbers live in README's Performance section.
+@Suite struct BenchTests {
+    @Test func quickBenchMeasuresEveryRowAgainstItsBaseline() throws {
+        let dir = NSTemporaryDirectory() + "ckfs-bench-test-" + UUID().uuidString
+        let r = CLIFixture.exec(CLIFixture.binary, ["bench", "--quick", "--json", "--directory", dir])
+        #expect(r.status == 0, "\(r.stderr)")
+        let rows = try #require(r.json?.arrayValue)
+        #expect(rows.compactMap { $0["id"]?.stringValue } == ["8", "1", "8b", "2", "3", "4a", "4b"])
+        for row in rows {
+            let ckfs = try #require(row["ckfs"]?.doubleValue), baseline = try #require(row["baseline"]?.doubleValue)
+            let ratio = try #require(row["ratio"]?.doubleValue)
+            #expect(ckfs > 0 && baseline > 0, "\(row)")
+            #expect(abs(ratio - baseline / ckfs) < 1e-9 * max(1, ratio), "ratio is baseline ÷ ckfs: \(row)")
+            #expect(row["baselineName"]?.stringValue?.isEmpty == false)
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir), "the bench removes what it made")
+        let bad = CLIFixture.exec(CLIFixture.binary, ["bench", "--records", "10"])
+        #expect(bad.status == 64 && bad.stderr.contains("--records"))
+    }
+}

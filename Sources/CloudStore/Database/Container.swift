@@ -126,7 +126,7 @@ public final class Container: @unchecked Sendable {
     func signedIn(_ caller: Caller, for purpose: String) throws(CKError) -> Identity {
         guard let u = try identity(of: caller) else {
             throw CKError(.notAuthenticated, caller.hasAccount
-                ? "\(caller.userName)\(caller.uid.map { " (uid \($0))" } ?? "") has no identity in container \(identifier), which does not enrol new users: \(purpose) needs one (ckfs user add NAME --uid N)"
+                ? "\(caller.userName)\(caller.uid.map { " (uid \($0))" } ?? "") has no identity in container \(identifier) (auto-enrolment is off, or the name is another uid's): \(purpose) needs one (ckfs user add NAME --uid N)"
                 : "no account: \(purpose) needs an identity (act as one with --user NAME)")
         }
         guard try !fresh().isRestricted(u) else {

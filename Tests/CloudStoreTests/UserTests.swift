@@ -57,6 +57,15 @@ import Testing
         #expect(try c.userRecordName(for: Caller(userName: "renamed", uid: 4242)) == id, "the uid is the identity")
         #expect(try c.database(.private, caller: stranger).userRecordName == id)
 
+        // Restricted while a database object lives (as a mount keeps them): its next write is
+        // refused, though it was made before; reads go on.
+        let longLived = try c.database(.public, caller: alice)
+        try Store.open(at: t.path).container().updateUser("alice", restricted: true)
+        #expect(code { try longLived.save(note("late", "x", in: longLived)) } == .notAuthenticated)
+        #expect(try longLived.record(for: RecordID(recordName: "hello"))["text"] == .string("public"))
+        try Store.open(at: t.path).container().updateUser("alice", restricted: false)
+        try longLived.save(note("late", "x", in: longLived))
+
         // An unreadable container.json: status couldNotDetermine, and calls fail saying where.
         try Data("{ not json".utf8).write(to: URL(fileURLWithPath: c.infoPath))
         #expect(c.accountStatus(of: alice) == .couldNotDetermine)

@@ -154,21 +154,15 @@ extension CKContainer {
     }
 
     public func discoverAllIdentities(completionHandler: @escaping @Sendable ([CKUserIdentity]?, Error?) -> Void) {
-        queue.async {
-            do throws(CKError) { completionHandler(try self.discoverAllIdentities(), nil) } catch { completionHandler(nil, error) }
-        }
+        complete(completionHandler) { () throws(CKError) in try self.discoverAllIdentities() }
     }
 
     public func discoverUserIdentity(withEmailAddress email: String, completionHandler: @escaping @Sendable (CKUserIdentity?, Error?) -> Void) {
-        queue.async {
-            do throws(CKError) { completionHandler(try self.discoverUserIdentity(withEmailAddress: email), nil) } catch { completionHandler(nil, error) }
-        }
+        complete(completionHandler) { () throws(CKError) in try self.discoverUserIdentity(withEmailAddress: email) }
     }
 
     public func discoverUserIdentity(withUserRecordID id: CKRecord.ID, completionHandler: @escaping @Sendable (CKUserIdentity?, Error?) -> Void) {
-        queue.async {
-            do throws(CKError) { completionHandler(try self.discoverUserIdentity(withUserRecordID: id), nil) } catch { completionHandler(nil, error) }
-        }
+        complete(completionHandler) { () throws(CKError) in try self.discoverUserIdentity(withUserRecordID: id) }
     }
 }
 

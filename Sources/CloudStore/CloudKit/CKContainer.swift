@@ -79,8 +79,14 @@ public final class CKContainer: Sendable {
     }
 
     public func fetchUserRecordID(completionHandler: @escaping @Sendable (CKRecord.ID?, Error?) -> Void) {
+        complete(completionHandler) { () throws(CKError) in try self.userRecordID() }
+    }
+
+    /// Runs `work` on the container's queue and hands its value, or its error, to `handler`:
+    /// the shape of every completion-handler call (C8).
+    func complete<T>(_ handler: @escaping @Sendable (T?, Error?) -> Void, _ work: @escaping @Sendable () throws(CKError) -> T?) {
         queue.async {
-            do { completionHandler(try self.userRecordID(), nil) } catch { completionHandler(nil, error) }
+            do throws(CKError) { handler(try work(), nil) } catch { handler(nil, error) }
         }
     }
 }
@@ -158,29 +164,23 @@ public final class CKDatabase: Sendable {
     // MARK: completion handlers
 
     public func save(_ record: CKRecord, completionHandler: @escaping @Sendable (CKRecord?, Error?) -> Void) {
-        container.queue.async {
-            do throws(CKError) {
-                let db = try self.engine()
-                completionHandler(self.wrap(try db.save(record.record), db), nil)
-            } catch { completionHandler(nil, error) }
+        container.complete(completionHandler) { () throws(CKError) in
+            let db = try self.engine()
+            return self.wrap(try db.save(record.record), db)
         }
     }
 
     public func fetch(withRecordID id: CKRecord.ID, completionHandler: @escaping @Sendable (CKRecord?, Error?) -> Void) {
-        container.queue.async {
-            do throws(CKError) {
-                let db = try self.engine()
-                completionHandler(self.wrap(try db.record(for: id), db), nil)
-            } catch { completionHandler(nil, error) }
+        container.complete(completionHandler) { () throws(CKError) in
+            let db = try self.engine()
+            return self.wrap(try db.record(for: id), db)
         }
     }
 
     public func delete(withRecordID id: CKRecord.ID, completionHandler: @escaping @Sendable (CKRecord.ID?, Error?) -> Void) {
-        container.queue.async {
-            do throws(CKError) {
-                try self.engine().delete(id)
-                completionHandler(id, nil)
-            } catch { completionHandler(nil, error) }
+        container.complete(completionHandler) { () throws(CKError) in
+            try self.engine().delete(id)
+            return id
         }
     }
 

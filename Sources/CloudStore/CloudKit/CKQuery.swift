@@ -143,10 +143,8 @@ extension CKDatabase {
     /// CloudKit's older form: one page of records, with a completion handler.
     public func perform(_ query: CKQuery, inZoneWith zoneID: CKRecordZone.ID?,
                         completionHandler: @escaping @Sendable ([CKRecord]?, Error?) -> Void) {
-        container.queue.async {
-            do throws(CKError) {
-                completionHandler(try self.runQuery(query: query, cursor: nil, zoneID: zoneID, resultsLimit: 0, desiredKeys: nil).0, nil)
-            } catch { completionHandler(nil, error) }
+        container.complete(completionHandler) { () throws(CKError) in
+            try self.runQuery(query: query, cursor: nil, zoneID: zoneID, resultsLimit: 0, desiredKeys: nil).0
         }
     }
 }

@@ -157,35 +157,21 @@ extension CKDatabase {
     }
 
     public func save(_ subscription: CKSubscription, completionHandler: @escaping @Sendable (CKSubscription?, Error?) -> Void) {
-        container.queue.async {
-            do throws(CKError) { completionHandler(CKSubscription.wrap(try self.engine().saveSubscription(subscription.subscription)), nil) } catch {
-                completionHandler(nil, error)
-            }
-        }
+        container.complete(completionHandler) { () throws(CKError) in CKSubscription.wrap(try self.engine().saveSubscription(subscription.subscription)) }
     }
 
     public func fetch(withSubscriptionID id: CKSubscription.ID, completionHandler: @escaping @Sendable (CKSubscription?, Error?) -> Void) {
-        container.queue.async {
-            do throws(CKError) { completionHandler(CKSubscription.wrap(try self.engine().subscription(id)), nil) } catch {
-                completionHandler(nil, error)
-            }
-        }
+        container.complete(completionHandler) { () throws(CKError) in CKSubscription.wrap(try self.engine().subscription(id)) }
     }
 
     public func fetchAllSubscriptions(completionHandler: @escaping @Sendable ([CKSubscription]?, Error?) -> Void) {
-        container.queue.async {
-            do throws(CKError) { completionHandler(try self.engine().subscriptions().map(CKSubscription.wrap), nil) } catch {
-                completionHandler(nil, error)
-            }
-        }
+        container.complete(completionHandler) { () throws(CKError) in try self.engine().subscriptions().map(CKSubscription.wrap) }
     }
 
     public func delete(withSubscriptionID id: CKSubscription.ID, completionHandler: @escaping @Sendable (CKSubscription.ID?, Error?) -> Void) {
-        container.queue.async {
-            do throws(CKError) {
-                try self.engine().deleteSubscription(id)
-                completionHandler(id, nil)
-            } catch { completionHandler(nil, error) }
+        container.complete(completionHandler) { () throws(CKError) in
+            try self.engine().deleteSubscription(id)
+            return id
         }
     }
 }

@@ -15,9 +15,8 @@ public final class Container: @unchecked Sendable {
     /// Guards `info`, `version` and `checked`.
     private let lock = NSLock()
     private var info: ContainerInfo
-    /// The inode and change time of the `container.json` `info` was read from: every write
-    /// replaces the file, so another inode means another version.
-    private var version: (ino: UInt64, ctime: Int64)?
+    /// The version of `container.json` `info` was read from.
+    private var version: FileVersion?
     /// When the file was last compared with `version`.
     private var checked = Date.distantPast
 
@@ -43,31 +42,41 @@ public final class Container: @unchecked Sendable {
     /// `stat`); with `maxAge`, not even that when it was compared that recently.
     func fresh(maxAge: Double = 0) throws(CKError) -> ContainerInfo {
         if maxAge > 0, lock.withLock({ -checked.timeIntervalSinceNow < maxAge }) { return current }
-        var st = stat()
-        guard stat(infoPath, &st) == 0 else { return try reload() }
-        let now = (ino: UInt64(st.st_ino), ctime: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
+        let now = fileVersion()
         let same = lock.withLock { () -> Bool in
             checked = Date()
-            return version.map { $0.ino == now.ino && $0.ctime == now.ctime } ?? false
+            return now != nil && version.map { $0 == now! } == true
         }
-        return same ? current : try reload()
+        return same ? current : try reload(version: now)
     }
 
+    /// Reads `container.json`; `version` is its inode and ctime if the caller just took them.
     @discardableResult
-    func reload() throws(CKError) -> ContainerInfo {
-        var st = stat()
-        let statted = stat(infoPath, &st) == 0
+    func reload(version seen: FileVersion?? = nil) throws(CKError) -> ContainerInfo {
+        // Taken before the read: a replace in between only means one more read later.
+        let stamp = seen ?? fileVersion()
         guard let json = try readJSONFile(infoPath) else { return current }
         var read = try ContainerInfo(json: json, defaults: store.settings, path: infoPath)
         read.identifier = identifier
         lock.withLock {
             info = read
-            // Stamped with what was there before the read: a replace in between only means one
-            // more read later.
-            version = statted ? (UInt64(st.st_ino), Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec)) : nil
+            version = stamp
             checked = Date()
         }
         return read
+    }
+
+    /// Inode and ctime (ns) of `container.json`: every write replaces the file, so another
+    /// inode means another version.
+    struct FileVersion: Equatable {
+        var ino: UInt64
+        var ctime: Int64
+    }
+
+    private func fileVersion() -> FileVersion? {
+        var st = stat()
+        guard stat(infoPath, &st) == 0 else { return nil }
+        return FileVersion(ino: UInt64(st.st_ino), ctime: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
     }
 
     private func write(_ new: ContainerInfo) throws(CKError) {
@@ -129,7 +138,8 @@ public final class Container: @unchecked Sendable {
                 ? "\(caller.userName)\(caller.uid.map { " (uid \($0))" } ?? "") has no identity in container \(identifier) (auto-enrolment is off, or the name is another uid's): \(purpose) needs one (ckfs user add NAME --uid N)"
                 : "no account: \(purpose) needs an identity (act as one with --user NAME)")
         }
-        guard try !fresh().isRestricted(u) else {
+        // identity(of:) has just brought `current` up to date.
+        guard !current.isRestricted(u) else {
             throw CKError(.notAuthenticated, "the account of \(u.name) is restricted in container \(identifier): \(purpose) is not allowed (remove it from settings.restrictedUsers in container.json)")
         }
         return u
@@ -183,7 +193,7 @@ public final class Container: @unchecked Sendable {
             return try Database(container: self, scope: scope, environment: environment, caller: caller, identity: u)
         }
         let u = try identity(of: caller)
-        let usable = try u.flatMap { (u) throws(CKError) in try fresh().isRestricted(u) ? nil : u }
+        let usable = u.flatMap { current.isRestricted($0) ? nil : $0 }
         return try Database(container: self, scope: scope, environment: environment, caller: caller, identity: usable)
     }
 }

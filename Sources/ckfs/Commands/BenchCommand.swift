@@ -12,7 +12,7 @@ struct BenchCommand: ParsableCommand {
     @Flag(help: "A smaller run that finishes within about two minutes.") var quick = false
     @Option(help: "Records in the fetch and query zones (default 100,000; 10,000 with --quick).") var records: Int?
     @Flag(help: "Print the rows as JSON.") var json = false
-    @Option(help: "Where to make the stores and SQLite files (removed after); the same file system for both. Default: /var/tmp/ckfs-bench.")
+    @Option(help: "Where to make the stores and SQLite files (removed after); the same file system for both.")
     var directory = "/var/tmp/ckfs-bench-\(getpid())"
 
     func validate() throws {

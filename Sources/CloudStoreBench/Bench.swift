@@ -48,12 +48,18 @@ public struct Bench: Sendable {
 
     public let directory: String
     public let sizes: Sizes
+    /// The rows to run (ids as in the table, "8b" comes with "1"); nil runs them all.
+    public let only: Set<String>?
     /// Called with each row as it is measured, and with progress lines.
     public let progress: @Sendable (String) -> Void
 
-    public init(directory: String, sizes: Sizes, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+    /// Every row id, in the order of the table.
+    public static let rowIDs = ["8", "1", "8b", "2", "3", "4a", "4b"]
+
+    public init(directory: String, sizes: Sizes, only: Set<String>? = nil, progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.directory = directory
         self.sizes = sizes
+        self.only = only
         self.progress = progress
     }
 
@@ -64,15 +70,20 @@ public struct Bench: Sendable {
             throw CKError(.internalError, "cannot make \(directory): \(error)")
         }
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        func wanted(_ ids: String...) -> Bool { only.map { !$0.isDisjoint(with: ids) } ?? true }
         var rows: [Row] = []
-        let floor = try fsyncFloor()
-        rows.append(floor)
-        let single = try singleSaves()
-        rows.append(single)
-        rows.append(Row(id: "8b", name: "single saves against the fsync floor", ckfs: single.ckfs, baselineName: "one fdatasync", baseline: floor.baseline))
-        rows.append(try batchSaves())
-        rows.append(try fetchByID())
-        rows += try queries()
+        let floor = wanted("8", "8b") ? try fsyncFloor() : nil
+        if let floor, wanted("8") { rows.append(floor) }
+        if wanted("1", "8b") {
+            let single = try singleSaves()
+            if wanted("1") { rows.append(single) }
+            if let floor, wanted("8b") {
+                rows.append(Row(id: "8b", name: "single saves against the fsync floor", ckfs: single.ckfs, baselineName: "one fdatasync", baseline: floor.baseline))
+            }
+        }
+        if wanted("2") { rows.append(try batchSaves()) }
+        if wanted("3") { rows.append(try fetchByID()) }
+        if wanted("4a", "4b") { rows += try queries().filter { wanted($0.id) } }
         return rows
     }
 

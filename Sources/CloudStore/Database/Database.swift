@@ -17,7 +17,8 @@ public final class Database: Sendable {
     /// Owner name of the public database's zone.
     public static let publicOwnerName = "_defaultOwner"
 
-    var store: Store { container.store }
+    /// The store this database is in.
+    public var store: Store { container.store }
     /// Owner of this database's zones.
     public var ownerName: String { scope == .private ? userRecordName : Self.publicOwnerName }
     public var quotaBytes: Int64 { scope == .private ? container.privateQuotaBytes : container.publicQuotaBytes }

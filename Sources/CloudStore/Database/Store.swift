@@ -95,6 +95,14 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Returns once every record file this store object's commits wrote behind is written
+    /// (a save is durable before that, in its zone's log; this is for readers of the files
+    /// themselves, such as a backup taken from inside the process). A process that exits
+    /// normally does this on its way out.
+    public func waitForRecordFiles() {
+        for z in lock.withLock({ Array(zones.values) }) { z.waitForFiles() }
+    }
+
     func forgetZone(directory: String) {
         lock.withLock {
             zones[directory] = nil

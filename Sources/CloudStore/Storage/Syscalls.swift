@@ -153,6 +153,14 @@ enum Syscall {
         return .success(())
     }
 
+    /// Takes (`exclusive`) or drops an open-file-description lock on a byte range, waiting.
+    static func rangeLock(_ fd: Int32, start: Int, length: Int, exclusive: Bool, path: String) -> R<Void> {
+        while CCloudStoreShims_rangeLock(fd, start, length, exclusive ? 1 : 0) != 0 {
+            if errno != EINTR { return fail("fcntl(F_OFD_SETLKW)", path) }
+        }
+        return .success(())
+    }
+
     struct FileStatus: Equatable, Sendable {
         var size: Int64
         var inode: UInt64

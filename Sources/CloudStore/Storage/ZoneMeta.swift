@@ -58,25 +58,31 @@ struct ZoneMeta: Sendable, Equatable {
     }
 }
 
-/// The marker in a zone's `lock` file: which entries the record files hold, written (without
-/// fsync) by the writer that holds the lock. Page-cache writes survive a process crash but not
-/// a machine crash, hence the boot ID: after a reboot the marker is not trusted and the log is
+/// The two markers in a zone's `lock` file, each 128 bytes of JSON padded with spaces and
+/// written in place without fsync. Page-cache writes survive a process crash but not a
+/// machine crash, hence the boot ID: after a reboot neither is trusted and the log is
 /// replayed from the checkpoint.
-struct AppliedMarker: Equatable {
+///
+/// Bytes 0–127, the **commit marker**, are written by the writer holding the zone's `flock`:
+/// the last committed sequence number, the usage after it, and `busy` from just before an
+/// append until just after it. Bytes 128–255, the **apply marker**, are written by whoever
+/// writes record files, holding the byte-range lock on those bytes: how far the record files
+/// are (`applied`) and where in the log the next entry to apply starts (`end`). Record files
+/// are written behind the commit, so `applied` may trail `seq` by a few entries; readers take
+/// those entries from the log.
+struct CommitMarker: Equatable {
     var bootID: String
     var seq: Int64
     var usage: Int64
-    /// True between the start of a commit and the end of applying it.
+    /// True between the start of an append and its end: a crash there leaves a torn tail.
     var busy: Bool
 
     static let size = 128
 
     func bytes() -> [UInt8] {
-        var text = JSONWriter.compactString(.object([
+        MarkerBytes.padded(.object([
             "boot": .string(bootID), "seq": .int(seq), "usage": .int(usage), "state": .string(busy ? "busy" : "clean"),
         ]))
-        text += String(repeating: " ", count: max(0, Self.size - 1 - text.utf8.count)) + "\n"
-        return Array(text.utf8)
     }
 
     init(bootID: String, seq: Int64, usage: Int64, busy: Bool) {
@@ -86,8 +92,8 @@ struct AppliedMarker: Equatable {
         self.busy = busy
     }
 
-    init?(bytes: [UInt8]) {
-        guard let json = try? JSONParser.parse(bytes), let boot = json["boot"]?.stringValue,
+    init?<C: Collection>(bytes: C) where C.Element == UInt8 {
+        guard let json = try? JSONParser.parse(Array(bytes.prefix(Self.size))), let boot = json["boot"]?.stringValue,
               let seq = json["seq"]?.int64Value, let usage = json["usage"]?.int64Value,
               let state = json["state"]?.stringValue else { return nil }
         self.init(bootID: boot, seq: seq, usage: usage, busy: state != "clean")
@@ -99,4 +105,40 @@ struct AppliedMarker: Equatable {
         }
         return "unknown-boot"
     }()
+}
+
+/// How far the record files are: every entry up to `applied` is in them, and the entry after
+/// it starts at byte `end` of the log (see ``CommitMarker``).
+struct ApplyMarker: Equatable {
+    var bootID: String
+    var applied: Int64
+    var end: Int64
+
+    static let offset = 128
+    static let size = 128
+
+    func bytes() -> [UInt8] {
+        MarkerBytes.padded(.object(["boot": .string(bootID), "applied": .int(applied), "end": .int(end)]))
+    }
+
+    init(bootID: String, applied: Int64, end: Int64) {
+        self.bootID = bootID
+        self.applied = applied
+        self.end = end
+    }
+
+    init?<C: Collection>(bytes: C) where C.Element == UInt8 {
+        guard let json = try? JSONParser.parse(Array(bytes)), let boot = json["boot"]?.stringValue,
+              let applied = json["applied"]?.int64Value, let end = json["end"]?.int64Value else { return nil }
+        self.init(bootID: boot, applied: applied, end: end)
+    }
+}
+
+enum MarkerBytes {
+    /// 128 bytes: the JSON, spaces, a newline (so `cat lock` shows two lines).
+    static func padded(_ value: JSONValue) -> [UInt8] {
+        var text = JSONWriter.compactString(value)
+        text += String(repeating: " ", count: max(0, 127 - text.utf8.count)) + "\n"
+        return Array(text.utf8)
+    }
 }

@@ -11,43 +11,76 @@ public struct ZoneTuning: Sendable {
     public var compactLogBytes: Int64 = 32 << 20
     /// Parsed records kept in memory per zone.
     public var cachedRecords: Int = 50_000
+    /// Write record files on a background queue after the commit (true), or before the save
+    /// returns (false). Either way the save is durable at the log's fdatasync.
+    public var writeBehind = true
     public init() {}
 }
 
 /// One zone's files, as one process uses them (DESIGN §3).
 ///
 /// A commit is one framed entry appended to `log.jsonl` and one `fdatasync`: the commit
-/// point. Then the record files are replaced (temp file + rename, no fsync: the log holds
-/// them) and the `lock` file's marker says they are applied. Every `checkpointEvery` entries
-/// the file system is synced and `zone.json` notes the checkpoint; after a crash the entries
-/// after the marker (same boot) or after the checkpoint (after a reboot) are replayed.
+/// point, after which the save is acknowledged. The record files are then replaced (temp file
+/// + rename, no fsync: the log holds them) **behind** the commit, on a background queue that
+/// takes every entry waiting, so a stream of saves never waits on file creation; the `lock`
+/// file's apply marker says how far the files are. Readers take entries the files do not
+/// hold yet from the log (``unapplied``), so every reader sees every acknowledged save. Every
+/// `checkpointEvery` entries the file system is synced and `zone.json` notes the checkpoint;
+/// after a crash the entries after the apply marker (same boot) or after the checkpoint
+/// (after a reboot) are replayed.
 ///
-/// Locks, always taken in this order: `writeLock` (this process's writers), then the
-/// `flock` on `lock` (other processes' writers), then `stateLock` (the in-memory state,
-/// held briefly, never across I/O that waits on another lock).
+/// Locks, always taken in this order: `writeLock` (this process's writers), the `flock` on
+/// `lock` (other processes' writers), `applyLock` (this process's file writers), the
+/// byte-range lock on the apply marker (other processes' file writers), then `stateLock`
+/// (the in-memory state, held briefly, never across I/O that waits on another lock). The
+/// background applier takes only the last three, so it runs while the next commit waits on
+/// its fdatasync.
 final class ZoneStorage: @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
     let tuning: ZoneTuning
     let writer: FileWriter
-    private let io: any StorageIO
+    let io: any StorageIO
 
-    private let writeLock = NSLock()
+    let writeLock = NSLock()
+    let applyLock = NSLock()
+    /// Runs the write-behind applier, one block at a time.
+    let applyQueue = DispatchQueue(label: "ckfs.zone.apply")
+
     /// Guards every `var` below.
-    private let stateLock = NSLock()
-    private var tailInode: UInt64 = 0
-    private var tailOffset: Int64 = -1
-    private var cache: [String: Record] = [:]
+    let stateLock = NSLock()
+    var tailInode: UInt64 = 0
+    var tailOffset: Int64 = -1
+    var cache: [String: Record] = [:]
+    /// The newest version (nil: deleted) of every record touched by an entry the record files
+    /// may not hold yet; never evicted, dropped once the apply marker passes its entry.
+    var unapplied: [String: Pending] = [:]
+    /// The highest `applied` seen in the apply marker.
+    var knownApplied: Int64 = -1
     /// Bumped whenever the cache takes in log entries or is reset: a record read from its file
     /// is cached only if no entry arrived meanwhile.
-    private var generation: UInt64 = 0
-    private var index: ZoneIndex?
-    private var fenced: CKError?
-    private var lockFD: Int32 = -1
-    private var lockInode: UInt64 = 0
+    var generation: UInt64 = 0
+    var index: ZoneIndex?
+    var fenced: CKError?
+    var lockFD: Int32 = -1
+    var lockInode: UInt64 = 0
     /// The checkpoint `zone.json` last showed this process (-1: not read yet). Others may move
     /// it on; a stale value only makes the next checkpoint come early.
-    private var knownCheckpointSeq: Int64 = -1
+    var knownCheckpointSeq: Int64 = -1
+    /// Entries this process committed whose files its applier has still to write, with the
+    /// log offset each ends at.
+    var queue: [(LogEntry, end: Int64)] = []
+    var applierScheduled = false
+    /// The sequence number of this process's last commit: while the log ends there, every
+    /// entry not yet in the files is in `queue`.
+    var lastOwnCommit: Int64 = -1
+    /// The applier could not write a file: the next writer applies from the log itself.
+    var applierFailed = false
+
+    struct Pending {
+        var seq: Int64
+        var record: Record?
+    }
 
     var logPath: String { StoreLayout.logFile(directory) }
     var lockPath: String { StoreLayout.lockFile(directory) }
@@ -63,10 +96,19 @@ final class ZoneStorage: @unchecked Sendable {
 
     deinit { if lockFD >= 0 { Syscall.close(lockFD) } }
 
-    private func locked<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
+    func locked<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
         stateLock.lock()
         defer { stateLock.unlock() }
         return try body()
+    }
+
+    /// Forgets everything cached (stateLock held).
+    func resetCaches() {
+        cache = [:]
+        unapplied = [:]
+        index = nil
+        tailOffset = -1
+        generation &+= 1
     }
 
     // MARK: Creating and deleting
@@ -84,8 +126,9 @@ final class ZoneStorage: @unchecked Sendable {
         try Syscall.mkdir(StoreLayout.assetsDirectory(temp)).orThrow(.internalError, "cannot create assets in \(temp)")
         try writer.replace(StoreLayout.zoneFile(temp), with: JSONWriter.pretty(meta.json()), durable: true)
         try writer.replace(StoreLayout.logFile(temp), with: [], durable: true)
-        let marker = AppliedMarker(bootID: AppliedMarker.currentBootID, seq: 0, usage: 0, busy: false)
-        try writer.replace(StoreLayout.lockFile(temp), with: marker.bytes(), durable: true)
+        let commit = CommitMarker(bootID: CommitMarker.currentBootID, seq: 0, usage: 0, busy: false)
+        let apply = ApplyMarker(bootID: CommitMarker.currentBootID, applied: 0, end: 0)
+        try writer.replace(StoreLayout.lockFile(temp), with: commit.bytes() + apply.bytes(), durable: true)
         try writer.syncDirectory(StoreLayout.recordsDirectory(temp))
         try writer.syncDirectory(StoreLayout.assetsDirectory(temp))
         switch io.rename(temp, directory) {
@@ -105,13 +148,16 @@ final class ZoneStorage: @unchecked Sendable {
     /// then removed. Writers waiting for the lock find the zone gone.
     func delete() throws(CKError) {
         try withLockFile { () throws(CKError) in
-            let (parent, name) = StoreLayout.split(directory)
-            let grave = parent + "/.deleted-" + name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-            try io.rename(directory, grave).orThrow(.internalError, "cannot delete zone \(zoneID.zoneName)")
-            try writer.syncDirectory(parent)
-            Self.removeTree(grave)
+            try withApplyLock { (_) throws(CKError) in
+                let (parent, name) = StoreLayout.split(directory)
+                let grave = parent + "/.deleted-" + name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+                try io.rename(directory, grave).orThrow(.internalError, "cannot delete zone \(zoneID.zoneName)")
+                try writer.syncDirectory(parent)
+                Self.removeTree(grave)
+                locked { queue = [] }
+            }
         }
-        locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
+        locked { resetCaches() }
     }
 
     static func removeTree(_ path: String) {
@@ -140,7 +186,7 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// Runs `body` holding this process's writer lock and the zone's `flock`, after checking
     /// that the zone was not deleted meanwhile.
-    private func withLockFile<T>(ignoringFence: Bool = false, _ body: () throws(CKError) -> T) throws(CKError) -> T {
+    func withLockFile<T>(ignoringFence: Bool = false, _ body: () throws(CKError) -> T) throws(CKError) -> T {
         writeLock.lock()
         defer { writeLock.unlock() }
         if !ignoringFence, let fenced = locked({ fenced }) { throw fenced }
@@ -149,13 +195,13 @@ final class ZoneStorage: @unchecked Sendable {
         defer { _ = Syscall.flock(fd, LOCK_UN, path: lockPath) }
         // The zone may have been deleted (and made again) while we waited.
         guard case .success(let st?) = Syscall.stat(lockPath), st.inode == lockInode else {
-            locked { if lockFD >= 0 { Syscall.close(lockFD) }; lockFD = -1; cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
+            locked { if lockFD >= 0 { Syscall.close(lockFD) }; lockFD = -1; resetCaches(); queue = [] }
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted")
         }
         return try body()
     }
 
-    private func lockFile() throws(CKError) -> Int32 {
+    func lockFile() throws(CKError) -> Int32 {
         if let fd = locked({ lockFD >= 0 ? lockFD : nil }) { return fd }
         let fd: Int32
         switch Syscall.open(lockPath, O_RDWR) {
@@ -169,19 +215,33 @@ final class ZoneStorage: @unchecked Sendable {
         return fd
     }
 
-    private func readMarker(_ fd: Int32) -> AppliedMarker? {
-        guard case .success(let bytes) = Syscall.pread(fd, count: AppliedMarker.size, offset: 0, path: lockPath) else { return nil }
-        return AppliedMarker(bytes: bytes)
+    /// Both markers, in one read; a lock file from before the apply marker existed has none.
+    func readMarkers(_ fd: Int32) -> (CommitMarker?, ApplyMarker?) {
+        guard case .success(let bytes) = Syscall.pread(fd, count: CommitMarker.size + ApplyMarker.size, offset: 0, path: lockPath) else { return (nil, nil) }
+        let commit = CommitMarker(bytes: bytes.prefix(CommitMarker.size))
+        let apply = bytes.count > ApplyMarker.offset ? ApplyMarker(bytes: bytes[ApplyMarker.offset...]) : nil
+        return (commit, apply)
     }
 
-    private func writeMarker(_ fd: Int32, _ marker: AppliedMarker) throws(CKError) {
+    func writeCommitMarker(_ fd: Int32, _ marker: CommitMarker) throws(CKError) {
         try Syscall.pwriteAll(fd, marker.bytes(), offset: 0, path: lockPath).orThrow(.internalError, "cannot write \(lockPath)")
     }
 
-    /// The applied marker, read without the lock (for usage and the newest sequence number).
-    func peekMarker() throws(CKError) -> AppliedMarker? {
+    func writeApplyMarker(_ fd: Int32, _ marker: ApplyMarker) throws(CKError) {
+        try Syscall.pwriteAll(fd, marker.bytes(), offset: Int64(ApplyMarker.offset), path: lockPath).orThrow(.internalError, "cannot write \(lockPath)")
+    }
+
+    /// The apply marker as it stands; a lock file without one (an older store) had every
+    /// entry applied whenever its marker was clean.
+    func applyMarker(_ fd: Int32, commit: CommitMarker) -> ApplyMarker {
+        if let apply = readMarkers(fd).1 { return apply }
+        return ApplyMarker(bootID: commit.bootID, applied: commit.seq, end: -1)
+    }
+
+    /// The commit marker, read without the lock (for usage and the newest sequence number).
+    func peekMarker() throws(CKError) -> CommitMarker? {
         let fd = try lockFile()
-        return readMarker(fd)
+        return readMarkers(fd).0
     }
 
     // MARK: Writing
@@ -195,30 +255,34 @@ final class ZoneStorage: @unchecked Sendable {
             let fd = try lockFile()
             var marker = try recoverIfNeeded(fd)
             try refreshTail()
+            try applyOthersEntries(fd, upTo: marker)
             let txn = ZoneTransaction(storage: self, lastSeq: marker.seq, usage: marker.usage)
             let (entryOrNil, result) = try body(txn)
             guard var entry = entryOrNil else { return result }
             entry.seq = marker.seq + 1
             marker.busy = true
-            try writeMarker(fd, marker)
-            try appendDurably(entry)
-            // Committed: the save is durable and is reported as done whatever happens next. If
-            // a record file cannot be replaced now, the marker stays busy and the next writer
-            // (or `ckfs fsck`) replays the entry.
-            do throws(CKError) {
-                try apply(entry)
-                marker = AppliedMarker(bootID: AppliedMarker.currentBootID, seq: entry.seq, usage: entry.usage, busy: false)
-                try writeMarker(fd, marker)
-                try checkpointIfDue(marker)
-            } catch {
-                locked { absorb(entry) }
+            try writeCommitMarker(fd, marker)
+            let end = try appendDurably(entry)
+            // Committed: the save is durable and is reported as done whatever happens next.
+            // If the marker cannot be written, it stays busy and the next writer recovers.
+            locked {
+                absorb(entry)
+                lastOwnCommit = entry.seq
+                queue.append((entry, end))
             }
+            marker = CommitMarker(bootID: CommitMarker.currentBootID, seq: entry.seq, usage: entry.usage, busy: false)
+            do throws(CKError) {
+                try writeCommitMarker(fd, marker)
+                try checkpointIfDue(fd, marker)
+            } catch {}
+            scheduleApplier()
             committed?(entry)
             return result
         }
     }
 
-    private func appendDurably(_ entry: LogEntry) throws(CKError) {
+    /// Appends an entry and syncs it: the commit point. Returns the log offset after it.
+    private func appendDurably(_ entry: LogEntry) throws(CKError) -> Int64 {
         let frame = entry.frame()
         let fd = try Syscall.open(logPath, O_WRONLY | O_APPEND).orThrow(.internalError, "cannot open the log of zone \(zoneID.zoneName)")
         defer { Syscall.close(fd) }
@@ -237,20 +301,16 @@ final class ZoneStorage: @unchecked Sendable {
             locked { fenced = error }
             throw error
         }
+        let end = st.size + Int64(frame.count)
         locked {
-            if tailOffset == st.size { tailOffset = st.size + Int64(frame.count) }
+            if tailOffset == st.size { tailOffset = end }
             tailInode = st.inode
         }
-    }
-
-    /// Puts an entry's records into their files and into the in-memory state.
-    private func apply(_ entry: LogEntry) throws(CKError) {
-        try writeFiles(of: entry)
-        locked { absorb(entry) }
+        return end
     }
 
     /// Replaces the record files an entry saves and removes those it deletes (idempotent).
-    private func writeFiles(of entry: LogEntry) throws(CKError) {
+    func writeFiles(of entry: LogEntry) throws(CKError) {
         for record in entry.saved {
             try writer.replace(StoreLayout.recordFile(directory, name: record.recordID.recordName),
                                with: RecordCoding.fileBytes(record), durable: false)
@@ -260,17 +320,26 @@ final class ZoneStorage: @unchecked Sendable {
         }
     }
 
-    /// Updates cache and index with an entry (stateLock held).
-    private func absorb(_ entry: LogEntry) {
+    /// Updates cache, index and the unapplied versions with an entry (stateLock held).
+    func absorb(_ entry: LogEntry) {
         generation &+= 1
         for d in entry.deleted {
             cache[d.recordName] = nil
             index?.remove(d.recordName)
+            if entry.seq > knownApplied { unapplied[d.recordName] = Pending(seq: entry.seq, record: nil) }
         }
         for record in entry.saved {
             cacheInsert(record)
             index?.insert(record)
+            if entry.seq > knownApplied { unapplied[record.recordID.recordName] = Pending(seq: entry.seq, record: record) }
         }
+    }
+
+    /// Notes that the files hold every entry up to `applied` (stateLock held).
+    func noteApplied(_ applied: Int64) {
+        guard applied > knownApplied else { return }
+        knownApplied = applied
+        if !unapplied.isEmpty { unapplied = unapplied.filter { $0.value.seq > applied } }
     }
 
     private func cacheInsert(_ record: Record) {
@@ -281,146 +350,6 @@ final class ZoneStorage: @unchecked Sendable {
         cache[record.recordID.recordName] = record
     }
 
-    // MARK: Recovery
-
-    /// With the lock held: replays committed entries that a crashed writer did not apply,
-    /// cuts a torn log tail, removes stray temporary files. Returns the current marker.
-    private func recoverIfNeeded(_ fd: Int32) throws(CKError) -> AppliedMarker {
-        if let marker = readMarker(fd), !marker.busy, marker.bootID == AppliedMarker.currentBootID {
-            return marker
-        }
-        var report = RecoveryReport()
-        return try recover(fd, report: &report)
-    }
-
-    /// What recovery found and did, for `fsck`.
-    struct RecoveryReport {
-        var truncatedBytes: Int64 = 0
-        var replayedEntries = 0
-        var removedTempFiles = 0
-        var damage: String?
-        /// The whole entries of the log, after any torn tail was cut.
-        var entries: [LogEntry] = []
-    }
-
-    @discardableResult
-    func recover(_ fd: Int32, report: inout RecoveryReport) throws(CKError) -> AppliedMarker {
-        let meta = try readMeta()
-        let old = readMarker(fd)
-        let bytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
-        let (entries, outcome) = LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID)
-        switch outcome {
-        case .clean: break
-        case .tornTail(let at):
-            let lfd = try Syscall.open(logPath, O_WRONLY).orThrow(.internalError, "cannot open \(logPath)")
-            defer { Syscall.close(lfd) }
-            try Syscall.ftruncate(lfd, at, path: logPath).orThrow(.internalError, "cannot cut the torn end of \(logPath)")
-            try io.sync(lfd, path: logPath, dataOnly: true).orThrow(.internalError, "cannot sync \(logPath)")
-            report.truncatedBytes = Int64(bytes.count) - at
-        case .damaged(let at, let reason):
-            let error = CKError(.internalError, "the log of zone \(zoneID.zoneName) is damaged at byte \(at) (\(reason)) with whole entries after it; restore the zone from a backup or move log.jsonl aside and run `ckfs fsck`")
-            report.damage = error.message
-            locked { fenced = error }
-            throw error
-        }
-        // Same boot: page-cache writes of earlier entries are there; replay from the marker.
-        // Another boot (or no marker): replay from the checkpoint.
-        let from: Int64
-        if let old, old.bootID == AppliedMarker.currentBootID { from = old.seq } else { from = meta.checkpointSeq }
-        var replayed = 0
-        for (entry, _) in entries where entry.seq > from {
-            try writeFiles(of: entry)
-            replayed += 1
-        }
-        var removed = 0
-        for dir in [directory, recordsPath, StoreLayout.assetsDirectory(directory)] {
-            for name in (try Syscall.listDirectory(dir).orThrow(.internalError, "cannot list \(dir)")) ?? [] where name.hasPrefix(FileWriter.tempPrefix) {
-                _ = Syscall.unlink(dir + "/" + name)
-                removed += 1
-            }
-        }
-        let last = entries.last?.0
-        let seq = max(last?.seq ?? 0, meta.checkpointSeq)
-        // The log's figure is the usage as of its last entry; a marker that is already there
-        // may hold a figure fsck corrected since, so it is kept when nothing was replayed.
-        let usage = old.map { $0.seq == seq && replayed == 0 ? $0.usage : (last?.usage ?? meta.usage) } ?? (last?.usage ?? meta.usage)
-        let marker = AppliedMarker(bootID: AppliedMarker.currentBootID, seq: seq, usage: usage, busy: false)
-        if replayed > 0 || old?.bootID != marker.bootID {
-            // Make replayed files durable before saying they are applied.
-            let dfd = try Syscall.open(directory, O_RDONLY | O_DIRECTORY).orThrow(.internalError, "cannot open \(directory)")
-            defer { Syscall.close(dfd) }
-            try Syscall.syncfs(dfd, path: directory).orThrow(.internalError, "cannot sync zone \(zoneID.zoneName)")
-        }
-        try writeMarker(fd, marker)
-        locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
-        report.replayedEntries = replayed
-        report.removedTempFiles = removed
-        report.entries = entries.map(\.0)
-        return marker
-    }
-
-    /// For `fsck`: runs recovery, then `body` with what it found, in one hold of the lock.
-    /// Recovery is what a fenced zone waits for, so it runs on one and lifts the fence.
-    func withRecovery<T>(_ body: (RecoveryReport) throws(CKError) -> T) throws(CKError) -> T {
-        defer { locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 } }
-        return try withLockFile(ignoringFence: true) { () throws(CKError) -> T in
-            var report = RecoveryReport()
-            try recover(try lockFile(), report: &report)
-            locked { fenced = nil }
-            return try body(report)
-        }
-    }
-
-    /// Sets the usage figure in the marker to what `fsck` counted (under the lock).
-    func fixUsage(_ usage: Int64, _ result: inout CheckResult) throws(CKError) {
-        let fd = try lockFile()
-        guard var marker = readMarker(fd) else { return }
-        guard marker.usage != usage else { return }
-        result.repaired.append("zone \(zoneID.zoneName): usage was \(marker.usage) bytes, counted \(usage); corrected")
-        marker.usage = usage
-        try writeMarker(fd, marker)
-    }
-
-    // MARK: Checkpoint and compaction
-
-    private func checkpointIfDue(_ marker: AppliedMarker) throws(CKError) {
-        // The common case decides from memory: the tail offset is the log's size right after
-        // our own append.
-        let (known, tail) = locked { (knownCheckpointSeq, tailOffset) }
-        if known >= 0, tail >= 0, marker.seq - known < tuning.checkpointEvery, tail <= tuning.compactLogBytes { return }
-        var meta = try readMeta()
-        locked { knownCheckpointSeq = meta.checkpointSeq }
-        let logSize = (try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)"))?.size ?? 0
-        guard marker.seq - meta.checkpointSeq >= tuning.checkpointEvery || logSize > tuning.compactLogBytes else { return }
-        let dfd = try Syscall.open(directory, O_RDONLY | O_DIRECTORY).orThrow(.internalError, "cannot open \(directory)")
-        defer { Syscall.close(dfd) }
-        try Syscall.syncfs(dfd, path: directory).orThrow(.internalError, "cannot sync zone \(zoneID.zoneName)")
-        let logBytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
-        let entries = LogScanner.scan(logBytes, baseOffset: 0, zoneID: zoneID).entries
-        meta.checkpointSeq = marker.seq
-        meta.usage = marker.usage
-        if let token = entries.last(where: { $0.0.clientChangeToken != nil })?.0.clientChangeToken { meta.clientChangeToken = token }
-        try writer.replace(StoreLayout.zoneFile(directory), with: JSONWriter.pretty(meta.json()), durable: true)
-        locked { knownCheckpointSeq = meta.checkpointSeq }
-        guard logSize > tuning.compactLogBytes else { return }
-        // Keep the newest entries that fit in half the limit; tokens older than the first kept
-        // entry then fail with changeTokenExpired (R13).
-        var start = entries.count
-        var kept: Int64 = 0
-        var previousEnd: Int64 = 0
-        let ends = entries.map(\.end)
-        while start > 0 {
-            previousEnd = start - 1 > 0 ? ends[start - 2] : 0
-            let size = ends[start - 1] - previousEnd
-            if kept + size > tuning.compactLogBytes / 2 && start < entries.count { break }
-            kept += size
-            start -= 1
-        }
-        let cut = start > 0 ? Int(ends[start - 1]) : 0
-        try writer.replace(logPath, with: Array(logBytes[cut...]), durable: true)
-        locked { tailOffset = -1 }
-    }
-
     // MARK: Reading
 
     /// Takes in entries other processes appended since the last look, so the cache stays
@@ -428,20 +357,16 @@ final class ZoneStorage: @unchecked Sendable {
     /// a torn tail is recovery's job, under the lock.
     func refreshTail() throws(CKError) {
         guard let st = try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)") else {
-            locked { cache = [:]; index = nil; tailOffset = -1; generation &+= 1 }
+            locked { resetCaches() }
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
         }
         let (inode, offset) = locked { (tailInode, tailOffset) }
-        if offset < 0 || inode != st.inode {
+        if offset < 0 || inode != st.inode || st.size < offset {
             // First look, or the log was compacted: nothing cached can be trusted.
-            locked { cache = [:]; index = nil; tailInode = st.inode; tailOffset = st.size; generation &+= 1 }
+            try startTail(at: st)
             return
         }
         guard st.size != offset else { return }
-        if st.size < offset {
-            locked { cache = [:]; index = nil; tailOffset = st.size; generation &+= 1 }
-            return
-        }
         let entries = try LogScanner.readAppended(logPath, from: offset, to: st.size, zoneID: zoneID)
         locked {
             for (entry, end) in entries {
@@ -451,20 +376,51 @@ final class ZoneStorage: @unchecked Sendable {
         }
     }
 
-    /// The current record, or nil. Uses the cache when the log says it is current.
+    /// Starts following the log at its end, taking in the entries the record files do not
+    /// hold yet (those after the apply marker).
+    private func startTail(at st: Syscall.FileStatus) throws(CKError) {
+        let fd = try lockFile()
+        let (commit, apply) = readMarkers(fd)
+        var pending: [(LogEntry, end: Int64)] = []
+        if let commit, let apply, apply.applied < commit.seq || commit.busy {
+            pending = try entries(after: apply.applied, from: apply.end, to: st.size)
+        }
+        locked {
+            resetCaches()
+            knownApplied = apply?.applied ?? -1
+            tailInode = st.inode
+            tailOffset = st.size
+            for (entry, _) in pending { absorb(entry) }
+        }
+    }
+
+    /// The whole entries after sequence number `seq`, reading the log from byte `from` (the
+    /// apply marker's `end`; from the start when that is unknown or no longer an entry
+    /// boundary) up to `size`.
+    func entries(after seq: Int64, from: Int64, to size: Int64) throws(CKError) -> [(LogEntry, end: Int64)] {
+        if from >= 0, from <= size {
+            let found = try LogScanner.readAppended(logPath, from: from, to: size, zoneID: zoneID)
+            if found.first.map({ $0.0.seq <= seq + 1 }) ?? (from == size) { return found.filter { $0.0.seq > seq } }
+        }
+        return try LogScanner.readAppended(logPath, from: 0, to: size, zoneID: zoneID).filter { $0.0.seq > seq }
+    }
+
+    /// The current record, or nil: an entry the files do not hold yet, else the cache when
+    /// the log says it is current, else the record file.
     ///
     /// A file read is cached only when it cannot be older than the log entries taken in so
-    /// far: the marker said "clean" (every appended entry applied) after the tail was read,
-    /// and no entry arrived since. Otherwise a writer between its commit point and its file
-    /// replace could leave a stale version cached for good, and a save based on it would
-    /// pass the change-tag check: a lost update.
+    /// far: the commit marker was clean and no entry arrived meanwhile. Entries the files lack
+    /// are answered from ``unapplied`` (looked at before the file, which the applier writes
+    /// before it drops them), so a stale file is never read for them.
     func record(named name: String) throws(CKError) -> Record? {
         try refreshTail()
-        let (hit, seen) = locked { (cache[name], generation) }
+        let (pending, hit, seen) = locked { (unapplied[name], cache[name], generation) }
+        if let pending { return pending.record }
         if let hit { return hit }
-        let marker = try peekMarker()
+        let (commit, apply) = readMarkers(try lockFile())
+        if let apply { locked { noteApplied(apply.applied) } }
         guard let record = try readRecordFile(name) else { return nil }
-        if let marker, !marker.busy {
+        if let commit, !commit.busy {
             locked { if generation == seen { cacheInsert(record) } }
         }
         return record
@@ -484,8 +440,22 @@ final class ZoneStorage: @unchecked Sendable {
         return try RecordCoding.decode(json, mode: .stored).record
     }
 
-    /// Names of all records, from the directory.
+    /// Names of all records: the record files, with the saves and deletes the files do not
+    /// hold yet.
     func recordNames() throws(CKError) -> [String] {
+        try refreshTail()
+        // The versions the files lack first, then the listing: a file written meanwhile is
+        // then in one or the other.
+        let pending = locked { unapplied }
+        var names = Set(try fileRecordNames())
+        for (name, p) in pending {
+            if p.record == nil { names.remove(name) } else { names.insert(name) }
+        }
+        return names.sorted()
+    }
+
+    /// Names of the record files, from the directory.
+    func fileRecordNames() throws(CKError) -> [String] {
         let names = try Syscall.listDirectory(recordsPath).orThrow(.internalError, "cannot list \(recordsPath)") ?? []
         return names.compactMap { n in
             guard n.hasSuffix(".json"), !n.hasPrefix(FileWriter.tempPrefix) else { return nil }
@@ -496,9 +466,13 @@ final class ZoneStorage: @unchecked Sendable {
     /// The index of references (built once per process, under the lock, then kept by the log).
     fileprivate func withIndex<T>(_ body: (inout ZoneIndex) -> T) throws(CKError) -> T {
         if locked({ index == nil }) {
+            let pending = locked { unapplied }
             var built = ZoneIndex()
-            for name in try recordNames() {
+            for name in try fileRecordNames() {
                 if let r = try readRecordFile(name) { built.insert(r) }
+            }
+            for (name, p) in pending {
+                if let r = p.record { built.insert(r) } else { built.remove(name) }
             }
             locked { if index == nil { index = built } }
         }

@@ -11,12 +11,20 @@ struct BenchCommand: ParsableCommand {
 
     @Flag(help: "A smaller run that finishes within about two minutes.") var quick = false
     @Option(help: "Records in the fetch and query zones (default 100,000; 10,000 with --quick).") var records: Int?
+    @Option(help: "Run only these rows, by id, comma-separated (for example 1,8b or 4a).") var rows: String?
     @Flag(help: "Print the rows as JSON.") var json = false
     @Option(help: "Where to make the stores and SQLite files (removed after); the same file system for both.")
     var directory = "/var/tmp/ckfs-bench-\(getpid())"
 
     func validate() throws {
         if let records, records < 1_000 { throw ValidationError("--records must be at least 1,000 (the query asks for 100 of one tenth)") }
+        if let unknown = selectedRows?.subtracting(Bench.rowIDs).sorted().first {
+            throw ValidationError("--rows: no row '\(unknown)'; the rows are \(Bench.rowIDs.joined(separator: ", "))")
+        }
+    }
+
+    private var selectedRows: Set<String>? {
+        rows.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
     }
 
     func run() throws {
@@ -26,7 +34,7 @@ struct BenchCommand: ParsableCommand {
             sizes.queryRecords = records
         }
         let json = self.json
-        let bench = Bench(directory: directory, sizes: sizes) { line in
+        let bench = Bench(directory: directory, sizes: sizes, only: selectedRows) { line in
             if !json { Report.printError("bench: " + line) }
         }
         let rows: [Bench.Row]

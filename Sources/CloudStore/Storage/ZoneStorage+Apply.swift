@@ -1,0 +1,152 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Writing record files behind the commit (DESIGN §3): the commit point is the log's
+// fdatasync; the files follow on `applyQueue`, many entries at a time, holding `applyLock`
+// and the byte-range lock on the apply marker, never the writer's locks.
+extension ZoneStorage {
+    /// Runs `body` holding this process's apply lock and the byte-range lock on the apply
+    /// marker (other processes' appliers), after checking the zone was not deleted meanwhile.
+    func withApplyLock<T>(_ body: (Int32) throws(CKError) -> T) throws(CKError) -> T {
+        applyLock.lock()
+        defer { applyLock.unlock() }
+        let fd = try lockFile()
+        try Syscall.rangeLock(fd, start: ApplyMarker.offset, length: ApplyMarker.size, exclusive: true, path: lockPath)
+            .orThrow(.internalError, "cannot lock the apply marker of zone \(zoneID.zoneName)")
+        defer { _ = Syscall.rangeLock(fd, start: ApplyMarker.offset, length: ApplyMarker.size, exclusive: false, path: lockPath) }
+        guard case .success(let st?) = Syscall.stat(lockPath), st.inode == locked({ lockInode }) else {
+            throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted")
+        }
+        return try body(fd)
+    }
+
+    /// With the apply lock held: writes the files of every entry up to `seq` that the apply
+    /// marker does not cover, taking them from `known` (this process's queue) when it holds
+    /// them all and from the log otherwise, and moves the marker on.
+    func applyEntries(_ fd: Int32, known: [(LogEntry, end: Int64)], upTo seq: Int64) throws(CKError) {
+        let (commit, stored) = readMarkers(fd)
+        let apply = stored ?? ApplyMarker(bootID: CommitMarker.currentBootID, applied: commit?.seq ?? 0, end: -1)
+        guard apply.applied < seq else {
+            locked { noteApplied(apply.applied) }
+            return
+        }
+        var todo = known.filter { $0.0.seq > apply.applied && $0.0.seq <= seq }
+        if todo.first?.0.seq != apply.applied + 1 || todo.last?.0.seq != seq {
+            let size = (try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)"))?.size ?? 0
+            todo = try entries(after: apply.applied, from: apply.end, to: size).filter { $0.0.seq <= seq }
+            guard todo.first?.0.seq == apply.applied + 1, todo.last?.0.seq == seq else {
+                throw CKError(.internalError, "the log of zone \(zoneID.zoneName) lacks entries \(apply.applied + 1)...\(seq) that its lock file says were committed; run `ckfs fsck`")
+            }
+        }
+        guard let last = todo.last else { return }
+        try writeFiles(coalescing: todo.map(\.0))
+        try writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: last.0.seq, end: last.end))
+        locked { noteApplied(last.0.seq) }
+    }
+
+    /// Writes each record's newest version once (a record saved ten times in the batch is
+    /// written once) and removes the deleted ones.
+    private func writeFiles(coalescing entries: [LogEntry]) throws(CKError) {
+        var newest: [String: Record?] = [:]
+        for entry in entries {
+            for d in entry.deleted { newest[d.recordName] = .some(nil) }
+            for r in entry.saved { newest[r.recordID.recordName] = .some(r) }
+        }
+        for (name, record) in newest {
+            let path = StoreLayout.recordFile(directory, name: name)
+            if let record {
+                try writer.replace(path, with: RecordCoding.fileBytes(record), durable: false)
+            } else {
+                try Syscall.unlink(path).orThrow(.internalError, "cannot delete record file \(name)")
+            }
+        }
+    }
+
+    /// With the writer's lock held, before a commit: entries of other processes (or of this
+    /// one's failed applier) that the files lack are applied now, so files are always written
+    /// in log order and no entry waits on a process that may be gone.
+    func applyOthersEntries(_ fd: Int32, upTo commit: CommitMarker) throws(CKError) {
+        guard applyMarker(fd, commit: commit).applied < commit.seq else { return }
+        if locked({ lastOwnCommit == commit.seq && !applierFailed }) { return }
+        try withApplyLock { (fd) throws(CKError) in try applyEntries(fd, known: [], upTo: commit.seq) }
+        locked { applierFailed = false }
+    }
+
+    /// Starts the applier for what the queue holds, or (without write-behind) applies now.
+    func scheduleApplier() {
+        let start = locked { () -> Bool in
+            if applierScheduled || queue.isEmpty { return false }
+            applierScheduled = true
+            return true
+        }
+        guard start else { return }
+        if tuning.writeBehind {
+            WriteBehind.register(self)
+            applyQueue.async { self.runApplier() }
+        } else {
+            runApplier()
+        }
+    }
+
+    /// Applies queued entries until the queue is empty. A failure leaves the entries to the
+    /// next writer, which applies them from the log (their saves are durable already).
+    private func runApplier() {
+        while true {
+            let batch = locked { () -> [(LogEntry, end: Int64)] in
+                let taken = queue
+                queue = []
+                if taken.isEmpty { applierScheduled = false }
+                return taken
+            }
+            guard let last = batch.last else { return }
+            do throws(CKError) {
+                try withApplyLock { (fd) throws(CKError) in try applyEntries(fd, known: batch, upTo: last.0.seq) }
+            } catch where error.code == .zoneNotFound {
+                // Deleted meanwhile: nothing to write.
+            } catch {
+                locked { applierFailed = true }
+            }
+        }
+    }
+
+    /// Returns once the record files hold every entry this process committed.
+    func waitForFiles() {
+        applyQueue.sync {}
+    }
+}
+
+/// Every zone with files still to write, so a process that exits normally writes them first
+/// (an interrupted one leaves them to the next writer or reader, from the log).
+enum WriteBehind {
+    /// Guards `zones`.
+    private final class Registry: @unchecked Sendable {
+        let lock = NSLock()
+        var zones: [ObjectIdentifier: Weak] = [:]
+    }
+
+    private struct Weak { weak var zone: ZoneStorage? }
+
+    private static let registry: Registry = {
+        atexit { WriteBehind.drainAll() }
+        return Registry()
+    }()
+
+    static func register(_ zone: ZoneStorage) {
+        let r = registry
+        r.lock.withLock {
+            if r.zones[ObjectIdentifier(zone)]?.zone == nil { r.zones[ObjectIdentifier(zone)] = Weak(zone: zone) }
+        }
+    }
+
+    /// Waits until every zone of this process has written its files.
+    static func drainAll() {
+        let r = registry
+        let zones = r.lock.withLock { () -> [ZoneStorage] in
+            r.zones = r.zones.filter { $0.value.zone != nil }
+            return r.zones.values.compactMap(\.zone)
+        }
+        for z in zones { z.waitForFiles() }
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Recovery after a crash, checkpoints and log compaction (DESIGN §3). All of it runs with
+// the writer's locks held and takes the apply lock, since it writes record files.
+extension ZoneStorage {
+    /// With the writer's lock held: recovers when a writer died during an append, or the
+    /// machine restarted since the markers were written. Returns the current commit marker.
+    func recoverIfNeeded(_ fd: Int32) throws(CKError) -> CommitMarker {
+        let (commit, apply) = readMarkers(fd)
+        if let commit, !commit.busy, commit.bootID == CommitMarker.currentBootID,
+           apply.map({ $0.bootID == CommitMarker.currentBootID }) ?? true {
+            return commit
+        }
+        var report = RecoveryReport()
+        return try recover(fd, report: &report)
+    }
+
+    /// What recovery found and did, for `fsck`.
+    struct RecoveryReport {
+        var truncatedBytes: Int64 = 0
+        var replayedEntries = 0
+        var removedTempFiles = 0
+        var damage: String?
+        /// The whole entries of the log, after any torn tail was cut.
+        var entries: [LogEntry] = []
+    }
+
+    /// Cuts a torn log tail, replays committed entries the record files lack (after the apply
+    /// marker on the same boot, after the checkpoint otherwise), removes stray temporary
+    /// files, syncs, and writes both markers.
+    @discardableResult
+    func recover(_ fd: Int32, report: inout RecoveryReport) throws(CKError) -> CommitMarker {
+        let marker = try withApplyLock { (fd) throws(CKError) -> CommitMarker in try recoverLocked(fd, report: &report) }
+        locked {
+            resetCaches()
+            knownApplied = marker.seq
+            queue = []
+            applierFailed = false
+        }
+        return marker
+    }
+
+    private func recoverLocked(_ fd: Int32, report: inout RecoveryReport) throws(CKError) -> CommitMarker {
+        let meta = try readMeta()
+        let (old, oldApply) = readMarkers(fd)
+        let bytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
+        let (entries, outcome) = LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID)
+        var logEnd = Int64(bytes.count)
+        switch outcome {
+        case .clean: break
+        case .tornTail(let at):
+            let lfd = try Syscall.open(logPath, O_WRONLY).orThrow(.internalError, "cannot open \(logPath)")
+            defer { Syscall.close(lfd) }
+            try Syscall.ftruncate(lfd, at, path: logPath).orThrow(.internalError, "cannot cut the torn end of \(logPath)")
+            try io.sync(lfd, path: logPath, dataOnly: true).orThrow(.internalError, "cannot sync \(logPath)")
+            report.truncatedBytes = Int64(bytes.count) - at
+            logEnd = at
+        case .damaged(let at, let reason):
+            let error = CKError(.internalError, "the log of zone \(zoneID.zoneName) is damaged at byte \(at) (\(reason)) with whole entries after it; restore the zone from a backup or move log.jsonl aside and run `ckfs fsck`")
+            report.damage = error.message
+            locked { fenced = error }
+            throw error
+        }
+        // Same boot: page-cache writes of earlier files are there; replay after the apply
+        // marker (a lock file without one: after its clean commit marker). Another boot (or
+        // no marker): replay from the checkpoint.
+        let current = CommitMarker.currentBootID
+        let from: Int64
+        if let old, old.bootID == current, let oldApply, oldApply.bootID == current {
+            from = oldApply.applied
+        } else if oldApply == nil, let old, old.bootID == current {
+            from = old.seq
+        } else {
+            from = meta.checkpointSeq
+        }
+        var replayed = 0
+        for (entry, _) in entries where entry.seq > from {
+            try writeFiles(of: entry)
+            replayed += 1
+        }
+        var removed = 0
+        for dir in [directory, recordsPath, StoreLayout.assetsDirectory(directory)] {
+            for name in (try Syscall.listDirectory(dir).orThrow(.internalError, "cannot list \(dir)")) ?? [] where name.hasPrefix(FileWriter.tempPrefix) {
+                _ = Syscall.unlink(dir + "/" + name)
+                removed += 1
+            }
+        }
+        let last = entries.last?.0
+        let seq = max(last?.seq ?? 0, meta.checkpointSeq)
+        // The log's figure is the usage as of its last entry; a marker that is already there
+        // may hold a figure fsck corrected since, so it is kept when nothing was replayed.
+        let usage = old.map { $0.seq == seq && replayed == 0 ? $0.usage : (last?.usage ?? meta.usage) } ?? (last?.usage ?? meta.usage)
+        if replayed > 0 || old?.bootID != current {
+            // Make replayed files durable before saying they are applied.
+            try syncZone()
+        }
+        try writeApplyMarker(fd, ApplyMarker(bootID: current, applied: seq, end: logEnd))
+        let marker = CommitMarker(bootID: current, seq: seq, usage: usage, busy: false)
+        try writeCommitMarker(fd, marker)
+        report.replayedEntries = replayed
+        report.removedTempFiles = removed
+        report.entries = entries.map(\.0)
+        return marker
+    }
+
+    private func syncZone() throws(CKError) {
+        let dfd = try Syscall.open(directory, O_RDONLY | O_DIRECTORY).orThrow(.internalError, "cannot open \(directory)")
+        defer { Syscall.close(dfd) }
+        try Syscall.syncfs(dfd, path: directory).orThrow(.internalError, "cannot sync zone \(zoneID.zoneName)")
+    }
+
+    /// For `fsck`: runs recovery, then `body` with what it found, in one hold of the lock.
+    /// Recovery is what a fenced zone waits for, so it runs on one and lifts the fence.
+    func withRecovery<T>(_ body: (RecoveryReport) throws(CKError) -> T) throws(CKError) -> T {
+        defer { locked { resetCaches() } }
+        return try withLockFile(ignoringFence: true) { () throws(CKError) -> T in
+            var report = RecoveryReport()
+            try recover(try lockFile(), report: &report)
+            locked { fenced = nil }
+            return try body(report)
+        }
+    }
+
+    /// Sets the usage figure in the commit marker to what `fsck` counted (under the lock).
+    func fixUsage(_ usage: Int64, _ result: inout CheckResult) throws(CKError) {
+        let fd = try lockFile()
+        guard var marker = readMarkers(fd).0 else { return }
+        guard marker.usage != usage else { return }
+        result.repaired.append("zone \(zoneID.zoneName): usage was \(marker.usage) bytes, counted \(usage); corrected")
+        marker.usage = usage
+        try writeCommitMarker(fd, marker)
+    }
+
+    // MARK: Checkpoint and compaction
+
+    /// With the writer's lock held, after a commit: every `checkpointEvery` entries brings
+    /// the files up to the log, syncs them and notes the checkpoint in `zone.json`; a log
+    /// past `compactLogBytes` is cut to its newer half.
+    func checkpointIfDue(_ fd: Int32, _ marker: CommitMarker) throws(CKError) {
+        // The common case decides from memory: the tail offset is the log's size right after
+        // our own append.
+        let (known, tail) = locked { (knownCheckpointSeq, tailOffset) }
+        if known >= 0, tail >= 0, marker.seq - known < tuning.checkpointEvery, tail <= tuning.compactLogBytes { return }
+        var meta = try readMeta()
+        locked { knownCheckpointSeq = meta.checkpointSeq }
+        let logSize = (try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)"))?.size ?? 0
+        guard marker.seq - meta.checkpointSeq >= tuning.checkpointEvery || logSize > tuning.compactLogBytes else { return }
+        try withApplyLock { (fd) throws(CKError) in
+            try applyEntries(fd, known: locked { queue }, upTo: marker.seq)
+            try syncZone()
+            let logBytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
+            let entries = LogScanner.scan(logBytes, baseOffset: 0, zoneID: zoneID).entries
+            meta.checkpointSeq = marker.seq
+            meta.usage = marker.usage
+            if let token = entries.last(where: { $0.0.clientChangeToken != nil })?.0.clientChangeToken { meta.clientChangeToken = token }
+            try writer.replace(StoreLayout.zoneFile(directory), with: JSONWriter.pretty(meta.json()), durable: true)
+            locked { knownCheckpointSeq = meta.checkpointSeq }
+            guard logSize > tuning.compactLogBytes else { return }
+            // Keep the newest entries that fit in half the limit; tokens older than the first
+            // kept entry then fail with changeTokenExpired (R13). Every entry is applied now,
+            // so the apply marker's `end` becomes the new log's end.
+            var start = entries.count
+            var kept: Int64 = 0
+            var previousEnd: Int64 = 0
+            let ends = entries.map(\.end)
+            while start > 0 {
+                previousEnd = start - 1 > 0 ? ends[start - 2] : 0
+                let size = ends[start - 1] - previousEnd
+                if kept + size > tuning.compactLogBytes / 2 && start < entries.count { break }
+                kept += size
+                start -= 1
+            }
+            let cut = start > 0 ? Int(ends[start - 1]) : 0
+            let keptBytes = Array(logBytes[cut...])
+            try writer.replace(logPath, with: keptBytes, durable: true)
+            try writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: marker.seq, end: Int64(keptBytes.count)))
+            locked { tailOffset = -1 }
+        }
+    }
+}

@@ -126,6 +126,47 @@ extension Bench {
                 Row(id: "4b", name: name, ckfs: ours, baselineName: "SQLite, index on (kind, created)", baseline: indexed)]
     }
 
+    /// Row 6: rows 1-3 in zones of each size in `sizes.growth`, as the cost per operation
+    /// against the same at the smallest size (ratio 1.0: flat).
+    func growth() throws(CKError) -> [Row] {
+        var first: (save: Double, batch: Double, fetch: Double)?
+        var rows: [Row] = []
+        for size in sizes.growth {
+            let db = try store("growth-\(size)")
+            try fillOnly(db, count: size)
+            db.store.waitForRecordFiles()
+            let zone = db.zoneID(ZoneID.defaultZoneName)
+            var next = size
+            func fresh(_ n: Int) -> [Record] {
+                defer { next += n }
+                return (next..<(next + n)).map { Self.record($0, zone: zone) }
+            }
+            let singles = fresh(sizes.growthSaves)
+            let save = try time { () throws(CKError) in
+                for r in singles { try db.save(r) }
+                db.store.waitForRecordFiles()
+            } / Double(singles.count) * 1e6
+            let batched = fresh(2_000)
+            let batch = try time { () throws(CKError) in
+                for b in stride(from: 0, to: batched.count, by: 400) { _ = try db.modify(saving: Array(batched[b..<min(b + 400, batched.count)])) }
+                db.store.waitForRecordFiles()
+            } / Double(batched.count) * 1e6
+            var rng = SplitMix(seed: 11)
+            let ids = (0..<sizes.growthFetches).map { _ in RecordID(recordName: "item-\(Int(rng.next() % UInt64(size)))", zoneID: zone) }
+            for id in ids.prefix(100) { _ = try db.record(for: id) }
+            let fetch = try time { () throws(CKError) in for id in ids { _ = try db.record(for: id) } } / Double(ids.count) * 1e6
+            let base = first ?? (save, batch, fetch)
+            first = base
+            progress(String(format: "growth at %d records: save %.0f µs, batch %.1f µs/record, fetch %.1f µs", size, save, batch, fetch))
+            let at = "at \(size) records"
+            let baseName = "the same at \(sizes.growth[0]) records"
+            rows.append(Row(id: "6a", name: "growth: single save \(at)", ckfs: save, baselineName: baseName, baseline: base.save))
+            rows.append(Row(id: "6b", name: "growth: batch save per record \(at)", ckfs: batch, baselineName: baseName, baseline: base.batch))
+            rows.append(Row(id: "6c", name: "growth: fetch by ID \(at)", ckfs: fetch, baselineName: baseName, baseline: base.fetch))
+        }
+        return rows.sorted { $0.id < $1.id }
+    }
+
     static func decode(_ bytes: [UInt8]) throws(CKError) -> Record {
         let json: JSONValue
         do { json = try JSONParser.parse(bytes) } catch { throw CKError(.internalError, "SQLite returned bad JSON: \(error)") }

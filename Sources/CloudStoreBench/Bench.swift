@@ -16,6 +16,13 @@ public struct Bench: Sendable {
         public var queryRecords = 100_000
         public var queries = 20
         public var fsyncs = 1_000
+        /// Row 5: the folder read through the mount, and the sed -i edits.
+        public var mountRecords = 10_000
+        public var edits = 50
+        /// Row 6: zone sizes, and the work measured at each.
+        public var growth = [1_000, 10_000, 100_000]
+        public var growthSaves = 200
+        public var growthFetches = 5_000
 
         public init() {}
 
@@ -29,6 +36,10 @@ public struct Bench: Sendable {
             s.queryRecords = 20_000
             s.queries = 10
             s.fsyncs = 300
+            s.mountRecords = 3_000
+            s.edits = 20
+            s.growth = [1_000, 10_000]
+            s.growthSaves = 100
             return s
         }
     }
@@ -50,16 +61,20 @@ public struct Bench: Sendable {
     public let sizes: Sizes
     /// The rows to run (ids as in the table, "8b" comes with "1"); nil runs them all.
     public let only: Set<String>?
+    /// The ckfs executable, for the rows that mount (5, 7); nil leaves them out.
+    public let executable: String?
     /// Called with each row as it is measured, and with progress lines.
     public let progress: @Sendable (String) -> Void
 
     /// Every row id, in the order of the table.
-    public static let rowIDs = ["8", "1", "8b", "2", "3", "4a", "4b"]
+    public static let rowIDs = ["8", "1", "8b", "2", "6a", "6b", "6c", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "7a", "7b"]
 
-    public init(directory: String, sizes: Sizes, only: Set<String>? = nil, progress: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(directory: String, sizes: Sizes, only: Set<String>? = nil, executable: String? = nil,
+                progress: @escaping @Sendable (String) -> Void = { _ in }) {
         self.directory = directory
         self.sizes = sizes
         self.only = only
+        self.executable = executable
         self.progress = progress
     }
 
@@ -82,8 +97,13 @@ public struct Bench: Sendable {
             }
         }
         if wanted("2") { rows.append(try batchSaves()) }
+        if wanted("6a", "6b", "6c") { rows += try growth().filter { wanted($0.id) } }
         if wanted("3") { rows.append(try fetchByID()) }
         if wanted("4a", "4b") { rows += try queries().filter { wanted($0.id) } }
+        if let executable {
+            if wanted("5a", "5b", "5c", "5d", "5e") { rows += try mountRows(executable: executable).filter { wanted($0.id) } }
+            if wanted("7a", "7b") { rows += try memoryRows(executable: executable).filter { wanted($0.id) } }
+        }
         return rows
     }
 
@@ -103,9 +123,13 @@ public struct Bench: Sendable {
     /// What SQLite stores per row: the record's own JSON, as ckfs writes it.
     static func json(_ r: Record) -> String { String(decoding: RecordCoding.fileBytes(r), as: UTF8.self) }
 
+    /// The OS user, so a mount of a bench store shows the same private database.
+    static let caller = Caller.osUser(deviceID: "bench")
+    static var user: String { caller.userName }
+
     func store(_ name: String) throws(CKError) -> Database {
         let store = try Store.create(at: directory + "/" + name)
-        return try store.container().database(.private, caller: Caller(userName: "bench", deviceID: "bench"))
+        return try store.container().database(.private, caller: Self.caller)
     }
 
     func sqlite(_ name: String) throws(CKError) -> SQLiteDatabase {
@@ -126,6 +150,16 @@ public struct Bench: Sendable {
         let start = DispatchTime.now().uptimeNanoseconds
         try body()
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// Fills a ckfs zone with records `from..<to`, in batches of 400.
+    func fillOnly(_ db: Database, from: Int = 0, count: Int) throws(CKError) {
+        let zone = db.zoneID(ZoneID.defaultZoneName)
+        var i = from
+        while i < from + count {
+            _ = try db.modify(saving: (i..<min(i + 400, from + count)).map { Self.record($0, zone: zone) })
+            i += 400
+        }
     }
 
     /// Fills a ckfs zone and an SQLite table with `count` records, in batches.

@@ -16,7 +16,7 @@ public final class StoreMount: Sendable {
     public init(store: Store, at mountPoint: String, options: FuseSession.Options = .init(),
                 environment: CloudStore.Environment = .development,
                 log: @escaping @Sendable (String) -> Void = { _ in }) throws(FSError) {
-        view = StoreView(store: store, mountPoint: mountPoint, environment: environment, log: log)
+        view = StoreView(store: store, mountPoint: mountPoint, environment: environment, sharedByUsers: options.allowOther, log: log)
         session = FuseSession(operations: view, mountPoint: mountPoint)
         view.notifier = session
         watcher = ChangeWatcher(view: view)

@@ -11,7 +11,8 @@ import Testing
         let r = CLIFixture.exec(CLIFixture.binary, ["bench", "--quick", "--json", "--directory", dir])
         #expect(r.status == 0, "\(r.stderr)")
         let rows = try #require(r.json?.arrayValue)
-        #expect(rows.compactMap { $0["id"]?.stringValue } == ["8", "1", "8b", "2", "3", "4a", "4b"])
+        #expect(rows.compactMap { $0["id"]?.stringValue }
+            == ["8", "1", "8b", "2", "6a", "6a", "6b", "6b", "6c", "6c", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "7a", "7b"])
         for row in rows {
             let ckfs = try #require(row["ckfs"]?.doubleValue), baseline = try #require(row["baseline"]?.doubleValue)
             let ratio = try #require(row["ratio"]?.doubleValue)
@@ -20,7 +21,13 @@ import Testing
             #expect(row["baselineName"]?.stringValue?.isEmpty == false)
         }
         #expect(!FileManager.default.fileExists(atPath: dir), "the bench removes what it made")
+        let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        #expect(!mounts.contains(dir), "the bench unmounts what it mounted")
         let bad = CLIFixture.exec(CLIFixture.binary, ["bench", "--records", "10"])
         #expect(bad.status == 64 && bad.stderr.contains("--records"))
+        let unknown = CLIFixture.exec(CLIFixture.binary, ["bench", "--rows", "1,9"])
+        #expect(unknown.status == 64 && unknown.stderr.contains("no row '9'"), "\(unknown.stderr)")
+        let one = CLIFixture.exec(CLIFixture.binary, ["bench", "--quick", "--json", "--rows", "8", "--directory", dir])
+        #expect(try #require(one.json?.arrayValue).compactMap { $0["id"]?.stringValue } == ["8"])
     }
 }

@@ -24,8 +24,9 @@ enum FuseOperationTable {
         }
         ops.getattr = { req, ino, _ in
             reply(req) { (fs, caller) throws(FSError) in
-                var st = statOf(try fs.attributes(of: ino, caller: caller))
-                fuse_reply_attr(req, &st, attributeTimeout)
+                let attributes = try fs.attributes(of: ino, caller: caller)
+                var st = statOf(attributes)
+                fuse_reply_attr(req, &st, attributes.cacheSeconds)
             }
         }
         ops.setattr = { req, ino, attr, toSet, fi in
@@ -39,8 +40,9 @@ enum FuseOperationTable {
                 let now = nowMilliseconds()
                 if toSet & FUSE_SET_ATTR_ATIME_NOW != 0 { changes.accessed = now } else if toSet & FUSE_SET_ATTR_ATIME != 0 { changes.accessed = milliseconds(a.st_atim) }
                 if toSet & FUSE_SET_ATTR_MTIME_NOW != 0 { changes.modified = now } else if toSet & FUSE_SET_ATTR_MTIME != 0 { changes.modified = milliseconds(a.st_mtim) }
-                var st = statOf(try fs.setAttributes(of: ino, changes, handle: fi.map { $0.pointee.fh }, caller: caller))
-                fuse_reply_attr(req, &st, attributeTimeout)
+                let attributes = try fs.setAttributes(of: ino, changes, handle: fi.map { $0.pointee.fh }, caller: caller)
+                var st = statOf(attributes)
+                fuse_reply_attr(req, &st, attributes.cacheSeconds)
             }
         }
         ops.readlink = { req, _ in fuse_reply_err(req, EINVAL) }
@@ -133,7 +135,7 @@ enum FuseOperationTable {
         ops.readdirplus = { req, _, size, off, fi in
             reply(req) { (fs, _) throws(FSError) in
                 try replyDirectory(req, fs, handle: fi!.pointee.fh, size: size, offset: off, plus: true) { buf, room, entry, next in
-                    var e = entryParam(NodeEntry(attributes: entry.attributes, entryTimeout: entry.entryTimeout, attributeTimeout: attributeTimeout))
+                    var e = entryParam(NodeEntry(attributes: entry.attributes, entryTimeout: entry.entryTimeout, attributeTimeout: entry.attributes.cacheSeconds))
                     return fuse_add_direntry_plus(req, buf, room, entry.name, &e, next)
                 }
             }
@@ -167,7 +169,6 @@ enum FuseOperationTable {
 
 // Helpers are free functions: a C callback may not capture context, not even `Self`.
 
-private let attributeTimeout = 1.0
 
 private func session(_ req: fuse_req_t?) -> FuseSession {
     Unmanaged<FuseSession>.fromOpaque(fuse_req_userdata(req)!).takeUnretainedValue()
@@ -212,6 +213,7 @@ private func apply(_ r: OpenReply, to fi: UnsafeMutablePointer<fuse_file_info>) 
     fi.pointee.fh = r.handle
     CFuse3_fi_set_keep_cache(fi, r.keepCache ? 1 : 0)
     CFuse3_fi_set_direct_io(fi, r.directIO ? 1 : 0)
+    CFuse3_fi_set_noflush(fi, r.noFlush ? 1 : 0)
 }
 
 private func entryParam(_ entry: NodeEntry) -> fuse_entry_param {

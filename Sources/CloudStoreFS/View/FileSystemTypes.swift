@@ -41,6 +41,8 @@ public struct NodeAttributes: Sendable, Equatable {
     public var modified: Int64
     public var changed: Int64
     public var accessed: Int64
+    /// How long the kernel may keep these attributes.
+    public var cacheSeconds: Double = 30
 }
 
 /// A name the kernel may cache, with how long.

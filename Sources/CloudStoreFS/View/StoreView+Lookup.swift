@@ -2,8 +2,12 @@ import CloudStore
 import Foundation
 
 extension StoreView {
-    static let entryTimeout = 1.0
-    static let attributeTimeout = 1.0
+    /// Long: every change made elsewhere reaches the kernel as an invalidation (ChangeWatcher,
+    /// ``invalidate(_:in:_:)``), and each expiry costs a LOOKUP or GETATTR round trip per file
+    /// (a warm `ls -l` of 3,000 records made 6,000 of them with 1 s; issue #7).
+    static let entryTimeout = 30.0
+    static let attributeTimeout = 30.0
+    static let publicRecordAttributeTimeout = 1.0
     static let lostFoundName = "lost+found"
     static let keyValueFolderName = "keyvalue"
     /// Anyone may add public records (C2); who may change or remove one is the engine's
@@ -123,23 +127,27 @@ extension StoreView {
         // A type with write roles is writable by all as far as the kernel is concerned: the
         // roles are the engine's to check (C2).
         let publicMode: UInt32 = (try? store.container(target.database.container).hasWriteRoles(for: target.type)) == true ? 0o666 : 0o644
+        // A public record's mode follows the roles in container.json, which no invalidation
+        // follows: the kernel keeps it only briefly.
         return NodeAttributes(inode: inode, kind: .file, permissions: target.database.scope == .public ? publicMode : 0o600,
                               links: 1, uid: owner, gid: owner == daemonUID ? daemonGID : owner, size: size,
-                              modified: modified, changed: modified, accessed: modified)
+                              modified: modified, changed: modified, accessed: modified,
+                              cacheSeconds: target.database.scope == .public ? Self.publicRecordAttributeTimeout : Self.attributeTimeout)
     }
 
     func entry(_ key: NodeKey, caller: CallerContext) throws(FSError) -> NodeEntry {
         let ino = inodes.inode(for: key)
         let attrs = try attributes(key, inode: ino, caller: caller)
         inodes.lookedUp(ino, key: key)
-        return NodeEntry(attributes: attrs, entryTimeout: entryTimeout(key), attributeTimeout: Self.attributeTimeout)
+        return NodeEntry(attributes: attrs, entryTimeout: entryTimeout(key), attributeTimeout: attrs.cacheSeconds)
     }
 
-    /// `private` and `keyvalue` mean another database and store for each caller: the kernel
-    /// must never keep those names.
+    /// `private` and `keyvalue` mean another database and store for each caller: in a mount
+    /// several users reach (`--allow-other`) the kernel must never keep those names. A mount
+    /// only its owner reaches keeps them like any other.
     func entryTimeout(_ key: NodeKey) -> Double {
-        if case .database(let d) = key, d.scope == .private { return 0 }
-        if case .keyValueFolder = key { return 0 }
+        if sharedByUsers, case .database(let d) = key, d.scope == .private { return 0 }
+        if sharedByUsers, case .keyValueFolder = key { return 0 }
         return Self.entryTimeout
     }
 

@@ -23,6 +23,11 @@ struct BenchCommand: ParsableCommand {
         }
     }
 
+    /// This program, for the rows that mount a store and time a CLI fetch.
+    static var executable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
     private var selectedRows: Set<String>? {
         rows.map { Set($0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }) }
     }
@@ -34,7 +39,7 @@ struct BenchCommand: ParsableCommand {
             sizes.queryRecords = records
         }
         let json = self.json
-        let bench = Bench(directory: directory, sizes: sizes, only: selectedRows) { line in
+        let bench = Bench(directory: directory, sizes: sizes, only: selectedRows, executable: Self.executable) { line in
             if !json { Report.printError("bench: " + line) }
         }
         let rows: [Bench.Row]
@@ -49,9 +54,9 @@ struct BenchCommand: ParsableCommand {
         print(pad("row", 4) + pad("what", 62) + pad("ckfs", 12) + pad("baseline", 12) + pad("ratio", 7) + "baseline is")
         for r in rows {
             print(pad(r.id, 4) + pad(r.name, 62) + pad(String(format: "%.1f", r.ckfs), 12) + pad(String(format: "%.1f", r.baseline), 12)
-                  + pad(String(format: "%.2f", r.ratio), 7) + r.baselineName)
+                  + pad(String(format: "%.2f", r.ratio), 7) + r.baselineName + (r.unit == "µs/op" ? "" : " (\(r.unit))"))
         }
-        print("(µs per operation; ratio = baseline ÷ ckfs, above 1.0 ckfs is better)")
+        print("(µs per operation unless the row says otherwise; ratio = baseline ÷ ckfs, above 1.0 ckfs is better)")
     }
 
     private func pad(_ s: String, _ width: Int) -> String {

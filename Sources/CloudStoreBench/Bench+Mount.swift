@@ -1,0 +1,125 @@
+import CloudStore
+import Foundation
+
+// Rows 5 and 7: the FUSE view against the same bytes as plain files, and peak memory. They
+// run the ckfs executable (mount, fetch) and ordinary tools as child processes.
+extension Bench {
+    /// A store with `count` records in its default zone, and the mount of it.
+    struct MountedStore {
+        let root: String
+        let mountPoint: String
+        let daemon: pid_t
+        /// The folder of the records through the mount.
+        let folder: String
+        let store: Store
+    }
+
+    func mounted(_ name: String, records count: Int, executable: String) throws(CKError) -> MountedStore {
+        let root = directory + "/" + name
+        let db = try store(name)
+        try fillOnly(db, count: count)
+        db.store.waitForRecordFiles()
+        let mountPoint = directory + "/" + name + "-mount"
+        try makeDirectory(mountPoint)
+        let out = try ChildProcess.run(executable, ["mount", mountPoint, "--store", root, "--user", Self.user], stdoutFile: directory + "/mount.out")
+        guard out.status == 0, let range = out.stdout.range(of: #"daemon pid \d+"#, options: .regularExpression),
+              let pid = pid_t(out.stdout[range].split(separator: " ").last ?? "") else {
+            throw CKError(.internalError, "`ckfs mount` of \(root) failed (\(out.status)): \(out.stdout); is fuse3 installed and /dev/fuse there?")
+        }
+        let folder = mountPoint + "/" + db.container.identifier + "/private/" + ZoneID.defaultZoneName + "/Item"
+        return MountedStore(root: root, mountPoint: mountPoint, daemon: pid, folder: folder, store: db.store)
+    }
+
+    func unmount(_ m: MountedStore, executable: String) {
+        _ = try? ChildProcess.run(executable, ["unmount", m.mountPoint], stdoutFile: "/dev/null")
+    }
+
+    /// Row 5: `cat`, `ls -l` and `tar c` of a folder through the mount and of a plain copy of
+    /// the same bytes; `sed -i` of one record, p50 and p99.
+    func mountRows(executable: String) throws(CKError) -> [Row] {
+        let n = sizes.mountRecords
+        let m = try mounted("mount", records: n, executable: executable)
+        defer { unmount(m, executable: executable) }
+        // The native side: the same canonical JSON, as plain files on the same file system.
+        let native = directory + "/native/Item"
+        try makeDirectory(native)
+        let db = try m.store.container().database(.private, caller: Self.caller)
+        for r in try db.allRecords() {
+            let path = native + "/" + r.recordID.recordName + ".json"
+            guard FileManager.default.createFile(atPath: path, contents: Data(RecordCoding.fileBytes(r))) else {
+                throw CKError(.internalError, "cannot write \(path)")
+            }
+        }
+        let sink = directory + "/sink"
+        // Warm, median of three: both sides read from memory after a first pass.
+        func median(_ script: (String) -> String, in dir: String) throws(CKError) -> Double {
+            _ = try ChildProcess.shell(script(dir), stdoutFile: sink)
+            var s: [Double] = []
+            for _ in 0..<3 { s.append(try ChildProcess.shell(script(dir), stdoutFile: sink).seconds) }
+            return s.sorted()[1] / Double(n) * 1e6
+        }
+        let cat = { (d: String) in "cd '\(d)' && cat -- *.json > /dev/null" }
+        let ls = { (d: String) in "ls -l '\(d)' > /dev/null" }
+        // tar skips reading files when it writes to /dev/null itself; a pipe makes it read.
+        let tar = { (d: String) in "tar cf - -C '\(d)' . | cat > /dev/null" }
+        var rows: [Row] = []
+        for (id, what, script) in [("5a", "cat of every record", cat), ("5b", "ls -l of the folder", ls), ("5c", "tar c of the folder", tar)] {
+            let ours = try median(script, in: m.folder)
+            let theirs = try median(script, in: native)
+            progress(String(format: "%@: mount %.1f µs/file, native %.1f µs/file", what, ours, theirs))
+            rows.append(Row(id: id, name: "\(what) (\(n) records), through the mount", unit: "µs/file", ckfs: ours,
+                            baselineName: "the same bytes as plain files", baseline: theirs))
+        }
+        // sed -i: a save through the mount (temp file, rename over the record) per edit.
+        func edits(_ dir: String) throws(CKError) -> [Double] {
+            var s: [Double] = []
+            for i in 0..<sizes.edits {
+                let from = i % 2 == 0 ? "a title" : "A title"
+                let to = i % 2 == 0 ? "A title" : "a title"
+                s.append(try ChildProcess.shell("sed -i 's/\(from)/\(to)/' '\(dir)/item-7.json'", stdoutFile: sink).seconds * 1e6)
+            }
+            return s.sorted()
+        }
+        let ours = try edits(m.folder)
+        let theirs = try edits(native)
+        guard case .string(let title)? = try db.record(for: RecordID(recordName: "item-7", zoneID: db.zoneID(ZoneID.defaultZoneName)))["title"],
+              title.contains(sizes.edits % 2 == 0 ? "a title" : "A title") else {
+            throw CKError(.internalError, "the sed -i edits through the mount did not all reach the store")
+        }
+        func pct(_ s: [Double], _ p: Int) -> Double { s[min(s.count - 1, s.count * p / 100)] }
+        rows.append(Row(id: "5d", name: "sed -i of one record, p50 (\(sizes.edits) edits)", unit: "µs/edit", ckfs: pct(ours, 50),
+                        baselineName: "sed -i of a plain file", baseline: pct(theirs, 50)))
+        rows.append(Row(id: "5e", name: "sed -i of one record, p99 (\(sizes.edits) edits)", unit: "µs/edit", ckfs: pct(ours, 99),
+                        baselineName: "sed -i of a plain file", baseline: pct(theirs, 99)))
+        return rows
+    }
+
+    /// Row 7: peak memory of the mount daemon after `ls -l` and `cat` of a whole zone, and of
+    /// a CLI fetch of one record from it, against the size of the zone's record files.
+    func memoryRows(executable: String) throws(CKError) -> [Row] {
+        let n = sizes.fetchZone
+        let m = try mounted("memory", records: n, executable: executable)
+        defer { unmount(m, executable: executable) }
+        let sink = directory + "/sink"
+        _ = try ChildProcess.shell("ls -l '\(m.folder)' > /dev/null && cd '\(m.folder)' && find . -name '*.json' -print0 | xargs -0 cat > /dev/null", stdoutFile: sink)
+        guard let daemon = ChildProcess.peakRSS(of: m.daemon) else { throw CKError(.internalError, "cannot read the mount daemon's memory (pid \(m.daemon))") }
+        let fetch = try ChildProcess.run(executable, ["record", "fetch", "item-5", "--store", m.root, "--user", Self.user], stdoutFile: sink)
+        guard fetch.status == 0 else { throw CKError(.internalError, "`ckfs record fetch` failed with \(fetch.status)") }
+        let du = try ChildProcess.shell("du -sk '\(m.root)'", stdoutFile: sink).stdout
+        let dataKiB = Double(du.split(separator: "\t").first.flatMap { Int($0) } ?? 0)
+        let mib = 1024.0 * 1024.0
+        progress(String(format: "memory: mount daemon %.0f MiB, CLI fetch %.0f MiB, store %.0f MiB", Double(daemon) / mib, Double(fetch.maxRSS) / mib, dataKiB / 1024))
+        return [
+            Row(id: "7a", name: "peak RSS of the mount daemon, ls -l + cat of \(n) records", unit: "MiB", ckfs: Double(daemon) / mib,
+                baselineName: "the store on disk (du)", baseline: dataKiB / 1024),
+            Row(id: "7b", name: "peak RSS of `ckfs record fetch` in a zone of \(n)", unit: "MiB", ckfs: Double(fetch.maxRSS) / mib,
+                baselineName: "the store on disk (du)", baseline: dataKiB / 1024),
+        ]
+    }
+
+    func makeDirectory(_ path: String) throws(CKError) {
+        do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
+            throw CKError(.internalError, "cannot make \(path): \(error)")
+        }
+    }
+}

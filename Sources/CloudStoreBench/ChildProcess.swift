@@ -10,7 +10,8 @@ struct ChildProcess {
     struct Outcome {
         var status: Int32
         var seconds: Double
-        /// Peak resident set, in bytes.
+        /// Peak resident set, in bytes: for a child spawned from a large process this includes
+        /// the parent's peak (carried across exec); use /usr/bin/time for a child's own.
         var maxRSS: Int
         var stdout: String
     }

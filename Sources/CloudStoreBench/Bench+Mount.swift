@@ -103,8 +103,7 @@ extension Bench {
         let sink = directory + "/sink"
         _ = try ChildProcess.shell("ls -l '\(m.folder)' > /dev/null && cd '\(m.folder)' && find . -name '*.json' -print0 | xargs -0 cat > /dev/null", stdoutFile: sink)
         guard let daemon = ChildProcess.peakRSS(of: m.daemon) else { throw CKError(.internalError, "cannot read the mount daemon's memory (pid \(m.daemon))") }
-        // Through GNU time: a child spawned straight from this (large) process would report this
-        // process's peak as its own (Linux carries the old address space's peak across exec).
+        // Through GNU time (see ChildProcess on why not wait4 here).
         let rssFile = directory + "/fetch.rss"
         let fetch = try ChildProcess.run("/usr/bin/time", ["-f", "%M", "-o", rssFile, executable, "record", "fetch", "item-5", "--store", m.root, "--user", Self.user], stdoutFile: sink)
         guard fetch.status == 0, let fetchKiB = Int((try? String(contentsOfFile: rssFile, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") else {

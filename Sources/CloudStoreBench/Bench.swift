@@ -164,16 +164,13 @@ public struct Bench: Sendable {
 
     /// Fills a ckfs zone and an SQLite table with `count` records, in batches.
     func fill(_ db: Database, _ sql: SQLiteDatabase, count: Int) throws(CKError) {
+        try fillOnly(db, count: count)
         let zone = db.zoneID(ZoneID.defaultZoneName)
         let insert = try sql.prepare(Self.insert)
-        var i = 0
-        while i < count {
-            let batch = (i..<min(i + 400, count)).map { Self.record($0, zone: zone) }
-            _ = try db.modify(saving: batch)
+        for start in stride(from: 0, to: count, by: 400) {
             try sql.execute("BEGIN")
-            for r in batch { try insert.run(Self.values(r)) }
+            for i in start..<min(start + 400, count) { try insert.run(Self.values(Self.record(i, zone: zone))) }
             try sql.execute("COMMIT")
-            i += batch.count
         }
     }
 }

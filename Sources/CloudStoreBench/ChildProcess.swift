@@ -4,15 +4,13 @@ import Foundation
 import Glibc
 #endif
 
-/// Runs a program and measures it as the kernel saw it: wall time and peak resident memory
-/// (`wait4`'s rusage), with stdout kept in a file.
+/// Runs a program and times it, with stdout kept in a file. (Not its peak memory: a child
+/// spawned from this process reports this process's peak as its own, since Linux carries the
+/// old address space's peak across exec; run it under /usr/bin/time for that.)
 struct ChildProcess {
     struct Outcome {
         var status: Int32
         var seconds: Double
-        /// Peak resident set, in bytes: for a child spawned from a large process this includes
-        /// the parent's peak (carried across exec); use /usr/bin/time for a child's own.
-        var maxRSS: Int
         var stdout: String
     }
 
@@ -29,15 +27,14 @@ struct ChildProcess {
         let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
         guard rc == 0 else { throw CKError(.internalError, "cannot start \(path): errno \(rc)") }
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw CKError(.internalError, "wait4 for \(path) failed: errno \(errno)") }
+        while waitpid(pid, &status, 0) < 0 {
+            guard errno == EINTR else { throw CKError(.internalError, "waitpid for \(path) failed: errno \(errno)") }
         }
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let out = (try? String(contentsOfFile: stdoutFile, encoding: .utf8)) ?? ""
         // WIFEXITED/WEXITSTATUS are macros: exited normally when the low 7 bits are 0.
         let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        return Outcome(status: exit, seconds: seconds, maxRSS: Int(usage.ru_maxrss) * 1024, stdout: out)
+        return Outcome(status: exit, seconds: seconds, stdout: out)
     }
 
     /// Runs `script` with /bin/sh; fails unless it exits 0.

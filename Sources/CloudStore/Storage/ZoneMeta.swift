@@ -127,6 +127,13 @@ struct ApplyMarker: Equatable {
         self.end = end
     }
 
+    /// What a lock file without an apply marker (an older store) means: every committed entry
+    /// applied (its one marker was only clean once the files were written); where the next
+    /// entry starts is not known (-1: read the log from its start).
+    static func assumed(from commit: CommitMarker?) -> ApplyMarker {
+        ApplyMarker(bootID: commit?.bootID ?? CommitMarker.currentBootID, applied: commit?.seq ?? 0, end: -1)
+    }
+
     init?<C: Collection>(bytes: C) where C.Element == UInt8 {
         guard let json = try? JSONParser.parse(Array(bytes)), let boot = json["boot"]?.stringValue,
               let applied = json["applied"]?.int64Value, let end = json["end"]?.int64Value else { return nil }

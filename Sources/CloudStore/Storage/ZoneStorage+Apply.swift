@@ -27,7 +27,7 @@ extension ZoneStorage {
     /// them all and from the log otherwise, and moves the marker on.
     func applyEntries(_ fd: Int32, known: [(LogEntry, end: Int64)], upTo seq: Int64) throws(CKError) {
         let (commit, stored) = readMarkers(fd)
-        let apply = stored ?? ApplyMarker(bootID: CommitMarker.currentBootID, applied: commit?.seq ?? 0, end: -1)
+        let apply = stored ?? ApplyMarker.assumed(from: commit)
         guard apply.applied < seq else {
             locked { noteApplied(apply.applied) }
             return
@@ -47,8 +47,8 @@ extension ZoneStorage {
     }
 
     /// Writes each record's newest version once (a record saved ten times in the batch is
-    /// written once) and removes the deleted ones.
-    private func writeFiles(coalescing entries: [LogEntry]) throws(CKError) {
+    /// written once) and removes the deleted ones; idempotent, so replays use it too.
+    func writeFiles(coalescing entries: [LogEntry]) throws(CKError) {
         var newest: [String: Record?] = [:]
         for entry in entries {
             for d in entry.deleted { newest[d.recordName] = .some(nil) }
@@ -67,8 +67,9 @@ extension ZoneStorage {
     /// With the writer's lock held, before a commit: entries of other processes (or of this
     /// one's failed applier) that the files lack are applied now, so files are always written
     /// in log order and no entry waits on a process that may be gone.
-    func applyOthersEntries(_ fd: Int32, upTo commit: CommitMarker) throws(CKError) {
-        guard applyMarker(fd, commit: commit).applied < commit.seq else { return }
+    /// `apply` is the apply marker as read with `commit`.
+    func applyOthersEntries(upTo commit: CommitMarker, apply: ApplyMarker) throws(CKError) {
+        guard apply.applied < commit.seq else { return }
         if locked({ lastOwnCommit == commit.seq && !applierFailed }) { return }
         try withApplyLock { (fd) throws(CKError) in try applyEntries(fd, known: [], upTo: commit.seq) }
         locked { applierFailed = false }

@@ -7,15 +7,17 @@ import Glibc
 // the writer's locks held and takes the apply lock, since it writes record files.
 extension ZoneStorage {
     /// With the writer's lock held: recovers when a writer died during an append, or the
-    /// machine restarted since the markers were written. Returns the current commit marker.
-    func recoverIfNeeded(_ fd: Int32) throws(CKError) -> CommitMarker {
+    /// machine restarted since the markers were written. Returns both markers as they stand
+    /// after it.
+    func recoverIfNeeded(_ fd: Int32) throws(CKError) -> (CommitMarker, ApplyMarker) {
         let (commit, apply) = readMarkers(fd)
         if let commit, !commit.busy, commit.bootID == CommitMarker.currentBootID,
            apply.map({ $0.bootID == CommitMarker.currentBootID }) ?? true {
-            return commit
+            return (commit, apply ?? ApplyMarker.assumed(from: commit))
         }
         var report = RecoveryReport()
-        return try recover(fd, report: &report)
+        let recovered = try recover(fd, report: &report)
+        return (recovered, ApplyMarker(bootID: recovered.bootID, applied: recovered.seq, end: -1))
     }
 
     /// What recovery found and did, for `fsck`.
@@ -76,11 +78,9 @@ extension ZoneStorage {
         } else {
             from = meta.checkpointSeq
         }
-        var replayed = 0
-        for (entry, _) in entries where entry.seq > from {
-            try writeFiles(of: entry)
-            replayed += 1
-        }
+        let replay = entries.map(\.0).filter { $0.seq > from }
+        try writeFiles(coalescing: replay)
+        let replayed = replay.count
         var removed = 0
         for dir in [directory, recordsPath, StoreLayout.assetsDirectory(directory)] {
             for name in (try Syscall.listDirectory(dir).orThrow(.internalError, "cannot list \(dir)")) ?? [] where name.hasPrefix(FileWriter.tempPrefix) {

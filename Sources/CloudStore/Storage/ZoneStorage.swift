@@ -231,13 +231,6 @@ final class ZoneStorage: @unchecked Sendable {
         try Syscall.pwriteAll(fd, marker.bytes(), offset: Int64(ApplyMarker.offset), path: lockPath).orThrow(.internalError, "cannot write \(lockPath)")
     }
 
-    /// The apply marker as it stands; a lock file without one (an older store) had every
-    /// entry applied whenever its marker was clean.
-    func applyMarker(_ fd: Int32, commit: CommitMarker) -> ApplyMarker {
-        if let apply = readMarkers(fd).1 { return apply }
-        return ApplyMarker(bootID: commit.bootID, applied: commit.seq, end: -1)
-    }
-
     /// The commit marker, read without the lock (for usage and the newest sequence number).
     func peekMarker() throws(CKError) -> CommitMarker? {
         let fd = try lockFile()
@@ -253,9 +246,9 @@ final class ZoneStorage: @unchecked Sendable {
                   committed: ((LogEntry) -> Void)? = nil) throws(CKError) -> T {
         try withLockFile { () throws(CKError) -> T in
             let fd = try lockFile()
-            var marker = try recoverIfNeeded(fd)
+            var (marker, apply) = try recoverIfNeeded(fd)
             try refreshTail()
-            try applyOthersEntries(fd, upTo: marker)
+            try applyOthersEntries(upTo: marker, apply: apply)
             let txn = ZoneTransaction(storage: self, lastSeq: marker.seq, usage: marker.usage)
             let (entryOrNil, result) = try body(txn)
             guard var entry = entryOrNil else { return result }
@@ -307,17 +300,6 @@ final class ZoneStorage: @unchecked Sendable {
             tailInode = st.inode
         }
         return end
-    }
-
-    /// Replaces the record files an entry saves and removes those it deletes (idempotent).
-    func writeFiles(of entry: LogEntry) throws(CKError) {
-        for record in entry.saved {
-            try writer.replace(StoreLayout.recordFile(directory, name: record.recordID.recordName),
-                               with: RecordCoding.fileBytes(record), durable: false)
-        }
-        for d in entry.deleted {
-            try Syscall.unlink(StoreLayout.recordFile(directory, name: d.recordName)).orThrow(.internalError, "cannot delete record file \(d.recordName)")
-        }
     }
 
     /// Updates cache, index and the unapplied versions with an entry (stateLock held).

@@ -152,7 +152,8 @@ public struct Bench: Sendable {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
-    /// Fills a ckfs zone with records `from..<to`, in batches of 400.
+    /// Fills a ckfs zone with records `from..<to`, in batches of 400, and waits for the record
+    /// files, so the rows that read measure a settled store, not one still writing behind.
     func fillOnly(_ db: Database, from: Int = 0, count: Int) throws(CKError) {
         let zone = db.zoneID(ZoneID.defaultZoneName)
         var i = from
@@ -160,6 +161,7 @@ public struct Bench: Sendable {
             _ = try db.modify(saving: (i..<min(i + 400, from + count)).map { Self.record($0, zone: zone) })
             i += 400
         }
+        db.store.waitForRecordFiles()
     }
 
     /// Fills a ckfs zone and an SQLite table with `count` records, in batches.

@@ -17,9 +17,11 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Guards every `var` below.
     private let lock = NSLock()
     private var records: [String: Record] = [:]
-    /// The records of each type asked for since the last change: queries scan these arrays
-    /// without filtering or copying the whole zone each time.
-    private var typeCache: [String: [Record]] = [:]
+    /// Records of one type in one query order, for queries (``SortedRecords``); at most
+    /// ``sortedLimit``, the least recently used dropped first.
+    private var sorted: [SortedKey: SortedRecords] = [:]
+    private var sortedUse: [SortedKey: UInt64] = [:]
+    private var useClock: UInt64 = 0
     private var lastSeq: Int64 = 0
     private var logInode: UInt64 = 0
     private var logOffset: Int64 = -1
@@ -51,6 +53,7 @@ public final class ZoneCatalog: @unchecked Sendable {
             let had = lock.withLock { () -> Bool in
                 let had = logOffset >= 0
                 (records, logOffset, lastSeq) = ([:], -1, 0)
+                (sorted, sortedUse) = ([:], [:])
                 return had
             }
             if had { return .zoneGone }
@@ -87,7 +90,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         let entries = try LogScanner.readAppended(path, from: 0, to: st.size, zoneID: storage.zoneID)
         lock.withLock {
             records = loaded
-            typeCache = [:]
+            (sorted, sortedUse) = ([:], [:])
             lastSeq = loaded.values.compactMap { $0.recordChangeTag.flatMap { Int64($0) } }.max() ?? 0
         }
         _ = absorb(entries, inode: st.inode)
@@ -115,19 +118,55 @@ public final class ZoneCatalog: @unchecked Sendable {
             if let old = records[d.recordName], (old.recordChangeTag.flatMap { Int64($0) } ?? 0) < entry.seq {
                 records[d.recordName] = nil
                 changed[d.recordName] = old.recordType
+                noteSorted(old: old, new: nil)
             }
         }
         for r in entry.saved {
             let name = r.recordID.recordName
-            let current = records[name].flatMap { $0.recordChangeTag.flatMap { Int64($0) } } ?? 0
+            let old = records[name]
+            let current = old.flatMap { $0.recordChangeTag.flatMap { Int64($0) } } ?? 0
             if current < entry.seq {
                 records[name] = r
                 changed[name] = r.recordType
+                noteSorted(old: old, new: r)
             }
         }
         lastSeq = max(lastSeq, entry.seq)
-        for type in Set(changed.values) { typeCache[type] = nil }
         return changed
+    }
+
+    /// Tells each sorted list of the record's type about a change. A list that falls far
+    /// behind is dropped (building it again costs less than the changes it waits for). Lock held.
+    private func noteSorted(old: Record?, new: Record?) {
+        for key in sorted.keys where key.recordType == old?.recordType || key.recordType == new?.recordType {
+            sorted[key]!.note(old: old, new: new)
+            if let s = sorted[key], s.pendingCount > max(Self.sortedMaxPending, s.entries.count) {
+                sorted[key] = nil
+                sortedUse[key] = nil
+            }
+        }
+    }
+
+    static let sortedLimit = 8
+    static let sortedMaxPending = 4_096
+
+    /// Calls `body` with the records of `type` in the order of `sort` (then record name), as of
+    /// the last refresh. The catalog is locked meanwhile: `body` must not call the catalog.
+    func withSortedRecords<T>(ofType type: String, by sort: [QuerySortDescriptor], _ body: (SortedRecords) -> T) -> T {
+        lock.withLock {
+            let key = SortedKey(recordType: type, sort: sort)
+            useClock += 1
+            sortedUse[key] = useClock
+            if sorted[key] == nil {
+                if sorted.count >= Self.sortedLimit, let oldest = sortedUse.filter({ $0.key != key }).min(by: { $0.value < $1.value })?.key {
+                    sorted[oldest] = nil
+                    sortedUse[oldest] = nil
+                }
+                sorted[key] = SortedRecords(recordType: type, sort: sort, records: records.values)
+            }
+            sorted[key]!.settle { records[$0] }
+            return body(sorted[key]!)
+        }
     }
 
     /// The record named `name`, as of the last refresh.
@@ -140,12 +179,7 @@ public final class ZoneCatalog: @unchecked Sendable {
 
     /// The records of one type.
     public func records(ofType type: String) -> [Record] {
-        lock.withLock {
-            if let cached = typeCache[type] { return cached }
-            let found = records.values.filter { $0.recordType == type }
-            typeCache[type] = found
-            return found
-        }
+        lock.withLock { records.values.filter { $0.recordType == type } }
     }
 
     /// The record types that have at least one record, sorted.
@@ -156,6 +190,12 @@ public final class ZoneCatalog: @unchecked Sendable {
 
     /// The sequence number of the newest entry taken in.
     public var sequence: Int64 { lock.withLock { lastSeq } }
+}
+
+/// Names one ``SortedRecords`` list of a catalog.
+struct SortedKey: Hashable {
+    var recordType: String
+    var sort: [QuerySortDescriptor]
 }
 
 extension Database {

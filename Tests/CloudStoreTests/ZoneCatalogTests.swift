@@ -25,6 +25,25 @@ import Testing
         #expect(try catalog.refresh() == .records(["b": "Task"]))
         #expect(catalog.names(ofType: "Task").isEmpty)
         #expect(catalog.allRecords.count == 1)
+        // The last record of a type gone, the type is gone (counted, not scanned: #7).
+        #expect(catalog.recordTypes == ["Note"])
+        #expect(!catalog.hasRecords(ofType: "Task") && catalog.hasRecords(ofType: "Note"))
+    }
+
+    /// A type's records come in name order (the mount lists them so), and stay so as records
+    /// come and go after the first listing.
+    @Test func recordsOfATypeComeInNameOrderAcrossChanges() throws {
+        let t = try TempStore()
+        let writer = try t.db()
+        _ = try writer.modify(saving: ["m", "c", "x", "a"].map { record($0, ["n": .int64(1)]) } + [record("b", type: "Task")])
+        let catalog = try t.reopen().container().database(.private, caller: Caller(userName: "alice")).catalog(ZoneID.defaultZoneName)
+        try catalog.refresh()
+        #expect(catalog.names(ofType: "Note") == ["a", "c", "m", "x"])
+        _ = try writer.modify(saving: [record("d"), record("z")], deleting: [id("c")])
+        try catalog.refresh()
+        #expect(catalog.records(ofType: "Note").map(\.recordID.recordName) == ["a", "d", "m", "x", "z"])
+        #expect(catalog.names(ofType: "Task") == ["b"])
+        #expect(catalog.recordTypes == ["Note", "Task"])
     }
 
     @Test func staysRightAcrossLogCompaction() throws {

@@ -17,6 +17,8 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Guards every `var` below.
     private let lock = NSLock()
     private var records: [String: Record] = [:]
+    /// How many records of each type `records` holds.
+    private var typeCounts: [String: Int] = [:]
     /// Records of one type in one query order, for queries (``SortedRecords``); at most
     /// ``sortedLimit``, the least recently used dropped first.
     private var sorted: [SortedKey: SortedRecords] = [:]
@@ -52,7 +54,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
             let had = lock.withLock { () -> Bool in
                 let had = logOffset >= 0
-                (records, logOffset, lastSeq) = ([:], -1, 0)
+                (records, typeCounts, logOffset, lastSeq) = ([:], [:], -1, 0)
                 (sorted, sortedUse) = ([:], [:])
                 return had
             }
@@ -90,6 +92,8 @@ public final class ZoneCatalog: @unchecked Sendable {
         let entries = try LogScanner.readAppended(path, from: 0, to: st.size, zoneID: storage.zoneID)
         lock.withLock {
             records = loaded
+            typeCounts = [:]
+            for r in loaded.values { typeCounts[r.recordType, default: 0] += 1 }
             (sorted, sortedUse) = ([:], [:])
             lastSeq = loaded.values.compactMap { $0.recordChangeTag.flatMap { Int64($0) } }.max() ?? 0
         }
@@ -118,6 +122,7 @@ public final class ZoneCatalog: @unchecked Sendable {
             if let old = records[d.recordName], (old.recordChangeTag.flatMap { Int64($0) } ?? 0) < entry.seq {
                 records[d.recordName] = nil
                 changed[d.recordName] = old.recordType
+                count(old, by: -1)
                 noteSorted(old: old, new: nil)
             }
         }
@@ -128,11 +133,19 @@ public final class ZoneCatalog: @unchecked Sendable {
             if current < entry.seq {
                 records[name] = r
                 changed[name] = r.recordType
+                if let old { count(old, by: -1) }
+                count(r, by: 1)
                 noteSorted(old: old, new: r)
             }
         }
         lastSeq = max(lastSeq, entry.seq)
         return changed
+    }
+
+    /// Lock held.
+    private func count(_ r: Record, by delta: Int) {
+        let n = typeCounts[r.recordType, default: 0] + delta
+        typeCounts[r.recordType] = n > 0 ? n : nil
     }
 
     /// Tells each sorted list of the record's type about a change. A list that falls far
@@ -174,16 +187,19 @@ public final class ZoneCatalog: @unchecked Sendable {
 
     /// Names of the records of one type, sorted.
     public func names(ofType type: String) -> [String] {
-        lock.withLock { records.values.filter { $0.recordType == type }.map(\.recordID.recordName) }.sorted()
+        withSortedRecords(ofType: type, by: []) { $0.entries.map(\.name) }
     }
 
-    /// The records of one type.
+    /// The records of one type, in name order.
     public func records(ofType type: String) -> [Record] {
-        lock.withLock { records.values.filter { $0.recordType == type } }
+        withSortedRecords(ofType: type, by: []) { $0.entries.map(\.record) }
     }
+
+    /// Whether any record has this type.
+    public func hasRecords(ofType type: String) -> Bool { lock.withLock { typeCounts[type] != nil } }
 
     /// The record types that have at least one record, sorted.
-    public var recordTypes: [String] { lock.withLock { Set(records.values.map(\.recordType)) }.sorted() }
+    public var recordTypes: [String] { lock.withLock { Array(typeCounts.keys) }.sorted() }
 
     /// All records, as of the last refresh.
     public var allRecords: [Record] { lock.withLock { Array(records.values) } }

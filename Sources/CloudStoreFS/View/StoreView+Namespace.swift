@@ -97,7 +97,7 @@ extension StoreView {
                 typeFolders = typeFolders.filter { $0.zone.map { !($0.0 == d && $0.1 == zone) } ?? true }
             }
         case .recordType(let d, let zone, let type):
-            if !(try catalog(d, zone).names(ofType: type).isEmpty) || stateLock.withLock({ scratchNames[node]?.isEmpty == false }) {
+            if try catalog(d, zone).hasRecords(ofType: type) || stateLock.withLock({ scratchNames[node]?.isEmpty == false }) {
                 throw FSError(ENOTEMPTY)
             }
             stateLock.withLock { _ = typeFolders.remove(node) }

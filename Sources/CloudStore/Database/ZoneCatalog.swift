@@ -151,7 +151,8 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Tells each sorted list of the record's type about a change. A list that falls far
     /// behind is dropped (building it again costs less than the changes it waits for). Lock held.
     private func noteSorted(old: Record?, new: Record?) {
-        for key in sorted.keys where key.recordType == old?.recordType || key.recordType == new?.recordType {
+        let keys = sorted.keys.filter { $0.recordType == old?.recordType || $0.recordType == new?.recordType }
+        for key in keys {
             sorted[key]!.note(old: old, new: new)
             if let s = sorted[key], s.pendingCount > max(Self.sortedMaxPending, s.entries.count) {
                 sorted[key] = nil

@@ -16,6 +16,23 @@ import Testing
         #expect(results[2].1.error?.code == .zoneNotFound)
     }
 
+    /// The zones folder's listing is kept once the folder has been still for two seconds
+    /// (#7: saves listed it for the quota); a zone made or deleted after that, here or by
+    /// another opening of the store, still shows at once.
+    @Test func aKeptZoneListingFollowsZonesMadeAndDeletedLater() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        try db.createZone("A")
+        Thread.sleep(forTimeInterval: 2.2)
+        #expect(try db.zones().map(\.zoneID.zoneName) == ["A", "_defaultZone"])
+        #expect(try db.zones().map(\.zoneID.zoneName) == ["A", "_defaultZone"], "kept")
+        let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        try other.createZone("B")
+        #expect(try db.zones().map(\.zoneID.zoneName) == ["A", "B", "_defaultZone"])
+        try other.deleteZone("A")
+        #expect(try db.zones().map(\.zoneID.zoneName) == ["B", "_defaultZone"])
+    }
+
     @Test func zonesAreCreatedListedAndDeletedWithTheirRecords() throws {
         let t = try TempStore()
         let db = try t.db()
@@ -80,6 +97,34 @@ import Testing
         #expect(fresh.changed.count == 41)
         try db.save(record("after"))
         #expect(try db.changes(since: fresh.token).changed.map(\.recordID.recordName) == ["after"])
+        #expect(t.store.check().isClean)
+    }
+
+    /// Each opening keeps the log open between commits (#7); when another opening compacts
+    /// the log or deletes and makes the zone again, the next commit goes to the new log, not
+    /// to the replaced one: every acknowledged save is there for a third opening.
+    @Test func commitsFollowALogReplacedByAnotherOpening() throws {
+        var tuning = ZoneTuning()
+        tuning.compactLogBytes = 3_000
+        tuning.checkpointEvery = 2
+        let t = try TempStore(tuning: tuning)
+        let a = try t.db()
+        let b = try t.reopen(tuning: tuning).container().database(.private, caller: Caller(userName: "alice", deviceID: "b"))
+        try a.createZone("Work")
+        var saved: [String] = []
+        for i in 0..<30 {
+            let (db, name) = i % 3 == 0 ? (b, "b\(i)") : (a, "a\(i)")
+            try db.save(record(name, zone: "Work", ["pad": .string(String(repeating: "p", count: 300))]))
+            saved.append(name)
+        }
+        let before = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        #expect(Set(try before.changes(in: "Work", since: nil).changed.map(\.recordID.recordName)) == Set(saved))
+        try b.deleteZone("Work")
+        try b.createZone("Work")
+        try a.save(record("after", zone: "Work"))
+        let third = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        #expect(try third.changes(in: "Work", since: nil).changed.map(\.recordID.recordName) == ["after"])
+        #expect(try third.record(for: id("after", zone: "Work"))["pad"] == nil)
         #expect(t.store.check().isClean)
     }
 

@@ -44,7 +44,10 @@ import Testing
             known = b
         }
         print("crash test: \(Self.kills) kills, \(acknowledged) acknowledged batches, last batch \(known), fsck repaired after \(repairs) kills")
-        #expect(known > 100, "the writer made progress between kills")
+        // The writer must get somewhere, or the kills tested nothing. It is killed 10-100 ms
+        // after it starts, so how far it gets depends on the machine's load: 45 batches in a
+        // CI run that shared its two cores with a build, several hundred on a quiet machine.
+        #expect(known > 20, "the writer made progress between kills")
     }
 
     /// S4 with X1: a notification is appended and synced before its save is acknowledged, so

@@ -75,7 +75,7 @@ public final class Database: Sendable {
 
     func zoneNames() throws(CKError) -> [String] {
         let dir = StoreLayout.zonesDirectory(directory)
-        let names = try Syscall.listDirectory(dir).orThrow(.internalError, "cannot list \(dir)") ?? []
+        let names = try store.listing(of: dir) ?? []
         return names.filter { !$0.hasPrefix(".") }.compactMap(StoreLayout.decode).sorted()
     }
 }

@@ -14,12 +14,14 @@ public final class Store: @unchecked Sendable {
     let writer: FileWriter
     public let tuning: ZoneTuning
 
-    /// Guards `zones`, `catalogs`, `subscriptionFiles` and `containers`.
+    /// Guards `zones`, `catalogs`, `subscriptionFiles`, `containers` and `listings`.
     private let lock = NSLock()
     private var zones: [String: ZoneStorage] = [:]
     private var catalogs: [String: ZoneCatalog] = [:]
     private var subscriptionFiles: [String: SubscriptionFile] = [:]
     private var containers: [String: Container] = [:]
+    /// The entries of folders listed by ``listing(of:)``, with the folder's status then.
+    private var listings: [String: (status: Syscall.FileStatus, names: [String])] = [:]
 
     private init(layout: StoreLayout, settings: StoreSettings, io: any StorageIO, tuning: ZoneTuning) {
         self.layout = layout
@@ -122,6 +124,26 @@ public final class Store: @unchecked Sendable {
     }
 
     /// The one ``SubscriptionFile`` of a database directory for this store object.
+    /// The names in a folder, listed again only when its inode or times changed (adding or
+    /// removing an entry changes them). Every save listed its database's zones for the quota
+    /// check: five system calls where one stat now tells (#7). Nil when there is no folder.
+    ///
+    /// File times are coarse (a clock tick), so two changes within one tick can leave the
+    /// same times: a listing is kept only when the folder's last change was over two seconds
+    /// before it was taken (as git does with its index).
+    func listing(of directory: String) throws(CKError) -> [String]? {
+        guard let st = try Syscall.stat(directory).orThrow(.internalError, "cannot stat \(directory)") else {
+            lock.withLock { listings[directory] = nil }
+            return nil
+        }
+        if let hit = lock.withLock({ listings[directory] }), hit.status == st { return hit.names }
+        let listedAt = Int64(Date().timeIntervalSince1970 * 1e9)
+        guard let names = try Syscall.listDirectory(directory).orThrow(.internalError, "cannot list \(directory)") else { return nil }
+        let settled = listedAt - max(st.modifiedNanos, st.changedNanos) > 2_000_000_000
+        lock.withLock { listings[directory] = settled ? (st, names) : nil }
+        return names
+    }
+
     func subscriptionFile(directory: String, ownerName: String) -> SubscriptionFile {
         lock.withLock {
             if let f = subscriptionFiles[directory] { return f }

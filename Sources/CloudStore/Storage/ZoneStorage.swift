@@ -43,6 +43,9 @@ final class ZoneStorage: @unchecked Sendable {
     let io: any StorageIO
 
     let writeLock = NSLock()
+    /// The log, kept open for appends between commits, with the inode it was opened at.
+    /// Guarded by `writeLock`, not `stateLock`: only a committing writer touches it.
+    private var appendLog: (fd: Int32, inode: UInt64)?
     let applyLock = NSLock()
     /// Runs the write-behind applier, one block at a time.
     let applyQueue = DispatchQueue(label: "ckfs.zone.apply")
@@ -94,7 +97,10 @@ final class ZoneStorage: @unchecked Sendable {
         self.tuning = tuning
     }
 
-    deinit { if lockFD >= 0 { Syscall.close(lockFD) } }
+    deinit {
+        if lockFD >= 0 { Syscall.close(lockFD) }
+        if let appendLog { Syscall.close(appendLog.fd) }
+    }
 
     func locked<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
         stateLock.lock()
@@ -190,15 +196,20 @@ final class ZoneStorage: @unchecked Sendable {
         writeLock.lock()
         defer { writeLock.unlock() }
         if !ignoringFence, let fenced = locked({ fenced }) { throw fenced }
-        let fd = try lockFile()
-        try Syscall.flock(fd, LOCK_EX, path: lockPath).orThrow(.internalError, "cannot lock zone \(zoneID.zoneName)")
-        defer { _ = Syscall.flock(fd, LOCK_UN, path: lockPath) }
-        // The zone may have been deleted (and made again) while we waited.
-        guard case .success(let st?) = Syscall.stat(lockPath), st.inode == lockInode else {
+        // The zone may have been deleted (and made again) since the lock file was opened: then
+        // forget all of it and take the new zone's lock, once.
+        for attempt in 0..<2 {
+            let fd = try lockFile()
+            try Syscall.flock(fd, LOCK_EX, path: lockPath).orThrow(.internalError, "cannot lock zone \(zoneID.zoneName)")
+            if case .success(let st?) = Syscall.stat(lockPath), st.inode == locked({ lockInode }) {
+                defer { _ = Syscall.flock(fd, LOCK_UN, path: lockPath) }
+                return try body()
+            }
+            _ = Syscall.flock(fd, LOCK_UN, path: lockPath)
             locked { if lockFD >= 0 { Syscall.close(lockFD) }; lockFD = -1; resetCaches(); queue = [] }
-            throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted")
+            if attempt == 1 { break }
         }
-        return try body()
+        throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted")
     }
 
     func lockFile() throws(CKError) -> Int32 {
@@ -275,10 +286,27 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     /// Appends an entry and syncs it: the commit point. Returns the log offset after it.
+    ///
+    /// The log stays open between commits (an open and a close of its path were two of a
+    /// save's ~25 system calls, #7): `refreshTail()` stat'ed the path under the same lock just
+    /// before, so a log replaced since (compaction, a zone made again) is opened anew.
     private func appendDurably(_ entry: LogEntry) throws(CKError) -> Int64 {
         let frame = entry.frame()
-        let fd = try Syscall.open(logPath, O_WRONLY | O_APPEND).orThrow(.internalError, "cannot open the log of zone \(zoneID.zoneName)")
-        defer { Syscall.close(fd) }
+        let pathInode = locked { tailInode }
+        if let open = appendLog, open.inode != pathInode {
+            Syscall.close(open.fd)
+            appendLog = nil
+        }
+        if appendLog == nil {
+            let fd = try Syscall.open(logPath, O_WRONLY | O_APPEND).orThrow(.internalError, "cannot open the log of zone \(zoneID.zoneName)")
+            switch Syscall.fstat(fd, path: logPath) {
+            case .success(let st): appendLog = (fd, st.inode)
+            case .failure(let e):
+                Syscall.close(fd)
+                throw CKError(.internalError, "cannot stat \(logPath)", cause: .system(e))
+            }
+        }
+        let fd = appendLog!.fd
         let st = try Syscall.fstat(fd, path: logPath).orThrow(.internalError, "cannot stat \(logPath)")
         if case .failure(let e) = io.write(fd, frame, path: logPath) {
             // Nothing acknowledged; cut what may have been written so the log stays whole.

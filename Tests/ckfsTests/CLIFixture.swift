@@ -81,6 +81,31 @@ final class CLIFixture: @unchecked Sendable {
         return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
     }
 
+    /// Runs the command and kills it with SIGKILL `microseconds` after it printed its first
+    /// line (at once if it exits without one): the kill lands while it works, however long
+    /// this machine takes to start a process (50 ms to seconds under load).
+    func runKilledAfterFirstLine(_ args: [String], then microseconds: UInt32) throws -> [Substring] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = args + ["--store", store, "--user", "alice"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let reader = out.fileHandleForReading
+        var data = Data()
+        while !data.contains(UInt8(ascii: "\n")) {
+            let chunk = reader.availableData
+            if chunk.isEmpty { break }
+            data.append(chunk)
+        }
+        usleep(microseconds)
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        data.append(reader.readDataToEndOfFile())
+        return String(decoding: data, as: UTF8.self).split(separator: "\n")
+    }
+
     /// The store as the library sees it.
     func database(user: String = "alice") throws -> Database {
         try Store.open(at: store).container().database(.private, caller: Caller(userName: user))

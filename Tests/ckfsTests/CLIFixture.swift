@@ -68,23 +68,17 @@ final class CLIFixture: @unchecked Sendable {
     /// Runs `ckfs ARGS --store STORE --user alice`, kills it with SIGKILL after `microseconds`,
     /// and returns the lines it printed by then.
     func runKilled(_ args: [String], after microseconds: UInt32) throws -> [Substring] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = args + ["--store", store, "--user", "alice"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        usleep(microseconds)
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        return String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
+        try runKilled(args, afterFirstLine: false, then: microseconds)
     }
 
     /// Runs the command and kills it with SIGKILL `microseconds` after it printed its first
     /// line (at once if it exits without one): the kill lands while it works, however long
     /// this machine takes to start a process (50 ms to seconds under load).
     func runKilledAfterFirstLine(_ args: [String], then microseconds: UInt32) throws -> [Substring] {
+        try runKilled(args, afterFirstLine: true, then: microseconds)
+    }
+
+    private func runKilled(_ args: [String], afterFirstLine: Bool, then microseconds: UInt32) throws -> [Substring] {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
         p.arguments = args + ["--store", store, "--user", "alice"]
@@ -94,7 +88,7 @@ final class CLIFixture: @unchecked Sendable {
         try p.run()
         let reader = out.fileHandleForReading
         var data = Data()
-        while !data.contains(UInt8(ascii: "\n")) {
+        while afterFirstLine && !data.contains(UInt8(ascii: "\n")) {
             let chunk = reader.availableData
             if chunk.isEmpty { break }
             data.append(chunk)

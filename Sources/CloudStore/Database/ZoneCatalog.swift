@@ -22,7 +22,6 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Records of one type in one query order, for queries (``SortedRecords``); at most
     /// ``sortedLimit``, the least recently used dropped first.
     private var sorted: [SortedKey: SortedRecords] = [:]
-    private var sortedUse: [SortedKey: UInt64] = [:]
     private var useClock: UInt64 = 0
     private var lastSeq: Int64 = 0
     private var logInode: UInt64 = 0
@@ -54,8 +53,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
             let had = lock.withLock { () -> Bool in
                 let had = logOffset >= 0
-                (records, typeCounts, logOffset, lastSeq) = ([:], [:], -1, 0)
-                (sorted, sortedUse) = ([:], [:])
+                (records, typeCounts, sorted, logOffset, lastSeq) = ([:], [:], [:], -1, 0)
                 return had
             }
             if had { return .zoneGone }
@@ -94,7 +92,7 @@ public final class ZoneCatalog: @unchecked Sendable {
             records = loaded
             typeCounts = [:]
             for r in loaded.values { typeCounts[r.recordType, default: 0] += 1 }
-            (sorted, sortedUse) = ([:], [:])
+            sorted = [:]
             lastSeq = loaded.values.compactMap { $0.recordChangeTag.flatMap { Int64($0) } }.max() ?? 0
         }
         _ = absorb(entries, inode: st.inode)
@@ -154,10 +152,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         let keys = sorted.keys.filter { $0.recordType == old?.recordType || $0.recordType == new?.recordType }
         for key in keys {
             sorted[key]!.note(old: old, new: new)
-            if let s = sorted[key], s.pendingCount > max(Self.sortedMaxPending, s.entries.count) {
-                sorted[key] = nil
-                sortedUse[key] = nil
-            }
+            if let s = sorted[key], s.pendingCount > max(Self.sortedMaxPending, s.entries.count) { sorted[key] = nil }
         }
     }
 
@@ -169,15 +164,14 @@ public final class ZoneCatalog: @unchecked Sendable {
     func withSortedRecords<T>(ofType type: String, by sort: [QuerySortDescriptor], _ body: (SortedRecords) -> T) -> T {
         lock.withLock {
             let key = SortedKey(recordType: type, sort: sort)
-            useClock += 1
-            sortedUse[key] = useClock
             if sorted[key] == nil {
-                if sorted.count >= Self.sortedLimit, let oldest = sortedUse.filter({ $0.key != key }).min(by: { $0.value < $1.value })?.key {
+                if sorted.count >= Self.sortedLimit, let oldest = sorted.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
                     sorted[oldest] = nil
-                    sortedUse[oldest] = nil
                 }
                 sorted[key] = SortedRecords(recordType: type, sort: sort, records: records.values)
             }
+            useClock += 1
+            sorted[key]!.lastUse = useClock
             sorted[key]!.settle { records[$0] }
             return body(sorted[key]!)
         }

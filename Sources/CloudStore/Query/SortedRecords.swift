@@ -29,6 +29,9 @@ struct SortedRecords {
     /// this type) and as it is (if it is).
     private var pending: [(old: Record?, new: Record?)] = []
 
+    /// When a query last used the list (the catalog's clock), for dropping the least used.
+    var lastUse: UInt64 = 0
+
     /// Above this many pending changes, settling is one pass over all entries.
     static let mergeThreshold = 64
 
@@ -129,6 +132,8 @@ struct SortedRecords {
 }
 
 extension SortedRecords.Entry: QueryFieldSource {
+    /// Stored fields first, read in place; only a system field (`recordID`, dates, users)
+    /// hands the whole record to `QueryPredicate.field`, which copies it.
     func queryValue(_ key: String) -> FieldValue? { record.fields[key] ?? QueryPredicate.field(key, of: record) }
     var storedFields: [String: FieldValue] { record.fields }
 }

@@ -297,17 +297,18 @@ final class ZoneStorage: @unchecked Sendable {
             Syscall.close(open.fd)
             appendLog = nil
         }
-        if appendLog == nil {
-            let fd = try Syscall.open(logPath, O_WRONLY | O_APPEND).orThrow(.internalError, "cannot open the log of zone \(zoneID.zoneName)")
-            switch Syscall.fstat(fd, path: logPath) {
-            case .success(let st): appendLog = (fd, st.inode)
-            case .failure(let e):
-                Syscall.close(fd)
-                throw CKError(.internalError, "cannot stat \(logPath)", cause: .system(e))
-            }
+        let fd: Int32
+        if let open = appendLog { fd = open.fd } else {
+            fd = try Syscall.open(logPath, O_WRONLY | O_APPEND).orThrow(.internalError, "cannot open the log of zone \(zoneID.zoneName)")
         }
-        let fd = appendLog!.fd
-        let st = try Syscall.fstat(fd, path: logPath).orThrow(.internalError, "cannot stat \(logPath)")
+        let st: Syscall.FileStatus
+        switch Syscall.fstat(fd, path: logPath) {
+        case .success(let s): st = s
+        case .failure(let e):
+            if appendLog == nil { Syscall.close(fd) }
+            throw CKError(.internalError, "cannot stat \(logPath)", cause: .system(e))
+        }
+        appendLog = (fd, st.inode)
         if case .failure(let e) = io.write(fd, frame, path: logPath) {
             // Nothing acknowledged; cut what may have been written so the log stays whole.
             _ = Syscall.ftruncate(fd, st.size, path: logPath)

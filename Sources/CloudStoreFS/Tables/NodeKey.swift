@@ -30,25 +30,6 @@ enum NodeKey: Hashable, Sendable {
     /// An editor's or tool's temporary file, by its unique number.
     case scratch(UInt64)
 
-    /// Hashes the case and its most specific name only: equal keys still hash alike, and a
-    /// listing of 3,000 records spent a sixth of its time hashing five strings per key where
-    /// one tells them apart (#7 profile).
-    func hash(into hasher: inout Hasher) {
-        switch self {
-        case .root: hasher.combine(0)
-        case .lostFound: hasher.combine(1)
-        case .lostFoundFile(let n): hasher.combine(2); hasher.combine(n)
-        case .container(let c): hasher.combine(3); hasher.combine(c)
-        case .database(let d): hasher.combine(4); hasher.combine(d)
-        case .zone(_, let z): hasher.combine(5); hasher.combine(z)
-        case .recordType(_, _, let t): hasher.combine(6); hasher.combine(t)
-        case .record(_, _, _, let n): hasher.combine(7); hasher.combine(n)
-        case .keyValueFolder(let r): hasher.combine(8); hasher.combine(r)
-        case .keyValueEntry(_, let k): hasher.combine(9); hasher.combine(k)
-        case .scratch(let id): hasher.combine(10); hasher.combine(id)
-        }
-    }
-
     var isDirectory: Bool {
         switch self {
         case .root, .lostFound, .container, .database, .zone, .recordType, .keyValueFolder: true

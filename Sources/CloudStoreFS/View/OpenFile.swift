@@ -9,10 +9,6 @@ struct RecordTarget: Hashable, Sendable {
 
     var key: NodeKey { .record(database, zone: zone, type: type, name: name) }
     var fileName: String { ItemFileName.record.make(name) }
-
-    /// The name tells records apart; hashing the other four strings too cost a listing
-    /// more than its lookups (#7 profile).
-    func hash(into hasher: inout Hasher) { hasher.combine(name) }
 }
 
 /// A file that stands for a stored item: a record, or a key-value entry. Editors, `sed -i`,

@@ -88,6 +88,36 @@ import Testing
         #expect(m.sh("ls -A M/\(MountFixture.container)/private/Notes/Note").stdout == "groceries.json\n", "no temp file left")
     }
 
+    /// F3: after every kind of rename the new name reads as the item it holds, at once and
+    /// again: a `sed -i` that matched nothing (its file renamed over the record saves
+    /// nothing) left the name leading to the gone temp file, ENOENT for the next edit.
+    @Test func theNameWorksAfterEveryKindOfRename() throws {
+        let m = try MountFixture()
+        let dir = "M/\(MountFixture.container)/private/Notes/Note"
+        let file = dir + "/groceries.json"
+        let priv = try m.database(.private)
+        let id = RecordID(recordName: "groceries", zoneID: priv.zoneID("Notes"))
+        let stored = try priv.record(for: id)
+        #expect(m.sh("sed -i 's/no such text/x/' \(file)").status == 0)
+        #expect(try priv.record(for: id) == stored, "nothing to save")
+        let again = m.sh("sed -i 's/milk, bread, apples/milk, eggs/' \(file) && sed -i 's/milk, eggs/milk, tea/' \(file) && cat \(file)")
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try priv.record(for: id)["body"] == .string("milk, tea"))
+        let saved = try priv.record(for: id)
+        #expect(again.stdout == m.read(m.mount + "/\(MountFixture.container)/private/Notes/Note/groceries.json"))
+        #expect(again.stdout.contains("\"recordChangeTag\": \"\(saved.recordChangeTag!)\""), "the record's own bytes, new tag and all")
+        // mv to another record name, to a scratch name and back: each name reads right.
+        let moves = m.sh("""
+            mv \(file) \(dir)/list.json && cat \(dir)/list.json > /dev/null && sed -i 's/tea/cocoa/' \(dir)/list.json &&
+            mv \(dir)/list.json \(dir)/list.bak && grep -q cocoa \(dir)/list.bak && mv \(dir)/list.bak \(dir)/list.json &&
+            sed -i 's/cocoa/coffee/' \(dir)/list.json && ls \(dir)
+            """)
+        #expect(moves.status == 0, "\(moves.stderr)")
+        #expect(moves.stdout == "list.json\n")
+        #expect(try priv.record(for: RecordID(recordName: "list", zoneID: priv.zoneID("Notes")))["body"] == .string("milk, coffee"))
+        #expect(throws: CKError.self) { try priv.record(for: id) }
+    }
+
     @Test func redirectsCreateRecordsAndBadTextLandsInLostAndFound() throws {
         let m = try MountFixture()
         let dir = "M/\(MountFixture.container)/public/_defaultZone/Note"

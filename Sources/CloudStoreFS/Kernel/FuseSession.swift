@@ -67,6 +67,11 @@ public final class FuseSession: @unchecked Sendable {
 }
 
 extension FuseSession: KernelNotifier {
+    public func invalidateNodeNow(_ inode: UInt64) {
+        guard let se = lock.withLock({ session }) else { return }
+        _ = fuse_lowlevel_notify_inval_inode(se, inode, 0, 0)
+    }
+
     public func invalidateNode(_ inode: UInt64) {
         notifications.async { [self] in
             guard let se = lock.withLock({ session }) else { return }

@@ -46,6 +46,20 @@ final class InodeTable: @unchecked Sendable {
         }
     }
 
+    /// After a rename the kernel's name for the moved file leads to the moved file's inode:
+    /// that inode now means `to` (the item saved under the new name), as a file system's
+    /// inode follows its file. An inode `to` had before stays bound to it until forgotten,
+    /// but no longer answers for `to`. Returns the moved inode, if the kernel has one.
+    func rebind(_ from: NodeKey, to: NodeKey) -> UInt64? {
+        lock.withLock {
+            guard let ino = byKey[from], let e = byInode[ino] else { return nil }
+            byKey[from] = nil
+            byInode[ino] = (to, e.lookups)
+            byKey[to] = ino
+            return ino
+        }
+    }
+
     /// The kernel dropped `count` lookups; an inode no one holds is unbound.
     func forget(_ inode: UInt64, count: UInt64) {
         lock.withLock {

@@ -99,6 +99,10 @@ public struct FileSystemStatistics: Sendable {
 public protocol KernelNotifier: AnyObject, Sendable {
     func invalidateNode(_ inode: UInt64)
     func invalidateEntry(parent: UInt64, name: String)
+    /// Drops the kernel's attributes and pages of `inode` before returning. Safe inside a
+    /// request (a rename) since the mount keeps no dirty pages (no writeback cache): the
+    /// kernel then never waits on the daemon for it.
+    func invalidateNodeNow(_ inode: UInt64)
 }
 
 /// The operations the kernel layer forwards; names and inodes only, never a `fuse_req_t`.

@@ -129,6 +129,7 @@ extension StoreView {
             if let target = toItem {
                 // sed -i, rsync and editors save by renaming a finished file onto the name.
                 let (bytes, origin) = s.lock.withLock { (s.bytes, s.origin) }
+                let replaced = inodes.existingInode(for: target.key)
                 do { try save(bytes, as: target, caller: caller) } catch {
                     reject(bytes, target: target, error: error, caller: caller)
                     throw error
@@ -143,7 +144,7 @@ extension StoreView {
                     try? deleteItem(origin, caller: caller)
                     stateLock.withLock { hidden[origin] = nil }
                 }
-                if let ino = inodes.existingInode(for: target.key) { notifier?.invalidateNode(ino) }
+                moved(source, to: target.key, replacing: replaced)
             } else {
                 try replaceScratchName(toDir, newName, caller: caller)
                 stateLock.withLock {
@@ -161,17 +162,19 @@ extension StoreView {
                    t.database == f.database && t.zone == f.zone && t.type != f.type && t.name == f.name {
                     throw FSError(EINVAL, "a record's type never changes; save a new record under another name instead")
                 }
+                let replaced = inodes.existingInode(for: target.key)
                 do { try save(bytes, as: target, caller: caller) } catch {
                     reject(bytes, target: target, error: error, caller: caller)
                     throw error
                 }
                 try deleteItem(from, caller: caller)
+                moved(source, to: target.key, replacing: replaced)
             } else {
                 // Renamed away (vim's backup, `mv a.json a.bak`): hide the item behind a
                 // scratch copy; it is deleted only when that copy is removed.
                 try replaceScratchName(toDir, newName, caller: caller)
                 guard let attrs = try itemAttributes(from, inode: inodes.inode(for: from.key)) else { throw FSError(ENOENT) }
-                stateLock.withLock {
+                let id = stateLock.withLock { () -> UInt64 in
                     let s = ScratchFile(id: nextScratch, permissions: attrs.permissions, uid: attrs.uid, gid: attrs.gid, now: attrs.modified)
                     nextScratch += 1
                     s.bytes = bytes
@@ -179,11 +182,25 @@ extension StoreView {
                     scratchFiles[s.id] = s
                     scratchNames[toDir, default: [:]][newName] = s.id
                     hidden[from] = s.id
+                    return s.id
                 }
+                moved(source, to: .scratch(id), replacing: nil)
             }
         default:
             throw FSError(EPERM, "only record, key-value and scratch files can be moved")
         }
+    }
+
+    /// After a rename the kernel reaches the moved file's inode by the new name (its dentry
+    /// moves; the replaced file's is dropped), so that inode must now mean what the new name
+    /// holds. Without this, an edit that saved nothing (`sed -i` that matched nothing) left
+    /// the name leading to the gone scratch file: ENOENT until the kernel forgot it. The
+    /// moved inode's cached size and pages are dropped before the rename returns: the saved
+    /// record renders its own bytes (new change tag), not the scratch file's.
+    private func moved(_ source: NodeKey, to key: NodeKey, replacing replaced: UInt64?) {
+        let ino = inodes.rebind(source, to: key)
+        if let ino { notifier?.invalidateNodeNow(ino) }
+        if let replaced, replaced != ino { notifier?.invalidateNode(replaced) }
     }
 
     /// Which kind of place a folder is, for moves: files move among zones' folders, or within

@@ -216,7 +216,7 @@ public final class StoreView: @unchecked Sendable {
     func text(of record: Record, _ target: RecordTarget) -> [UInt8] {
         let tag = record.recordChangeTag ?? ""
         if let hit = stateLock.withLock({ rendered[target] }), hit.tag == tag { return hit.bytes }
-        let bytes = JSONWriter.pretty(RecordCoding.encode(record))
+        let bytes = RecordCoding.fileBytes(record)
         stateLock.withLock {
             dropRendered(target)
             if renderedBytes > 64 << 20 {

@@ -277,6 +277,58 @@ import Testing
         #expect(try db.changes(since: nil).clientChangeToken == Data("after-compaction".utf8))
     }
 
+    /// M7 when compaction drops the entry that gave the token: the checkpoint keeps it in
+    /// zone.json. The checkpoint finds it without parsing the log, from the lines that start
+    /// like an entry with a token; a field named like the token must not be taken for it.
+    @Test func clientChangeTokenOutlivesItsCompactedEntry() throws {
+        var tuning = ZoneTuning()
+        tuning.compactLogBytes = 4_000
+        let t = try TempStore(tuning: tuning)
+        let db = try t.db()
+        _ = try db.modify(saving: [record("first")], options: ModifyOptions(clientChangeToken: Data("older".utf8)))
+        _ = try db.modify(saving: [record("tok")], options: ModifyOptions(clientChangeToken: Data("kept".utf8)))
+        for i in 0..<40 {
+            try db.save(record("r\(i)", ["clientChangeToken": .string("not-a-token"), "pad": .string(String(repeating: "p", count: 200))]))
+        }
+        let log = try String(contentsOfFile: db.zoneStorage(ZoneID.defaultZoneName).logPath, encoding: .utf8)
+        #expect(!log.contains(Data("kept".utf8).base64EncodedString()), "the token's entry was compacted away")
+        #expect(try db.changes(since: nil).clientChangeToken == Data("kept".utf8))
+    }
+
+    /// M2 with the zone's names known in memory (#7: after enough saves of new names a
+    /// writer lists the folder once and stops probing): a record another process saves or
+    /// deletes later is still seen, so a save without its change tag conflicts and a save
+    /// with a stale one finds it gone.
+    @Test func knownNamesFollowOtherWriters() throws {
+        // A cache of one record, so the names, not the cache, answer.
+        var tuning = ZoneTuning()
+        tuning.cachedRecords = 1
+        let t = try TempStore(tuning: tuning)
+        let db = try t.db()
+        try db.save(record("old"))
+        for i in 0..<(ZoneStorage.probesBeforeListing + 10) { try db.save(record("n\(i)")) }
+        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        #expect(storage.locked { storage.knownNames != nil }, "the names are listed by now")
+        let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
+        try other.save(record("theirs"))
+        try other.save(record("filler"))
+        do {
+            try db.save(record("theirs"))
+            Issue.record("a save over a record another writer made did not conflict")
+        } catch {
+            #expect(error.code == .serverRecordChanged)
+        }
+        var stale = try db.record(for: RecordID(recordName: "old", zoneID: db.zoneID(ZoneID.defaultZoneName)))
+        try other.delete(stale.recordID)
+        stale["x"] = .int64(1)
+        do {
+            try db.save(stale)
+            Issue.record("a save of a record deleted by another writer succeeded")
+        } catch {
+            #expect(error.code == .unknownItem)
+        }
+    }
+
     @Test func publicDataIsSharedAndPrivateDataIsNot() throws {
         let t = try TempStore()
         try t.db(.public, user: "alice").save(record("pub", ["a": .int64(1)]))

@@ -35,6 +35,52 @@ import Testing
         #expect(text.hasSuffix("}\n"))
     }
 
+    /// The direct writer (#7) gives exactly the bytes of the tree-based reference form, for
+    /// every field type, names that need escapes or sort by UTF-8 bytes, no fields, and
+    /// records without system fields; in a log entry too.
+    @Test func directWriterGivesTheReferenceBytes() throws {
+        let zone = ZoneID(zoneName: "z", ownerName: "_u")
+        var fields = Self.everyType
+        fields["quote\"back\\slash\ttab\u{1}"] = .string("line\nbreak \"q\" \u{7f} é 日本")
+        fields["Z"] = .int64(0)
+        fields["é"] = .double(-0.000001)
+        fields["a_b"] = .double(1e300)
+        let full = Record(stored: "Art", recordID: RecordID(recordName: "a 1/é", zoneID: zone), fields: fields, tag: "7",
+                          created: Stamp(timestamp: 1, userRecordName: "_u", deviceID: "d\"x"),
+                          modified: Stamp(timestamp: 2, userRecordName: "_v", deviceID: "e"))
+        let bare = Record(recordType: "T", recordID: RecordID(recordName: "b", zoneID: zone), fields: [:])
+        let pending = Record(recordType: "T", recordID: RecordID(recordName: "c", zoneID: zone),
+                             fields: ["p": .asset(Asset(file: "/tmp/x")), "pl": .list(.asset, [.asset(Asset(file: "/a")), .asset(Asset(file: "/b"))])])
+        for r in [full, bare, pending] {
+            #expect(RecordCoding.fileBytes(r) == JSONWriter.pretty(RecordCoding.encode(r)), "pretty: \(r.recordID.recordName)")
+            #expect(RecordWriter.compact(r) == JSONWriter.compact(RecordCoding.encode(r)), "compact: \(r.recordID.recordName)")
+        }
+        let entries = [
+            LogEntry(seq: 3, time: 9, userRecordName: "_u", deviceID: "dev", clientChangeToken: Data("tok".utf8),
+                     saved: [full, bare], deleted: [.init(recordName: "gone", cascade: false), .init(recordName: "child", cascade: true)], usage: 77),
+            LogEntry(seq: 4, time: 10, userRecordName: "_u", deviceID: "dev", clientChangeToken: nil, saved: [], deleted: [], usage: 0),
+        ]
+        for e in entries {
+            #expect(RecordWriter.entryBody(e) == JSONWriter.compact(e.body()))
+            let line = e.frame()
+            let back = try LogEntry.unframe(line[..<(line.endIndex - 1)], zoneID: zone)
+            #expect(back.seq == e.seq && back.saved == e.saved && back.deleted == e.deleted && back.clientChangeToken == e.clientChangeToken)
+        }
+    }
+
+    /// The log's checksum: the standard CRC-32C check value, and the CPU instruction (where
+    /// used) agrees with the table at every length and alignment.
+    @Test func crc32cMatchesTheStandardAndTheTable() {
+        #expect(CRC32C.checksum(Array("123456789".utf8)) == 0xE306_9283)
+        let bytes = (0..<300).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        for start in 0..<9 {
+            for end in stride(from: start, through: bytes.count, by: 7) {
+                let slice = bytes[start..<end]
+                #expect(CRC32C.checksum(slice) == CRC32C.checksum(slice.lazy.map { $0 }), "bytes \(start)..<\(end)")
+            }
+        }
+    }
+
     @Test func inputMayLeaveOutTypesWhereTheValueIsPlain() throws {
         let json = try JSONParser.parse(#"{"recordType":"Art","fields":{"s":"x","i":{"value":3},"d":2.5,"sl":["a","b"],"il":[1,2],"dl":[1,2.5],"gone":null}}"#)
         let decoded = try RecordCoding.decode(json, mode: .input)

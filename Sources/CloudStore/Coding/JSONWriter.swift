@@ -49,14 +49,15 @@ public enum JSONWriter {
         case .object(let members):
             if members.isEmpty { out.append(contentsOf: "{}".utf8); return }
             out.append(UInt8(ascii: "{"))
-            let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            for (i, key) in keys.enumerated() {
+            // Sorting the pairs, not the keys, saves a second hash lookup per member.
+            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for (i, member) in sorted.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 if pretty { newline(&out, indent + 2) }
-                writeString(key, into: &out)
+                writeString(member.key, into: &out)
                 out.append(UInt8(ascii: ":"))
                 if pretty { out.append(0x20) }
-                write(members[key]!, into: &out, indent: indent + 2, pretty: pretty)
+                write(member.value, into: &out, indent: indent + 2, pretty: pretty)
             }
             if pretty { newline(&out, indent) }
             out.append(UInt8(ascii: "}"))
@@ -77,6 +78,17 @@ public enum JSONWriter {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copy those in one go.
+        var s = s
+        let copied = s.withUTF8 { bytes -> Bool in
+            guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for b in s.utf8 {
             switch b {
             case 0x22: out.append(0x5C); out.append(0x22)

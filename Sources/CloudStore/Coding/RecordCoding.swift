@@ -20,8 +20,9 @@ public enum RecordCoding {
         return .object(object)
     }
 
-    /// The record's file: canonical pretty JSON with a trailing newline.
-    public static func fileBytes(_ record: Record) -> [UInt8] { JSONWriter.pretty(encode(record)) }
+    /// The record's file: canonical pretty JSON with a trailing newline, the bytes
+    /// `JSONWriter.pretty(encode(record))` gives, written without the tree (``RecordWriter``).
+    public static func fileBytes(_ record: Record) -> [UInt8] { RecordWriter.fileBytes(record) }
 
     static func encode(_ stamp: Stamp) -> JSONValue {
         .object([

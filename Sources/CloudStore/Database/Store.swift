@@ -129,8 +129,11 @@ public final class Store: @unchecked Sendable {
     /// check: five system calls where one stat now tells (#7). Nil when there is no folder.
     ///
     /// File times are coarse (a clock tick), so two changes within one tick can leave the
-    /// same times: a listing is kept only when the folder's last change was over two seconds
-    /// before it was taken (as git does with its index).
+    /// same times: a listing is kept only when the folder's last change was well before it
+    /// was taken (as git does with its index). "Well before" is two seconds where the times
+    /// are whole seconds (a file system without finer ones, or one that rounds to two), and
+    /// 50 ms where they have a fraction (a tick is 10 ms at most): a save right after a store
+    /// is made (as in `ckfs bench`) then lists the folder only for its first 50 ms.
     func listing(of directory: String) throws(CKError) -> [String]? {
         guard let st = try Syscall.stat(directory).orThrow(.internalError, "cannot stat \(directory)") else {
             lock.withLock { listings[directory] = nil }
@@ -139,7 +142,9 @@ public final class Store: @unchecked Sendable {
         if let hit = lock.withLock({ listings[directory] }), hit.status == st { return hit.names }
         let listedAt = Int64(Date().timeIntervalSince1970 * 1e9)
         guard let names = try Syscall.listDirectory(directory).orThrow(.internalError, "cannot list \(directory)") else { return nil }
-        let settled = listedAt - max(st.modifiedNanos, st.changedNanos) > 2_000_000_000
+        let changed = max(st.modifiedNanos, st.changedNanos)
+        let margin: Int64 = changed % 1_000_000_000 == 0 ? 2_000_000_000 : 50_000_000
+        let settled = listedAt - changed > margin
         lock.withLock { listings[directory] = settled ? (st, names) : nil }
         return names
     }

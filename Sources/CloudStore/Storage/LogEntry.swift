@@ -23,6 +23,8 @@ public struct LogEntry: Sendable {
     /// Bytes of records and assets in the zone after this entry (C9).
     public var usage: Int64
 
+    /// The entry's body as a JSON value: the reference form. ``frame()`` writes the same
+    /// bytes straight from the entry (``RecordWriter``), which tests check.
     func body() -> JSONValue {
         var o: [String: JSONValue] = [
             "seq": .int(seq), "time": .int(time), "user": .string(userRecordName), "device": .string(deviceID),
@@ -43,7 +45,7 @@ public struct LogEntry: Sendable {
 
     /// The framed line, newline included.
     func frame() -> [UInt8] {
-        let body = JSONWriter.compact(body())
+        let body = RecordWriter.entryBody(self)
         var line = Self.prefix
         line.reserveCapacity(body.count + 40)
         line += body
@@ -115,6 +117,34 @@ struct LogScanner {
             start = nl + 1
         }
         return (entries, .clean)
+    }
+
+    /// The offset after each whole line, without parsing any.
+    static func lineEnds(_ bytes: [UInt8]) -> [Int64] {
+        var ends: [Int64] = []
+        var start = 0
+        while start < bytes.count, let nl = bytes[start...].firstIndex(of: 0x0A) {
+            ends.append(Int64(nl + 1))
+            start = nl + 1
+        }
+        return ends
+    }
+
+    /// A body's keys are written sorted and `clientChangeToken` sorts first among them, so an
+    /// entry with a token starts with these bytes and no other entry does.
+    private static let tokenLinePrefix = Array(#"{"body":{"clientChangeToken":""#.utf8)
+
+    /// The client change token of the last entry that gave one (M7), parsing only the lines
+    /// that start like an entry with a token, from the end.
+    static func lastClientChangeToken(_ bytes: [UInt8], lineEnds: [Int64], zoneID: ZoneID) -> Data? {
+        for (i, end) in lineEnds.enumerated().reversed() {
+            let start = i > 0 ? Int(lineEnds[i - 1]) : 0
+            let line = bytes[start..<(Int(end) - 1)]
+            guard line.starts(with: tokenLinePrefix),
+                  let token = (try? LogEntry.unframe(line, zoneID: zoneID))?.clientChangeToken else { continue }
+            return token
+        }
+        return nil
     }
 
     /// The whole entries appended to the log at `path` between `offset` and `size`; a

@@ -80,9 +80,7 @@ struct CommitMarker: Equatable {
     static let size = 128
 
     func bytes() -> [UInt8] {
-        MarkerBytes.padded(.object([
-            "boot": .string(bootID), "seq": .int(seq), "usage": .int(usage), "state": .string(busy ? "busy" : "clean"),
-        ]))
+        MarkerBytes.padded([("boot", .text(bootID)), ("seq", .number(seq)), ("state", .text(busy ? "busy" : "clean")), ("usage", .number(usage))])
     }
 
     init(bootID: String, seq: Int64, usage: Int64, busy: Bool) {
@@ -93,9 +91,9 @@ struct CommitMarker: Equatable {
     }
 
     init?<C: Collection>(bytes: C) where C.Element == UInt8 {
-        guard let json = try? JSONParser.parse(Array(bytes.prefix(Self.size))), let boot = json["boot"]?.stringValue,
-              let seq = json["seq"]?.int64Value, let usage = json["usage"]?.int64Value,
-              let state = json["state"]?.stringValue else { return nil }
+        let fields = MarkerBytes.fields(Array(bytes.prefix(Self.size)))
+        guard let boot = fields["boot"]?.text, let seq = fields["seq"]?.number, let usage = fields["usage"]?.number,
+              let state = fields["state"]?.text else { return nil }
         self.init(bootID: boot, seq: seq, usage: usage, busy: state != "clean")
     }
 
@@ -118,7 +116,7 @@ struct ApplyMarker: Equatable {
     static let size = 128
 
     func bytes() -> [UInt8] {
-        MarkerBytes.padded(.object(["boot": .string(bootID), "applied": .int(applied), "end": .int(end)]))
+        MarkerBytes.padded([("applied", .number(applied)), ("boot", .text(bootID)), ("end", .number(end))])
     }
 
     init(bootID: String, applied: Int64, end: Int64) {
@@ -135,17 +133,105 @@ struct ApplyMarker: Equatable {
     }
 
     init?<C: Collection>(bytes: C) where C.Element == UInt8 {
-        guard let json = try? JSONParser.parse(Array(bytes)), let boot = json["boot"]?.stringValue,
-              let applied = json["applied"]?.int64Value, let end = json["end"]?.int64Value else { return nil }
+        let fields = MarkerBytes.fields(Array(bytes.prefix(Self.size)))
+        guard let boot = fields["boot"]?.text, let applied = fields["applied"]?.number, let end = fields["end"]?.number else { return nil }
         self.init(bootID: boot, applied: applied, end: end)
     }
 }
 
+/// The markers' bytes: a flat JSON object of strings and integers, keys in sorted order,
+/// padded to 128 bytes. A save reads and writes markers several times, so both ways are
+/// written out by hand (the general JSON writer and parser were a tenth of a save's CPU,
+/// #7); anything the fast reader does not expect goes to the general parser.
 enum MarkerBytes {
-    /// 128 bytes: the JSON, spaces, a newline (so `cat lock` shows two lines).
-    static func padded(_ value: JSONValue) -> [UInt8] {
-        var text = JSONWriter.compactString(value)
-        text += String(repeating: " ", count: max(0, 127 - text.utf8.count)) + "\n"
-        return Array(text.utf8)
+    enum Value: Equatable {
+        case text(String)
+        case number(Int64)
+
+        var text: String? { if case .text(let s) = self { return s }; return nil }
+        var number: Int64? { if case .number(let n) = self { return n }; return nil }
+    }
+
+    /// 128 bytes: the JSON (`fields` in the order given, which must be sorted), spaces, a
+    /// newline (so `cat lock` shows two lines).
+    static func padded(_ fields: [(String, Value)]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(128)
+        out.append(UInt8(ascii: "{"))
+        for (i, (key, value)) in fields.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            switch value {
+            case .text(let s): JSONWriter.writeString(s, into: &out)
+            case .number(let n): out.append(contentsOf: String(n).utf8)
+            }
+        }
+        out.append(UInt8(ascii: "}"))
+        if out.count < 127 { out.append(contentsOf: repeatElement(0x20, count: 127 - out.count)) }
+        out.append(0x0A)
+        return out
+    }
+
+    /// The fields of a marker; empty when the bytes hold none.
+    static func fields(_ bytes: [UInt8]) -> [String: Value] {
+        if let fast = fastFields(bytes) { return fast }
+        guard let object = (try? JSONParser.parse(bytes))?.objectValue else { return [:] }
+        var fields: [String: Value] = [:]
+        for (key, value) in object {
+            if let s = value.stringValue { fields[key] = .text(s) } else if let n = value.int64Value { fields[key] = .number(n) }
+        }
+        return fields
+    }
+
+    /// Reads `{"key":"text","key":123}` followed by white space; nil for anything else
+    /// (escapes, other types, other spacing), which the general parser then reads.
+    private static func fastFields(_ b: [UInt8]) -> [String: Value]? {
+        var i = 0
+        func quoted() -> String? {
+            guard i < b.count, b[i] == 0x22 else { return nil }
+            let start = i + 1
+            var j = start
+            while j < b.count, b[j] != 0x22 {
+                if b[j] == 0x5C || b[j] < 0x20 { return nil }
+                j += 1
+            }
+            guard j < b.count else { return nil }
+            i = j + 1
+            return String(decoding: b[start..<j], as: UTF8.self)
+        }
+        guard b.first == UInt8(ascii: "{") else { return nil }
+        i = 1
+        var fields: [String: Value] = [:]
+        while true {
+            guard let key = quoted(), i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            guard i < b.count else { return nil }
+            if b[i] == 0x22 {
+                guard let s = quoted() else { return nil }
+                fields[key] = .text(s)
+            } else {
+                let negative = b[i] == UInt8(ascii: "-")
+                if negative { i += 1 }
+                var n: Int64 = 0
+                let digitsStart = i
+                while i < b.count, b[i] >= 0x30, b[i] <= 0x39, i - digitsStart < 18 {
+                    n = n * 10 + Int64(b[i] - 0x30)
+                    i += 1
+                }
+                guard i > digitsStart, i < b.count, b[i] < 0x30 || b[i] > 0x39 else { return nil }
+                fields[key] = .number(negative ? -n : n)
+            }
+            guard i < b.count else { return nil }
+            if b[i] == UInt8(ascii: ",") { i += 1; continue }
+            guard b[i] == UInt8(ascii: "}") else { return nil }
+            i += 1
+            break
+        }
+        while i < b.count {
+            guard b[i] == 0x20 || b[i] == 0x0A else { return nil }
+            i += 1
+        }
+        return fields
     }
 }

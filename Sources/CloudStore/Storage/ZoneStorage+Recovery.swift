@@ -151,25 +151,27 @@ extension ZoneStorage {
         try withApplyLock { (fd) throws(CKError) in
             try applyEntries(fd, known: locked { queue }, upTo: marker.seq)
             try syncZone()
+            // The log is whole here (recovery ran under this lock) and is not parsed: at tens of
+            // thousands of entries that took seconds, at every checkpoint (#7). Only lines
+            // that carry a client change token are, from the end, until one reads.
             let logBytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
-            let entries = LogScanner.scan(logBytes, baseOffset: 0, zoneID: zoneID).entries
+            let ends = LogScanner.lineEnds(logBytes)
             meta.checkpointSeq = marker.seq
             meta.usage = marker.usage
-            if let token = entries.last(where: { $0.0.clientChangeToken != nil })?.0.clientChangeToken { meta.clientChangeToken = token }
+            if let token = LogScanner.lastClientChangeToken(logBytes, lineEnds: ends, zoneID: zoneID) { meta.clientChangeToken = token }
             try writer.replace(StoreLayout.zoneFile(directory), with: JSONWriter.pretty(meta.json()), durable: true)
             locked { knownCheckpointSeq = meta.checkpointSeq }
             guard logSize > tuning.compactLogBytes else { return }
             // Keep the newest entries that fit in half the limit; tokens older than the first
             // kept entry then fail with changeTokenExpired (R13). Every entry is applied now,
             // so the apply marker's `end` becomes the new log's end.
-            var start = entries.count
+            var start = ends.count
             var kept: Int64 = 0
             var previousEnd: Int64 = 0
-            let ends = entries.map(\.end)
             while start > 0 {
                 previousEnd = start - 1 > 0 ? ends[start - 2] : 0
                 let size = ends[start - 1] - previousEnd
-                if kept + size > tuning.compactLogBytes / 2 && start < entries.count { break }
+                if kept + size > tuning.compactLogBytes / 2 && start < ends.count { break }
                 kept += size
                 start -= 1
             }

@@ -79,6 +79,16 @@ final class ZoneStorage: @unchecked Sendable {
     var lastOwnCommit: Int64 = -1
     /// The applier could not write a file: the next writer applies from the log itself.
     var applierFailed = false
+    /// Every record name in the zone, once a write transaction has listed the records folder
+    /// (after `probesBeforeListing` probes for new names); then kept by ``absorb(_:)``, and
+    /// dropped with the caches. A save of a new name then needs no failed `open` of its file,
+    /// a lookup in a large folder that was a tenth of a save's CPU (#7).
+    var knownNames: Set<String>?
+    /// The lock file's bytes as last read, and what they said.
+    var markerMemo: (bytes: [UInt8], commit: CommitMarker?, apply: ApplyMarker?)?
+    /// File probes that found no record, since the caches were last reset.
+    var missedProbes = 0
+    static let probesBeforeListing = 64
 
     struct Pending {
         var seq: Int64
@@ -114,6 +124,8 @@ final class ZoneStorage: @unchecked Sendable {
         unapplied = [:]
         index = nil
         tailOffset = -1
+        knownNames = nil
+        missedProbes = 0
         generation &+= 1
     }
 
@@ -227,10 +239,14 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     /// Both markers, in one read; a lock file from before the apply marker existed has none.
+    /// Bytes the same as last time are not parsed again (most reads find what this process
+    /// wrote).
     func readMarkers(_ fd: Int32) -> (CommitMarker?, ApplyMarker?) {
         guard case .success(let bytes) = Syscall.pread(fd, count: CommitMarker.size + ApplyMarker.size, offset: 0, path: lockPath) else { return (nil, nil) }
+        if let memo = locked({ markerMemo }), memo.bytes == bytes { return (memo.commit, memo.apply) }
         let commit = CommitMarker(bytes: bytes.prefix(CommitMarker.size))
         let apply = bytes.count > ApplyMarker.offset ? ApplyMarker(bytes: bytes[ApplyMarker.offset...]) : nil
+        locked { markerMemo = (bytes, commit, apply) }
         return (commit, apply)
     }
 
@@ -337,11 +353,13 @@ final class ZoneStorage: @unchecked Sendable {
         for d in entry.deleted {
             cache[d.recordName] = nil
             index?.remove(d.recordName)
+            knownNames?.remove(d.recordName)
             if entry.seq > knownApplied { unapplied[d.recordName] = Pending(seq: entry.seq, record: nil) }
         }
         for record in entry.saved {
             cacheInsert(record)
             index?.insert(record)
+            knownNames?.insert(record.recordID.recordName)
             if entry.seq > knownApplied { unapplied[record.recordID.recordName] = Pending(seq: entry.seq, record: record) }
         }
     }
@@ -425,16 +443,50 @@ final class ZoneStorage: @unchecked Sendable {
     /// before it drops them), so a stale file is never read for them.
     func record(named name: String) throws(CKError) -> Record? {
         try refreshTail()
-        let (pending, hit, seen) = locked { (unapplied[name], cache[name], generation) }
+        return try currentRecord(named: name) { () throws(CKError) -> Bool in
+            let (commit, apply) = readMarkers(try lockFile())
+            if let apply { locked { noteApplied(apply.applied) } }
+            return commit.map { !$0.busy } ?? false
+        }
+    }
+
+    /// The current record as this process knows the log: from ``unapplied``, the cache, or
+    /// the file. `beforeFileRead` runs only when the file is read, and says whether what it
+    /// holds may be cached. A write transaction calls this directly: it has just taken in the
+    /// log under the writer's lock and found the commit marker clean, so the two system calls
+    /// and the marker parse of ``record(named:)`` would only repeat that (#7).
+    func currentRecord(named name: String, underWriteLock: Bool = false,
+                       beforeFileRead: () throws(CKError) -> Bool) throws(CKError) -> Record? {
+        let (pending, hit, seen, absent) = locked { (unapplied[name], cache[name], generation, knownNames.map { !$0.contains(name) } ?? false) }
         if let pending { return pending.record }
         if let hit { return hit }
-        let (commit, apply) = readMarkers(try lockFile())
-        if let apply { locked { noteApplied(apply.applied) } }
-        guard let record = try readRecordFile(name) else { return nil }
-        if let commit, !commit.busy {
+        if absent { return nil }
+        let cacheFileRead = try beforeFileRead()
+        guard let record = try readRecordFile(name) else {
+            if underWriteLock { try noteMissedProbe() }
+            return nil
+        }
+        if cacheFileRead {
             locked { if generation == seen { cacheInsert(record) } }
         }
         return record
+    }
+
+    /// Counts a probe that found no file; at `probesBeforeListing` lists the records folder
+    /// into ``knownNames``. Only under the writer's lock: no entry can be committed meanwhile,
+    /// and the versions the files lack are taken before the listing (as ``recordNames()``
+    /// does), so a file the applier writes meanwhile is in one or the other.
+    private func noteMissedProbe() throws(CKError) {
+        let (due, seen, pending) = locked { () -> (Bool, UInt64, [String: Pending]) in
+            missedProbes += 1
+            return (knownNames == nil && missedProbes >= Self.probesBeforeListing, generation, unapplied)
+        }
+        guard due else { return }
+        var names = Set(try fileRecordNames())
+        for (name, p) in pending {
+            if p.record == nil { names.remove(name) } else { names.insert(name) }
+        }
+        locked { if generation == seen { knownNames = names } }
     }
 
     func readRecordFile(_ name: String) throws(CKError) -> Record? {
@@ -540,7 +592,8 @@ final class ZoneTransaction {
         self.usage = usage
     }
 
-    func record(_ name: String) throws(CKError) -> Record? { try storage.record(named: name) }
+    /// The record as committed so far (the writer's lock is held, the log taken in).
+    func record(_ name: String) throws(CKError) -> Record? { try storage.currentRecord(named: name, underWriteLock: true) { true } }
 
     /// Records holding a `deleteSelf` reference to `name`.
     func referrers(of name: String) throws(CKError) -> [String] {

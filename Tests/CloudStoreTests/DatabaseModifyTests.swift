@@ -306,7 +306,7 @@ import Testing
         let t = try TempStore(tuning: tuning)
         let db = try t.db()
         try db.save(record("old"))
-        for i in 0..<(ZoneStorage.probesBeforeListing + 10) { try db.save(record("n\(i)")) }
+        for i in 0..<(ZoneStorage.minimumProbesBeforeListing + 10) { try db.save(record("n\(i)")) }
         let storage = db.zoneStorage(ZoneID.defaultZoneName)
         #expect(storage.locked { storage.knownNames != nil }, "the names are listed by now")
         let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)

@@ -5,6 +5,27 @@ import Testing
 /// X1 and X4 without killing processes (the crash test in ckfsTests does that): injected
 /// I/O errors and crash states built by hand.
 @Suite struct DurabilityTests {
+    /// The lock file's markers, written and read by hand (#7): the same bytes the JSON writer
+    /// gives, back to the same values, and text the fast reader does not expect (spaces, a
+    /// key order of its own, escapes, a number too long for it) read by the JSON parser.
+    @Test func markersReadBackAndHandEditedOnesStillRead() {
+        let commit = CommitMarker(bootID: "c86b4cf2-2d2a", seq: 41_000, usage: -3, busy: true)
+        let apply = ApplyMarker(bootID: "c86b4cf2-2d2a", applied: 40_999, end: 1_234_567)
+        func reference(_ o: [String: JSONValue]) -> [UInt8] {
+            var b = JSONWriter.compact(.object(o))
+            b += Array(repeating: 0x20, count: 127 - b.count) + [0x0A]
+            return b
+        }
+        #expect(commit.bytes() == reference(["boot": .string("c86b4cf2-2d2a"), "seq": .int(41_000), "usage": .int(-3), "state": .string("busy")]))
+        #expect(apply.bytes() == reference(["boot": .string("c86b4cf2-2d2a"), "applied": .int(40_999), "end": .int(1_234_567)]))
+        #expect(CommitMarker(bytes: commit.bytes()) == commit)
+        #expect(ApplyMarker(bytes: apply.bytes()) == apply)
+        let edited = Array(#"{ "usage": 7, "state": "clean", "seq": 1234567890123456789, "boot": "a\u0062c" }"#.utf8) + [0x0A]
+        #expect(CommitMarker(bytes: edited) == CommitMarker(bootID: "abc", seq: 1_234_567_890_123_456_789, usage: 7, busy: false))
+        #expect(CommitMarker(bytes: Array("{\"boot\":\"x\",\"seq\":1}".utf8)) == nil, "a marker lacking fields is none")
+        #expect(ApplyMarker(bytes: Array(repeating: 0x20, count: 128)) == nil)
+    }
+
     /// Fails `sync` (or `write`) of paths with a given suffix, `times` times, with `errno`.
     struct FaultyIO: StorageIO {
         let plan: LockedBox<(suffix: String, op: String, errno: Int32, times: Int)>

@@ -109,7 +109,6 @@ struct RecordWriter {
             }
             endObject()
         case .list(_, let values):
-            guard !values.isEmpty else { scalar(Array("[]".utf8)); return }
             // As JSONWriter: lists of scalars stay on one line.
             let inline = !pretty || values.allSatisfy { v in
                 switch v {
@@ -117,12 +116,7 @@ struct RecordWriter {
                 default: true
                 }
             }
-            beginArray()
-            for v in values {
-                element(inline: inline)
-                fieldValue(v)
-            }
-            endArray(inline: inline)
+            array(values, inline: inline) { $0.fieldValue($1) }
         }
     }
 
@@ -134,31 +128,15 @@ struct RecordWriter {
         w.beginObject()
         if let t = e.clientChangeToken { w.key("clientChangeToken"); w.string(t.base64EncodedString()) }
         w.key("deleted")
-        if e.deleted.isEmpty {
-            w.scalar(Array("[]".utf8))
-        } else {
-            w.beginArray()
-            for d in e.deleted {
-                w.element(inline: true)
-                w.beginObject()
-                if d.cascade { w.key("cascade"); w.scalar(Array("true".utf8)) }
-                w.key("recordName"); w.string(d.recordName)
-                w.endObject()
-            }
-            w.endArray(inline: true)
+        w.array(e.deleted, inline: true) { w, d in
+            w.beginObject()
+            if d.cascade { w.key("cascade"); w.scalar(Array("true".utf8)) }
+            w.key("recordName"); w.string(d.recordName)
+            w.endObject()
         }
         w.key("device"); w.string(e.deviceID)
         w.key("saved")
-        if e.saved.isEmpty {
-            w.scalar(Array("[]".utf8))
-        } else {
-            w.beginArray()
-            for r in e.saved {
-                w.element(inline: true)
-                w.record(r)
-            }
-            w.endArray(inline: true)
-        }
+        w.array(e.saved, inline: true) { $0.record($1) }
         w.key("seq"); w.int(e.seq)
         w.key("time"); w.int(e.time)
         w.key("usage"); w.int(e.usage)
@@ -197,6 +175,17 @@ struct RecordWriter {
         hasMember.removeLast()
         if pretty { newline(indent) }
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// An array: `[]` when empty, else each item after its separator.
+    private mutating func array<T>(_ items: [T], inline: Bool, _ write: (inout RecordWriter, T) -> Void) {
+        guard !items.isEmpty else { scalar(Array("[]".utf8)); return }
+        beginArray()
+        for item in items {
+            element(inline: inline)
+            write(&self, item)
+        }
+        endArray(inline: inline)
     }
 
     private mutating func beginArray() {

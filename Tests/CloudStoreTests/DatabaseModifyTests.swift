@@ -268,11 +268,9 @@ import Testing
 
     /// M7 after compaction: tokens in the kept log still come back.
     @Test func clientChangeTokenSurvivesLogCompaction() throws {
-        var tuning = ZoneTuning()
-        tuning.compactLogBytes = 4_000
-        let t = try TempStore(tuning: tuning)
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 4_000 })
         let db = try t.db()
-        for i in 0..<30 { try db.save(record("r\(i)", ["pad": .string(String(repeating: "p", count: 200))])) }
+        try savePadded(db, count: 30)
         _ = try db.modify(saving: [record("a")], options: ModifyOptions(clientChangeToken: Data("after-compaction".utf8)))
         #expect(try db.changes(since: nil).clientChangeToken == Data("after-compaction".utf8))
     }
@@ -281,15 +279,11 @@ import Testing
     /// zone.json. The checkpoint finds it without parsing the log, from the lines that start
     /// like an entry with a token; a field named like the token must not be taken for it.
     @Test func clientChangeTokenOutlivesItsCompactedEntry() throws {
-        var tuning = ZoneTuning()
-        tuning.compactLogBytes = 4_000
-        let t = try TempStore(tuning: tuning)
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 4_000 })
         let db = try t.db()
         _ = try db.modify(saving: [record("first")], options: ModifyOptions(clientChangeToken: Data("older".utf8)))
         _ = try db.modify(saving: [record("tok")], options: ModifyOptions(clientChangeToken: Data("kept".utf8)))
-        for i in 0..<40 {
-            try db.save(record("r\(i)", ["clientChangeToken": .string("not-a-token"), "pad": .string(String(repeating: "p", count: 200))]))
-        }
+        try savePadded(db, count: 40, fields: ["clientChangeToken": .string("not-a-token")])
         let log = try String(contentsOfFile: db.zoneStorage(ZoneID.defaultZoneName).logPath, encoding: .utf8)
         #expect(!log.contains(Data("kept".utf8).base64EncodedString()), "the token's entry was compacted away")
         #expect(try db.changes(since: nil).clientChangeToken == Data("kept".utf8))
@@ -301,9 +295,7 @@ import Testing
     /// with a stale one finds it gone.
     @Test func knownNamesFollowOtherWriters() throws {
         // A cache of one record, so the names, not the cache, answer.
-        var tuning = ZoneTuning()
-        tuning.cachedRecords = 1
-        let t = try TempStore(tuning: tuning)
+        let t = try TempStore(tuning: .with { $0.cachedRecords = 1 })
         let db = try t.db()
         try db.save(record("old"))
         for i in 0..<(ZoneStorage.minimumProbesBeforeListing + 10) { try db.save(record("n\(i)")) }

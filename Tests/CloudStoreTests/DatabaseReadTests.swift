@@ -84,14 +84,11 @@ import Testing
     }
 
     @Test func tokensOlderThanTheKeptHistoryExpire() throws {
-        var tuning = ZoneTuning()
-        tuning.compactLogBytes = 4_000
-        tuning.checkpointEvery = 3
-        let t = try TempStore(tuning: tuning)
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 4_000; $0.checkpointEvery = 3 })
         let db = try t.db()
         try db.save(record("first"))
         let old = try db.changes(since: nil).token
-        for i in 0..<40 { try db.save(record("r\(i)", ["pad": .string(String(repeating: "p", count: 200))])) }
+        try savePadded(db, count: 40)
         #expect { try db.changes(since: old) } throws: { ($0 as? CKError)?.code == .changeTokenExpired }
         let fresh = try db.changes(since: nil)
         #expect(fresh.changed.count == 41)
@@ -104,9 +101,7 @@ import Testing
     /// the log or deletes and makes the zone again, the next commit goes to the new log, not
     /// to the replaced one: every acknowledged save is there for a third opening.
     @Test func commitsFollowALogReplacedByAnotherOpening() throws {
-        var tuning = ZoneTuning()
-        tuning.compactLogBytes = 3_000
-        tuning.checkpointEvery = 2
+        let tuning = ZoneTuning.with { $0.compactLogBytes = 3_000; $0.checkpointEvery = 2 }
         let t = try TempStore(tuning: tuning)
         let a = try t.db()
         let b = try t.reopen(tuning: tuning).container().database(.private, caller: Caller(userName: "alice", deviceID: "b"))

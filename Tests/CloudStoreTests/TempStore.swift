@@ -35,3 +35,22 @@ func id(_ name: String, zone: String = ZoneID.defaultZoneName) -> RecordID {
 extension Result {
     var error: Failure? { if case .failure(let e) = self { return e }; return nil }
 }
+
+extension ZoneTuning {
+    /// The defaults with the changes `change` makes, for tests: `.with { $0.compactLogBytes = 4_000 }`.
+    static func with(_ change: (inout ZoneTuning) -> Void) -> ZoneTuning {
+        var tuning = ZoneTuning()
+        change(&tuning)
+        return tuning
+    }
+}
+
+/// Saves `count` records `<prefix>0`… of about 250 bytes each (one operation each): enough
+/// to pass a small log limit. `fields` go into each record beside the padding.
+func savePadded(_ db: Database, count: Int, prefix: String = "r", fields: [String: FieldValue] = [:]) throws {
+    for i in 0..<count {
+        var f = fields
+        f["pad"] = .string(String(repeating: "p", count: 200))
+        try db.save(record("\(prefix)\(i)", f))
+    }
+}

@@ -47,9 +47,7 @@ import Testing
     }
 
     @Test func staysRightAcrossLogCompaction() throws {
-        var tuning = ZoneTuning()
-        tuning.compactLogBytes = 8192
-        let t = try TempStore(tuning: tuning)
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 8192 })
         let writer = try t.db()
         let catalog = try t.reopen().container().database(.private, caller: Caller(userName: "alice")).catalog(ZoneID.defaultZoneName)
         _ = try catalog.refresh()

@@ -78,9 +78,7 @@ import Testing
 
     /// Without write-behind the file is there when the save returns.
     @Test func withoutWriteBehindTheFileIsWrittenBeforeTheSaveReturns() throws {
-        var tuning = ZoneTuning()
-        tuning.writeBehind = false
-        let t = try TempStore(tuning: tuning)
+        let t = try TempStore(tuning: .with { $0.writeBehind = false })
         let db = try t.db()
         for i in 0..<20 {
             try db.save(record("n\(i)"))

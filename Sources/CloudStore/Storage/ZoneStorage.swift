@@ -477,11 +477,13 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// Counts a probe that found no file; once the probes have cost about what a listing of
     /// the records folder will, lists it into ``knownNames`` (as in renting skis until the
-    /// rent would have bought them: never much worse than the better of the two). A failed
-    /// lookup took 4-7 µs in folders of 100 to 20,000 files; listing and keeping a name is
-    /// taken as 1/40 of that, and a folder as 40 bytes a name: 200 saves into a zone of
-    /// 100,000 records paid for a listing they could not use up (row 6a, 1.23x the cost at
-    /// 1,000). Only under the writer's lock: no entry can be
+    /// rent would have bought them: never much worse than the better of the two). Measured
+    /// here: a failed lookup 4-7 µs in folders of 100 to 20,000 files; a listing of 100,000
+    /// names 58 ms in python (0.6 µs a name; ours decodes and keeps each name too, so more);
+    /// that folder is 3.5 MB (35 bytes a name). So a listing is worth about one probe per
+    /// 8 names, 280 bytes of folder. Listing after 64 made 200 saves into a zone of 100,000
+    /// records pay for a listing they could not use up (row 6a, 1.23x the cost at 1,000).
+    /// Only under the writer's lock: no entry can be
     /// committed meanwhile, and the versions the files lack are taken before the listing (as
     /// ``recordNames()`` does), so a file the applier writes meanwhile is in one or the other.
     private func noteMissedProbe() throws(CKError) {
@@ -491,7 +493,7 @@ final class ZoneStorage: @unchecked Sendable {
         }
         guard due else { return }
         let folderBytes = (try Syscall.stat(recordsPath).orThrow(.internalError, "cannot stat \(recordsPath)"))?.size ?? 0
-        let worth = max(Self.minimumProbesBeforeListing, Int(folderBytes / 1_600))
+        let worth = max(Self.minimumProbesBeforeListing, Int(folderBytes / 280))
         let (ready, seen, pending) = locked { () -> (Bool, UInt64, [String: Pending]) in
             probesBeforeListing = worth
             return (missedProbes >= worth, generation, unapplied)

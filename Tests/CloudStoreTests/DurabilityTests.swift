@@ -54,12 +54,14 @@ import Testing
 
     func zoneDir(_ db: Database, _ zone: String = ZoneID.defaultZoneName) -> String { db.zoneDirectory(zone) }
 
-    @Test func aFailedLogSyncIsNeverAcknowledgedAndFencesTheZone() throws {
+    /// The commit point is the log's sync, or the journal's when the entry goes there.
+    @Test(arguments: [("/log.jsonl", Int64(0)), ("/journal", ZoneTuning().journalBytes)])
+    func aFailedLogSyncIsNeverAcknowledgedAndFencesTheZone(_ synced: String, journalBytes: Int64) throws {
         let plan = LockedBox((suffix: "", op: "", errno: Int32(0), times: 0))
-        let t = try TempStore(io: FaultyIO(plan: plan))
+        let t = try TempStore(io: FaultyIO(plan: plan), tuning: .with { $0.journalBytes = journalBytes })
         let db = try t.db()
         try db.save(record("before"))
-        plan.mutate { $0 = ("log.jsonl", "sync", EIO, 1) }
+        plan.mutate { $0 = (synced, "sync", EIO, 1) }
         let failed = try db.modify(saving: [record("lost")])
         let e = try #require(failed.saveResults[0].1.error)
         #expect(e.code == .internalError)

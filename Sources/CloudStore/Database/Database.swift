@@ -74,9 +74,7 @@ public final class Database: Sendable {
     }
 
     func zoneNames() throws(CKError) -> [String] {
-        let dir = StoreLayout.zonesDirectory(directory)
-        let names = try store.listing(of: dir) ?? []
-        return names.filter { !$0.hasPrefix(".") }.compactMap(StoreLayout.decode).sorted()
+        try store.zoneNames(in: StoreLayout.zonesDirectory(directory))
     }
 }
 

@@ -14,7 +14,7 @@ public final class Store: @unchecked Sendable {
     let writer: FileWriter
     public let tuning: ZoneTuning
 
-    /// Guards `zones`, `catalogs`, `subscriptionFiles`, `containers` and `listings`.
+    /// Guards `zones`, `catalogs`, `subscriptionFiles`, `containers`, `listings` and `zoneNameLists`.
     private let lock = NSLock()
     private var zones: [String: ZoneStorage] = [:]
     private var catalogs: [String: ZoneCatalog] = [:]
@@ -22,6 +22,9 @@ public final class Store: @unchecked Sendable {
     private var containers: [String: Container] = [:]
     /// The entries of folders listed by ``listing(of:)``, with the folder's status then.
     private var listings: [String: (status: Syscall.FileStatus, names: [String])] = [:]
+    /// A zones folder's listing and the zone names it gives, so a save's quota check does not
+    /// decode and sort them again while the folder is unchanged (#7).
+    private var zoneNameLists: [String: (listing: [String], names: [String])] = [:]
 
     private init(layout: StoreLayout, settings: StoreSettings, io: any StorageIO, tuning: ZoneTuning) {
         self.layout = layout
@@ -146,6 +149,16 @@ public final class Store: @unchecked Sendable {
         let margin: Int64 = changed % 1_000_000_000 == 0 ? 2_000_000_000 : 50_000_000
         let settled = listedAt - changed > margin
         lock.withLock { listings[directory] = settled ? (st, names) : nil }
+        return names
+    }
+
+    /// The zones in a database's `zones` folder, by name, sorted.
+    func zoneNames(in directory: String) throws(CKError) -> [String] {
+        let listing = try listing(of: directory) ?? []
+        // The same listing is the same array (its storage is shared): compared in O(1).
+        if let hit = lock.withLock({ zoneNameLists[directory] }), hit.listing == listing { return hit.names }
+        let names = listing.filter { !$0.hasPrefix(".") }.compactMap(StoreLayout.decode).sorted()
+        lock.withLock { zoneNameLists[directory] = (listing, names) }
         return names
     }
 

@@ -79,6 +79,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     private static func change(_ changed: [String: String]) -> Change { changed.isEmpty ? .none : .records(changed) }
 
     private func reload() throws(CKError) {
+        try storage.recoverAfterRestartIfNeeded()
         let path = storage.logPath
         guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
             throw CKError(.zoneNotFound, "zone \(zoneName) does not exist")

@@ -31,6 +31,7 @@ public struct StoreLayout: Sendable {
     public static func zoneFile(_ zone: String) -> String { zone + "/zone.json" }
     public static func logFile(_ zone: String) -> String { zone + "/log.jsonl" }
     public static func lockFile(_ zone: String) -> String { zone + "/lock" }
+    public static func journalFile(_ zone: String) -> String { zone + "/journal" }
 
     /// Percent-encodes what is not a portable file name part: `/`, `%`, NUL, control
     /// characters and a leading `.`. The JSON inside a file always holds the real name.

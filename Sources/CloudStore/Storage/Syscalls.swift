@@ -52,6 +52,11 @@ enum Syscall {
         }
     }
 
+    /// Moves the file offset of `fd` to `offset`.
+    static func seek(_ fd: Int32, to offset: Int64, path: String) -> R<Void> {
+        Glibc.lseek(fd, off_t(offset), SEEK_SET) < 0 ? fail("lseek", path) : .success(())
+    }
+
     /// Reads `count` bytes at `offset`, fewer at the end of the file.
     static func pread(_ fd: Int32, count: Int, offset: Int64, path: String) -> R<[UInt8]> {
         var out = [UInt8](repeating: 0, count: count)

@@ -18,6 +18,8 @@ extension ZoneStorage {
         do throws(CKError) {
             try withRecovery { (recovery) throws(CKError) in
                 if recovery.truncatedBytes > 0 { result.repaired.append("zone \(name): cut a torn log tail of \(recovery.truncatedBytes) bytes (an unfinished commit that was never acknowledged)") }
+                if recovery.journaledEntries > 0 { result.repaired.append("zone \(name): appended \(recovery.journaledEntries) committed entries from the journal to the log (its end had not reached the disk)") }
+                if let note = recovery.unmatchedJournal { result.repaired.append("zone \(name): \(note)") }
                 if recovery.replayedEntries > 0 { result.repaired.append("zone \(name): replayed \(recovery.replayedEntries) committed log entries into the record files") }
                 if recovery.removedTempFiles > 0 { result.repaired.append("zone \(name): removed \(recovery.removedTempFiles) temporary files of interrupted writes") }
                 try checkFiles(recovery.entries, &result)

@@ -23,6 +23,10 @@ extension ZoneStorage {
     /// What recovery found and did, for `fsck`.
     struct RecoveryReport {
         var truncatedBytes: Int64 = 0
+        /// Entries only the journal held, appended to the log.
+        var journaledEntries = 0
+        /// A journal that was not this log's, set aside (what and where).
+        var unmatchedJournal: String?
         var replayedEntries = 0
         var removedTempFiles = 0
         var damage: String?
@@ -36,6 +40,8 @@ extension ZoneStorage {
     @discardableResult
     func recover(_ fd: Int32, report: inout RecoveryReport) throws(CKError) -> CommitMarker {
         let marker = try withApplyLock { (fd) throws(CKError) -> CommitMarker in try recoverLocked(fd, report: &report) }
+        // The log is synced: the journal starts again.
+        if journal != nil { restartJournal(afterSeq: marker.seq) }
         locked {
             resetCaches()
             knownApplied = marker.seq
@@ -49,9 +55,10 @@ extension ZoneStorage {
         let meta = try readMeta()
         let (old, oldApply) = readMarkers(fd)
         let bytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
-        let (entries, outcome) = LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID)
+        let scanned = LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID)
+        var entries = scanned.entries
         var logEnd = Int64(bytes.count)
-        switch outcome {
+        switch scanned.outcome {
         case .clean: break
         case .tornTail(let at):
             let lfd = try Syscall.open(logPath, O_WRONLY).orThrow(.internalError, "cannot open \(logPath)")
@@ -66,6 +73,11 @@ extension ZoneStorage {
             locked { fenced = error }
             throw error
         }
+        // Entries made durable in the journal that the log lost with the page cache.
+        let journaled = try appendJournalToLog(after: max(entries.last?.0.seq ?? 0, meta.checkpointSeq), logEnd: logEnd, note: &report.unmatchedJournal)
+        entries += journaled
+        logEnd = journaled.last?.end ?? logEnd
+        report.journaledEntries = journaled.count
         // Same boot: page-cache writes of earlier files are there; replay after the apply
         // marker (a lock file without one: after its clean commit marker). Another boot (or
         // no marker): replay from the checkpoint.

@@ -25,7 +25,7 @@ public struct ZoneTuning: Sendable {
 /// A commit is one framed entry appended to `log.jsonl` and one `fdatasync`: the commit
 /// point, after which the save is acknowledged. The synced file is the zone's `journal` when
 /// the entry fits in it, else the log (see ZoneStorage+Journal.swift): a file that does not
-/// grow syncs without writing its inode, a third less time per save. The record files are then replaced (temp file
+/// grow syncs without writing its inode. The record files are then replaced (temp file
 /// + rename, no fsync: the log holds them) **behind** the commit, on a background queue that
 /// takes every entry waiting, so a stream of saves never waits on file creation; the `lock`
 /// file's apply marker says how far the files are. Readers take entries the files do not

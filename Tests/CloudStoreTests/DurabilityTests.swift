@@ -263,11 +263,4 @@ import Testing
         marker.busy = true
         try rewriteCommitMarker(lock, marker)
     }
-
-    /// Writes the commit marker in place, keeping the apply marker after it.
-    func rewriteCommitMarker(_ lock: String, _ marker: CommitMarker) throws {
-        let handle = try #require(FileHandle(forWritingAtPath: lock))
-        handle.write(Data(marker.bytes()))
-        try handle.close()
-    }
 }

@@ -42,9 +42,7 @@ import Testing
         let lock = StoreLayout.lockFile(dir)
         var marker = try #require(CommitMarker(bytes: Array(FileManager.default.contents(atPath: lock)!)))
         marker.bootID = "an-earlier-boot"
-        let handle = try #require(FileHandle(forWritingAtPath: lock))
-        handle.write(Data(marker.bytes()))
-        try handle.close()
+        try rewriteCommitMarker(lock, marker)
     }
 
     func logLines(_ dir: String) throws -> Int {

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import CloudStore
 
 /// A store in a fresh temporary directory, removed when the fixture goes away.
@@ -53,4 +54,12 @@ func savePadded(_ db: Database, count: Int, prefix: String = "r", fields: [Strin
         f["pad"] = .string(String(repeating: "p", count: 200))
         try db.save(record("\(prefix)\(i)", f))
     }
+}
+
+/// Writes a zone's commit marker in place, keeping the apply marker after it (crash states
+/// built by hand).
+func rewriteCommitMarker(_ lock: String, _ marker: CommitMarker) throws {
+    let handle = try #require(FileHandle(forWritingAtPath: lock))
+    handle.write(Data(marker.bytes()))
+    try handle.close()
 }

@@ -6,8 +6,8 @@ import Glibc
 //
 // An entry is appended to `log.jsonl` and then has to reach the disk. `fdatasync` of a file
 // that grew also writes its inode (the new size) and waits for that write: on this machine
-// 95 µs against 58 µs for a file written in place (`/tmp/fsv`, 1,000 syncs of 623 bytes
-// each way, five runs). SQLite's WAL gets the cheaper kind by reusing its file after each
+// 95 µs against 58 µs for a file written in place (a C loop of 1,000 pwrites of 623 bytes,
+// each followed by fdatasync, each way, five runs). SQLite's WAL gets the cheaper kind by reusing its file after each
 // checkpoint. So does this: `journal` is a file of `journalBytes` written once (zeros) and
 // never grown; a commit writes its frame (the same bytes as its log line) at the journal's
 // next free byte and syncs the journal instead of the log. When the frame does not fit,
@@ -28,10 +28,8 @@ extension ZoneStorage {
     struct Journal {
         var fd: Int32
         var capacity: Int64
-        /// Where the next frame goes.
+        /// Where the next frame goes, and the file offset of `fd`.
         var position: Int64
-        /// The file offset of `fd` (the next write lands there).
-        var fileOffset: Int64
         /// `position` holds only while the zone's last commit is this one.
         var afterSeq: Int64
     }
@@ -44,17 +42,12 @@ extension ZoneStorage {
     func makeDurable(_ frame: [UInt8], seq: Int64, logFD: Int32) -> Result<Void, SystemCallError> {
         let size = Int64(frame.count)
         if var j = journal, j.afterSeq == seq - 1, j.position + size <= j.capacity {
-            var result: Result<Void, SystemCallError> = .success(())
-            if j.fileOffset != j.position { result = Syscall.seek(j.fd, to: j.position, path: journalPath) }
-            result = result
-                .flatMap { io.write(j.fd, frame, path: journalPath) }
-                .flatMap { io.sync(j.fd, path: journalPath, dataOnly: true) }
+            let result = io.write(j.fd, frame, path: journalPath).flatMap { io.sync(j.fd, path: journalPath, dataOnly: true) }
             guard case .success = result else {
                 closeJournal() // where its file offset is, and what reached the disk, is unknown
                 return result
             }
             j.position += size
-            j.fileOffset = j.position
             j.afterSeq = seq
             journal = j
             return result
@@ -68,7 +61,8 @@ extension ZoneStorage {
     /// makes it when the zone has none and its entries are small enough to use it (a zone
     /// written only in large batches never gets one). Any failure just leaves the journal out.
     func restartJournal(afterSeq seq: Int64, frameSize: Int64 = 0) {
-        if journal != nil {
+        if let j = journal {
+            guard case .success = Syscall.seek(j.fd, to: 0, path: journalPath) else { return closeJournal() }
             journal!.position = 0
             journal!.afterSeq = seq
             return
@@ -89,7 +83,7 @@ extension ZoneStorage {
             Syscall.close(fd)
             return
         }
-        journal = Journal(fd: fd, capacity: min(st.size, capacity), position: 0, fileOffset: 0, afterSeq: seq)
+        journal = Journal(fd: fd, capacity: min(st.size, capacity), position: 0, afterSeq: seq)
     }
 
     /// Forgets this process's place in the journal (the zone was deleted or recovered, or a

@@ -63,8 +63,8 @@ extension ZoneStorage {
         case .tornTail(let at):
             let lfd = try Syscall.open(logPath, O_WRONLY).orThrow(.internalError, "cannot open \(logPath)")
             defer { Syscall.close(lfd) }
+            // Synced with the journal's entries below.
             try Syscall.ftruncate(lfd, at, path: logPath).orThrow(.internalError, "cannot cut the torn end of \(logPath)")
-            try io.sync(lfd, path: logPath, dataOnly: true).orThrow(.internalError, "cannot sync \(logPath)")
             report.truncatedBytes = Int64(bytes.count) - at
             logEnd = at
         case .damaged(let at, let reason):

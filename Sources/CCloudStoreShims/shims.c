@@ -3,6 +3,9 @@
 #include <sys/file.h>
 #include <fcntl.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include "CCloudStoreShims.h"
 
 int CCloudStoreShims_syncfs(int fd) { return syncfs(fd); }
@@ -55,3 +58,25 @@ unsigned int CCloudStoreShims_crc32c(unsigned int crc, const unsigned char *byte
     return 0;
 }
 #endif
+
+int CCloudStoreShims_statIdentity(int fd, const char *path, unsigned int *mode,
+                                  unsigned long long *inode, long long *size, unsigned long long *device) {
+    int dirfd = path ? AT_FDCWD : fd, flags = path ? 0 : AT_EMPTY_PATH;
+    if (!path) path = "";
+    struct statx sx;
+    if (statx(dirfd, path, flags, STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE, &sx) == 0) {
+        *mode = sx.stx_mode;
+        *inode = sx.stx_ino;
+        *size = (long long)sx.stx_size;
+        *device = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+        return 0;
+    }
+    if (errno != ENOSYS) return -1;
+    struct stat st;
+    if (fstatat(dirfd, path, &st, flags) != 0) return -1;
+    *mode = st.st_mode;
+    *inode = st.st_ino;
+    *size = (long long)st.st_size;
+    *device = st.st_dev;
+    return 0;
+}

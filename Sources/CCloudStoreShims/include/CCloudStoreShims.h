@@ -12,4 +12,14 @@ int CCloudStoreShims_rangeLock(int fd, long start, long length, int exclusive);
    result): the SSE 4.2 instruction where the CPU has it, 0 and *done = 0 where not. */
 unsigned int CCloudStoreShims_crc32c(unsigned int crc, const unsigned char *bytes, unsigned long length, int *done);
 
+/* The type, inode, size and device of `path`, or of the open file `fd` when `path` is NULL,
+   without its times: statx asked for no times does not mark the file's times as seen. Where
+   a file system keeps multigrain times (ext4 since Linux 6.13), a file whose times were seen
+   takes a fine-grained time at its next change, and that moves on the coarse clock every
+   other file's times are set from: stat a file written at every save and each fdatasync of
+   the journal must write the journal's changed inode too (a second disk write). Falls back
+   to stat where statx is missing. 0, or -1 and errno. */
+int CCloudStoreShims_statIdentity(int fd, const char *path, unsigned int *mode,
+                                  unsigned long long *inode, long long *size, unsigned long long *device);
+
 #endif

@@ -138,7 +138,7 @@ public final class Store: @unchecked Sendable {
     /// 50 ms where they have a fraction (a tick is 10 ms at most): a save right after a store
     /// is made (as in `ckfs bench`) then lists the folder only for its first 50 ms.
     func listing(of directory: String) throws(CKError) -> [String]? {
-        guard let st = try Syscall.stat(directory).orThrow(.internalError, "cannot stat \(directory)") else {
+        guard let st = try Syscall.stat(directory, times: true).orThrow(.internalError, "cannot stat \(directory)") else {
             lock.withLock { listings[directory] = nil }
             return nil
         }

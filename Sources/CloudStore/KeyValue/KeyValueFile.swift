@@ -56,7 +56,7 @@ public final class KeyValueFile: @unchecked Sendable {
             throw CKError(.internalError, "cannot open \(path)", cause: .system(e))
         }
         defer { Syscall.close(fd) }
-        let status = try Syscall.fstat(fd, path: path).orThrow(.internalError, "cannot stat \(path)")
+        let status = try Syscall.fstat(fd, path: path, times: true).orThrow(.internalError, "cannot stat \(path)")
         let head = try Syscall.pread(fd, count: 512, offset: 0, path: path).orThrow(.internalError, "cannot read \(path)")
         return Identity(generation: Self.generation(in: head), status: status)
     }
@@ -79,7 +79,7 @@ public final class KeyValueFile: @unchecked Sendable {
 
     /// The whole store; empty when there is no file yet.
     public func read() throws(CKError) -> Snapshot {
-        guard let (bytes, status) = try Syscall.readFileAndStatus(path).orThrow(.internalError, "cannot read \(path)") else {
+        guard let (bytes, status) = try Syscall.readFileAndStatus(path, times: true).orThrow(.internalError, "cannot read \(path)") else {
             return Snapshot(entries: [:], identity: nil)
         }
         let identity = Identity(generation: Self.generation(in: bytes.prefix(512)), status: status)
@@ -118,7 +118,7 @@ public final class KeyValueFile: @unchecked Sendable {
             let generation = current.generation + 1
             let bytes = PropertyListWriter.document(.dictionary(entries.values), comment: Self.generationPrefix + String(generation))
             try store.writer.replace(path, with: bytes, durable: true)
-            let status = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)")
+            let status = try Syscall.stat(path, times: true).orThrow(.internalError, "cannot stat \(path)")
             return (Snapshot(entries: entries.values, identity: status.map { Identity(generation: generation, status: $0) }), result)
         }
     }

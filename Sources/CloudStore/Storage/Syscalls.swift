@@ -83,19 +83,23 @@ enum Syscall {
         readFileAndStatus(path).map { $0?.bytes }
     }
 
-    /// A whole file and the status of the very file read (not of a later replacement).
-    static func readFileAndStatus(_ path: String) -> R<(bytes: [UInt8], status: FileStatus)?> {
+    /// A whole file and the status of the very file read (not of a later replacement); its
+    /// times only when `times` (as in ``stat(_:times:)``: record files are read so, and written
+    /// at saves).
+    static func readFileAndStatus(_ path: String, times: Bool = false) -> R<(bytes: [UInt8], status: FileStatus)?> {
         let fd: Int32
         switch open(path, O_RDONLY) {
         case .success(let f): fd = f
         case .failure(let e): return e.errno == ENOENT ? .success(nil) : .failure(e)
         }
         defer { close(fd) }
-        var st = Glibc.stat()
-        guard systemFstat(fd, &st) == 0 else { return fail("fstat", path) }
-        let status = status(st)
+        let status: FileStatus
+        switch fstat(fd, path: path, times: times) {
+        case .success(let st): status = st
+        case .failure(let e): return .failure(e)
+        }
         var out: [UInt8] = []
-        var capacity = max(Int(st.st_size), 0) + 1
+        var capacity = max(Int(status.size), 0) + 1
         while true {
             switch pread(fd, count: capacity - out.count, offset: Int64(out.count), path: path) {
             case .failure(let e): return .failure(e)
@@ -170,6 +174,7 @@ enum Syscall {
         var size: Int64
         var inode: UInt64
         var isDirectory: Bool
+        /// The times are 0 unless asked for (`stat(_:times: true)`).
         var modified: Int64
         var device: UInt64 = 0
         /// Modification and status change times in nanoseconds: with the inode and size they
@@ -186,15 +191,38 @@ enum Syscall {
                    changedNanos: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
     }
 
-    static func stat(_ path: String) -> R<FileStatus?> {
+    /// The status of `path`; nil when it does not exist. Its times (and only then) when
+    /// `times`: ask for them only where a version is told by them, never on a file written
+    /// at every save (see `CCloudStoreShims_statIdentity`: seeing a file's times costs the
+    /// next journal sync a second disk write).
+    static func stat(_ path: String, times: Bool = false) -> R<FileStatus?> {
+        if !times {
+            switch identity(fd: -1, path: path, naming: path) {
+            case .success(let st): return .success(st)
+            case .failure(let e): return e.errno == ENOENT ? .success(nil) : .failure(e)
+            }
+        }
         var st = Glibc.stat()
         if systemStat(path, &st) == 0 { return .success(status(st)) }
         return errno == ENOENT ? .success(nil) : fail("stat", path)
     }
 
-    static func fstat(_ fd: Int32, path: String) -> R<FileStatus> {
+    /// The status of an open file; its times only when `times` (as in ``stat(_:times:)``).
+    static func fstat(_ fd: Int32, path: String, times: Bool = false) -> R<FileStatus> {
+        if !times {
+            return identity(fd: fd, path: nil, naming: path)
+        }
         var st = Glibc.stat()
         return systemFstat(fd, &st) == 0 ? .success(status(st)) : fail("fstat", path)
+    }
+
+    /// `statx` of `path`, or of `fd` when `path` is nil, asking for no times; errors name `naming`.
+    private static func identity(fd: Int32, path: String?, naming: String) -> R<FileStatus> {
+        var mode: UInt32 = 0, inode: UInt64 = 0, size: Int64 = 0, device: UInt64 = 0
+        guard CCloudStoreShims_statIdentity(fd, path, &mode, &inode, &size, &device) == 0 else {
+            return fail("statx", naming)
+        }
+        return .success(FileStatus(size: size, inode: inode, isDirectory: (mode & S_IFMT) == S_IFDIR, modified: 0, device: device))
     }
 
     /// The names in a directory, without `.` and `..`; nil when it does not exist.

@@ -125,7 +125,7 @@ public final class NotificationLog: Sendable {
 
     /// Changes whenever the log does (its inode, size and times): cheap to poll.
     public func version() throws(CKError) -> String {
-        guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else { return "none" }
+        guard let st = try Syscall.stat(path, times: true).orThrow(.internalError, "cannot stat \(path)") else { return "none" }
         return "\(st.inode)-\(st.size)-\(st.modifiedNanos)-\(st.changedNanos)"
     }
 

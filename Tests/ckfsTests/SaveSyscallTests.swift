@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// #7, X1: the save path asks no times of the files it writes (the log, the lock file, the
+/// journal, record files). Where times are multigrain (ext4 since Linux 6.13) a file whose
+/// times were seen takes a fine-grained time at its next change, which moves on the clock
+/// every other file's times are set from: then the journal's inode changes at every save and
+/// each `fdatasync` of it writes two blocks, not one (`FileTimesTests` shows the kernel's
+/// side). Traced with strace on the real binary, so a busy machine cannot spoil it.
+@Suite struct SaveSyscallTests {
+    /// Whether one traced stat-family call asks for times: every classic `stat`, and `statx`
+    /// with a mask that names them.
+    static func asksTimes(_ call: Substring) -> Bool {
+        guard call.hasPrefix("statx(") else { return true }
+        let mask = call.split(separator: ",").dropFirst(3).first ?? ""
+        return ["MTIME", "CTIME", "BASIC_STATS", "STATX_ALL"].contains { mask.contains($0) }
+    }
+
+    @Test func savesAskNoTimesOfTheFilesTheyWrite() throws {
+        let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let tracer = try #require(strace, "strace is needed (apt-get install strace; .ci/run installs it)")
+        let cli = try CLIFixture()
+        let trace = cli.store + ".strace"
+        defer { try? FileManager.default.removeItem(atPath: trace) }
+        let r = CLIFixture.exec(tracer, ["-f", "-qq", "-y", "-e", "trace=%stat,%lstat,%fstat,statx", "-o", trace,
+                                         CLIFixture.binary, "debug", "write-loop", "--count", "30",
+                                         "--store", cli.store, "--user", "alice"])
+        try #require(r.status == 0, "\(r.stderr)")
+        let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n")
+        let zone = "/zones/" + ZoneID.defaultZoneName + "/"
+        let written = ["log.jsonl", "lock", "journal", "records/"].map { zone + $0 }
+        var checked = 0
+        var offending: [Substring] = []
+        for line in lines where !line.contains("resumed>") {
+            // "PID call(args…" with -f: the call starts after the first space.
+            guard let space = line.firstIndex(of: " ") else { continue }
+            let call = line[line.index(after: space)...]
+            let head = call.prefix { $0 != "{" } // the arguments, not the result's fields
+            guard written.contains(where: { head.contains($0) }) else { continue }
+            checked += 1
+            if Self.asksTimes(head) { offending.append(line) }
+        }
+        #expect(checked >= 30, "the trace shows \(checked) stat calls of the zone's files: \(lines.prefix(5))")
+        #expect(offending.isEmpty, "stat calls that ask for times:\n\(offending.prefix(5).joined(separator: "\n"))")
+    }
+}

@@ -84,8 +84,8 @@ enum Syscall {
     }
 
     /// A whole file and the status of the very file read (not of a later replacement); its
-    /// times only when `times` (as in ``stat(_:times:)``: record files are read so, and written
-    /// at saves).
+    /// times only when `times` (see ``stat(_:times:)``: record files are read this way and
+    /// written at saves, so their times must not be asked for).
     static func readFileAndStatus(_ path: String, times: Bool = false) -> R<(bytes: [UInt8], status: FileStatus)?> {
         let fd: Int32
         switch open(path, O_RDONLY) {

@@ -6,6 +6,9 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 #include "CCloudStoreShims.h"
 
 int CCloudStoreShims_syncfs(int fd) { return syncfs(fd); }
@@ -79,4 +82,13 @@ int CCloudStoreShims_statIdentity(int fd, const char *path, unsigned int *mode,
     *size = (long long)st.st_size;
     *device = st.st_dev;
     return 0;
+}
+
+int CCloudStoreShims_limitMallocArenas(int count) {
+#if defined(__GLIBC__) && defined(M_ARENA_MAX)
+    return mallopt(M_ARENA_MAX, count);
+#else
+    (void)count;
+    return 0;
+#endif
 }

@@ -4,6 +4,13 @@ import Testing
 
 /// R1–R3, R5, R7: record dictionaries, every field type, the input shorthand.
 @Suite struct RecordCodingTests {
+    /// Every field of every record a catalog keeps is a `FieldValue`: a location or an asset
+    /// held inline made each 72 bytes (#7, row 7); held indirectly, the largest inline case
+    /// is a reference (a string and its action).
+    @Test func aFieldValueStaysSmall() {
+        #expect(MemoryLayout<FieldValue>.stride <= 24, "FieldValue is \(MemoryLayout<FieldValue>.stride) bytes a value")
+    }
+
     static let everyType: [String: FieldValue] = [
         "s": .string("Mei Chen"), "i": .int64(-42), "d": .double(2.5), "b": .bytes(Data([0, 1, 2, 255])),
         "t": .timestamp(1_714_000_000_000),

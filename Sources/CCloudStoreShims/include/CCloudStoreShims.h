@@ -22,4 +22,8 @@ unsigned int CCloudStoreShims_crc32c(unsigned int crc, const unsigned char *byte
 int CCloudStoreShims_statIdentity(int fd, const char *path, unsigned int *mode,
                                   unsigned long long *inode, long long *size, unsigned long long *device);
 
+/* Limits glibc's malloc to `count` arenas (mallopt M_ARENA_MAX); 1 on success, 0 where the
+   C library has no such setting. */
+int CCloudStoreShims_limitMallocArenas(int count);
+
 #endif

@@ -8,9 +8,11 @@ public enum FieldValue: Sendable, Equatable {
     case bytes(Data)
     /// Milliseconds since 1970, as CloudKit Web Services keeps dates.
     case timestamp(Int64)
-    case location(Location)
+    // Indirect: a location (64 bytes) or an asset inline would make every value, and so
+    // every field of every record kept in memory, that large (#7, row 7).
+    indirect case location(Location)
     case reference(Reference)
-    case asset(Asset)
+    indirect case asset(Asset)
     case list(FieldType.Kind, [FieldValue])
 
     public var type: FieldType {

@@ -462,6 +462,30 @@ final class ZoneStorage: @unchecked Sendable {
         return try LogScanner.readAppended(logPath, from: 0, to: size, zoneID: zoneID).filter { $0.0.seq > seq }
     }
 
+    /// The apply marker of this boot, read without the lock; nil when there is none (an older
+    /// store) or it is of an earlier boot (then the files may lack more than it says).
+    func currentApplyMarker() -> ApplyMarker? {
+        guard let fd = try? lockFile(), let apply = readMarkers(fd).1, apply.bootID == CommitMarker.currentBootID else { return nil }
+        return apply
+    }
+
+    /// The whole log entries after the apply marker `applied` (all of them without one), read
+    /// from where the marker says its entry ends when that is still an entry boundary, and the
+    /// offset where the whole entries read end, to follow the log from.
+    func entriesToReplay(after applied: ApplyMarker?, logSize size: Int64) throws(CKError) -> (entries: [(LogEntry, end: Int64)], following: Int64) {
+        if let applied, applied.end >= 0, applied.end <= size {
+            if applied.end == size { return ([], size) }
+            let found = try LogScanner.readAppended(logPath, from: applied.end, to: size, zoneID: zoneID)
+            if let first = found.first, first.0.seq <= applied.applied + 1 {
+                return (found.filter { $0.0.seq > applied.applied }, found.last!.end)
+            }
+        }
+        // No marker, or the log was compacted since it was written: the whole log.
+        let all = try LogScanner.readAppended(logPath, from: 0, to: size, zoneID: zoneID)
+        let after = applied?.applied ?? Int64.min
+        return (all.filter { $0.0.seq > after }, all.last?.end ?? 0)
+    }
+
     /// The current record, or nil: an entry the files do not hold yet, else the cache when
     /// the log says it is current, else the record file.
     ///

@@ -7,7 +7,7 @@ struct Debug: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Workloads used by the tests.",
         shouldDisplay: false,
-        subcommands: [CrashWriter.self, Counter.self, WriteLoop.self, KeyValueClient.self, KeyValueWriter.self, QueryTiming.self]
+        subcommands: [CrashWriter.self, Counter.self, WriteLoop.self, Fill.self, KeyValueClient.self, KeyValueWriter.self, QueryTiming.self]
     )
 }
 
@@ -78,6 +78,35 @@ extension Debug {
                     }
                 }
                 print("conflicts \(conflicts)")
+            }
+        }
+    }
+
+    /// Fills a zone with `--count` records like the bench's (`item-<i>`, five fields), in
+    /// batches of 400, for profiling a large zone by hand (#7).
+    struct Fill: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Fill a zone with numbered records in batches.")
+        @OptionGroup var options: GlobalOptions
+        @Option(help: "How many records.") var count = 100_000
+
+        func run() throws {
+            try reportingErrors {
+                let db = try options.openDatabase()
+                let zone = db.zoneID(options.zone)
+                for start in stride(from: 0, to: count, by: 400) {
+                    let batch = (start..<min(start + 400, count)).map { i in
+                        Record(recordType: "Item", recordID: RecordID(recordName: "item-\(i)", zoneID: zone), fields: [
+                            "title": .string("Item number \(i) of the benchmark, a title"),
+                            "body": .string(String(repeating: "lorem ipsum dolor sit amet ", count: 4) + "\(i)"),
+                            "kind": .string("k\(i % 10)"),
+                            "score": .int64(Int64((i * 7_919) % 1_000)),
+                            "created": .timestamp(1_700_000_000_000 + Int64(i) * 1_000),
+                        ])
+                    }
+                    if let error = try db.modify(saving: batch).error { throw error }
+                }
+                db.store.waitForRecordFiles()
+                print("saved \(count)")
             }
         }
     }

@@ -94,7 +94,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         for name in try storage.recordNames() {
             if let r = try storage.readRecordFile(name) { loaded[name] = r }
         }
-        let (entries, following) = try storage.entriesToReplay(after: applied, logSize: st.size)
+        let (entries, following) = try storage.entriesFollowing(applied?.applied ?? Int64.min, from: applied?.end ?? -1, to: st.size)
         lock.withLock {
             records = loaded
             typeCounts = [:]

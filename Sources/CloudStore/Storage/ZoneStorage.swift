@@ -455,11 +455,20 @@ final class ZoneStorage: @unchecked Sendable {
     /// apply marker's `end`; from the start when that is unknown or no longer an entry
     /// boundary) up to `size`.
     func entries(after seq: Int64, from: Int64, to size: Int64) throws(CKError) -> [(LogEntry, end: Int64)] {
+        try entriesFollowing(seq, from: from, to: size).entries
+    }
+
+    /// As ``entries(after:from:to:)``, with the offset where the whole entries read end (to
+    /// follow the log from, also when none of them is after `seq`).
+    func entriesFollowing(_ seq: Int64, from: Int64, to size: Int64) throws(CKError) -> (entries: [(LogEntry, end: Int64)], following: Int64) {
         if from >= 0, from <= size {
+            if from == size { return ([], size) }
             let found = try LogScanner.readAppended(logPath, from: from, to: size, zoneID: zoneID)
-            if found.first.map({ $0.0.seq <= seq + 1 }) ?? (from == size) { return found.filter { $0.0.seq > seq } }
+            if let first = found.first, first.0.seq <= seq + 1 { return (found.filter { $0.0.seq > seq }, found.last!.end) }
         }
-        return try LogScanner.readAppended(logPath, from: 0, to: size, zoneID: zoneID).filter { $0.0.seq > seq }
+        // Unknown, or the log was compacted since `from` was noted: the whole log.
+        let all = try LogScanner.readAppended(logPath, from: 0, to: size, zoneID: zoneID)
+        return (all.filter { $0.0.seq > seq }, all.last?.end ?? 0)
     }
 
     /// The apply marker of this boot, read without the lock; nil when there is none (an older
@@ -467,23 +476,6 @@ final class ZoneStorage: @unchecked Sendable {
     func currentApplyMarker() -> ApplyMarker? {
         guard let fd = try? lockFile(), let apply = readMarkers(fd).1, apply.bootID == CommitMarker.currentBootID else { return nil }
         return apply
-    }
-
-    /// The whole log entries after the apply marker `applied` (all of them without one), read
-    /// from where the marker says its entry ends when that is still an entry boundary, and the
-    /// offset where the whole entries read end, to follow the log from.
-    func entriesToReplay(after applied: ApplyMarker?, logSize size: Int64) throws(CKError) -> (entries: [(LogEntry, end: Int64)], following: Int64) {
-        if let applied, applied.end >= 0, applied.end <= size {
-            if applied.end == size { return ([], size) }
-            let found = try LogScanner.readAppended(logPath, from: applied.end, to: size, zoneID: zoneID)
-            if let first = found.first, first.0.seq <= applied.applied + 1 {
-                return (found.filter { $0.0.seq > applied.applied }, found.last!.end)
-            }
-        }
-        // No marker, or the log was compacted since it was written: the whole log.
-        let all = try LogScanner.readAppended(logPath, from: 0, to: size, zoneID: zoneID)
-        let after = applied?.applied ?? Int64.min
-        return (all.filter { $0.0.seq > after }, all.last?.end ?? 0)
     }
 
     /// The current record, or nil: an entry the files do not hold yet, else the cache when

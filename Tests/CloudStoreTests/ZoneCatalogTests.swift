@@ -79,6 +79,38 @@ import Testing
         #expect(catalog.allRecords.count == 6)
     }
 
+    /// A load after the log was compacted past what the catalog had seen, with every entry
+    /// applied (so none is replayed): the catalog follows the new log from its end, not from
+    /// where it had been in the old, longer one; saves that grow the new log past that old
+    /// place are all seen.
+    @Test func aLoadAfterCompactionFollowsTheNewLogFromItsEnd() throws {
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 8192 })
+        let writer = try t.db()
+        let catalog = try t.reopen().container().database(.private, caller: Caller(userName: "alice")).catalog(ZoneID.defaultZoneName)
+        let logPath = StoreLayout.logFile(writer.zoneDirectory(ZoneID.defaultZoneName))
+        func logSize() throws -> Int { try #require(FileManager.default.attributesOfItem(atPath: logPath)[.size] as? Int) }
+        var saved = 0
+        while try logSize() < 7_000 {
+            try savePadded(writer, count: 1, prefix: "x\(saved)-")
+            saved += 1
+        }
+        _ = try catalog.refresh()
+        let seenSize = try logSize()
+        try savePadded(writer, count: 40, prefix: "y")
+        saved += 40
+        t.store.waitForRecordFiles()
+        #expect(try logSize() < seenSize, "the test needs the log compacted below what the catalog saw")
+        #expect(try catalog.refresh() == .reloaded)
+        var i = 0
+        while try logSize() <= seenSize + 600 {
+            try writer.save(record("z\(i)"))
+            i += 1
+        }
+        _ = try catalog.refresh()
+        #expect(catalog.allRecords.count == saved + i)
+        #expect(catalog.record(named: "z\(i - 1)") != nil)
+    }
+
     @Test func staysRightAcrossLogCompaction() throws {
         let t = try TempStore(tuning: .with { $0.compactLogBytes = 8192 })
         let writer = try t.db()

@@ -106,9 +106,9 @@ public final class ZoneCatalog: @unchecked Sendable {
         _ = absorb(entries, inode: st.inode, following: following)
     }
 
-    /// Applies entries read from the log with inode `inode`, ending where the last one ends
-    /// (or at `following`, where the whole entries read end, when some were skipped); returns
-    /// the records they changed (name → type).
+    /// Applies entries read from the log with inode `inode`, ending where the last one ends,
+    /// or, for a load, at `following` (where the whole entries read end: some before it may
+    /// have been skipped); returns the records they changed (name → type).
     private func absorb(_ entries: [(LogEntry, end: Int64)], inode: UInt64, following: Int64? = nil) -> [String: String] {
         lock.withLock {
             var changed: [String: String] = [:]
@@ -117,7 +117,8 @@ public final class ZoneCatalog: @unchecked Sendable {
                 changed.merge(apply(entry)) { $1 }
                 logOffset = end
             }
-            if let following { logOffset = max(logOffset, following) }
+            // A load starts over: where the catalog was in a log compacted since means nothing.
+            if let following { logOffset = following }
             if logOffset < 0 { logOffset = 0 }
             return changed
         }

@@ -110,7 +110,7 @@ public struct Bench: Sendable {
     // MARK: Workload
 
     /// Record `i`: five fields, about 300 bytes as JSON, in one of ten kinds.
-    static func record(_ i: Int, zone: ZoneID) -> Record {
+    public static func record(_ i: Int, zone: ZoneID) -> Record {
         var r = Record(recordType: "Item", recordID: RecordID(recordName: "item-\(i)", zoneID: zone))
         r["title"] = .string("Item number \(i) of the benchmark, a title")
         r["body"] = .string(String(repeating: "lorem ipsum dolor sit amet ", count: 4) + "\(i)")

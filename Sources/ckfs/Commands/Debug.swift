@@ -1,5 +1,6 @@
 import ArgumentParser
 import CloudStore
+import CloudStoreBench
 import Foundation
 
 /// Workloads for the process tests (crash and concurrency); hidden from help.
@@ -82,7 +83,7 @@ extension Debug {
         }
     }
 
-    /// Fills a zone with `--count` records like the bench's (`item-<i>`, five fields), in
+    /// Fills a zone with `--count` of the bench's records (`item-<i>`, five fields), in
     /// batches of 400, for profiling a large zone by hand (#7).
     struct Fill: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Fill a zone with numbered records in batches.")
@@ -94,15 +95,7 @@ extension Debug {
                 let db = try options.openDatabase()
                 let zone = db.zoneID(options.zone)
                 for start in stride(from: 0, to: count, by: 400) {
-                    let batch = (start..<min(start + 400, count)).map { i in
-                        Record(recordType: "Item", recordID: RecordID(recordName: "item-\(i)", zoneID: zone), fields: [
-                            "title": .string("Item number \(i) of the benchmark, a title"),
-                            "body": .string(String(repeating: "lorem ipsum dolor sit amet ", count: 4) + "\(i)"),
-                            "kind": .string("k\(i % 10)"),
-                            "score": .int64(Int64((i * 7_919) % 1_000)),
-                            "created": .timestamp(1_700_000_000_000 + Int64(i) * 1_000),
-                        ])
-                    }
+                    let batch = (start..<min(start + 400, count)).map { Bench.record($0, zone: zone) }
                     if let error = try db.modify(saving: batch).error { throw error }
                 }
                 db.store.waitForRecordFiles()

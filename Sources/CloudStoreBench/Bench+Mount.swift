@@ -19,9 +19,13 @@ extension Bench {
         let db = try store(name)
         try fillOnly(db, count: count)
         db.store.waitForRecordFiles()
-        let mountPoint = directory + "/" + name + "-mount"
+        return try mount(root, at: directory + "/" + name + "-mount", store: db, executable: executable)
+    }
+
+    /// Mounts the store at `root` (`--read-only` added to `arguments` for rows 5f and 5g).
+    func mount(_ root: String, at mountPoint: String, store db: Database, arguments: [String] = [], executable: String) throws(CKError) -> MountedStore {
         try makeDirectory(mountPoint)
-        let out = try ChildProcess.run(executable, ["mount", mountPoint, "--store", root, "--user", Self.user], stdoutFile: directory + "/mount.out")
+        let out = try ChildProcess.run(executable, ["mount", mountPoint, "--store", root, "--user", Self.user] + arguments, stdoutFile: directory + "/mount.out")
         guard out.status == 0, let range = out.stdout.range(of: #"daemon pid \d+"#, options: .regularExpression),
               let pid = pid_t(out.stdout[range].split(separator: " ").last ?? "") else {
             throw CKError(.internalError, "`ckfs mount` of \(root) failed (\(out.status)): \(out.stdout); is fuse3 installed and /dev/fuse there?")
@@ -91,6 +95,16 @@ extension Bench {
                         baselineName: "sed -i of a plain file", baseline: pct(theirs, 50)))
         rows.append(Row(id: "5e", name: "sed -i of one record, p99 (\(sizes.edits) edits)", unit: "µs/edit", ckfs: pct(ours, 99),
                         baselineName: "sed -i of a plain file", baseline: pct(theirs, 99)))
+        // The same store mounted read-only beside it: the kernel opens files itself there.
+        let ro = try mount(m.root, at: directory + "/mount-ro", store: db, arguments: ["--read-only"], executable: executable)
+        defer { unmount(ro, executable: executable) }
+        for (id, what, script) in [("5f", "cat of every record", cat), ("5g", "tar c of the folder", tar)] {
+            let ours = try median(script, in: ro.folder)
+            let theirs = try median(script, in: native)
+            progress(String(format: "%@, read-only mount: %.1f µs/file, native %.1f µs/file", what, ours, theirs))
+            rows.append(Row(id: id, name: "\(what) (\(n) records), read-only mount", unit: "µs/file", ckfs: ours,
+                            baselineName: "the same bytes as plain files", baseline: theirs))
+        }
         return rows
     }
 

@@ -67,7 +67,7 @@ public struct Bench: Sendable {
     public let progress: @Sendable (String) -> Void
 
     /// Every row id, in the order of the table.
-    public static let rowIDs = ["8", "1", "8b", "2", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "7a", "7b"]
+    public static let rowIDs = ["8", "1", "8b", "2", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b"]
 
     public init(directory: String, sizes: Sizes, only: Set<String>? = nil, executable: String? = nil,
                 progress: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -101,7 +101,7 @@ public struct Bench: Sendable {
         if wanted("3") { rows.append(try fetchByID()) }
         if wanted("4a", "4b") { rows += try queries().filter { wanted($0.id) } }
         if let executable {
-            if wanted("5a", "5b", "5c", "5d", "5e") { rows += try mountRows(executable: executable).filter { wanted($0.id) } }
+            if wanted("5a", "5b", "5c", "5d", "5e", "5f", "5g") { rows += try mountRows(executable: executable).filter { wanted($0.id) } }
             if wanted("7a", "7b") { rows += try memoryRows(executable: executable).filter { wanted($0.id) } }
         }
         return rows

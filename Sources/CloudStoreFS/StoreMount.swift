@@ -17,7 +17,7 @@ public final class StoreMount: Sendable {
                 environment: CloudStore.Environment = .development,
                 log: @escaping @Sendable (String) -> Void = { _ in }) throws(FSError) {
         view = StoreView(store: store, mountPoint: mountPoint, environment: environment, sharedByUsers: options.allowOther, log: log)
-        session = FuseSession(operations: view, mountPoint: mountPoint)
+        session = FuseSession(operations: view, mountPoint: mountPoint, log: log)
         view.notifier = session
         watcher = ChangeWatcher(view: view)
         try session.mount(options: options)

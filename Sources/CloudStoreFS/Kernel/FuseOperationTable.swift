@@ -6,7 +6,12 @@ import Glibc
 enum FuseOperationTable {
     static func make() -> fuse_lowlevel_ops {
         var ops = CFuse3_zero_ops()
-        ops.`init` = { _, conn in if let conn { CFuse3_conn_init(conn) } }
+        ops.`init` = { userdata, conn in
+            guard let conn else { return }
+            CFuse3_conn_init(conn)
+            let session = Unmanaged<FuseSession>.fromOpaque(userdata!).takeUnretainedValue()
+            session.startConnection(kernelCanOpen: conn.pointee.capable & UInt32(FUSE_CAP_NO_OPEN_SUPPORT) != 0)
+        }
         ops.lookup = { req, parent, name in
             reply(req) { (fs, caller) throws(FSError) in
                 var e = entryParam(try fs.lookup(parent: parent, name: String(cString: name!), caller: caller))
@@ -75,6 +80,8 @@ enum FuseOperationTable {
             }
         }
         ops.open = { req, ino, fi in
+            // ENOSYS tells the kernel to open every file itself from now on (FuseSession).
+            if session(req).kernelOpens { _ = fuse_reply_err(req, ENOSYS); return }
             reply(req) { (fs, caller) throws(FSError) in
                 let r = try fs.open(ino, flags: fi!.pointee.flags, caller: caller)
                 apply(r, to: fi!)
@@ -90,9 +97,12 @@ enum FuseOperationTable {
                 fuse_reply_create(req, &e, fi)
             }
         }
-        ops.read = { req, _, size, off, fi in
+        ops.read = { req, ino, size, off, fi in
             reply(req) { (fs, _) throws(FSError) in
-                let bytes = try fs.read(handle: fi!.pointee.fh, count: size, offset: Int64(off))
+                let fh = fi!.pointee.fh
+                let bytes = fh == 0 && session(req).kernelOpens
+                    ? try fs.read(inode: ino, count: size, offset: Int64(off))
+                    : try fs.read(handle: fh, count: size, offset: Int64(off))
                 _ = bytes.withUnsafeBytes { fuse_reply_buf(req, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }
             }
         }
@@ -103,6 +113,8 @@ enum FuseOperationTable {
             }
         }
         ops.flush = { req, _, fi in
+            // A file the kernel opened has nothing to flush; ENOSYS stops the flushes too.
+            if session(req).kernelOpens { _ = fuse_reply_err(req, ENOSYS); return }
             reply(req) { (fs, caller) throws(FSError) in
                 try fs.flush(handle: fi!.pointee.fh, caller: caller)
                 fuse_reply_err(req, 0)

@@ -13,6 +13,14 @@ public final class FuseSession: @unchecked Sendable {
     /// Guards `session`, which the notification queue reads while ``run()`` may end it.
     private let lock = NSLock()
     private var session: OpaquePointer?
+    /// Whether the kernel opens files itself (set once, at INIT); guarded by `lock`.
+    private var kernelOpensFiles = false
+    /// A read-only mount that only its owner reaches lets the kernel open files without a
+    /// request: an open would have nothing to check or to start (no edit can follow, and the
+    /// kernel checks the mode bits), and it is the one round trip left when `cat`, `tar` or
+    /// `rsync` read a file whose pages the kernel keeps. Freshness then rests on the
+    /// ``ChangeWatcher``'s invalidations alone, not on a check at every open.
+    private var mayLetKernelOpen = false
     private let notifications = DispatchQueue(label: "ckfs.fuse.notify")
     public let mountPoint: String
 
@@ -22,9 +30,12 @@ public final class FuseSession: @unchecked Sendable {
         public init() {}
     }
 
-    public init(operations: any FileSystemOperations, mountPoint: String) {
+    let log: @Sendable (String) -> Void
+
+    public init(operations: any FileSystemOperations, mountPoint: String, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.operations = operations
         self.mountPoint = mountPoint
+        self.log = log
     }
 
     /// Creates the session and mounts it; the kernel queues requests until ``run()``.
@@ -32,6 +43,7 @@ public final class FuseSession: @unchecked Sendable {
         var opts = ["default_permissions", "fsname=ckfs", "subtype=ckfs"]
         if options.allowOther { opts.append("allow_other") }
         if options.readOnly { opts.append("ro") }
+        let kernelOpens = options.readOnly && !options.allowOther
         let argv = ["ckfs", "-o", opts.joined(separator: ",")]
         var cStrings = argv.map { strdup($0) }
         defer { cStrings.forEach { free($0) } }
@@ -48,8 +60,27 @@ public final class FuseSession: @unchecked Sendable {
             fuse_session_destroy(se)
             throw FSError(EIO, "cannot mount at \(mountPoint): is it an empty directory you may write, and is /dev/fuse there? (a dead mount there needs `ckfs unmount` first)")
         }
-        lock.withLock { session = se }
+        lock.withLock {
+            session = se
+            mayLetKernelOpen = kernelOpens
+        }
     }
+
+    /// Called at INIT with what the kernel can do: true when it now opens files itself (and
+    /// sends no flush), so an open or a flush is answered ENOSYS and reads come with fh 0.
+    func startConnection(kernelCanOpen: Bool) {
+        let (wanted, opens) = lock.withLock { () -> (Bool, Bool) in
+            kernelOpensFiles = mayLetKernelOpen && kernelCanOpen
+            return (mayLetKernelOpen, kernelOpensFiles)
+        }
+        if opens {
+            log("read-only mount: the kernel opens files itself (no request per open); saves made elsewhere show once the watcher sees them")
+        } else if wanted {
+            log("read-only mount: this kernel cannot open files without asking (no FUSE_CAP_NO_OPEN_SUPPORT); every open is a request")
+        }
+    }
+
+    var kernelOpens: Bool { lock.withLock { kernelOpensFiles } }
 
     /// Serves requests on several threads until the file system is unmounted or a signal
     /// (SIGINT, SIGTERM, SIGHUP) asks to stop; then unmounts.

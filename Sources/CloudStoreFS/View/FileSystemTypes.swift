@@ -119,6 +119,8 @@ public protocol FileSystemOperations: AnyObject, Sendable {
     func open(_ inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply
     func create(parent: UInt64, name: String, permissions: UInt32, flags: Int32, caller: CallerContext) throws(FSError) -> (NodeEntry, OpenReply)
     func read(handle: UInt64, count: Int, offset: Int64) throws(FSError) -> [UInt8]
+    /// A read of a file the kernel opened without asking (fh 0); see ``FuseSession``.
+    func read(inode: UInt64, count: Int, offset: Int64) throws(FSError) -> [UInt8]
     func write(handle: UInt64, bytes: UnsafeRawBufferPointer, offset: Int64) throws(FSError) -> Int
     func flush(handle: UInt64, caller: CallerContext) throws(FSError)
     func fsync(handle: UInt64, caller: CallerContext) throws(FSError)

@@ -114,6 +114,45 @@ extension StoreView {
         return Array(bytes[start..<min(bytes.count, start + count)])
     }
 
+    /// A read with no open file: the kernel opened the file itself (a read-only mount, see
+    /// ``FuseSession``), so each read renders the item as it is now. A file read in several
+    /// pieces is read whole from one version: the text served at offset 0 is kept until the
+    /// reader reaches its end, or the next read at offset 0.
+    public func read(inode: UInt64, count: Int, offset: Int64) throws(FSError) -> [UInt8] {
+        guard offset >= 0 else { throw FSError(EINVAL) }
+        let key = try key(inode)
+        var bytes: [UInt8]
+        if offset > 0, let kept = stateLock.withLock({ unopenedReads[inode] }) {
+            bytes = kept
+        } else {
+            switch key {
+            case .record, .keyValueEntry:
+                guard let (text, _) = try current(ItemTarget(key)!) else { throw FSError(ENOENT) }
+                bytes = text
+            case .lostFoundFile(let name):
+                guard let data = FileManager.default.contents(atPath: lostAndFound.directory + "/" + name) else { throw FSError(ENOENT) }
+                bytes = Array(data)
+            case .scratch(let id):
+                guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+                bytes = s.lock.withLock { s.bytes }
+            default:
+                throw FSError(EISDIR)
+            }
+        }
+        let end = Int(offset) + count
+        stateLock.withLock {
+            if end >= bytes.count {
+                if let old = unopenedReads.removeValue(forKey: inode) { unopenedReadBytes -= old.count }
+            } else if offset == 0 {
+                if unopenedReadBytes > 64 << 20 { unopenedReads = [:]; unopenedReadBytes = 0 }
+                if let old = unopenedReads.updateValue(bytes, forKey: inode) { unopenedReadBytes -= old.count }
+                unopenedReadBytes += bytes.count
+            }
+        }
+        guard Int(offset) < bytes.count else { return [] }
+        return Array(bytes[Int(offset)..<min(bytes.count, end)])
+    }
+
     /// The most text a file may take before writes fail with EFBIG: the item's limit plus room
     /// for the file format's own overhead (JSON's keys and base64; a property list's tags and
     /// indentation, which grows with nesting).

@@ -58,6 +58,9 @@ public final class StoreView: @unchecked Sendable {
     /// The size the kernel was last told of a record file, and the tag whose text it read.
     var reportedSize: [UInt64: Int64] = [:]
     var servedTag: [UInt64: String] = [:]
+    /// Text being read in pieces with no open file (``read(inode:count:offset:)``), by inode.
+    var unopenedReads: [UInt64: [UInt8]] = [:]
+    var unopenedReadBytes = 0
     var uidsByUserRecord: [String: [String: UInt32]] = [:]
     var keyValueFiles: [KeyValueRef: KeyValueFile] = [:]
     var keyValueSnapshots: [KeyValueRef: KeyValueFile.Snapshot] = [:]

@@ -11,6 +11,7 @@
 static inline void CFuse3_fi_set_keep_cache(struct fuse_file_info *fi, int on) { fi->keep_cache = on ? 1 : 0; }
 static inline void CFuse3_fi_set_direct_io(struct fuse_file_info *fi, int on) { fi->direct_io = on ? 1 : 0; }
 static inline void CFuse3_fi_set_noflush(struct fuse_file_info *fi, int on) { fi->noflush = on ? 1 : 0; }
+static inline void CFuse3_fi_set_cache_readdir(struct fuse_file_info *fi, int on) { fi->cache_readdir = on ? 1 : 0; }
 static inline void CFuse3_fi_set_nonseekable(struct fuse_file_info *fi, int on) { fi->nonseekable = on ? 1 : 0; }
 
 static inline int CFuse3_session_loop_mt(struct fuse_session *se, unsigned int max_idle) {

@@ -170,7 +170,7 @@ import Testing
         #expect(f.view.inodes.key(of: a) == nil, "unbound when the kernel holds it no more")
         // A listing handed out before a forget binds its number again when replied.
         let dir = try f.inode(Self.noteDir)
-        let fh = try f.view.openDirectory(dir, caller: f.me)
+        let fh = try f.view.openDirectory(dir, caller: f.me).handle
         let entries = try f.view.readDirectory(handle: fh, from: 0)
         let entry = try #require(entries.first { $0.name == "welcome.json" })
         f.view.forget(entry.attributes.inode, count: 1)

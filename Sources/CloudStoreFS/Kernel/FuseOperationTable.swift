@@ -132,7 +132,8 @@ enum FuseOperationTable {
         }
         ops.opendir = { req, ino, fi in
             reply(req) { (fs, caller) throws(FSError) in
-                fi!.pointee.fh = try fs.openDirectory(ino, caller: caller)
+                let r = try fs.openDirectory(ino, caller: caller)
+                apply(r, to: fi!)
                 fuse_reply_open(req, fi)
             }
         }
@@ -226,6 +227,7 @@ private func apply(_ r: OpenReply, to fi: UnsafeMutablePointer<fuse_file_info>) 
     CFuse3_fi_set_keep_cache(fi, r.keepCache ? 1 : 0)
     CFuse3_fi_set_direct_io(fi, r.directIO ? 1 : 0)
     CFuse3_fi_set_noflush(fi, r.noFlush ? 1 : 0)
+    CFuse3_fi_set_cache_readdir(fi, r.cacheDirectory ? 1 : 0)
 }
 
 private func entryParam(_ entry: NodeEntry) -> fuse_entry_param {

@@ -70,6 +70,9 @@ public struct OpenReply: Sendable {
     public var directIO: Bool = false
     /// A read-only open has nothing to save: the kernel need not send a flush on close.
     public var noFlush: Bool = false
+    /// A directory whose listing the kernel may keep (FOPEN_CACHE_DIR); with `keepCache`
+    /// it lists from what it kept, without a READDIR.
+    public var cacheDirectory: Bool = false
 }
 
 /// The attributes a `setattr` call wants changed.
@@ -113,7 +116,7 @@ public protocol FileSystemOperations: AnyObject, Sendable {
     func noteLookup(_ entry: DirectoryEntry)
     func attributes(of inode: UInt64, caller: CallerContext) throws(FSError) -> NodeAttributes
     func setAttributes(of inode: UInt64, _ changes: AttributeChanges, handle: UInt64?, caller: CallerContext) throws(FSError) -> NodeAttributes
-    func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> UInt64
+    func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> OpenReply
     func readDirectory(handle: UInt64, from offset: Int) throws(FSError) -> ArraySlice<DirectoryEntry>
     func releaseDirectory(handle: UInt64)
     func open(_ inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply

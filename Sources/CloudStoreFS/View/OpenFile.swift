@@ -97,7 +97,8 @@ final class ScratchFile: @unchecked Sendable {
 /// One open file or directory.
 final class OpenFile: @unchecked Sendable {
     enum Kind {
-        case directory([DirectoryEntry])
+        /// A directory; its entries are in `listing`, read at the first READDIR.
+        case directory
         /// A record or key-value file: its text is the handle's buffer, saved when dirty.
         case item(ItemTarget)
         case scratch(ScratchFile)
@@ -116,6 +117,8 @@ final class OpenFile: @unchecked Sendable {
     var baseTag: String?
     /// A file created by this open that is no item yet: it exists only while open.
     var isNew: Bool
+    /// A directory's entries, listed at the first read and then served from here.
+    var listing: [DirectoryEntry]?
 
     init(kind: Kind, inode: UInt64, flags: Int32, caller: CallerContext, buffer: [UInt8] = [], isNew: Bool = false) {
         self.kind = kind

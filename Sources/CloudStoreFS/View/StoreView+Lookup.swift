@@ -191,16 +191,64 @@ extension StoreView {
 
     // MARK: Directories
 
-    public func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> UInt64 {
+    /// Opens a directory; its entries are listed at the first read. A type folder's listing
+    /// may stay in the kernel (FOPEN_CACHE_DIR): it is kept when the zone has not changed
+    /// since the kernel read it, checked here as a file's text is at open (close-to-open), so
+    /// `ls` or `tar` of a large folder lists it again only after a change (#7, F5). Changes
+    /// made through the mount also reset the kernel's copy by themselves (the kernel counts
+    /// them on the folder), and one in flight (a file being written, a scratch name) keeps
+    /// the folder from being cached at all.
+    public func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> OpenReply {
         let key = try key(inode)
         guard key.isDirectory else { throw FSError(ENOTDIR) }
-        let entries = try listing(key, caller: caller)
-        return handles.add(OpenFile(kind: .directory(entries), inode: inode, flags: O_RDONLY, caller: caller))
+        var reply = OpenReply(handle: 0, keepCache: false)
+        let h = OpenFile(kind: .directory, inode: inode, flags: O_RDONLY, caller: caller)
+        if case .recordType(let d, let zone, _) = key {
+            _ = try catalog(d, zone)
+            reply.cacheDirectory = true
+            reply.keepCache = stateLock.withLock {
+                !hasEntriesInFlight(key) && servedListings[key] != nil
+                    && servedListings[key] == zoneGenerations[ZoneRef(database: d, zone: zone)]
+            }
+        } else {
+            // Small folders are listed now, so a refusal (a private database without an
+            // identity) comes at open, where `ls` reports it.
+            h.listing = try listing(key, caller: caller)
+        }
+        reply.handle = handles.add(h)
+        return reply
     }
 
     public func readDirectory(handle: UInt64, from offset: Int) throws(FSError) -> ArraySlice<DirectoryEntry> {
-        guard let h = handles.get(handle), case .directory(let entries) = h.kind else { throw FSError(EBADF) }
+        guard let h = handles.get(handle), case .directory = h.kind else { throw FSError(EBADF) }
+        let entries: [DirectoryEntry]
+        if let listed = h.lock.withLock({ h.listing }) {
+            entries = listed
+        } else {
+            let key = try key(h.inode)
+            // The generation before listing: a change meanwhile makes it stale, never fresh.
+            let generation = stateLock.withLock { key.zone.flatMap { zoneGenerations[ZoneRef(database: $0.0, zone: $0.1)] } }
+            entries = try listing(key, caller: h.caller)
+            h.lock.withLock { h.listing = entries }
+            if case .recordType = key {
+                stateLock.withLock { servedListings[key] = hasEntriesInFlight(key) ? nil : generation }
+            }
+        }
         return offset < entries.count ? entries[max(offset, 0)...] : []
+    }
+
+    /// Whether a type folder lists something that is not a saved record: a file created and
+    /// not yet saved, a record hidden behind a scratch name, a scratch file. Such a listing
+    /// is never kept: the entry may go with no request the kernel sees (a refused save). The
+    /// entry invalidation sent then resets the kernel's copy too, but only when the kernel
+    /// still has the name, and a moment later. State lock held.
+    private func hasEntriesInFlight(_ folder: NodeKey) -> Bool {
+        guard case .recordType(let d, let zone, let type) = folder else { return true }
+        if scratchNames[folder]?.isEmpty == false { return true }
+        let inFolder = { (t: ItemTarget) -> Bool in
+            t.record.map { $0.database == d && $0.zone == zone && $0.type == type } ?? false
+        }
+        return hidden.keys.contains(where: inFolder) || pendingNew.keys.contains(where: inFolder)
     }
 
     public func releaseDirectory(handle: UInt64) { handles.remove(handle) }

@@ -42,6 +42,12 @@ public final class StoreView: @unchecked Sendable {
     let stateLock = NSLock()
     var databases: [DatabaseHandleKey: Database] = [:]
     var catalogs: [ZoneRef: ZoneCatalog] = [:]
+    /// Counts the changes ``catalog(_:_:)`` has seen in each zone; never reset, not even when
+    /// the zone goes, so a number names one state of the zone's records.
+    var zoneGenerations: [ZoneRef: UInt64] = [:]
+    /// The zone generation each type folder's listing was last read at, for the kernel's
+    /// directory cache (``openDirectory(_:caller:)``).
+    var servedListings: [NodeKey: UInt64] = [:]
     var scratchFiles: [UInt64: ScratchFile] = [:]
     /// Scratch file names per directory.
     var scratchNames: [NodeKey: [String: UInt64]] = [:]
@@ -178,6 +184,7 @@ public final class StoreView: @unchecked Sendable {
             }
             throw error.fsError
         }
+        if change != .none { stateLock.withLock { zoneGenerations[ref, default: 0] += 1 } }
         invalidate(change, in: d, zone)
         return cat
     }

@@ -82,7 +82,8 @@ import Testing
         let tuning = ZoneTuning.with { $0.journalBytes = 8_000 }
         let t = try TempStore(io: io, tuning: tuning)
         let a = try t.db()
-        let b = try t.reopen(io: io, tuning: tuning).container().database(.private, caller: Caller(userName: "alice", deviceID: "b"))
+        let storeB = try t.reopen(io: io, tuning: tuning)
+        let b = try storeB.container().database(.private, caller: Caller(userName: "alice", deviceID: "b"))
         var names: [String] = []
         for round in 0..<12 {
             let (writer, runs) = round % 2 == 0 ? (a, 1 + round % 5) : (b, 1 + (round * 7) % 4)
@@ -92,7 +93,10 @@ import Testing
                 names.append(name)
             }
         }
+        // Both openings write their record files behind; the power cut below lists and removes
+        // the records folder, so neither may still be renaming temp files into it.
         t.store.waitForRecordFiles()
+        storeB.waitForRecordFiles()
         let dir = a.zoneDirectory(ZoneID.defaultZoneName)
         #expect(io.syncedLogSize < Int64(try Data(contentsOf: URL(fileURLWithPath: StoreLayout.logFile(dir))).count))
         try cutPower(dir, io: io)

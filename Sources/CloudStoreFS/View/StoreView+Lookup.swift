@@ -197,7 +197,9 @@ extension StoreView {
     /// `ls` or `tar` of a large folder lists it again only after a change (#7, F5). Changes
     /// made through the mount also reset the kernel's copy by themselves (the kernel counts
     /// them on the folder), and one in flight (a file being written, a scratch name) keeps
-    /// the folder from being cached at all.
+    /// the folder from being cached at all. Should the kernel's copy be left half filled (an
+    /// open that may not keep it drops its pages while another reader fills them), the kernel
+    /// lists through the daemon until the folder's names next change: slower, never stale.
     public func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> OpenReply {
         let key = try key(inode)
         guard key.isDirectory else { throw FSError(ENOTDIR) }
@@ -213,7 +215,8 @@ extension StoreView {
         } else {
             // Small folders are listed now, so a refusal (a private database without an
             // identity) comes at open, where `ls` reports it.
-            h.listing = try listing(key, caller: caller)
+            let entries = try listing(key, caller: caller)
+            h.lock.withLock { h.listing = entries }
         }
         reply.handle = handles.add(h)
         return reply
@@ -253,7 +256,8 @@ extension StoreView {
 
     public func releaseDirectory(handle: UInt64) { handles.remove(handle) }
 
-    /// A directory's entries with their attributes, read once at opendir.
+    /// A directory's entries with their attributes: read once per open directory, at the
+    /// first READDIR of a type folder and at OPENDIR of any other.
     func listing(_ dir: NodeKey, caller: CallerContext) throws(FSError) -> [DirectoryEntry] {
         var keys: [(String, NodeKey)] = []
         switch dir {

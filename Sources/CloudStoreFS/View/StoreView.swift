@@ -206,6 +206,11 @@ public final class StoreView: @unchecked Sendable {
                 for t in rendered.keys where t.database == d && t.zone == zone { dropRendered(t) }
             }
             for (key, ino) in inodes.inodes(where: { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }) {
+                // Not a type folder's pages: they are the kernel's copy of its listing, which
+                // the next OPENDIR checks anyway, and dropping them while a reader fills them
+                // leaves the kernel with a copy it can neither finish nor drop (it then lists
+                // through the daemon every time, until the folder's names change).
+                if case .recordType = key { continue }
                 notifier?.invalidateNode(ino)
                 if case .record(_, _, let type, let name) = key, let dir = inodes.existingInode(for: .recordType(d, zone: zone, type: type)) {
                     notifier?.invalidateEntry(parent: dir, name: ItemFileName.record.make(name))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CloudStore
 
@@ -28,6 +29,36 @@ import Testing
         // The last record of a type gone, the type is gone (counted, not scanned: #7).
         #expect(catalog.recordTypes == ["Note"])
         #expect(!catalog.hasRecords(ofType: "Task") && catalog.hasRecords(ofType: "Note"))
+    }
+
+    /// Two first looks at once (the mount's first listing and its watcher) load the zone
+    /// once: one reports it reloaded, the other finds nothing new.
+    @Test func firstLooksAtOnceLoadTheZoneOnce() throws {
+        let t = try TempStore()
+        let writer = try t.db()
+        for part in 0..<5 {
+            _ = try writer.modify(saving: (0..<400).map { record("r\(part)-\($0)", ["n": .int64(Int64($0))]) })
+        }
+        t.store.waitForRecordFiles()
+        for round in 0..<5 {
+            let catalog = try t.reopen().container().database(.private, caller: Caller(userName: "alice")).catalog(ZoneID.defaultZoneName)
+            let changes = Mutex<[ZoneCatalog.Change]>([])
+            let start = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            for _ in 0..<2 {
+                DispatchQueue.global().async(group: group) {
+                    start.wait()
+                    let c = (try? catalog.refresh()) ?? .zoneGone
+                    changes.withLock { $0.append(c) }
+                }
+            }
+            start.signal()
+            start.signal()
+            group.wait()
+            let seen = changes.withLock { $0 }
+            #expect(seen.filter { $0 == .reloaded }.count == 1 && seen.contains(.none), "round \(round): \(seen)")
+            #expect(catalog.allRecords.count == 2_000)
+        }
     }
 
     /// A type's records come in name order (the mount lists them so), and stay so as records

@@ -14,6 +14,10 @@ public final class ZoneCatalog: @unchecked Sendable {
     public let zoneName: String
     private let storage: ZoneStorage
 
+    /// Makes ``refresh()`` one at a time: two first looks at once each loaded the whole zone
+    /// (the mount's first listing and its watcher, both at a zone's first change), and both
+    /// reported it reloaded. Taken before `lock`, never inside it.
+    private let refreshLock = NSLock()
     /// Guards every `var` below.
     private let lock = NSLock()
     private var records: [String: Record] = [:]
@@ -49,6 +53,8 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Takes in what was written since the last look.
     @discardableResult
     public func refresh() throws(CKError) -> Change {
+        refreshLock.lock()
+        defer { refreshLock.unlock() }
         let path = storage.logPath
         guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
             let had = lock.withLock { () -> Bool in

@@ -22,23 +22,15 @@ import Testing
         m.sh("ls -f \(noteDir)").stdout.split(separator: "\n").map(String.init).filter { $0 != "." && $0 != ".." }.sorted()
     }
 
-    /// The write system calls the daemon has made (`syscw` in /proc/PID/io): each answer to a
-    /// kernel request, and each invalidation the daemon sends, is one `writev` on /dev/fuse.
-    static func daemonWrites(_ m: MountFixture) throws -> Int {
-        let io = try String(contentsOfFile: "/proc/\(m.pid)/io", encoding: .utf8)
-        let line = try #require(io.split(separator: "\n").first { $0.hasPrefix("syscw:") })
-        return try #require(Int(line.dropFirst("syscw:".count).trimmingCharacters(in: .whitespaces)))
-    }
-
     /// Waits until the daemon has written nothing for half a second: the invalidations for
     /// saves made elsewhere go out a moment after the watcher sees them, and each one resets
     /// the kernel's copy of the folder (as it must).
     static func waitUntilQuiet(_ m: MountFixture) throws {
-        var last = try daemonWrites(m)
+        var last = try m.daemonWriteCalls()
         let deadline = Date().addingTimeInterval(10)
         repeat {
             Thread.sleep(forTimeInterval: 0.5)
-            let now = try daemonWrites(m)
+            let now = try m.daemonWriteCalls()
             if now == last { return }
             last = now
         } while Date() < deadline
@@ -57,9 +49,7 @@ import Testing
         // host reclaims) cannot fail it; with the cache off every round is over 140.
         var rounds: [Int] = []
         for _ in 0..<3 {
-            let before = try Self.daemonWrites(m)
-            #expect(m.sh("for i in $(seq 20); do ls -f \(Self.noteDir) > /dev/null; done").status == 0)
-            rounds.append(try Self.daemonWrites(m) - before)
+            rounds.append(try m.daemonWriteCalls(during: "for i in $(seq 20); do ls -f \(Self.noteDir) > /dev/null; done"))
             if rounds.last! <= 45 { break }
         }
         #expect(rounds.min()! <= 45, "\(rounds) replies for rounds of 20 listings of a folder that did not change")

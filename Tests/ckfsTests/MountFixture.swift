@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import CloudStore
 
 /// A store mounted with `ckfs mount` in a directory outside /tmp (vim skips backups under
@@ -77,4 +78,22 @@ final class MountFixture: @unchecked Sendable {
     }
 
     var mountLog: String { read(store + "/mount.log") ?? "" }
+
+    /// The write system calls the daemon has made (`syscw` in /proc/PID/io): each answer to a
+    /// kernel request, and each invalidation it sends, is one `writev` on /dev/fuse, and a
+    /// mount that only serves reads writes nothing else. (Not `strace -p`: a tracer started
+    /// from a test thread inherits its blocked signals and then cannot be told to detach.)
+    func daemonWriteCalls() throws -> Int {
+        let io = try String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)
+        let line = try #require(io.split(separator: "\n").first { $0.hasPrefix("syscw:") })
+        return try #require(Int(line.dropFirst("syscw:".count).trimmingCharacters(in: .whitespaces)))
+    }
+
+    /// The daemon's write calls while `script` runs (see ``daemonWriteCalls()``).
+    func daemonWriteCalls(during script: String) throws -> Int {
+        let before = try daemonWriteCalls()
+        let r = sh(script)
+        #expect(r.status == 0, "\(r.stderr)")
+        return try daemonWriteCalls() - before
+    }
 }

@@ -6,28 +6,12 @@ import Testing
 /// RELEASE request), so a warm `cat` or `tar` costs no round trip to the daemon; reads still
 /// show every record whole and outside saves still show, through the watcher's invalidations.
 @Suite(.serialized) struct ReadOnlyMountTests {
-    /// The write system calls the daemon made while `script` ran (`syscw` in /proc/PID/io):
-    /// each answer to a kernel request is one `writev` on /dev/fuse, and a mount that only
-    /// serves reads writes nothing else. (Not strace -p: a tracer started from a test thread
-    /// inherits its blocked signals and then cannot be told to detach.)
-    static func daemonReplies(_ m: MountFixture, during script: String) throws -> Int {
-        func writes() throws -> Int {
-            let io = try String(contentsOfFile: "/proc/\(m.pid)/io", encoding: .utf8)
-            let line = try #require(io.split(separator: "\n").first { $0.hasPrefix("syscw:") })
-            return try #require(Int(line.dropFirst("syscw:".count).trimmingCharacters(in: .whitespaces)))
-        }
-        let before = try writes()
-        let r = m.sh(script)
-        #expect(r.status == 0, "\(r.stderr)")
-        return try writes() - before
-    }
-
     /// Fifty `cat`s of one record, after a first one has put its name, size and pages in the
     /// kernel's caches.
     static func catFiftyTimes(_ m: MountFixture) throws -> Int {
         let file = "M/\(MountFixture.container)/public/_defaultZone/Note/welcome.json"
         try #require(m.sh("cat \(file) > /dev/null").status == 0)
-        return try daemonReplies(m, during: "for i in $(seq 50); do cat \(file) > /dev/null; done")
+        return try m.daemonWriteCalls(during: "for i in $(seq 50); do cat \(file) > /dev/null; done")
     }
 
     @Test func aReadOnlyMountOpensFilesWithoutTheDaemon() throws {

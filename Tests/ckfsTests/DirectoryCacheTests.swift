@@ -46,7 +46,7 @@ import Testing
         // 600 entries take several READDIR replies; a kept listing takes none, only the
         // OPENDIR and RELEASEDIR answers (2 a listing). The best of three rounds, so that a
         // moment's reset of the kernel's copy (an invalidation landing late, a page this VM's
-        // host reclaims) cannot fail it; with the cache off every round is over 140.
+        // host reclaims) cannot fail it; with the cache off every round took 140 or more.
         var rounds: [Int] = []
         for _ in 0..<3 {
             rounds.append(try m.daemonWriteCalls(during: "for i in $(seq 20); do ls -f \(Self.noteDir) > /dev/null; done"))

@@ -99,8 +99,9 @@ enum FuseOperationTable {
         }
         ops.read = { req, ino, size, off, fi in
             reply(req) { (fs, _) throws(FSError) in
+                // Handles start at 1: fh 0 is a file the kernel opened itself (FuseSession).
                 let fh = fi!.pointee.fh
-                let bytes = fh == 0 && session(req).kernelOpens
+                let bytes = fh == 0
                     ? try fs.read(inode: ino, count: size, offset: Int64(off))
                     : try fs.read(handle: fh, count: size, offset: Int64(off))
                 _ = bytes.withUnsafeBytes { fuse_reply_buf(req, $0.baseAddress?.assumingMemoryBound(to: CChar.self), $0.count) }

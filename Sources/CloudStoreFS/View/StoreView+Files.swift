@@ -109,6 +109,11 @@ extension StoreView {
         case .lostFound: bytes = h.lock.withLock { h.buffer }
         case .directory: throw FSError(EISDIR)
         }
+        return Self.piece(of: bytes, count: count, offset: offset)
+    }
+
+    /// What a read of `count` bytes at `offset` gets of `bytes`: nothing past the end.
+    static func piece(of bytes: [UInt8], count: Int, offset: Int64) -> [UInt8] {
         guard offset < Int64(bytes.count), offset >= 0 else { return [] }
         let start = Int(offset)
         return Array(bytes[start..<min(bytes.count, start + count)])
@@ -149,8 +154,7 @@ extension StoreView {
                 unopenedReadBytes += bytes.count
             }
         }
-        guard Int(offset) < bytes.count else { return [] }
-        return Array(bytes[Int(offset)..<min(bytes.count, end)])
+        return Self.piece(of: bytes, count: count, offset: offset)
     }
 
     /// The most text a file may take before writes fail with EFBIG: the item's limit plus room

@@ -199,7 +199,8 @@ extension StoreView {
     /// them on the folder), and one in flight (a file being written, a scratch name) keeps
     /// the folder from being cached at all. Should the kernel's copy be left half filled (an
     /// open that may not keep it drops its pages while another reader fills them), the kernel
-    /// lists through the daemon until the folder's names next change: slower, never stale.
+    /// lists through the daemon for as long as it keeps the folder's inode (fs/fuse/readdir.c
+    /// resets only a finished copy): slower, never stale.
     public func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> OpenReply {
         let key = try key(inode)
         guard key.isDirectory else { throw FSError(ENOTDIR) }
@@ -209,8 +210,8 @@ extension StoreView {
             _ = try catalog(d, zone)
             reply.cacheDirectory = true
             reply.keepCache = stateLock.withLock {
-                !hasEntriesInFlight(key) && servedListings[key] != nil
-                    && servedListings[key] == zoneGenerations[ZoneRef(database: d, zone: zone)]
+                guard let served = servedListings[key], !hasEntriesInFlight(key) else { return false }
+                return served == zoneGenerations[ZoneRef(database: d, zone: zone)]
             }
         } else {
             // Small folders are listed now, so a refusal (a private database without an
@@ -230,12 +231,14 @@ extension StoreView {
         } else {
             let key = try key(h.inode)
             // The generation before listing: a change meanwhile makes it stale, never fresh.
-            let generation = stateLock.withLock { key.zone.flatMap { zoneGenerations[ZoneRef(database: $0.0, zone: $0.1)] } }
-            entries = try listing(key, caller: h.caller)
-            h.lock.withLock { h.listing = entries }
-            if case .recordType = key {
+            if case .recordType(let d, let zone, _) = key {
+                let generation = stateLock.withLock { zoneGenerations[ZoneRef(database: d, zone: zone)] }
+                entries = try listing(key, caller: h.caller)
                 stateLock.withLock { servedListings[key] = hasEntriesInFlight(key) ? nil : generation }
+            } else {
+                entries = try listing(key, caller: h.caller)
             }
+            h.lock.withLock { h.listing = entries }
         }
         return offset < entries.count ? entries[max(offset, 0)...] : []
     }
@@ -246,12 +249,8 @@ extension StoreView {
     /// entry invalidation sent then resets the kernel's copy too, but only when the kernel
     /// still has the name, and a moment later. State lock held.
     private func hasEntriesInFlight(_ folder: NodeKey) -> Bool {
-        guard case .recordType(let d, let zone, let type) = folder else { return true }
-        if scratchNames[folder]?.isEmpty == false { return true }
-        let inFolder = { (t: ItemTarget) -> Bool in
-            t.record.map { $0.database == d && $0.zone == zone && $0.type == type } ?? false
-        }
-        return hidden.keys.contains(where: inFolder) || pendingNew.keys.contains(where: inFolder)
+        scratchNames[folder]?.isEmpty == false || hidden.keys.contains { $0.folder == folder }
+            || pendingNew.keys.contains { $0.folder == folder }
     }
 
     public func releaseDirectory(handle: UInt64) { handles.remove(handle) }

@@ -208,8 +208,8 @@ public final class StoreView: @unchecked Sendable {
             for (key, ino) in inodes.inodes(where: { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }) {
                 // Not a type folder's pages: they are the kernel's copy of its listing, which
                 // the next OPENDIR checks anyway, and dropping them while a reader fills them
-                // leaves the kernel with a copy it can neither finish nor drop (it then lists
-                // through the daemon every time, until the folder's names change).
+                // leaves the kernel with a copy it can neither finish nor reset (it then lists
+                // through the daemon every time, for as long as it keeps the folder's inode).
                 if case .recordType = key { continue }
                 notifier?.invalidateNode(ino)
                 if case .record(_, _, let type, let name) = key, let dir = inodes.existingInode(for: .recordType(d, zone: zone, type: type)) {

@@ -20,7 +20,7 @@ struct Mount: ParsableCommand {
     @Flag(help: "Let other users reach the mount (each sees only their own private data); needs user_allow_other in /etc/fuse.conf unless root.")
     var allowOther = false
 
-    @Flag(help: "Mount read-only: the kernel then opens files without asking the daemon, so cat, tar and rsync read at near the native speed; saves made elsewhere show a moment later, not at the next open.")
+    @Flag(help: "Mount read-only: the kernel then opens files without asking the daemon, so cat and tar of a warm tree read at about the native speed; saves made elsewhere show a moment later, not at the next open.")
     var readOnly = false
 
     @Flag(help: "Create the store if needed and fill it with a small demo container first.")

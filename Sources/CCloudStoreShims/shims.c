@@ -3,6 +3,7 @@
 #include <sys/file.h>
 #include <fcntl.h>
 #include <string.h>
+#include <stdio.h>
 #include <errno.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -91,4 +92,19 @@ int CCloudStoreShims_limitMallocArenas(int count) {
     (void)count;
     return 0;
 #endif
+}
+
+int CCloudStoreShims_openUnnamed(const char *directory, unsigned int mode) {
+#ifdef O_TMPFILE
+    return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);
+#else
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+int CCloudStoreShims_linkUnnamed(int fd, const char *path) {
+    char source[64];
+    snprintf(source, sizeof source, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
 }

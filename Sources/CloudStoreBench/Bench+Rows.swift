@@ -24,6 +24,30 @@ extension Bench {
         return Row(id: "8", name: "the floor: 4 KiB write + fdatasync", ckfs: median, baselineName: "one fdatasync", baseline: median)
     }
 
+    /// Row 8c: the file system's floor for a file per record: as many files as row 2 saves,
+    /// each holding a record's bytes, created, written and closed in one new folder (no temp
+    /// file, no rename, no fsync). A design with a file per record pays at least this per
+    /// record, and on ext4 without a journal it swings with the deletions of the last minutes
+    /// (the inode allocator skips recently freed inodes), so row 2b sets row 2 against it.
+    func fileFloor() throws(CKError) -> Row {
+        let folder = directory + "/file-floor"
+        guard mkdir(folder, 0o755) == 0 else { throw CKError(.internalError, "cannot make \(folder): errno \(errno)") }
+        let zone = ZoneID(zoneName: ZoneID.defaultZoneName)
+        let files = (0..<sizes.batchRecords).map { (folder + "/item-\($0).json", RecordCoding.fileBytes(Self.record($0, zone: zone))) }
+        let seconds = try time { () throws(CKError) in
+            for (path, bytes) in files {
+                let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
+                guard fd >= 0, write(fd, bytes, bytes.count) == bytes.count else {
+                    throw CKError(.internalError, "cannot create \(path): errno \(errno)")
+                }
+                close(fd)
+            }
+        }
+        let perFile = seconds / Double(files.count) * 1e6
+        return Row(id: "8c", name: "the file floor: create, write, close (\(files.count) files)", ckfs: perFile,
+                   baselineName: "a file created, written, closed", baseline: perFile)
+    }
+
     /// Row 1: durable single-record saves, one operation each.
     func singleSaves() throws(CKError) -> Row {
         let db = try store("single")

@@ -67,7 +67,7 @@ public struct Bench: Sendable {
     public let progress: @Sendable (String) -> Void
 
     /// Every row id, in the order of the table.
-    public static let rowIDs = ["8", "1", "8b", "2", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b"]
+    public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b"]
 
     public init(directory: String, sizes: Sizes, only: Set<String>? = nil, executable: String? = nil,
                 progress: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -96,7 +96,16 @@ public struct Bench: Sendable {
                 rows.append(Row(id: "8b", name: "single saves against the fsync floor", ckfs: single.ckfs, baselineName: "one fdatasync", baseline: floor.baseline))
             }
         }
-        if wanted("2") { rows.append(try batchSaves()) }
+        if wanted("2", "8c", "2b") {
+            // The file floor just before the saves, so both meet the file system in one state.
+            let files = wanted("8c", "2b") ? try fileFloor() : nil
+            let batch = try batchSaves()
+            if wanted("2") { rows.append(batch) }
+            if let files, wanted("8c") { rows.append(files) }
+            if let files, wanted("2b") {
+                rows.append(Row(id: "2b", name: "saves in batches against the file floor", ckfs: batch.ckfs, baselineName: files.baselineName, baseline: files.baseline))
+            }
+        }
         if wanted("6a", "6b", "6c", "6d") { rows += try growth().filter { wanted($0.id) } }
         if wanted("3") { rows.append(try fetchByID()) }
         if wanted("4a", "4b") { rows += try queries().filter { wanted($0.id) } }

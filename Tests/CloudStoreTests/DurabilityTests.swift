@@ -26,7 +26,8 @@ import Testing
         #expect(ApplyMarker(bytes: Array(repeating: 0x20, count: 128)) == nil)
     }
 
-    /// Fails `sync` (or `write`) of paths with a given suffix, `times` times, with `errno`.
+    /// Fails `sync`, `write` or `rename` (a link included) of paths with a given suffix, `times`
+    /// times, with `errno`.
     struct FaultyIO: StorageIO {
         let plan: LockedBox<(suffix: String, op: String, errno: Int32, times: Int)>
         let real = PosixIO()
@@ -49,6 +50,11 @@ import Testing
         func rename(_ from: String, _ to: String) -> Result<Void, SystemCallError> {
             if let e = shouldFail("rename", to) { return .failure(SystemCallError(call: "rename", path: to, errno: e)) }
             return real.rename(from, to)
+        }
+        /// A new record file is put in place by a link, not a rename: a "rename" fault fails both.
+        func link(_ fd: Int32, to path: String) -> Result<Void, SystemCallError> {
+            if let e = shouldFail("rename", path) { return .failure(SystemCallError(call: "linkat", path: path, errno: e)) }
+            return real.link(fd, to: path)
         }
     }
 
@@ -86,6 +92,31 @@ import Testing
         #expect(r.saveResults[0].1.error?.message.contains("nothing was saved") == true)
         #expect(db.fetch([id("x")])[0].1.error?.code == .unknownItem)
         try db.save(record("x"))
+    }
+
+    /// #7: a new record file is an unnamed file linked to its name. It lands whole where no
+    /// file was, replaces one that was there (a replay), and a failed link leaves nothing:
+    /// no file, no temp file.
+    @Test func newFilesAreLinkedWholeAndAFailedLinkLeavesNothing() throws {
+        let plan = LockedBox((suffix: "", op: "", errno: Int32(0), times: 0))
+        let writer = FileWriter(io: FaultyIO(plan: plan))
+        let dir = NSTemporaryDirectory() + "ckfs-link-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func contents() throws -> [String: String] {
+            var all: [String: String] = [:]
+            for name in try FileManager.default.contentsOfDirectory(atPath: dir) {
+                all[name] = try String(contentsOfFile: dir + "/" + name, encoding: .utf8)
+            }
+            return all
+        }
+        try writer.create(dir + "/a.json", with: Array("first".utf8))
+        #expect(try contents() == ["a.json": "first"])
+        try writer.create(dir + "/a.json", with: Array("second, longer".utf8))
+        #expect(try contents() == ["a.json": "second, longer"], "a name that is taken is replaced, with no temp file left")
+        plan.mutate { $0 = ("/b.json", "rename", ENOSPC, 1) }
+        #expect(throws: CKError.self) { try writer.create(dir + "/b.json", with: Array("lost".utf8)) }
+        #expect(try contents() == ["a.json": "second, longer"])
     }
 
     /// After the commit point the save is durable: a record file that cannot be replaced

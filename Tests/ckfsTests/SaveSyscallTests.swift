@@ -44,4 +44,34 @@ import Testing
         #expect(checked >= 30, "the trace shows \(checked) stat calls of the zone's files: \(lines.prefix(5))")
         #expect(offending.isEmpty, "stat calls that ask for times:\n\(offending.prefix(3).map { $0.prefix(300) }.joined(separator: "\n"))")
     }
+
+    /// #7: a batch of new records puts each file in place with one link (an unnamed file,
+    /// written first), not a temp file and a rename; saving over them renames temp files as
+    /// before. Every file holds its record.
+    @Test func newRecordFilesAreLinkedAndRewrittenOnesRenamed() throws {
+        let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let tracer = try #require(strace, "strace is needed (apt-get install strace; .ci/run installs it)")
+        let cli = try CLIFixture()
+        func traced(_ args: [String]) throws -> (links: Int, renames: Int, temps: Int) {
+            let trace = cli.store + ".strace"
+            defer { try? FileManager.default.removeItem(atPath: trace) }
+            let r = CLIFixture.exec(tracer, ["-f", "-qq", "-e", "trace=linkat,rename,renameat,renameat2,openat", "-o", trace,
+                                             CLIFixture.binary] + args + ["--store", cli.store, "--user", "alice"])
+            try #require(r.status == 0, "\(r.stderr)")
+            let lines = try String(contentsOfFile: trace, encoding: .utf8).split(separator: "\n").filter { $0.contains("/records/") }
+            return (lines.filter { $0.contains("linkat(") && $0.contains(".json\"") }.count,
+                    lines.filter { $0.contains("rename") && $0.contains(".json\"") }.count,
+                    lines.filter { $0.contains("openat(") && $0.contains(FileWriter.tempPrefix) }.count)
+        }
+        let created = try traced(["debug", "fill", "--count", "800"])
+        #expect(created.links == 800 && created.renames == 0 && created.temps == 0, "\(created)")
+        let rewritten = try traced(["debug", "fill", "--count", "400", "--overwrite"])
+        #expect(rewritten.links == 0 && rewritten.renames == 400 && rewritten.temps == 400, "\(rewritten)")
+        let records = try FileManager.default.subpathsOfDirectory(atPath: cli.store).filter { $0.contains("/records/") && $0.hasSuffix(".json") }
+        #expect(records.count == 800)
+        for path in records {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: cli.store + "/" + path))) as? [String: Any]
+            #expect(object?["recordName"] as? String == String(path.split(separator: "/").last!.dropLast(5)), "\(path)")
+        }
+    }
 }

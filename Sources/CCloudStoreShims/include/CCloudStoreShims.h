@@ -22,6 +22,14 @@ unsigned int CCloudStoreShims_crc32c(unsigned int crc, const unsigned char *byte
 int CCloudStoreShims_statIdentity(int fd, const char *path, unsigned int *mode,
                                   unsigned long long *inode, long long *size, unsigned long long *device);
 
+/* A new file with no name in `directory` (O_TMPFILE), open for writing with `mode`: the fd, or
+   -1 and errno (EOPNOTSUPP, EISDIR or EINVAL where the file system or kernel makes none). */
+int CCloudStoreShims_openUnnamed(const char *directory, unsigned int mode);
+
+/* Gives the unnamed file `fd` the name `path` (linkat through /proc/self/fd, which needs no
+   privilege): 0, or -1 and errno (EEXIST when the name is taken, ENOENT without /proc). */
+int CCloudStoreShims_linkUnnamed(int fd, const char *path);
+
 /* Limits glibc's malloc to `count` arenas (mallopt M_ARENA_MAX); 1 on success, 0 where the
    C library has no such setting. */
 int CCloudStoreShims_limitMallocArenas(int count);

@@ -8,6 +8,14 @@ public protocol StorageIO: Sendable {
     func write(_ fd: Int32, _ bytes: [UInt8], path: String) -> Result<Void, SystemCallError>
     func sync(_ fd: Int32, path: String, dataOnly: Bool) -> Result<Void, SystemCallError>
     func rename(_ from: String, _ to: String) -> Result<Void, SystemCallError>
+    /// Gives the unnamed file `fd` the name `path` (see ``FileWriter/create(_:with:)``).
+    func link(_ fd: Int32, to path: String) -> Result<Void, SystemCallError>
+}
+
+extension StorageIO {
+    public func link(_ fd: Int32, to path: String) -> Result<Void, SystemCallError> {
+        Syscall.link(fd, to: path)
+    }
 }
 
 /// The real thing.
@@ -38,7 +46,7 @@ struct FileWriter: Sendable {
     /// Readers see the old file or the new one, never a part.
     func replace(_ path: String, with bytes: [UInt8], durable: Bool) throws(CKError) {
         let (dir, name) = StoreLayout.split(path)
-        let temp = dir + "/" + Self.tempPrefix + name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let temp = Self.tempName(dir, name)
         let fd = try Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644).orThrow(.internalError, "cannot create \(temp)")
         var ok = false
         defer {
@@ -52,6 +60,42 @@ struct FileWriter: Sendable {
         try io.rename(temp, path).orThrow(.internalError, "cannot replace \(path)")
         ok = true
         if durable { try syncDirectory(dir) }
+    }
+
+    /// Puts the new file `path` holding `bytes` where none is expected, without fsync: an
+    /// unnamed file (O_TMPFILE) is written and then linked to its name, one change to the
+    /// folder where `replace` makes two (create, rename): 40-42 µs a file against 52-55 in a
+    /// C loop on this project's machine (#7). Readers see the whole file or none, and a crash
+    /// before the link leaves nothing behind. When the name turns out to be taken the written
+    /// file is linked to a temp name and renamed over it, as `replace` does; where the file
+    /// system makes no unnamed files, or /proc is missing, this is `replace`.
+    func create(_ path: String, with bytes: [UInt8]) throws(CKError) {
+        let (dir, name) = StoreLayout.split(path)
+        guard let fd = try Syscall.openUnnamed(in: dir).orThrow(.internalError, "cannot create a file in \(dir)") else {
+            return try replace(path, with: bytes, durable: false)
+        }
+        defer { Syscall.close(fd) }
+        try io.write(fd, bytes, path: path).orThrow(.internalError, "cannot write \(path)")
+        let linked = io.link(fd, to: path)
+        guard case .failure(let e) = linked else { return }
+        switch e.errno {
+        case EEXIST:
+            let temp = Self.tempName(dir, name)
+            try io.link(fd, to: temp).orThrow(.internalError, "cannot create \(temp)")
+            var ok = false
+            defer { if !ok { _ = Syscall.unlink(temp) } }
+            try io.rename(temp, path).orThrow(.internalError, "cannot replace \(path)")
+            ok = true
+        case ENOENT:
+            // No /proc (or the folder is gone, which `replace` then reports).
+            try replace(path, with: bytes, durable: false)
+        default:
+            try linked.orThrow(.internalError, "cannot create \(path)")
+        }
+    }
+
+    static func tempName(_ dir: String, _ name: String) -> String {
+        dir + "/" + tempPrefix + name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
 
     func syncDirectory(_ dir: String) throws(CKError) {

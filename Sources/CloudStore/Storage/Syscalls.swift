@@ -133,6 +133,25 @@ enum Syscall {
         Glibc.rename(from, to) == 0 ? .success(()) : fail("rename", "\(from) → \(to)")
     }
 
+    /// A new file with no name in `directory`, open for writing (O_TMPFILE): nil where the file
+    /// system or kernel makes none, so the caller creates a named temp file instead.
+    static func openUnnamed(in directory: String, mode: mode_t = 0o644) -> R<Int32?> {
+        while true {
+            let fd = CCloudStoreShims_openUnnamed(directory, UInt32(mode))
+            if fd >= 0 { return .success(fd) }
+            switch errno {
+            case EINTR: continue
+            case EOPNOTSUPP, EISDIR, EINVAL: return .success(nil)
+            default: return fail("open (unnamed file)", directory)
+            }
+        }
+    }
+
+    /// Gives the unnamed file `fd` the name `path`; fails with EEXIST when the name is taken.
+    static func link(_ fd: Int32, to path: String) -> R<Void> {
+        CCloudStoreShims_linkUnnamed(fd, path) == 0 ? .success(()) : fail("linkat", path)
+    }
+
     /// Removes a file; a missing file is not an error.
     static func unlink(_ path: String) -> R<Void> {
         Glibc.unlink(path) == 0 || errno == ENOENT ? .success(()) : fail("unlink", path)

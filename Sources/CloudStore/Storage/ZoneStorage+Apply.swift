@@ -56,7 +56,10 @@ extension ZoneStorage {
         }
         for (name, record) in newest {
             let path = StoreLayout.recordFile(directory, name: name)
-            if let record {
+            if let record, record.created == record.modified {
+                // The save that created it: most likely no file yet (`create` copes if there is one).
+                try writer.create(path, with: RecordCoding.fileBytes(record))
+            } else if let record {
                 try writer.replace(path, with: RecordCoding.fileBytes(record), durable: false)
             } else {
                 try Syscall.unlink(path).orThrow(.internalError, "cannot delete record file \(name)")

@@ -89,14 +89,16 @@ extension Debug {
         static let configuration = CommandConfiguration(abstract: "Fill a zone with numbered records in batches.")
         @OptionGroup var options: GlobalOptions
         @Option(help: "How many records.") var count = 100_000
+        @Flag(help: "Save over records that exist (the all-keys policy), to measure updates.") var overwrite = false
 
         func run() throws {
             try reportingErrors {
                 let db = try options.openDatabase()
                 let zone = db.zoneID(options.zone)
+                let modifyOptions = ModifyOptions(savePolicy: overwrite ? .allKeys : .ifServerRecordUnchanged)
                 for start in stride(from: 0, to: count, by: 400) {
                     let batch = (start..<min(start + 400, count)).map { Bench.record($0, zone: zone) }
-                    if let error = try db.modify(saving: batch).error { throw error }
+                    if let error = try db.modify(saving: batch, options: modifyOptions).error { throw error }
                 }
                 db.store.waitForRecordFiles()
                 print("saved \(count)")

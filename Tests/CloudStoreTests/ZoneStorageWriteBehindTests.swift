@@ -31,6 +31,33 @@ import Testing
         #expect(t.store.check().isClean)
     }
 
+    /// #7: a batch of 200 files is written by two threads. Every file lands holding its
+    /// record; one that cannot be written stops both threads, the entry stays unapplied,
+    /// every reader still sees all 200, and the next writer writes the files.
+    @Test func aLargeBatchIsWrittenByTwoThreadsAndAFailedFileIsWrittenByTheNextWriter() throws {
+        let plan = LockedBox((suffix: "/records/n-137.json", op: "rename", errno: ENOSPC, times: 1))
+        let t = try TempStore(io: FaultyIO(plan: plan))
+        let db = try t.db()
+        let batch = (0..<200).map { record("n-\($0)", ["v": .int64(Int64($0))]) }
+        #expect(try db.modify(saving: batch).error == nil)
+        t.store.waitForRecordFiles()
+        #expect(!fileExists(db, "n-137"), "the injected failure kept the file from being written")
+        let otherStore = try t.reopen()
+        let other = try otherStore.container().database(.private, caller: Caller(userName: "alice"))
+        #expect(try other.recordCount() == 200)
+        #expect(try other.record(for: id("n-137"))["v"] == .int64(137))
+        try other.save(record("after"))
+        otherStore.waitForRecordFiles()
+        let names = try FileManager.default.contentsOfDirectory(atPath: zoneDir(db) + "/records")
+        #expect(Set(names) == Set((0..<200).map { "n-\($0).json" } + ["after.json"]), "every file, no temp file")
+        for i in [0, 1, 137, 198, 199] {
+            let path = StoreLayout.recordFile(zoneDir(db), name: "n-\(i)")
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            #expect(try ZoneStorage.decodeRecordFile(bytes, path: path)["v"] == .int64(Int64(i)))
+        }
+        #expect(t.store.check().isClean)
+    }
+
     @Test func aDeleteWhoseFileIsNotRemovedIsSeenByEveryReader() throws {
         let plan = LockedBox((suffix: "", op: "", errno: Int32(0), times: 0))
         let t = try TempStore(io: FaultyIO(plan: plan))

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,22 +49,45 @@ extension ZoneStorage {
 
     /// Writes each record's newest version once (a record saved ten times in the batch is
     /// written once) and removes the deleted ones; idempotent, so replays use it too.
+    ///
+    /// A large batch is written by two threads, each taking every other file: the inode of
+    /// an unnamed file is found outside the folder's lock (only the link takes it), and so
+    /// is the encoding, so the second core shortens the wait for a batch's files (#7).
     func writeFiles(coalescing entries: [LogEntry]) throws(CKError) {
         var newest: [String: Record?] = [:]
         for entry in entries {
             for d in entry.deleted { newest[d.recordName] = .some(nil) }
             for r in entry.saved { newest[r.recordID.recordName] = .some(r) }
         }
-        for (name, record) in newest {
-            let path = StoreLayout.recordFile(directory, name: name)
-            if let record, record.created == record.modified {
-                // The save that created it: most likely no file yet (`create` copes if there is one).
-                try writer.create(path, with: RecordCoding.fileBytes(record))
-            } else if let record {
-                try writer.replace(path, with: RecordCoding.fileBytes(record), durable: false)
-            } else {
-                try Syscall.unlink(path).orThrow(.internalError, "cannot delete record file \(name)")
+        let work = Array(newest)
+        guard work.count >= tuning.parallelFilesFrom else {
+            for (name, record) in work { try writeFile(name, record) }
+            return
+        }
+        let firstError = Mutex<CKError?>(nil)
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            for i in stride(from: part, to: work.count, by: 2) {
+                if firstError.withLock({ $0 != nil }) { return }
+                do throws(CKError) {
+                    try writeFile(work[i].key, work[i].value)
+                } catch {
+                    firstError.withLock { if $0 == nil { $0 = error } }
+                    return
+                }
             }
+        }
+        if let error = firstError.withLock({ $0 }) { throw error }
+    }
+
+    private func writeFile(_ name: String, _ record: Record?) throws(CKError) {
+        let path = StoreLayout.recordFile(directory, name: name)
+        if let record, record.created == record.modified {
+            // The save that created it: most likely no file yet (`create` copes if there is one).
+            try writer.create(path, with: RecordCoding.fileBytes(record))
+        } else if let record {
+            try writer.replace(path, with: RecordCoding.fileBytes(record), durable: false)
+        } else {
+            try Syscall.unlink(path).orThrow(.internalError, "cannot delete record file \(name)")
         }
     }
 

@@ -130,7 +130,7 @@ import Testing
         let other = try client(t)
         let mine = Recorder(kv), theirs = Recorder(other)
         let before = kv.entries
-        let onDisk = try String(contentsOfFile: try kvPath(t))
+        let onDisk = try String(contentsOfFile: try kvPath(t), encoding: .utf8)
         do {
             try refused()
             Issue.record("expected \(code)")
@@ -139,7 +139,7 @@ import Testing
         }
         try kv.sync()
         #expect(kv.entries == before)
-        #expect(try String(contentsOfFile: try kvPath(t)) == onDisk)
+        #expect(try String(contentsOfFile: try kvPath(t), encoding: .utf8) == onDisk)
         let heard = await mine.wait(for: 1)
         #expect(heard == [KeyValueChange(reason: .quotaViolationChange, changedKeys: [key])])
         try other.sync()

@@ -17,7 +17,8 @@ public struct ZoneTuning: Sendable {
     /// Size of the zone's `journal`, where small commits are made durable without growing a
     /// file (see ``ZoneStorage``); 0 makes every commit sync the log itself.
     public var journalBytes: Int64 = 128 << 10
-    /// Record files of one batch written by two threads from this many on (`Int.max`: one).
+    /// A batch with this many record files or more is written by two threads (`Int.max`:
+    /// always one).
     public var parallelFilesFrom = 64
     public init() {}
 }

@@ -99,10 +99,10 @@ public struct Bench: Sendable {
         if wanted("2", "8c", "2b") {
             // The file floor just before the saves, so both meet the file system in one state.
             let files = wanted("8c", "2b") ? try fileFloor() : nil
-            let batch = try batchSaves()
-            if wanted("2") { rows.append(batch) }
+            let batch = wanted("2", "2b") ? try batchSaves() : nil
+            if let batch, wanted("2") { rows.append(batch) }
             if let files, wanted("8c") { rows.append(files) }
-            if let files, wanted("2b") {
+            if let files, let batch, wanted("2b") {
                 rows.append(Row(id: "2b", name: "saves in batches against the file floor", ckfs: batch.ckfs, baselineName: files.baselineName, baseline: files.baseline))
             }
         }

@@ -17,9 +17,13 @@ import Testing
         return ["MTIME", "CTIME", "BASIC_STATS", "STATX_ALL"].contains { mask.contains($0) }
     }
 
-    @Test func savesAskNoTimesOfTheFilesTheyWrite() throws {
+    static func tracer() throws -> String {
         let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let tracer = try #require(strace, "strace is needed (apt-get install strace; .ci/run installs it)")
+        return try #require(strace, "strace is needed (apt-get install strace; .ci/run installs it)")
+    }
+
+    @Test func savesAskNoTimesOfTheFilesTheyWrite() throws {
+        let tracer = try Self.tracer()
         let cli = try CLIFixture()
         let trace = cli.store + ".strace"
         defer { try? FileManager.default.removeItem(atPath: trace) }
@@ -49,8 +53,7 @@ import Testing
     /// written first), not a temp file and a rename; saving over them renames temp files as
     /// before. Every file holds its record.
     @Test func newRecordFilesAreLinkedAndRewrittenOnesRenamed() throws {
-        let strace = ["/usr/bin/strace", "/bin/strace"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        let tracer = try #require(strace, "strace is needed (apt-get install strace; .ci/run installs it)")
+        let tracer = try Self.tracer()
         let cli = try CLIFixture()
         func traced(_ args: [String]) throws -> (links: Int, renames: Int, temps: Int) {
             let trace = cli.store + ".strace"

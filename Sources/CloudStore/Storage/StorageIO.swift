@@ -48,17 +48,15 @@ struct FileWriter: Sendable {
         let (dir, name) = StoreLayout.split(path)
         let temp = Self.tempName(dir, name)
         let fd = try Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644).orThrow(.internalError, "cannot create \(temp)")
-        var ok = false
-        defer {
-            if !ok { _ = Syscall.unlink(temp) }
-        }
-        do {
+        do throws(CKError) {
             defer { Syscall.close(fd) }
             try io.write(fd, bytes, path: temp).orThrow(.internalError, "cannot write \(path)")
             if durable { try io.sync(fd, path: temp, dataOnly: false).orThrow(.internalError, "cannot sync \(path)") }
+        } catch {
+            _ = Syscall.unlink(temp)
+            throw error
         }
-        try io.rename(temp, path).orThrow(.internalError, "cannot replace \(path)")
-        ok = true
+        try rename(temp, over: path)
         if durable { try syncDirectory(dir) }
     }
 
@@ -82,10 +80,7 @@ struct FileWriter: Sendable {
         case EEXIST:
             let temp = Self.tempName(dir, name)
             try io.link(fd, to: temp).orThrow(.internalError, "cannot create \(temp)")
-            var ok = false
-            defer { if !ok { _ = Syscall.unlink(temp) } }
-            try io.rename(temp, path).orThrow(.internalError, "cannot replace \(path)")
-            ok = true
+            try rename(temp, over: path)
         case ENOENT:
             // No /proc (or the folder is gone, which `replace` then reports).
             try replace(path, with: bytes, durable: false)
@@ -94,7 +89,14 @@ struct FileWriter: Sendable {
         }
     }
 
-    static func tempName(_ dir: String, _ name: String) -> String {
+    /// Renames the temp file `temp` over `path`; one that cannot be renamed is removed.
+    private func rename(_ temp: String, over path: String) throws(CKError) {
+        let renamed = io.rename(temp, path)
+        if case .failure = renamed { _ = Syscall.unlink(temp) }
+        try renamed.orThrow(.internalError, "cannot replace \(path)")
+    }
+
+    private static func tempName(_ dir: String, _ name: String) -> String {
         dir + "/" + tempPrefix + name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
 

@@ -2,6 +2,7 @@ import CFuse3
 import Dispatch
 import Foundation
 import Glibc
+import Synchronization
 
 /// One FUSE mount: libfuse's low-level session, driven by a ``FileSystemOperations``.
 ///
@@ -10,11 +11,13 @@ import Glibc
 public final class FuseSession: @unchecked Sendable {
     /// The view; set once before the loop starts.
     let operations: any FileSystemOperations
-    /// Guards `session`, which the notification queue reads while ``run()`` may end it.
+    /// Guards `session`, which the notification queue reads while ``run()`` may end it, and
+    /// `mayLetKernelOpen`.
     private let lock = NSLock()
     private var session: OpaquePointer?
-    /// Whether the kernel opens files itself (set once, at INIT); guarded by `lock`.
-    private var kernelOpensFiles = false
+    /// Whether the kernel opens files itself: set once, at INIT, and read at every OPEN and
+    /// FLUSH, so an atomic rather than `lock`.
+    private let kernelOpensFiles = Atomic<Bool>(false)
     /// A read-only mount that only its owner reaches lets the kernel open files without a
     /// request: an open would have nothing to check or to start (no edit can follow, and the
     /// kernel checks the mode bits), and it is the one round trip left when `cat`, `tar` or
@@ -69,10 +72,9 @@ public final class FuseSession: @unchecked Sendable {
     /// Called at INIT with what the kernel can do: true when it now opens files itself (and
     /// sends no flush), so an open or a flush is answered ENOSYS and reads come with fh 0.
     func startConnection(kernelCanOpen: Bool) {
-        let (wanted, opens) = lock.withLock { () -> (Bool, Bool) in
-            kernelOpensFiles = mayLetKernelOpen && kernelCanOpen
-            return (mayLetKernelOpen, kernelOpensFiles)
-        }
+        let wanted = lock.withLock { mayLetKernelOpen }
+        let opens = wanted && kernelCanOpen
+        kernelOpensFiles.store(opens, ordering: .releasing)
         if opens {
             log("read-only mount: the kernel opens files itself (no request per open); saves made elsewhere show once the watcher sees them")
         } else if wanted {
@@ -80,7 +82,7 @@ public final class FuseSession: @unchecked Sendable {
         }
     }
 
-    var kernelOpens: Bool { lock.withLock { kernelOpensFiles } }
+    var kernelOpens: Bool { kernelOpensFiles.load(ordering: .acquiring) }
 
     /// Serves requests on several threads until the file system is unmounted or a signal
     /// (SIGINT, SIGTERM, SIGHUP) asks to stop; then unmounts.

@@ -8,7 +8,8 @@ import Foundation
 /// It watches each shown zone's directory with inotify (every commit appends to the zone's
 /// log there) and the folder of each shown key-value store (every write renames a new
 /// `keyvalue.plist` into it), and, as a fallback for anything inotify misses, looks at all of
-/// them once a second.
+/// them once a second. What it reads from the queue also tells the view which zones are
+/// quiet (``ChangeQueue``), so requests for those skip their own look at the zone's log.
 final class ChangeWatcher: @unchecked Sendable {
     private enum Watched: Hashable {
         case zone(StoreView.ZoneRef)
@@ -16,8 +17,9 @@ final class ChangeWatcher: @unchecked Sendable {
     }
 
     private let view: StoreView
-    private let fd: Int32
-    /// Guards every `var` below.
+    /// The view's inotify queue, read only through ``ChangeQueue/drain(_:)``.
+    private let queue: ChangeQueue
+    /// Guards every `var` below. Lock order: the queue's lock, then this one.
     private let lock = NSLock()
     private var byWatch: [Int32: Watched] = [:]
     private var watched: Set<Watched> = []
@@ -25,7 +27,7 @@ final class ChangeWatcher: @unchecked Sendable {
 
     init(view: StoreView) {
         self.view = view
-        self.fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        self.queue = view.changes
     }
 
     func start() {
@@ -41,25 +43,14 @@ final class ChangeWatcher: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !lock.withLock({ stopped }) {
             addWatches()
-            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var p = pollfd(fd: queue.fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&p, 1, 100)
             var touched: Set<Watched> = []
             if ready > 0 {
-                let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                var offset = 0
-                while n > 0 && offset + MemoryLayout<inotify_event>.size <= n {
-                    let (wd, mask, len) = buffer.withUnsafeBytes { raw -> (Int32, UInt32, UInt32) in
-                        let e = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                        return (e.wd, e.mask, e.len)
-                    }
-                    if mask & UInt32(IN_IGNORED) != 0 {
-                        lock.withLock {
-                            if let z = byWatch.removeValue(forKey: wd) { watched.remove(z) }
-                        }
-                    } else if let z = lock.withLock({ byWatch[wd] }) {
-                        touched.insert(z)
-                    }
-                    offset += MemoryLayout<inotify_event>.size + Int(len)
+                queue.drain { () -> ChangeQueue.Events in
+                    let (found, events) = read(into: &buffer)
+                    touched = found
+                    return events
                 }
             }
             if Date().timeIntervalSince(lastSweep) >= 1 {
@@ -73,7 +64,45 @@ final class ChangeWatcher: @unchecked Sendable {
                 }
             }
         }
-        close(fd)
+        queue.stop()
+    }
+
+    /// Reads what the queue holds (with the queue's lock held): the watched folders written
+    /// to, and for the queue the zones touched, the zones whose watch is gone, an overflow.
+    /// A folder moved or removed (a zone deleted renames its folder away first) loses its
+    /// watch here, so the next round watches whatever folder has its path then.
+    private func read(into buffer: inout [UInt8]) -> (Set<Watched>, ChangeQueue.Events) {
+        var touched: Set<Watched> = []
+        var events = ChangeQueue.Events()
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(queue.fd, $0.baseAddress, $0.count) }
+        var offset = 0
+        while n > 0 && offset + MemoryLayout<inotify_event>.size <= n {
+            let (wd, mask, len) = buffer.withUnsafeBytes { raw -> (Int32, UInt32, UInt32) in
+                let e = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                return (e.wd, e.mask, e.len)
+            }
+            offset += MemoryLayout<inotify_event>.size + Int(len)
+            if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                events.overflowed = true
+                touched.formUnion(lock.withLock { watched })
+                continue
+            }
+            let gone = mask & UInt32(IN_IGNORED | IN_MOVE_SELF | IN_DELETE_SELF) != 0
+            guard let t = lock.withLock({ () -> Watched? in
+                guard let t = byWatch[wd] else { return nil }
+                if gone {
+                    byWatch[wd] = nil
+                    watched.remove(t)
+                }
+                return t
+            }) else { continue }
+            touched.insert(t)
+            if case .zone(let z) = t {
+                events.touched.append(z)
+                if gone { events.unwatched.append(z) }
+            }
+        }
+        return (touched, events)
     }
 
     private func addWatches() {
@@ -89,12 +118,13 @@ final class ChangeWatcher: @unchecked Sendable {
                 directory = (file.path as NSString).deletingLastPathComponent
             }
             // Fails while the folder does not exist yet; the next round tries again.
-            let wd = inotify_add_watch(fd, directory, UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF))
+            let wd = inotify_add_watch(queue.fd, directory, UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF))
             guard wd >= 0 else { continue }
             lock.withLock {
                 byWatch[wd] = t
                 watched.insert(t)
             }
+            if case .zone(let z) = t { queue.watched(z) }
         }
     }
 }

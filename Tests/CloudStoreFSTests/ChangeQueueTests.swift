@@ -1,0 +1,109 @@
+import Foundation
+import Glibc
+import Testing
+@testable import CloudStore
+@testable import CloudStoreFS
+
+/// #7, F5: a zone is quiet (requests skip the stat of its log) only while its folder is
+/// watched and nothing was written to it since the view's last look began, queued or read.
+@Suite struct ChangeQueueTests {
+    static let mask = UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
+
+    /// Drains the queue as the watcher does, naming `zone` for every event.
+    static func drain(_ queue: ChangeQueue, as zone: StoreView.ZoneRef) -> Int {
+        var count = 0
+        queue.drain { () -> ChangeQueue.Events in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(queue.fd, $0.baseAddress, $0.count) }
+            count = max(0, n)
+            return ChangeQueue.Events(touched: n > 0 ? [zone] : [])
+        }
+        return count
+    }
+
+    @Test func aZoneIsQuietOnlyWhileNothingIsWrittenToItsFolder() throws {
+        let dir = NSTemporaryDirectory() + "ckfs-queue-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let zone = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .private, user: "u"), zone: "z")
+        let other = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .private, user: "u"), zone: "other")
+        let queue = ChangeQueue()
+        try #require(queue.fd >= 0)
+
+        // Not watched: a look proves nothing.
+        queue.looking(at: zone)
+        #expect(!queue.isQuiet(zone))
+
+        try #require(inotify_add_watch(queue.fd, dir, Self.mask) >= 0)
+        queue.watched(zone)
+        queue.looking(at: zone)
+        #expect(queue.isQuiet(zone))
+        #expect(!queue.isQuiet(other), "never looked at")
+
+        // A write is queued inside the write system call: not quiet before anyone reads it.
+        #expect(FileManager.default.createFile(atPath: dir + "/log.jsonl", contents: Data("a\n".utf8)))
+        #expect(!queue.isQuiet(zone))
+        #expect(Self.drain(queue, as: zone) > 0)
+        #expect(!queue.isQuiet(zone), "read, and the zone was named")
+
+        // The next look makes it quiet again, until the next write.
+        queue.looking(at: zone)
+        #expect(queue.isQuiet(zone))
+        let fd = open(dir + "/log.jsonl", O_WRONLY | O_APPEND)
+        try #require(fd >= 0)
+        #expect(write(fd, "b\n", 2) == 2)
+        close(fd)
+        #expect(!queue.isQuiet(zone))
+        _ = Self.drain(queue, as: zone)
+
+        // A failed look, an overflow, a lost watch: not quiet.
+        queue.looking(at: zone)
+        queue.lookFailed(zone)
+        #expect(!queue.isQuiet(zone))
+        queue.looking(at: zone)
+        queue.drain { ChangeQueue.Events(overflowed: true) }
+        #expect(!queue.isQuiet(zone))
+        queue.drain { ChangeQueue.Events(unwatched: [zone]) }
+        queue.looking(at: zone)
+        #expect(!queue.isQuiet(zone), "the watch is gone")
+        queue.watched(zone)
+        queue.looking(at: zone)
+        #expect(queue.isQuiet(zone))
+        queue.stop()
+        #expect(!queue.isQuiet(zone))
+    }
+
+    /// The view with a real watch on the zone's folder, as the mount's watcher sets it up, and
+    /// a save from another `Store` (as another process makes it), with nobody reading the
+    /// queue: the next open still shows the new text.
+    @Test func aQuietZoneStillShowsAnOutsideSaveAtTheNextOpen() throws {
+        let f = try StoreViewTests.Fixture()
+        let path = StoreViewTests.noteDir + "/welcome.json"
+        func text() throws -> String {
+            let ino = try f.inode(path)
+            let fh = try f.view.open(ino, flags: O_RDONLY, caller: f.me).handle
+            defer { f.view.release(handle: fh) }
+            return String(decoding: try f.view.read(handle: fh, count: 1 << 20, offset: 0), as: UTF8.self)
+        }
+        _ = try text()
+        let zone = try #require(f.view.openZones.first)
+        try #require(inotify_add_watch(f.view.changes.fd, try f.publicDB.zoneDirectoryPath("_defaultZone"), Self.mask) >= 0)
+        f.view.changes.watched(zone)
+
+        let other = try Store.open(at: f.root)
+        let elsewhere = try other.container().database(.public, caller: Caller(userName: Caller.currentOSUserName))
+        for i in 0..<5 {
+            // Between rounds: the other store's applier writes its marker after the save, and
+            // the watcher catches up.
+            other.waitForRecordFiles()
+            _ = Self.drain(f.view.changes, as: zone)
+            _ = try text()
+            #expect(f.view.changes.isQuiet(zone), "round \(i): the open looked, and nothing was written since")
+            var r = try elsewhere.record(for: f.welcomeID)
+            r["title"] = .string("elsewhere \(i)")
+            _ = try elsewhere.save(r, policy: .allKeys)
+            #expect(!f.view.changes.isQuiet(zone))
+            #expect(try text().contains("\"value\": \"elsewhere \(i)\""), "round \(i)")
+        }
+    }
+}

@@ -58,7 +58,7 @@ import Testing
 
         // A failed look, an overflow, a lost watch: not quiet.
         queue.looking(at: zone)
-        queue.lookFailed(zone)
+        queue.forget(zone)
         #expect(!queue.isQuiet(zone))
         queue.looking(at: zone)
         queue.drain { ChangeQueue.Events(overflowed: true) }

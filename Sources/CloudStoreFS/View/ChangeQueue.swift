@@ -40,8 +40,10 @@ final class ChangeQueue: @unchecked Sendable {
         lock.withLock { if watching.contains(zone) { quiet.insert(zone) } }
     }
 
-    /// The view's look failed: the next request looks again.
-    func lookFailed(_ zone: StoreView.ZoneRef) {
+    /// Not quiet until the view's next look: that look failed, or the watcher's once-a-second
+    /// sweep wants a look whatever the queue says (a store on a network file system gets no
+    /// events for writes made on another machine).
+    func forget(_ zone: StoreView.ZoneRef) {
         _ = lock.withLock { quiet.remove(zone) }
     }
 

@@ -59,7 +59,9 @@ final class ChangeWatcher: @unchecked Sendable {
             }
             for t in touched {
                 switch t {
-                case .zone(let z): _ = try? view.catalog(z.database, z.zone)
+                case .zone(let z):
+                    queue.forget(z) // a look, whatever the queue says (the sweep is for what it misses)
+                    _ = try? view.catalog(z.database, z.zone)
                 case .keyValue(let ref): _ = try? view.keyValues(ref)
                 }
             }

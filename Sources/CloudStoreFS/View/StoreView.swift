@@ -187,7 +187,7 @@ public final class StoreView: @unchecked Sendable {
         changes.looking(at: ref)
         let change: ZoneCatalog.Change
         do { change = try cat.refresh() } catch {
-            changes.lookFailed(ref)
+            changes.forget(ref)
             if error.code == .zoneNotFound {
                 stateLock.withLock { catalogs[ref] = nil }
                 throw FSError(ENOENT, "zone \(zone) does not exist")

@@ -107,3 +107,73 @@ import Testing
         }
     }
 }
+
+extension ChangeQueueTests {
+    /// A save the queue never hears of (a store on a network file system written from another
+    /// machine) still shows: the watcher's once-a-second sweep looks at every zone whatever
+    /// the queue says. The save is made in a copy of the store and its log line and markers
+    /// are written into this store through hard links in another folder, so the zone folder's
+    /// watch gets no event.
+    @Test func theSweepShowsASaveTheQueueNeverHeardOf() throws {
+        let f = try StoreViewTests.Fixture()
+        let path = StoreViewTests.noteDir + "/welcome.json"
+        func text() throws -> String {
+            let ino = try f.inode(path)
+            let fh = try f.view.open(ino, flags: O_RDONLY, caller: f.me).handle
+            defer { f.view.release(handle: fh) }
+            return String(decoding: try f.view.read(handle: fh, count: 1 << 20, offset: 0), as: UTF8.self)
+        }
+        _ = try text()
+        let zone = try #require(f.view.openZones.first)
+        let watcher = ChangeWatcher(view: f.view)
+        watcher.start()
+        defer { watcher.stop() }
+        var deadline = Date().addingTimeInterval(5)
+        while !f.view.changes.isQuiet(zone) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+            _ = try text()
+        }
+        try #require(f.view.changes.isQuiet(zone), "the watcher watches the zone")
+
+        // The save, made in a copy of the store.
+        let copy = f.root + "-copy"
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        try FileManager.default.copyItem(atPath: f.root, toPath: copy)
+        let zoneDir = try f.publicDB.zoneDirectoryPath("_defaultZone")
+        let copyZoneDir = copy + zoneDir.dropFirst(f.root.count)
+        let before = try #require(FileManager.default.contents(atPath: StoreLayout.logFile(zoneDir)))
+        let other = try Store.open(at: copy)
+        let db = try other.container().database(.public, caller: Caller(userName: Caller.currentOSUserName))
+        var r = try db.record(for: f.welcomeID)
+        r["title"] = .string("unheard")
+        _ = try db.save(r, policy: .allKeys)
+        other.waitForRecordFiles()
+        let after = try #require(FileManager.default.contents(atPath: StoreLayout.logFile(copyZoneDir)))
+        try #require(after.count > before.count && after.prefix(before.count) == before)
+        // The commit marker only: the copy's apply marker speaks of the copy's record files.
+        let marker = try #require(FileManager.default.contents(atPath: StoreLayout.lockFile(copyZoneDir))).prefix(CommitMarker.size)
+
+        // Written into this store through links elsewhere: no event on the zone's folder.
+        let links = f.root + "-links"
+        try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: links) }
+        try #require(link(StoreLayout.logFile(zoneDir), links + "/log") == 0)
+        try #require(link(StoreLayout.lockFile(zoneDir), links + "/lock") == 0)
+        let log = try #require(FileHandle(forWritingAtPath: links + "/log"))
+        log.seekToEndOfFile()
+        log.write(after.suffix(from: before.count))
+        try log.close()
+        let lock = try #require(FileHandle(forWritingAtPath: links + "/lock"))
+        lock.write(marker)
+        try lock.close()
+        #expect(f.view.changes.isQuiet(zone), "the queue heard nothing")
+
+        deadline = Date().addingTimeInterval(5)
+        var shown = try text()
+        while !shown.contains("\"value\": \"unheard\"") && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            shown = try text()
+        }
+        #expect(shown.contains("\"value\": \"unheard\""), "\(shown.prefix(300))")
+    }
+}

@@ -21,6 +21,14 @@ import Testing
         return count
     }
 
+    /// The welcome note's text, read through the view as `cat` reads it: open, read, release.
+    static func welcome(_ f: StoreViewTests.Fixture) throws -> String {
+        let ino = try f.inode(StoreViewTests.noteDir + "/welcome.json")
+        let fh = try f.view.open(ino, flags: O_RDONLY, caller: f.me).handle
+        defer { f.view.release(handle: fh) }
+        return String(decoding: try f.view.read(handle: fh, count: 1 << 20, offset: 0), as: UTF8.self)
+    }
+
     @Test func aZoneIsQuietOnlyWhileNothingIsWrittenToItsFolder() throws {
         let dir = NSTemporaryDirectory() + "ckfs-queue-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -78,13 +86,7 @@ import Testing
     /// queue: the next open still shows the new text.
     @Test func aQuietZoneStillShowsAnOutsideSaveAtTheNextOpen() throws {
         let f = try StoreViewTests.Fixture()
-        let path = StoreViewTests.noteDir + "/welcome.json"
-        func text() throws -> String {
-            let ino = try f.inode(path)
-            let fh = try f.view.open(ino, flags: O_RDONLY, caller: f.me).handle
-            defer { f.view.release(handle: fh) }
-            return String(decoding: try f.view.read(handle: fh, count: 1 << 20, offset: 0), as: UTF8.self)
-        }
+        func text() throws -> String { try Self.welcome(f) }
         _ = try text()
         let zone = try #require(f.view.openZones.first)
         try #require(inotify_add_watch(f.view.changes.fd, try f.publicDB.zoneDirectoryPath("_defaultZone"), Self.mask) >= 0)
@@ -116,13 +118,7 @@ extension ChangeQueueTests {
     /// watch gets no event.
     @Test func theSweepShowsASaveTheQueueNeverHeardOf() throws {
         let f = try StoreViewTests.Fixture()
-        let path = StoreViewTests.noteDir + "/welcome.json"
-        func text() throws -> String {
-            let ino = try f.inode(path)
-            let fh = try f.view.open(ino, flags: O_RDONLY, caller: f.me).handle
-            defer { f.view.release(handle: fh) }
-            return String(decoding: try f.view.read(handle: fh, count: 1 << 20, offset: 0), as: UTF8.self)
-        }
+        func text() throws -> String { try Self.welcome(f) }
         _ = try text()
         let zone = try #require(f.view.openZones.first)
         let watcher = ChangeWatcher(view: f.view)

@@ -87,6 +87,11 @@ public struct Bench: Sendable {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func wanted(_ ids: String...) -> Bool { only.map { !$0.isDisjoint(with: ids) } ?? true }
         var rows: [Row] = []
+        if wanted("1", "8b", "2", "8c", "2b", "6a", "6b") {
+            let perFile = try createFiles(in: directory + "/probe", count: 200)
+            progress(String(format: "file creation now: %.1f µs a file (200 files)", perFile * 1e6))
+            if let warning = Self.fileSystemWarning(secondsPerFile: perFile) { progress(warning) }
+        }
         let floor = wanted("8", "8b") ? try fsyncFloor() : nil
         if let floor, wanted("8") { rows.append(floor) }
         if wanted("1", "8b") {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import CloudStore
+import CloudStoreBench
 
 /// `ckfs bench --quick` once, as CI's smoke test of the benchmarks (issue #7): every row is
 /// measured, on both sides, and the ratio is what the figures say. No thresholds: machines
@@ -29,5 +30,24 @@ import Testing
         #expect(unknown.status == 64 && unknown.stderr.contains("no row '9'"), "\(unknown.stderr)")
         let one = CLIFixture.exec(CLIFixture.binary, ["bench", "--quick", "--json", "--rows", "8", "--directory", dir])
         #expect(try #require(one.json?.arrayValue).compactMap { $0["id"]?.stringValue } == ["8"])
+    }
+
+    /// Before the rows that write record files the bench times 200 file creations, and warns
+    /// when the file system is in the state that makes those rows measure it instead of ckfs.
+    @Test func theBenchSaysHowFastFilesAreCreatedBeforeTheSaveRows() throws {
+        let dir = NSTemporaryDirectory() + "ckfs-bench-probe-" + UUID().uuidString
+        let r = CLIFixture.exec(CLIFixture.binary, ["bench", "--quick", "--rows", "8c", "--directory", dir])
+        #expect(r.status == 0, "\(r.stderr)")
+        let line = try #require(r.stderr.split(separator: "\n").first { $0.hasPrefix("bench: file creation now: ") })
+        let figure = line.dropFirst("bench: file creation now: ".count).prefix { $0 != " " }
+        #expect((Double(figure) ?? 0) > 0, "\(line)")
+        #expect(r.stdout.contains("8c  the file floor"), "\(r.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: dir))
+        let fsync = CLIFixture.exec(CLIFixture.binary, ["bench", "--quick", "--rows", "8", "--directory", dir])
+        #expect(!fsync.stderr.contains("file creation now"), "no probe for rows that write no files")
+
+        #expect(Bench.fileSystemWarning(secondsPerFile: 40e-6) == nil)
+        let warning = try #require(Bench.fileSystemWarning(secondsPerFile: 1_180e-6))
+        #expect(warning.contains("1180 µs") && warning.contains("some minutes after any large deletion"), "\(warning)")
     }
 }

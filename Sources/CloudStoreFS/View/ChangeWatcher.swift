@@ -55,13 +55,14 @@ final class ChangeWatcher: @unchecked Sendable {
             }
             if Date().timeIntervalSince(lastSweep) >= 1 {
                 lastSweep = Date()
-                touched = Set(view.openZones.map(Watched.zone) + view.openKeyValueRefs.map(Watched.keyValue))
+                let zones = view.openZones
+                // A look whatever the queue says: the sweep is for what the queue misses.
+                for z in zones { queue.forget(z) }
+                touched = Set(zones.map(Watched.zone) + view.openKeyValueRefs.map(Watched.keyValue))
             }
             for t in touched {
                 switch t {
-                case .zone(let z):
-                    queue.forget(z) // a look, whatever the queue says (the sweep is for what it misses)
-                    _ = try? view.catalog(z.database, z.zone)
+                case .zone(let z): _ = try? view.catalog(z.database, z.zone)
                 case .keyValue(let ref): _ = try? view.keyValues(ref)
                 }
             }

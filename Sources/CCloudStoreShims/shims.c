@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -92,6 +93,12 @@ int CCloudStoreShims_limitMallocArenas(int count) {
     (void)count;
     return 0;
 #endif
+}
+
+long long CCloudStoreShims_fileSystemType(const char *path) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    return (long long)info.f_type;
 }
 
 int CCloudStoreShims_openUnnamed(const char *directory, unsigned int mode) {

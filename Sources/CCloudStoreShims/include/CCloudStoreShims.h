@@ -22,6 +22,9 @@ unsigned int CCloudStoreShims_crc32c(unsigned int crc, const unsigned char *byte
 int CCloudStoreShims_statIdentity(int fd, const char *path, unsigned int *mode,
                                   unsigned long long *inode, long long *size, unsigned long long *device);
 
+/* The type (statfs f_type, a magic number) of the file system holding `path`, or -1 and errno. */
+long long CCloudStoreShims_fileSystemType(const char *path);
+
 /* A new file with no name in `directory` (O_TMPFILE), open for writing with `mode`: the fd, or
    -1 and errno (EOPNOTSUPP, EISDIR or EINVAL where the file system or kernel makes none). */
 int CCloudStoreShims_openUnnamed(const char *directory, unsigned int mode);

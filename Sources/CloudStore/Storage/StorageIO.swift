@@ -96,7 +96,7 @@ struct FileWriter: Sendable {
         try renamed.orThrow(.internalError, "cannot replace \(path)")
     }
 
-    private static func tempName(_ dir: String, _ name: String) -> String {
+    static func tempName(_ dir: String, _ name: String) -> String {
         dir + "/" + tempPrefix + name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
 

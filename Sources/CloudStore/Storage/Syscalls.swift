@@ -244,6 +244,13 @@ enum Syscall {
         return .success(FileStatus(size: size, inode: inode, isDirectory: (mode & S_IFMT) == S_IFDIR, modified: 0, device: device))
     }
 
+    /// The type (`f_type`, a magic number) of the file system holding `path`; nil when it
+    /// cannot be told.
+    static func fileSystemType(_ path: String) -> Int64? {
+        let type = CCloudStoreShims_fileSystemType(path)
+        return type < 0 ? nil : Int64(type)
+    }
+
     /// The names in a directory, without `.` and `..`; nil when it does not exist.
     static func listDirectory(_ path: String) -> R<[String]?> {
         guard let dir = opendir(path) else {

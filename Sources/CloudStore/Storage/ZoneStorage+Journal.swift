@@ -27,6 +27,8 @@ extension ZoneStorage {
     /// This process's place in the journal (guarded by `writeLock`).
     struct Journal {
         var fd: Int32
+        /// The file `fd` is open at: another process may put a new journal in its place.
+        var inode: UInt64
         var capacity: Int64
         /// Where the next frame goes, and the file offset of `fd`.
         var position: Int64
@@ -62,28 +64,23 @@ extension ZoneStorage {
     /// written only in large batches never gets one). Any failure just leaves the journal out.
     func restartJournal(afterSeq seq: Int64, frameSize: Int64 = 0) {
         if let j = journal {
-            guard case .success = Syscall.seek(j.fd, to: 0, path: journalPath) else { return closeJournal() }
-            journal!.position = 0
-            journal!.afterSeq = seq
-            return
+            // A journal made again by another process (see ZoneStorage+JournalFile.swift) or
+            // set aside by recovery is no longer this one: frames written into it would be lost.
+            if case .success(let st?) = Syscall.stat(journalPath), st.inode == j.inode {
+                guard case .success = Syscall.seek(j.fd, to: 0, path: journalPath) else { return closeJournal() }
+                journal!.position = 0
+                journal!.afterSeq = seq
+                return
+            }
+            closeJournal()
         }
         let capacity = tuning.journalBytes
-        guard capacity > 0, frameSize <= capacity / 4 else { return }
-        var opened = Syscall.open(journalPath, O_WRONLY)
-        if case .failure(let e) = opened, e.errno == ENOENT {
-            // Made whole and durable before its first use: a frame synced into a file whose
-            // name was not yet on disk would be lost with it.
-            do throws(CKError) {
-                try writer.replace(journalPath, with: [UInt8](repeating: 0, count: Int(capacity)), durable: true)
-            } catch { return }
-            opened = Syscall.open(journalPath, O_WRONLY)
-        }
-        guard case .success(let fd) = opened else { return }
+        guard capacity > 0, frameSize <= capacity / 4, let fd = openJournalFile(capacity: capacity) else { return }
         guard case .success(let st) = Syscall.fstat(fd, path: journalPath), st.size > 0 else {
             Syscall.close(fd)
             return
         }
-        journal = Journal(fd: fd, capacity: min(st.size, capacity), position: 0, afterSeq: seq)
+        journal = Journal(fd: fd, inode: st.inode, capacity: min(st.size, capacity), position: 0, afterSeq: seq)
     }
 
     /// Forgets this process's place in the journal (the zone was deleted or recovered, or a

@@ -45,19 +45,11 @@ import Testing
         try rewriteCommitMarker(lock, marker)
     }
 
-    /// The entries framed at the start of the zone's journal, each after the one before, as
-    /// recovery would read them.
+    /// The entries framed at the start of the zone's journal, each after the one before: what
+    /// recovery would read (its own reader).
     static func frames(_ dir: String) throws -> [LogEntry] {
-        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: StoreLayout.journalFile(dir))))
-        var entries: [LogEntry] = []
-        var start = 0
-        while start < bytes.count, bytes[start] == UInt8(ascii: "{"), let nl = bytes[start...].firstIndex(of: 0x0A),
-              let entry = try? LogEntry.unframe(bytes[start..<nl], zoneID: ZoneID(zoneName: ZoneID.defaultZoneName)),
-              entries.last.map({ entry.seq == $0.seq + 1 }) ?? true {
-            entries.append(entry)
-            start = nl + 1
-        }
-        return entries
+        let storage = ZoneStorage(directory: dir, zoneID: ZoneID(zoneName: ZoneID.defaultZoneName), io: PosixIO(), tuning: ZoneTuning())
+        return try storage.journalFrames().map(\.entry)
     }
 
     func logLines(_ dir: String) throws -> Int {

@@ -89,6 +89,23 @@ struct FileWriter: Sendable {
         }
     }
 
+    /// Replaces `path` durably with the unnamed file `fd` (from `Syscall.openUnnamed`), after
+    /// writing `bytes` into it: linked to a temp name, synced once named (the inode then says
+    /// it has a link), renamed over `path`, and the folder synced. For a file whose inode the
+    /// caller chose, where `replace` would take whatever inode comes.
+    func replace(_ path: String, withUnnamed fd: Int32, bytes: [UInt8]) throws(CKError) {
+        let (dir, name) = StoreLayout.split(path)
+        try io.write(fd, bytes, path: path).orThrow(.internalError, "cannot write \(path)")
+        let temp = Self.tempName(dir, name)
+        try io.link(fd, to: temp).orThrow(.internalError, "cannot create \(temp)")
+        if case .failure(let e) = io.sync(fd, path: temp, dataOnly: false) {
+            _ = Syscall.unlink(temp)
+            throw CKError(.internalError, "cannot sync \(path)", cause: .system(e))
+        }
+        try rename(temp, over: path)
+        try syncDirectory(dir)
+    }
+
     /// Renames the temp file `temp` over `path`; one that cannot be renamed is removed.
     private func rename(_ temp: String, over path: String) throws(CKError) {
         let renamed = io.rename(temp, path)
@@ -96,7 +113,7 @@ struct FileWriter: Sendable {
         try renamed.orThrow(.internalError, "cannot replace \(path)")
     }
 
-    static func tempName(_ dir: String, _ name: String) -> String {
+    private static func tempName(_ dir: String, _ name: String) -> String {
         dir + "/" + tempPrefix + name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     }
 

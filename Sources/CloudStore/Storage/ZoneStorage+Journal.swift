@@ -75,12 +75,12 @@ extension ZoneStorage {
             closeJournal()
         }
         let capacity = tuning.journalBytes
-        guard capacity > 0, frameSize <= capacity / 4, let fd = openJournalFile(capacity: capacity) else { return }
-        guard case .success(let st) = Syscall.fstat(fd, path: journalPath), st.size > 0 else {
-            Syscall.close(fd)
+        guard capacity > 0, frameSize <= capacity / 4, let opened = openJournalFile(capacity: capacity) else { return }
+        guard opened.status.size > 0 else {
+            Syscall.close(opened.fd)
             return
         }
-        journal = Journal(fd: fd, inode: st.inode, capacity: min(st.size, capacity), position: 0, afterSeq: seq)
+        journal = Journal(fd: opened.fd, inode: opened.status.inode, capacity: min(opened.status.size, capacity), position: 0, afterSeq: seq)
     }
 
     /// Forgets this process's place in the journal (the zone was deleted or recovered, or a

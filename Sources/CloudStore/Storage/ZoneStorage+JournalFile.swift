@@ -39,20 +39,19 @@ extension ZoneStorage {
         return blocks
     }
 
-    /// The journal, open for writing (writer's lock held, the log synced): made when the zone
-    /// has none, and made again when its inode shares a block with a busy one and a better
-    /// placed file can be had. nil when it can be neither opened nor made; the commit then
-    /// syncs the log, as without a journal.
-    func openJournalFile(capacity: Int64) -> Int32? {
+    /// The journal, open for writing, with its status (writer's lock held, the log synced):
+    /// made when the zone has none, and made again when its inode shares a block with a busy
+    /// one and a better placed file can be had. nil when it can be neither opened nor made;
+    /// the commit then syncs the log, as without a journal.
+    func openJournalFile(capacity: Int64) -> (fd: Int32, status: Syscall.FileStatus)? {
         let busy = busyInodeBlocks()
-        switch Syscall.open(journalPath, O_WRONLY) {
-        case .success(let fd):
-            guard let busy, case .success(let st) = Syscall.fstat(fd, path: journalPath),
-                  busy.contains(Self.inodeBlock(st.inode)) else { return fd }
+        switch openWithStatus(journalPath) {
+        case .success(let opened):
+            guard let busy, busy.contains(Self.inodeBlock(opened.status.inode)) else { return opened }
             // Nothing in it is needed (the log is synced): replaced only when the new file is
             // better placed, or each process would make one at its first commit.
-            guard (try? makeJournalFile(capacity: capacity, avoiding: busy, onlyIfPlaced: true)) == true else { return fd }
-            Syscall.close(fd)
+            guard (try? makeJournalFile(capacity: capacity, avoiding: busy, onlyIfPlaced: true)) == true else { return opened }
+            Syscall.close(opened.fd)
         case .failure(let e) where e.errno == ENOENT:
             // Made whole and durable before its first use: a frame synced into a file whose
             // name was not yet on disk would be lost with it.
@@ -60,15 +59,22 @@ extension ZoneStorage {
         case .failure:
             return nil
         }
-        guard case .success(let fd) = Syscall.open(journalPath, O_WRONLY) else { return nil }
-        return fd
+        return try? openWithStatus(journalPath).get()
     }
 
-    /// Puts a journal of `capacity` zero bytes at `journalPath` (over any there), durably: an
-    /// unnamed file whose inode is in none of the blocks `busy`, written, linked to a temp
-    /// name, synced, renamed, and the folder synced. Where no such file comes within
-    /// ``journalPlacementAttempts`` (or the file system makes no unnamed files) returns false
-    /// when `onlyIfPlaced`, else makes it as any other file.
+    private func openWithStatus(_ path: String) -> Result<(fd: Int32, status: Syscall.FileStatus), SystemCallError> {
+        Syscall.open(path, O_WRONLY).flatMap { fd in
+            Syscall.fstat(fd, path: path).map { (fd, $0) }.mapError { e in
+                Syscall.close(fd)
+                return e
+            }
+        }
+    }
+
+    /// Puts a journal of `capacity` zero bytes at `journalPath` (over any there), durably,
+    /// from an unnamed file whose inode is in none of the blocks `busy`. Where no such file
+    /// comes within ``journalPlacementAttempts`` (or the file system makes no unnamed files)
+    /// returns false when `onlyIfPlaced`, else makes it as any other file.
     private func makeJournalFile(capacity: Int64, avoiding busy: Set<UInt64>, onlyIfPlaced: Bool) throws(CKError) -> Bool {
         let zeros = [UInt8](repeating: 0, count: Int(capacity))
         var passedOver: [Int32] = []
@@ -76,15 +82,12 @@ extension ZoneStorage {
         var chosen: Int32?
         for _ in 0..<(busy.isEmpty ? 1 : Self.journalPlacementAttempts) {
             guard let fd = try Syscall.openUnnamed(in: directory).orThrow(.internalError, "cannot create a file in \(directory)") else { break }
-            guard case .success(let st) = Syscall.fstat(fd, path: journalPath) else {
-                passedOver.append(fd)
-                break
-            }
-            if !busy.contains(Self.inodeBlock(st.inode)) {
-                chosen = fd
-                break
-            }
             passedOver.append(fd)
+            guard case .success(let st) = Syscall.fstat(fd, path: journalPath) else { break }
+            if !busy.contains(Self.inodeBlock(st.inode)) {
+                chosen = passedOver.removeLast()
+                break
+            }
         }
         guard let fd = chosen else {
             if onlyIfPlaced { return false }
@@ -92,15 +95,7 @@ extension ZoneStorage {
             return true
         }
         defer { Syscall.close(fd) }
-        try io.write(fd, zeros, path: journalPath).orThrow(.internalError, "cannot write \(journalPath)")
-        let temp = FileWriter.tempName(directory, "journal")
-        try io.link(fd, to: temp).orThrow(.internalError, "cannot create \(temp)")
-        // Synced once named: the inode then says it has a link.
-        if case .failure(let e) = io.sync(fd, path: temp, dataOnly: false).flatMap({ io.rename(temp, journalPath) }) {
-            _ = Syscall.unlink(temp)
-            throw CKError(.internalError, "cannot make \(journalPath)", cause: .system(e))
-        }
-        try writer.syncDirectory(directory)
+        try writer.replace(journalPath, withUnnamed: fd, bytes: zeros)
         return true
     }
 }

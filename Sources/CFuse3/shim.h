@@ -14,16 +14,7 @@ static inline void CFuse3_fi_set_noflush(struct fuse_file_info *fi, int on) { fi
 static inline void CFuse3_fi_set_cache_readdir(struct fuse_file_info *fi, int on) { fi->cache_readdir = on ? 1 : 0; }
 static inline void CFuse3_fi_set_nonseekable(struct fuse_file_info *fi, int on) { fi->nonseekable = on ? 1 : 0; }
 
-static inline int CFuse3_session_loop_mt(struct fuse_session *se, unsigned int max_idle) {
-    struct fuse_loop_config *config = fuse_loop_cfg_create();
-    if (config == NULL) return -1;
-    fuse_loop_cfg_set_clone_fd(config, 0);
-    fuse_loop_cfg_set_max_threads(config, 16);
-    fuse_loop_cfg_set_idle_threads(config, max_idle);
-    int rc = fuse_session_loop_mt(se, config);
-    fuse_loop_cfg_destroy(config);
-    return rc;
-}
+#include "loop.h"
 
 /// Asks for the capabilities the view relies on; called from the init callback.
 static inline void CFuse3_conn_init(struct fuse_conn_info *conn) {

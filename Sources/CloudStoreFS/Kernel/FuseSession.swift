@@ -25,6 +25,16 @@ public final class FuseSession: @unchecked Sendable {
     /// ``ChangeWatcher``'s invalidations alone, not on a check at every open.
     private var mayLetKernelOpen = false
     private let notifications = DispatchQueue(label: "ckfs.fuse.notify")
+    /// Threads serving requests: at most this many requests that wait (saves, renames,
+    /// listings) at once, less one for the receiver; libfuse's own pool went up to 16. An idle
+    /// one waits on a condition variable and costs no CPU.
+    static let threads: Int32 = 16
+    /// How long the receiver keeps reading after a request it answered before it sleeps:
+    /// longer than the gap between one file's RELEASE and the next one's OPEN in `cat` or
+    /// `tar` (a few µs), short enough that an idle mount costs nothing. 30, 60, 100 and 200 µs
+    /// gave the same times; without it the receiver sleeps between files and each OPEN wakes
+    /// it. It yields the CPU at each turn, so a woken client runs first.
+    static let receiverSpinMicroseconds: Int32 = 50
     public let mountPoint: String
 
     public struct Options: Sendable {
@@ -84,12 +94,15 @@ public final class FuseSession: @unchecked Sendable {
 
     var kernelOpens: Bool { kernelOpensFiles.load(ordering: .acquiring) }
 
-    /// Serves requests on several threads until the file system is unmounted or a signal
-    /// (SIGINT, SIGTERM, SIGHUP) asks to stop; then unmounts.
+    /// Serves requests until the file system is unmounted or a signal (SIGINT, SIGTERM, SIGHUP)
+    /// asks to stop; then unmounts. ``threads`` threads take turns as the receiver, which
+    /// answers the requests that only read memory and stays awake for
+    /// ``receiverSpinMicroseconds`` after each; a request that may wait is served by the thread
+    /// that read it, once it has handed the receiving on (`Sources/CFuse3/loop.h`).
     public func run() -> Int32 {
         guard let se = lock.withLock({ session }) else { return -1 }
         fuse_set_signal_handlers(se)
-        let rc = CFuse3_session_loop_mt(se, 8)
+        let rc = CFuse3_session_loop(se, Self.threads, Self.receiverSpinMicroseconds)
         fuse_remove_signal_handlers(se)
         lock.withLock { session = nil }
         notifications.sync {}

@@ -21,6 +21,11 @@ import Testing
         return count
     }
 
+    /// A look at the zone from its start to its end, as ``StoreView/catalog(_:_:)`` makes one.
+    static func look(_ queue: ChangeQueue, at zone: StoreView.ZoneRef) {
+        queue.looked(at: zone, since: queue.looking(at: zone))
+    }
+
     /// The welcome note's text, read through the view as `cat` reads it: open, read, release.
     static func welcome(_ f: StoreViewTests.Fixture) throws -> String {
         let ino = try f.inode(StoreViewTests.noteDir + "/welcome.json")
@@ -39,12 +44,12 @@ import Testing
         try #require(queue.fd >= 0)
 
         // Not watched: a look proves nothing.
-        queue.looking(at: zone)
+        Self.look(queue, at: zone)
         #expect(!queue.isQuiet(zone))
 
         try #require(inotify_add_watch(queue.fd, dir, Self.mask) >= 0)
         queue.watched(zone)
-        queue.looking(at: zone)
+        Self.look(queue, at: zone)
         #expect(queue.isQuiet(zone))
         #expect(!queue.isQuiet(other), "never looked at")
 
@@ -55,7 +60,7 @@ import Testing
         #expect(!queue.isQuiet(zone), "read, and the zone was named")
 
         // The next look makes it quiet again, until the next write.
-        queue.looking(at: zone)
+        Self.look(queue, at: zone)
         #expect(queue.isQuiet(zone))
         let fd = open(dir + "/log.jsonl", O_WRONLY | O_APPEND)
         try #require(fd >= 0)
@@ -65,20 +70,66 @@ import Testing
         _ = Self.drain(queue, as: zone)
 
         // A failed look, an overflow, a lost watch: not quiet.
-        queue.looking(at: zone)
+        Self.look(queue, at: zone)
         queue.forget(zone)
         #expect(!queue.isQuiet(zone))
-        queue.looking(at: zone)
+        Self.look(queue, at: zone)
         queue.drain { ChangeQueue.Events(overflowed: true) }
         #expect(!queue.isQuiet(zone))
         queue.drain { ChangeQueue.Events(unwatched: [zone]) }
-        queue.looking(at: zone)
+        Self.look(queue, at: zone)
         #expect(!queue.isQuiet(zone), "the watch is gone")
         queue.watched(zone)
-        queue.looking(at: zone)
+        Self.look(queue, at: zone)
         #expect(queue.isQuiet(zone))
         queue.stop()
         #expect(!queue.isQuiet(zone))
+    }
+
+    /// A look proves the zone quiet only once it has finished, and only if no event for the
+    /// zone was read while it ran: the watcher, woken by a save, reads the event and starts
+    /// its own look, and a request that found the zone quiet in between served the catalog
+    /// from before that save (`MountTests.anEditLoopAlwaysReadsItsLastSave`).
+    @Test func aLookInProgressProvesNothing() throws {
+        let dir = NSTemporaryDirectory() + "ckfs-queue-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let zone = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .private, user: "u"), zone: "z")
+        let other = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .private, user: "u"), zone: "other")
+        let queue = ChangeQueue()
+        try #require(queue.fd >= 0)
+        try #require(inotify_add_watch(queue.fd, dir, Self.mask) >= 0)
+        queue.watched(zone)
+        queue.watched(other)
+
+        // Begun, not finished: not quiet.
+        let first = queue.looking(at: zone)
+        #expect(first != nil)
+        #expect(!queue.isQuiet(zone))
+        // A save while the look runs, its event read (by the watcher): the look's end proves
+        // nothing, since it may have read the log before the save.
+        #expect(FileManager.default.createFile(atPath: dir + "/log.jsonl", contents: Data("a\n".utf8)))
+        // A look begun after the save but before its event was read: counted as spoiled too
+        // (one more look later, never a stale answer).
+        let second = queue.looking(at: zone)
+        #expect(Self.drain(queue, as: zone) > 0)
+        queue.looked(at: zone, since: first)
+        #expect(!queue.isQuiet(zone), "a look that began before the event read")
+        queue.looked(at: zone, since: second)
+        #expect(!queue.isQuiet(zone), "begun before the event was read")
+        Self.look(queue, at: zone)
+        #expect(queue.isQuiet(zone), "a look begun after the read")
+
+        // Another zone's event does not spoil this zone's look; an overflow does.
+        let third = queue.looking(at: zone)
+        queue.drain { ChangeQueue.Events(touched: [other]) }
+        queue.looked(at: zone, since: third)
+        #expect(queue.isQuiet(zone))
+        let fourth = queue.looking(at: zone)
+        queue.drain { ChangeQueue.Events(overflowed: true) }
+        queue.looked(at: zone, since: fourth)
+        #expect(!queue.isQuiet(zone))
+        queue.stop()
     }
 
     /// The view with a real watch on the zone's folder, as the mount's watcher sets it up, and
@@ -155,7 +206,7 @@ extension ChangeQueueTests {
         let probe = ChangeQueue()
         try #require(inotify_add_watch(probe.fd, zoneDir, Self.mask) >= 0)
         probe.watched(zone)
-        probe.looking(at: zone)
+        Self.look(probe, at: zone)
         let links = f.root + "-links"
         try FileManager.default.createDirectory(atPath: links, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: links) }

@@ -7,9 +7,16 @@ import Foundation
 /// Every commit writes the zone's log (and its lock file) in the zone's folder, and the kernel
 /// queues the inotify event for the folder's watch inside that `write`, before the save is
 /// acknowledged. So a zone is quiet when:
-/// 1. its folder was watched before the view's last look at it began, and
+/// 1. its folder was watched before a look at it began, that look has finished (the catalog
+///    holds every save committed before it began), and
 /// 2. no event for it has been read from the queue since that look began, and
 /// 3. the queue holds no event not yet read (`FIONREAD` is 0).
+///
+/// A look in progress proves nothing yet: the watcher, woken by a save, drains the event and
+/// starts its look, and an open that found the zone quiet right then served the catalog
+/// before that save (an edit loop read its previous version). So ``looking(at:)`` hands out
+/// the zone's event count and ``looked(at:since:)`` makes the zone quiet only if no event for
+/// it was read in between.
 ///
 /// The watcher reads the queue only under `lock`, and so does ``isQuiet(_:)`` check it: an
 /// event is either still queued or already taken out of `quiet`, never in between. Without
@@ -18,10 +25,19 @@ import Foundation
 final class ChangeQueue: @unchecked Sendable {
     /// The inotify descriptor (non-blocking); -1 when inotify is unavailable.
     let fd: Int32
-    /// Guards `watching` and `quiet`, and every read of `fd`'s queue.
+    /// Guards `watching`, `quiet`, `events` and `overflows`, and every read of `fd`'s queue.
     private let lock = NSLock()
     private var watching: Set<StoreView.ZoneRef> = []
     private var quiet: Set<StoreView.ZoneRef> = []
+    /// Events read for each zone (a lost watch counts as one), and overflows of the queue.
+    private var events: [StoreView.ZoneRef: UInt64] = [:]
+    private var overflows: UInt64 = 0
+
+    /// What a look began with: the counts an event read since then would have moved.
+    struct Look: Equatable {
+        fileprivate let events: UInt64
+        fileprivate let overflows: UInt64
+    }
 
     init() {
         fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
@@ -34,10 +50,21 @@ final class ChangeQueue: @unchecked Sendable {
         lock.withLock { quiet.contains(zone) && !hasQueuedEvents() }
     }
 
-    /// Called as the view starts a look at the zone (a `stat` of its log): from here on an
-    /// event for it, or any queued event, makes it not quiet.
-    func looking(at zone: StoreView.ZoneRef) {
-        lock.withLock { if watching.contains(zone) { quiet.insert(zone) } }
+    /// Called as the view starts a look at the zone (a `stat` of its log, the catalog's
+    /// refresh); nil when its folder is not watched, so the look can prove nothing.
+    func looking(at zone: StoreView.ZoneRef) -> Look? {
+        lock.withLock { watching.contains(zone) ? Look(events: events[zone, default: 0], overflows: overflows) : nil }
+    }
+
+    /// Called when that look has finished and the catalog holds what it found: the zone is
+    /// quiet if no event for it (and no overflow) was read since the look began. A queued
+    /// event not read yet keeps it from being quiet at ``isQuiet(_:)``.
+    func looked(at zone: StoreView.ZoneRef, since look: Look?) {
+        lock.withLock {
+            guard let look, watching.contains(zone),
+                  look == Look(events: events[zone, default: 0], overflows: overflows) else { return }
+            quiet.insert(zone)
+        }
     }
 
     /// Not quiet until the view's next look: that look failed, or the watcher's once-a-second
@@ -66,12 +93,19 @@ final class ChangeQueue: @unchecked Sendable {
     /// request sees the queue empty before the zones it names stop being quiet.
     func drain(_ read: () -> Events) {
         lock.withLock {
-            let events = read()
-            if events.overflowed { quiet.removeAll() }
-            for z in events.touched { quiet.remove(z) }
-            for z in events.unwatched {
+            let found = read()
+            if found.overflowed {
+                quiet.removeAll()
+                overflows &+= 1
+            }
+            for z in found.touched {
+                quiet.remove(z)
+                events[z, default: 0] &+= 1
+            }
+            for z in found.unwatched {
                 watching.remove(z)
                 quiet.remove(z)
+                events[z, default: 0] &+= 1
             }
         }
     }

@@ -184,7 +184,7 @@ public final class StoreView: @unchecked Sendable {
         // A zone nobody wrote to since the last look needs no look, the watcher's queue proves
         // it: a `cat` of 10,000 records made 10,005 stats of the log before, none now (#7).
         if known, changes.isQuiet(ref) { return cat }
-        changes.looking(at: ref)
+        let look = changes.looking(at: ref)
         let change: ZoneCatalog.Change
         do { change = try cat.refresh() } catch {
             changes.forget(ref)
@@ -194,6 +194,7 @@ public final class StoreView: @unchecked Sendable {
             }
             throw error.fsError
         }
+        changes.looked(at: ref, since: look)
         if change != .none { stateLock.withLock { zoneGenerations[ref, default: 0] += 1 } }
         invalidate(change, in: d, zone)
         return cat

@@ -34,14 +34,19 @@ import Testing
         return String(decoding: try f.view.read(handle: fh, count: 1 << 20, offset: 0), as: UTF8.self)
     }
 
-    @Test func aZoneIsQuietOnlyWhileNothingIsWrittenToItsFolder() throws {
+    /// Runs `body` with a new queue, a temporary folder for zone `z` to watch, and a zone
+    /// `other`.
+    static func withQueue(_ body: (ChangeQueue, String, StoreView.ZoneRef, StoreView.ZoneRef) throws -> Void) throws {
         let dir = NSTemporaryDirectory() + "ckfs-queue-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let zone = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .private, user: "u"), zone: "z")
-        let other = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .private, user: "u"), zone: "other")
+        let database = DatabaseKey(container: "c", scope: .private, user: "u")
         let queue = ChangeQueue()
         try #require(queue.fd >= 0)
+        try body(queue, dir, StoreView.ZoneRef(database: database, zone: "z"), StoreView.ZoneRef(database: database, zone: "other"))
+    }
+
+    @Test func aZoneIsQuietOnlyWhileNothingIsWrittenToItsFolder() throws { try Self.withQueue { queue, dir, zone, other in
 
         // Not watched: a look proves nothing.
         Self.look(queue, at: zone)
@@ -84,20 +89,13 @@ import Testing
         #expect(queue.isQuiet(zone))
         queue.stop()
         #expect(!queue.isQuiet(zone))
-    }
+    } }
 
     /// A look proves the zone quiet only once it has finished, and only if no event for the
     /// zone was read while it ran: the watcher, woken by a save, reads the event and starts
     /// its own look, and a request that found the zone quiet in between served the catalog
     /// from before that save (`MountTests.anEditLoopAlwaysReadsItsLastSave`).
-    @Test func aLookInProgressProvesNothing() throws {
-        let dir = NSTemporaryDirectory() + "ckfs-queue-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let zone = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .private, user: "u"), zone: "z")
-        let other = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .private, user: "u"), zone: "other")
-        let queue = ChangeQueue()
-        try #require(queue.fd >= 0)
+    @Test func aLookInProgressProvesNothing() throws { try Self.withQueue { queue, dir, zone, other in
         try #require(inotify_add_watch(queue.fd, dir, Self.mask) >= 0)
         queue.watched(zone)
         queue.watched(other)
@@ -130,7 +128,7 @@ import Testing
         queue.looked(at: zone, since: fourth)
         #expect(!queue.isQuiet(zone))
         queue.stop()
-    }
+    } }
 
     /// The view with a real watch on the zone's folder, as the mount's watcher sets it up, and
     /// a save from another `Store` (as another process makes it), with nobody reading the

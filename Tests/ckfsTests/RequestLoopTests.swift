@@ -2,23 +2,27 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// #7, F1: the mount's request loop (`Sources/CFuse3/loop.h`). One receiver answers what only
-/// reads memory (opens, attributes, reads) and spins a moment after each request; everything
-/// that may wait goes to worker threads.
+/// #7, F1: the mount's request loop (`Sources/CFuse3/loop.h`). One receiver serves requests
+/// and spins a moment after each; a request that comes to wait hands the receiving on first.
 @Suite(.serialized) struct RequestLoopTests {
     /// A save through the mount that waits for its zone (another process holds the zone's
-    /// lock) must not stop `cat` and `ls` of other files: they answer while it waits, and the
-    /// edit is saved once the lock is free. A loop that ran saves on the receiver would leave
-    /// `cat` waiting behind the save.
-    @Test func aSaveWaitingForItsZoneDoesNotHoldUpReads() throws {
+    /// lock) must not stop `cat`, `ls` and `stat` of other files: they answer while it waits,
+    /// and the edit is saved once the lock is free. Both ways an edit is saved: `sed -i`'s
+    /// rename (handed on before it starts) and a write closed in place (its FLUSH is served by
+    /// the receiver until the save says it will wait). A loop that waited on the receiver
+    /// would leave `cat` behind the save.
+    @Test(arguments: ["sed", "close"]) func aSaveWaitingForItsZoneDoesNotHoldUpReads(_ how: String) throws {
         let m = try MountFixture()
         let zone = "M/\(MountFixture.container)/private/Notes"
+        let command = how == "sed"
+            ? "sed -i 's/milk, bread/milk, eggs, bread/' \(zone)/Note/groceries.json"
+            : "python3 -c \"f = open('\(zone)/Note/groceries.json', 'r+'); t = f.read().replace('milk, bread', 'milk, eggs, bread'); f.seek(0); f.truncate(); f.write(t); f.close()\""
         let script = """
             L=$(find store -path '*/private/*/zones/Notes/lock')
             [ -f "$L" ] || { echo "no lock file for Notes"; exit 1; }
             flock "$L" sleep 3 &
             sleep 0.3
-            ( sed -i 's/milk, bread/milk, eggs, bread/' \(zone)/Note/groceries.json; echo "edit done $?" ) &
+            ( \(command); echo "edit done $?" ) &
             sleep 0.3
             s=$(date +%s%N)
             timeout 2 cat \(zone)/Task/call-mum.json > /dev/null && echo "cat ok $(( ($(date +%s%N) - s) / 1000000 ))"

@@ -11,10 +11,12 @@ import Synchronization
 public final class FuseSession: @unchecked Sendable {
     /// The view; set once before the loop starts.
     let operations: any FileSystemOperations
-    /// Guards `session`, which the notification queue reads while ``run()`` may end it, and
-    /// `mayLetKernelOpen`.
+    /// Guards `session`, which the notification queue reads while ``run()`` may end it,
+    /// `loop`, which requests read while ``run()`` ends it, and `mayLetKernelOpen`.
+    /// Lock order: this lock, then the loop's own.
     private let lock = NSLock()
     private var session: OpaquePointer?
+    private var loop: UnsafeMutablePointer<CFuse3_loop>?
     /// Whether the kernel opens files itself: set once, at INIT, and read at every OPEN and
     /// FLUSH, so an atomic rather than `lock`.
     private let kernelOpensFiles = Atomic<Bool>(false)
@@ -97,15 +99,21 @@ public final class FuseSession: @unchecked Sendable {
 
     /// Serves requests until the file system is unmounted or a signal (SIGINT, SIGTERM, SIGHUP)
     /// asks to stop; then unmounts. ``threads`` threads take turns as the receiver, which
-    /// answers the requests that only read memory and stays awake for
-    /// ``receiverSpinMicroseconds`` after each; a request that may wait is served by the thread
-    /// that read it, once it has handed the receiving on (`Sources/CFuse3/loop.h`).
+    /// serves requests and stays awake for ``receiverSpinMicroseconds`` after each; a request
+    /// that comes to wait (``willWait()``) hands the receiving on first
+    /// (`Sources/CFuse3/loop.h`).
     public func run() -> Int32 {
         guard let se = lock.withLock({ session }) else { return -1 }
+        guard let l = CFuse3_loop_create(se, Self.threads, Self.receiverSpinMicroseconds) else { return -errno }
+        lock.withLock { loop = l }
         fuse_set_signal_handlers(se)
-        let rc = CFuse3_session_loop(se, Self.threads, Self.receiverSpinMicroseconds)
+        let rc = CFuse3_loop_run(l)
         fuse_remove_signal_handlers(se)
-        lock.withLock { session = nil }
+        lock.withLock {
+            loop = nil
+            session = nil
+        }
+        CFuse3_loop_destroy(l)
         notifications.sync {}
         fuse_session_unmount(se)
         fuse_session_destroy(se)
@@ -114,7 +122,13 @@ public final class FuseSession: @unchecked Sendable {
 }
 
 extension FuseSession: KernelNotifier {
+    public func willWait() {
+        lock.withLock { if let loop { CFuse3_loop_will_block(loop) } }
+    }
+
     public func invalidateNodeNow(_ inode: UInt64) {
+        // The kernel may wait here for a read in flight, which only a receiver can take in.
+        willWait()
         guard let se = lock.withLock({ session }) else { return }
         _ = fuse_lowlevel_notify_inval_inode(se, inode, 0, 0)
     }

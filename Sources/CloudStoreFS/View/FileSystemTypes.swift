@@ -106,6 +106,13 @@ public protocol KernelNotifier: AnyObject, Sendable {
     /// request (a rename) since the mount keeps no dirty pages (no writeback cache): the
     /// kernel then never waits on the daemon for it.
     func invalidateNodeNow(_ inode: UInt64)
+    /// The calling request is about to wait (a save's `fdatasync` and locks, a zone's first
+    /// load): the kernel layer goes on reading requests on another thread meanwhile.
+    func willWait()
+}
+
+extension KernelNotifier {
+    public func willWait() {}
 }
 
 /// The operations the kernel layer forwards; names and inodes only, never a `fuse_req_t`.

@@ -58,6 +58,7 @@ extension StoreView {
         case .database(let d):
             guard let zone = StoreLayout.decode(name) else { throw FSError(EINVAL, "\(name) is not a valid encoding of a zone name") }
             let db = try database(d, caller: caller)
+            notifier?.willWait()
             do throws(CKError) { _ = try db.createZone(zone) } catch {
                 log("refused mkdir of zone \(zone): \(error.message)")
                 throw error.fsError
@@ -88,6 +89,7 @@ extension StoreView {
             }
             if !cat.recordTypes.isEmpty || hasScratch { throw FSError(ENOTEMPTY) }
             let db = try database(d, caller: caller)
+            notifier?.willWait()
             do throws(CKError) { try db.deleteZone(zone) } catch {
                 log("refused rmdir of zone \(zone): \(error.message)")
                 throw error.fsError

@@ -60,6 +60,7 @@ extension StoreView {
 
     /// Saves a file's text as the item it names, with every check an API save makes (F2).
     func save(_ text: [UInt8], as target: ItemTarget, caller: CallerContext) throws(FSError) {
+        notifier?.willWait()
         switch target {
         case .record(let t): try saveRecord(text, as: t, caller: caller)
         case .keyValue(let ref, let key): try saveKeyValue(text, ref, key: key)
@@ -69,6 +70,7 @@ extension StoreView {
     }
 
     func deleteItem(_ target: ItemTarget, caller: CallerContext) throws(FSError) {
+        notifier?.willWait()
         switch target {
         case .record(let t): try deleteRecord(t, caller: caller)
         case .keyValue(let ref, let key):

@@ -178,6 +178,7 @@ public final class StoreView: @unchecked Sendable {
             known = true
         } else {
             known = false
+            notifier?.willWait()  // a first load reads every record file of the zone
             cat = try database(d, caller: nil).catalog(zone)
             stateLock.withLock { if catalogs[ref] == nil { catalogs[ref] = cat } }
         }

@@ -5,12 +5,13 @@
 // in poll(). `cat` or `tar` over many files sends its next OPEN a few microseconds after the
 // last reply, and a receiver still awake takes it without the wake-up of a sleeping thread on
 // the other core (README, "The mount"). The receiver serves requests itself. One that is
-// about to wait (a save, a zone's first load, a synchronous invalidation) first hands the
-// receiving to a waiting thread with `CFuse3_loop_will_block` (the view says so through
-// `KernelNotifier.willWait()`), and a few kinds that are long or wait anyway (renames,
-// listings, fsync, locks) hand it on before they start (`CFuse3_heavy`). So a slow save never
-// holds up a `cat`, the receiver never waits on anything another thread holds, and a request
-// that does not wait costs no wake-up of another thread.
+// about to wait (a save, a delete, a zone made or removed, a zone's first load, a synchronous
+// invalidation) first hands the receiving to a waiting thread with `CFuse3_loop_will_block`
+// (the view says so through `KernelNotifier.willWait()`); listings, long for a large folder,
+// hand it on before they start (`CFuse3_heavy`). So a slow save never holds up a `cat`, and a
+// request that does not wait costs no wake-up of another thread. The receiver may still wait
+// briefly on the view's own locks, never (as I read the code) on anything that needs another
+// FUSE request answered.
 //
 // Lock order: `CFuse3_loop.lock` guards `receiver` (written under it; the receiver reads its
 // own entry without it) and `stopping`; nothing is called with it held.
@@ -35,26 +36,15 @@
 /// under our own names: linux/fuse.h and libfuse's headers define some of the same macros.
 struct CFuse3_in_header { uint32_t len, opcode; uint64_t unique, nodeid; uint32_t uid, gid, pid; uint16_t total_extlen, padding; };
 
-enum {
-    CFuse3_MKDIR = 9, CFuse3_RMDIR = 11, CFuse3_RENAME = 12, CFuse3_FSYNC = 20, CFuse3_READDIR = 28,
-    CFuse3_FSYNCDIR = 30, CFuse3_SETLK = 32, CFuse3_SETLKW = 33, CFuse3_READDIRPLUS = 44,
-    CFuse3_RENAME2 = 45, CFuse3_FALLOCATE = 43, CFuse3_COPY_FILE_RANGE = 47,
-};
+enum { CFuse3_READDIR = 28, CFuse3_READDIRPLUS = 44 };
 
-/// Whether a request hands the receiving on before it starts: renames (a save, and a
-/// synchronous invalidation), zone folders made or removed, listings (a whole folder's
-/// entries), fsync, locks, and the rare data-moving calls. Everything else is served on the
-/// receiver and hands it on only if it comes to wait.
+/// Whether a request hands the receiving on before it starts: a listing, which renders a
+/// whole folder's entries and can take milliseconds without waiting on anything. Everything
+/// else is served on the receiver and hands it on only if it comes to wait.
 static inline int CFuse3_heavy(const void *mem, size_t size) {
     if (size < sizeof(struct CFuse3_in_header)) return 1;
-    switch (((const struct CFuse3_in_header *)mem)->opcode) {
-    case CFuse3_RENAME: case CFuse3_RENAME2: case CFuse3_MKDIR: case CFuse3_RMDIR: case CFuse3_READDIR:
-    case CFuse3_READDIRPLUS: case CFuse3_FSYNC: case CFuse3_FSYNCDIR: case CFuse3_SETLK: case CFuse3_SETLKW:
-    case CFuse3_FALLOCATE: case CFuse3_COPY_FILE_RANGE:
-        return 1;
-    default:
-        return 0;
-    }
+    uint32_t opcode = ((const struct CFuse3_in_header *)mem)->opcode;
+    return opcode == CFuse3_READDIR || opcode == CFuse3_READDIRPLUS;
 }
 
 struct CFuse3_loop {

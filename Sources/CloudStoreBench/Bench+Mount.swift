@@ -62,7 +62,7 @@ extension Bench {
             _ = try ChildProcess.shell(script(dir), stdoutFile: sink)
             var s: [Double] = []
             for _ in 0..<3 { s.append(try ChildProcess.shell(script(dir), stdoutFile: sink).seconds) }
-            return s.sorted()[1] / Double(n) * 1e6
+            return Self.median(s) / Double(n) * 1e6
         }
         let cat = { (d: String) in "cd '\(d)' && cat -- *.json > /dev/null" }
         let ls = { (d: String) in "ls -l '\(d)' > /dev/null" }

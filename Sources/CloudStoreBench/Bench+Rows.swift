@@ -155,7 +155,7 @@ extension Bench {
             try body() // warm
             var samples: [Double] = []
             for _ in 0..<sizes.queries { samples.append(try time(body)) }
-            return samples.sorted()[samples.count / 2] * 1e6
+            return Self.median(samples) * 1e6
         }
         let ours = try median(ckfsQuery)
         let plain = try median(sqliteQuery)
@@ -194,7 +194,7 @@ extension Bench {
                     db.store.waitForRecordFiles()
                 } / Double(singles.count) * 1e6)
             }
-            let save = rounds.sorted()[2]
+            let save = Self.median(rounds)
             let batched = fresh(2_000)
             let batch = try time { () throws(CKError) in
                 for b in stride(from: 0, to: batched.count, by: 400) { _ = try db.modify(saving: Array(batched[b..<min(b + 400, batched.count)])) }
@@ -212,7 +212,7 @@ extension Bench {
             for _ in 0..<5 {
                 passes.append(try time { () throws(CKError) in for id in ids { _ = try db.record(for: id) } } / Double(ids.count) * 1e6)
             }
-            let fetch = passes.sorted()[2]
+            let fetch = Self.median(passes)
             // Cold: another opening of the store fetching distinct records, each first fetch
             // reading the record's file (from the page cache).
             let other = try Store.open(at: directory + "/growth-\(size)").container().database(.private, caller: Self.caller)

@@ -169,6 +169,10 @@ public struct Bench: Sendable {
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
+    /// The middle of `samples` (the upper middle of an even count): a run's hiccup moves it
+    /// only when it hits most of the samples.
+    static func median(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
+
     /// Fills a ckfs zone with records `from..<to`, in batches of 400, and waits for the record
     /// files, so the rows that read measure a settled store, not one still writing behind.
     func fillOnly(_ db: Database, from: Int = 0, count: Int) throws(CKError) {

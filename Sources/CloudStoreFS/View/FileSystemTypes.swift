@@ -103,8 +103,9 @@ public protocol KernelNotifier: AnyObject, Sendable {
     func invalidateNode(_ inode: UInt64)
     func invalidateEntry(parent: UInt64, name: String)
     /// Drops the kernel's attributes and pages of `inode` before returning. Safe inside a
-    /// request (a rename) since the mount keeps no dirty pages (no writeback cache): the
-    /// kernel then never waits on the daemon for it.
+    /// request (a rename): the mount keeps no dirty pages (no writeback cache), so the kernel
+    /// waits at most for a read of that file in flight, and the kernel layer goes on reading
+    /// requests on another thread first (``willWait()``) so that read can be answered.
     func invalidateNodeNow(_ inode: UInt64)
     /// The calling request is about to wait (a save's `fdatasync` and locks, a zone's first
     /// load): the kernel layer goes on reading requests on another thread meanwhile.

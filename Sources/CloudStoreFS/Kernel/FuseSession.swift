@@ -126,17 +126,20 @@ extension FuseSession: KernelNotifier {
         lock.withLock { if let loop { CFuse3_loop_will_block(loop) } }
     }
 
-    public func invalidateNodeNow(_ inode: UInt64) {
-        // The kernel may wait here for a read in flight, which only a receiver can take in.
-        willWait()
+    public func invalidateAttributesNow(_ inode: UInt64) {
         guard let se = lock.withLock({ session }) else { return }
-        _ = fuse_lowlevel_notify_inval_inode(se, inode, 0, 0)
+        // A negative offset: attributes only. The kernel then neither locks nor waits for pages.
+        _ = fuse_lowlevel_notify_inval_inode(se, inode, -1, 0)
     }
 
     public func invalidateNode(_ inode: UInt64) {
+        // Where every open is a request, the open decides whether the kernel keeps its pages
+        // (the view's ItemCacheTable); dropping them here would wait on the page locks of reads
+        // in flight, which a killed daemon never answers.
+        let pages: off_t = kernelOpens ? 0 : -1
         notifications.async { [self] in
             guard let se = lock.withLock({ session }) else { return }
-            _ = fuse_lowlevel_notify_inval_inode(se, inode, 0, 0)
+            _ = fuse_lowlevel_notify_inval_inode(se, inode, pages, 0)
         }
     }
 

@@ -98,15 +98,17 @@ public struct FileSystemStatistics: Sendable {
 }
 
 /// Calls the view makes into the kernel: drop what the kernel caches of a node or a name.
-/// The kernel layer runs them on its own thread, never inside a request for the same node.
 public protocol KernelNotifier: AnyObject, Sendable {
+    /// Drops what the kernel keeps of `inode`: its attributes, and its pages where no open
+    /// decides about them (a mount whose files the kernel opens itself); on its own thread.
     func invalidateNode(_ inode: UInt64)
+    /// Drops the kernel's name `name` in `parent`; on its own thread, since the kernel takes
+    /// the folder's lock for it, which a request in flight there may hold.
     func invalidateEntry(parent: UInt64, name: String)
-    /// Drops the kernel's attributes and pages of `inode` before returning. Safe inside a
-    /// request (a rename): the mount keeps no dirty pages (no writeback cache), so the kernel
-    /// waits at most for a read of that file in flight, and the kernel layer goes on reading
-    /// requests on another thread first (``willWait()``) so that read can be answered.
-    func invalidateNodeNow(_ inode: UInt64)
+    /// Drops the kernel's attributes of `inode` (its size among them) before returning, so a
+    /// request may call it before it answers. It takes no lock a request holds and waits for
+    /// nothing: pages are not touched.
+    func invalidateAttributesNow(_ inode: UInt64)
     /// The calling request is about to wait (a save's `fdatasync` and locks, a zone's first
     /// load): the kernel layer goes on reading requests on another thread meanwhile.
     func willWait()

@@ -119,6 +119,8 @@ final class OpenFile: @unchecked Sendable {
     var isNew: Bool
     /// A directory's entries, listed at the first read and then served from here.
     var listing: [DirectoryEntry]?
+    /// How an item handle reads and writes (``ItemCacheTable``); set once, at the open.
+    var cacheMode: ItemCacheTable.Mode = .direct
 
     init(kind: Kind, inode: UInt64, flags: Int32, caller: CallerContext, buffer: [UInt8] = [], isNew: Bool = false) {
         self.kind = kind

@@ -10,25 +10,33 @@ extension StoreView {
         switch key {
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
+            let writing = flags & O_ACCMODE != O_RDONLY
             if let pending = stateLock.withLock({ pendingNew[target] }) {
                 // A second open of a file created but not saved yet shares nothing: it starts
-                // from what the creating handle has written.
+                // from what the creating handle has written, and reads it directly (it is no
+                // version yet, so it never goes into the kernel's pages).
                 let bytes = truncating ? [] : pending.lock.withLock { pending.buffer }
                 let h = OpenFile(kind: .item(target), inode: inode, flags: flags, caller: caller, buffer: bytes)
                 h.dirty = truncating
-                return OpenReply(handle: handles.add(h), keepCache: false)
+                return OpenReply(handle: handles.add(h), keepCache: false, directIO: true)
             }
             guard let (bytes, tag) = try current(target) else { throw FSError(ENOENT) }
-            if flags & O_ACCMODE != O_RDONLY { try checkMayChange(target, deleting: false, caller: caller) }
+            if writing { try checkMayChange(target, deleting: false, caller: caller) }
             let h = OpenFile(kind: .item(target), inode: inode, flags: flags, caller: caller, buffer: truncating ? [] : bytes)
             h.dirty = truncating
             h.baseTag = tag
-            let (served, reported) = stateLock.withLock { (servedTag[inode], reportedSize[inode]) }
-            // The kernel keeps its pages when it read this very version; when it was told
-            // another size, read past its idea of the end (direct I/O) so `cat` shows it all.
-            return OpenReply(handle: handles.add(h), keepCache: served == tag && !truncating,
-                             directIO: reported != nil && reported != Int64(bytes.count) && !truncating,
-                             noFlush: flags & O_ACCMODE == O_RDONLY)
+            if writing {
+                h.cacheMode = itemCache.openWriter(inode) { notifier?.willWait() }
+                // The open's truncation and the writes change the kernel's size of the file.
+                stateLock.withLock { reportedSize[inode] = nil }
+                return OpenReply(handle: handles.add(h), keepCache: false, directIO: true)
+            }
+            // Reads through the cache stop at the kernel's size of the file: when it may not be
+            // this version's, the kernel is made to ask for it before its first read.
+            if stateLock.withLock({ reportedSize[inode] != Int64(bytes.count) }) { notifier?.invalidateAttributesNow(inode) }
+            h.cacheMode = itemCache.openReader(inode, tag: tag)
+            return OpenReply(handle: handles.add(h), keepCache: h.cacheMode == .cached(keepPages: true),
+                             directIO: h.cacheMode == .direct, noFlush: true)
         case .scratch(let id):
             guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
             if truncating { s.lock.withLock { s.bytes = []; s.modified = Store.now(); s.changed = s.modified } }
@@ -70,7 +78,7 @@ extension StoreView {
             }
             if taken { throw FSError(EEXIST, "\(name) is being created by another open") }
             let fh = handles.add(h)
-            return (try entry(target.key, caller: caller), OpenReply(handle: fh, keepCache: false))
+            return (try entry(target.key, caller: caller), OpenReply(handle: fh, keepCache: false, directIO: true))
         }
         if case .zone = dir, ItemFileName.record.name(name) != nil {
             throw FSError(EPERM, "record files go in a folder named after their record type: mkdir it first")
@@ -103,9 +111,7 @@ extension StoreView {
         switch h.kind {
         case .scratch(let s): bytes = s.lock.withLock { s.bytes }
         case .item:
-            let (b, tag) = h.lock.withLock { (h.buffer, h.dirty ? nil : h.baseTag) }
-            bytes = b
-            if let tag { stateLock.withLock { servedTag[h.inode] = tag } }
+            bytes = h.lock.withLock { h.buffer }
         case .lostFound: bytes = h.lock.withLock { h.buffer }
         case .directory: throw FSError(EISDIR)
         }
@@ -189,7 +195,6 @@ extension StoreView {
                 Self.splice(&h.buffer, bytes, at: Int(offset), append: h.flags & O_APPEND != 0)
                 h.dirty = true
             }
-            stateLock.withLock { servedTag[h.inode] = nil }
         default:
             throw FSError(EBADF)
         }
@@ -253,6 +258,7 @@ extension StoreView {
 
     public func release(handle: UInt64) {
         guard let h = handles.remove(handle) else { return }
+        defer { if h.itemTarget != nil { itemCache.close(h.inode, h.cacheMode) } }
         // Flush normally saved already; this is the last resort (a writer that never flushed).
         h.lock.withLock {
             do { try commit(h, final: true) } catch {}
@@ -281,7 +287,7 @@ extension StoreView {
             return
         }
         h.dirty = false
-        defer { notifier?.invalidateNode(h.inode) }
+        defer { savedOver(h.inode) }
         do throws(FSError) {
             try save(h.buffer, as: target, caller: h.caller)
             if h.isNew {
@@ -296,6 +302,16 @@ extension StoreView {
             reject(h.buffer, target: target, error: error, caller: h.caller)
             throw error
         }
+    }
+
+    /// After a save through `inode` (or a refused one, which a writer's truncation and writes
+    /// changed the kernel's idea of all the same): the kernel's size and pages of it are no
+    /// version's until it asks again. Dropping its attributes waits for nothing in the kernel,
+    /// so it is done before the save's request is answered: the next read asks for the size.
+    func savedOver(_ inode: UInt64) {
+        stateLock.withLock { reportedSize[inode] = nil }
+        itemCache.forgetPages(inode)
+        notifier?.invalidateAttributesNow(inode)
     }
 
     /// Logs a refused save and keeps its text in lost+found.

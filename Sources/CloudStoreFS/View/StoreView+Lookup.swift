@@ -161,6 +161,7 @@ extension StoreView {
 
     public func forget(_ inode: UInt64, count: UInt64) {
         inodes.forget(inode, count: count)
+        if inodes.key(of: inode) == nil { itemCache.inodeForgotten(inode) }
     }
 
     public func noteLookup(_ entry: DirectoryEntry) { inodes.lookedUp(entry.attributes.inode, key: entry.key) }

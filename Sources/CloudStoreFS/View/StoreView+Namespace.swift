@@ -197,11 +197,12 @@ extension StoreView {
     /// moves; the replaced file's is dropped), so that inode must now mean what the new name
     /// holds. Without this, an edit that saved nothing (`sed -i` that matched nothing) left
     /// the name leading to the gone scratch file: ENOENT until the kernel forgot it. The
-    /// moved inode's cached size and pages are dropped before the rename returns: the saved
-    /// record renders its own bytes (new change tag), not the scratch file's.
+    /// moved inode's cached size is dropped before the rename returns, and its pages at its
+    /// next open: the saved record renders its own bytes (new change tag), not the scratch
+    /// file's.
     private func moved(_ source: NodeKey, to key: NodeKey, replacing replaced: UInt64?) {
         let ino = inodes.rebind(source, to: key)
-        if let ino { notifier?.invalidateNodeNow(ino) }
+        if let ino { savedOver(ino) }
         if let replaced, replaced != ino { notifier?.invalidateNode(replaced) }
     }
 

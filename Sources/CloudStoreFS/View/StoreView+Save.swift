@@ -114,14 +114,23 @@ extension StoreView {
             throw FSError(error.errno, "\(error.code.name): \(error.message)")
         }
         let current = try catalog(target.database, target.zone).record(named: target.name)
-        if let current {
-            if current.recordType == record.recordType, current.fields == record.fields { return }
-            if record.recordChangeTag == nil { record.recordChangeTag = current.recordChangeTag }
-        } else {
-            record.recordChangeTag = nil
+        // Text equal to the record saves nothing, when it is based on that version (or on
+        // none): equal text based on an older one is a lost update (two writers making the
+        // same change from one read), refused like any stale save.
+        if let current, current.recordType == record.recordType, current.fields == record.fields,
+           record.recordChangeTag == nil || record.recordChangeTag == current.recordChangeTag { return }
+        // A file made anew (`cp`, `tar x` from another store) creates the record, whatever
+        // version its text came from.
+        if current == nil { record.recordChangeTag = nil }
+        var options = ModifyOptions()
+        if record.recordChangeTag == nil {
+            // Text without a version replaces the record whatever its version, checked and
+            // written under the zone's lock: every field the text leaves out is removed.
+            options.savePolicy = .allKeys
+            for key in current.map({ Array($0.fields.keys) }) ?? [] where record.fields[key] == nil { record[key] = nil }
         }
         let result: ModifyResult
-        do { result = try db.modify(saving: [record]) } catch { throw error.fsError }
+        do { result = try db.modify(saving: [record], options: options) } catch { throw error.fsError }
         logNotificationErrors(result)
         if let error = result.error {
             let item = error.partialErrorsByItemID?.values.first ?? error

@@ -14,8 +14,8 @@ import Foundation
 /// save has. The view knows nothing of the kernel protocol: ``FuseSession`` calls it through
 /// ``FileSystemOperations`` and it calls back only through ``KernelNotifier``.
 ///
-/// Lock order: an ``OpenFile``'s or ``ScratchFile``'s lock, then `stateLock`, then the inode
-/// and handle tables' locks (leaves); never two handles' locks at once. Engine calls (saves,
+/// Lock order: an ``OpenFile``'s or ``ScratchFile``'s lock, then `stateLock`, then the inode,
+/// handle and item cache tables' locks (leaves); never two handles' locks at once. Engine calls (saves,
 /// catalog refreshes) are made with no view lock held, except a handle's own lock during its
 /// save, so one slow save holds up only its own file.
 public final class StoreView: @unchecked Sendable {
@@ -23,6 +23,7 @@ public final class StoreView: @unchecked Sendable {
     public let environment: CloudStore.Environment
     let inodes = InodeTable()
     let handles = HandleTable<OpenFile>()
+    let itemCache = ItemCacheTable()
     let lostAndFound: LostAndFound
     /// The inotify queue the mount's ``ChangeWatcher`` reads, and which zones it shows quiet.
     let changes = ChangeQueue()
@@ -63,9 +64,9 @@ public final class StoreView: @unchecked Sendable {
     var typeFolders: Set<NodeKey> = []
     var rendered: [RecordTarget: (tag: String, bytes: [UInt8])] = [:]
     var renderedBytes = 0
-    /// The size the kernel was last told of a record file, and the tag whose text it read.
+    /// The size the kernel was last told of an item file; nil once a writer may have
+    /// changed the kernel's idea of it, until the kernel asks again.
     var reportedSize: [UInt64: Int64] = [:]
-    var servedTag: [UInt64: String] = [:]
     /// Text being read in pieces with no open file (``read(inode:count:offset:)``), by inode.
     var unopenedReads: [UInt64: [UInt8]] = [:]
     var unopenedReadBytes = 0

@@ -36,7 +36,7 @@ let package = Package(
         ),
         .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore"]),
         .testTarget(name: "CloudStoreFSTests", dependencies: ["CloudStore", "CloudStoreFS"]),
-        .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "ckfs"]),
+        .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "CloudStoreFS", "ckfs"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -6,7 +6,7 @@ struct CKFS: ParsableCommand {
         commandName: "ckfs",
         abstract: "A local CloudKit store kept as plain JSON files.",
         subcommands: [
-            Init.self, Mount.self, Unmount.self, RecordCommand.self, ZoneCommand.self, KeyValueCommand.self, Changes.self, SchemaCommand.self,
+            Init.self, Mount.self, Unmount.self, MountWatchdog.self, RecordCommand.self, ZoneCommand.self, KeyValueCommand.self, Changes.self, SchemaCommand.self,
             SubscriptionCommand.self, NotificationsCommand.self, UserCommand.self, PermissionCommand.self,
             Fsck.self, BenchCommand.self,
             Debug.self,

@@ -79,8 +79,20 @@ struct Mount: ParsableCommand {
         }
         if foreground { printReady(path, pid: getpid()) }
         log("mounted \(store.layout.root) at \(path)")
+        startWatchdog(at: path, logPath: store.layout.root + "/mount.log")
         let rc = mount.run()
         log("unmounted \(path) (\(rc))")
+    }
+
+    /// A process of its own that ends the mount's connection if this daemon dies with a
+    /// client waiting on it (``MountWatchdog``); it holds nothing of the daemon's.
+    private func startWatchdog(at path: String, logPath: String) {
+        let exe = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        do {
+            _ = try Spawn.detached(exe, ["ckfs", "mount-watchdog", path], logPath: logPath, environment: [:])
+        } catch {
+            FileHandle.standardError.write(Data("ckfs: no watchdog for \(path): \(error)\n".utf8))
+        }
     }
 
     private func startInBackground(_ store: Store, at path: String) throws {
@@ -124,8 +136,12 @@ struct Unmount: ParsableCommand {
 
     func run() throws {
         let path = absolute(mountPoint)
+        // A daemon that died with clients waiting on it may have left its connection open:
+        // end it first (asking the file system anything here could wait for ever).
+        var aborted = false
+        if let connection = FuseConnection.at(path), !connection.daemonIsAlive { aborted = connection.abort() }
         var st = stat()
-        let dead = stat(path, &st) != 0 && errno == ENOTCONN
+        let dead = aborted || (stat(path, &st) != 0 && errno == ENOTCONN)
         guard dead || MountTable.isMounted(path) else {
             throw ValidationError("\(path) is not mounted")
         }

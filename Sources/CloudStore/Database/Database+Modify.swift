@@ -225,19 +225,31 @@ extension Database {
         return record.replacingFields(fields)
     }
 
-    private func conflict(server: Record, client: Record, storage: ZoneStorage) -> CKError {
+    /// The error of a save refused because the server's record changed; its ancestor is added
+    /// by ``addAncestors(_:storage:)`` once the zone is released.
+    private func conflict(server: Record, client: Record) -> CKError {
         let name = client.recordID.recordName
         var e = CKError(.serverRecordChanged, client.recordChangeTag == nil
             ? "record \(name) already exists (change tag \(server.recordChangeTag ?? "?")); fetch it and save your change on top of it, or save with policy changed-keys or all-keys"
             : "record \(name) changed on the server since your version (your change tag \(client.recordChangeTag!), the server's \(server.recordChangeTag ?? "?")); fetch it, apply your change again and save, or save with policy changed-keys or all-keys")
         e.serverRecordValue = server
         e.clientRecordValue = client
-        // The ancestor is the version the client last fetched: its tag is its log sequence number.
-        if let tag = client.recordChangeTag, let seq = Int64(tag),
-           let found = try? storage.history().entries.first(where: { $0.seq == seq }) {
-            e.ancestorRecordValue = found.saved.first { $0.recordID.recordName == name }
-        }
         return e
+    }
+
+    /// Gives each refused save its ancestor: the version the client last fetched. Its change
+    /// tag is the sequence number of the log entry that saved it, which the log finds by
+    /// reading a few entries (``ZoneStorage/loggedEntry(seq:)``); runs after the zone's lock
+    /// is released, so other saves to the zone do not wait for it. None when the log no
+    /// longer holds that entry (compacted away), as CloudKit allows.
+    private func addAncestors(_ failures: inout [ItemKey: CKError], storage: ZoneStorage) {
+        var entries: [Int64: LogEntry?] = [:]
+        for (key, e) in failures where e.code == .serverRecordChanged && e.ancestorRecordValue == nil {
+            guard let client = e.clientRecordValue, let tag = client.recordChangeTag, let seq = Int64(tag) else { continue }
+            if entries[seq] == nil { entries[seq] = .some(try? storage.loggedEntry(seq: seq)) }
+            let name = client.recordID.recordName
+            failures[key]!.ancestorRecordValue = entries[seq]!?.saved.first { $0.recordID.recordName == name }
+        }
     }
 
     private typealias ZoneOutcome = (saves: [(Int, Result<Record, CKError>)], deletes: [(Int, Result<Void, CKError>)], notificationError: CKError?)
@@ -292,7 +304,7 @@ extension Database {
                         switch options.savePolicy {
                         case .ifServerRecordUnchanged:
                             if let server, client.recordChangeTag != server.recordChangeTag {
-                                throw conflict(server: server, client: client, storage: storage)
+                                throw conflict(server: server, client: client)
                             }
                             if server == nil, let t = client.recordChangeTag {
                                 throw CKError(.unknownItem, "record \(name) (change tag \(t)) no longer exists; save it without a recordChangeTag to create it again")
@@ -406,8 +418,10 @@ extension Database {
             }
         } catch {
             // The zone could not be written at all, or the commit failed: nothing in it applied.
+            addAncestors(&failures, storage: storage)
             return finish(saves, deletes, failures: failures, all: error)
         }
+        addAncestors(&failures, storage: storage)
         if options.atomic && !failures.isEmpty {
             return finish(saves, deletes, failures: failures, all: nil)
         }

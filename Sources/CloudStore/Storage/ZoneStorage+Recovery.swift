@@ -55,6 +55,7 @@ extension ZoneStorage {
         let meta = try readMeta()
         let (old, oldApply) = readMarkers(fd)
         let bytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
+        noteLogRead(bytes.count)
         let scanned = LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID)
         var entries = scanned.entries
         var logEnd = Int64(bytes.count)
@@ -167,6 +168,7 @@ extension ZoneStorage {
             // thousands of entries that took seconds, at every checkpoint (#7). Only lines
             // that carry a client change token are, from the end, until one reads.
             let logBytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
+            noteLogRead(logBytes.count)
             let ends = LogScanner.lineEnds(logBytes)
             meta.checkpointSeq = marker.seq
             meta.usage = marker.usage

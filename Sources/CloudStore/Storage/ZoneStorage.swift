@@ -102,6 +102,9 @@ final class ZoneStorage: @unchecked Sendable {
     var missedProbes = 0
     var probesBeforeListing = ZoneStorage.minimumProbesBeforeListing
     static let minimumProbesBeforeListing = 64
+    /// Told the size of every read of the log this opening makes (called outside
+    /// `stateLock`): tests measure with it what a lookup reads, and whether under the lock.
+    var logReadObserver: (@Sendable (Int) -> Void)?
 
     struct Pending {
         var seq: Int64
@@ -130,6 +133,11 @@ final class ZoneStorage: @unchecked Sendable {
         stateLock.lock()
         defer { stateLock.unlock() }
         return try body()
+    }
+
+    /// Reports a read of `count` bytes of the log to ``logReadObserver``.
+    func noteLogRead(_ count: Int) {
+        if let observer = locked({ logReadObserver }) { observer(count) }
     }
 
     /// Forgets everything cached (stateLock held).
@@ -427,6 +435,7 @@ final class ZoneStorage: @unchecked Sendable {
             return
         }
         guard st.size != offset else { return }
+        noteLogRead(Int(st.size - offset))
         let entries = try LogScanner.readAppended(logPath, from: offset, to: st.size, zoneID: zoneID)
         locked {
             for (entry, end) in entries {
@@ -466,10 +475,12 @@ final class ZoneStorage: @unchecked Sendable {
     func entriesFollowing(_ seq: Int64, from: Int64, to size: Int64) throws(CKError) -> (entries: [(LogEntry, end: Int64)], following: Int64) {
         if from >= 0, from <= size {
             if from == size { return ([], size) }
+            noteLogRead(Int(size - from))
             let found = try LogScanner.readAppended(logPath, from: from, to: size, zoneID: zoneID)
             if let first = found.first, first.0.seq <= seq + 1 { return (found.filter { $0.0.seq > seq }, found.last!.end) }
         }
         // Unknown, or the log was compacted since `from` was noted: the whole log.
+        noteLogRead(Int(size))
         let all = try LogScanner.readAppended(logPath, from: 0, to: size, zoneID: zoneID)
         return (all.filter { $0.0.seq > seq }, all.last?.end ?? 0)
     }
@@ -624,9 +635,29 @@ final class ZoneStorage: @unchecked Sendable {
     func history() throws(CKError) -> History {
         try recoverAfterRestartIfNeeded()
         let bytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
+        noteLogRead(bytes.count)
         let all = LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID).entries.map(\.0)
         if let first = all.first { return History(entries: all, start: first.seq - 1) }
         return History(entries: [], start: try peekMarker()?.seq ?? 0)
+    }
+
+    /// The entry numbered `seq` as the log holds it now; nil when it holds no such entry (never
+    /// made, or compacted away). Reads a few pieces of the log (``LogSeeker``), not the history,
+    /// and takes no lock: the log only grows at its end, compaction replaces it whole (the
+    /// descriptor opened here keeps the file it opened), and recovery cuts only a torn tail,
+    /// which holds no committed entry. A writer calls it after releasing the zone (the ancestor
+    /// of a refused save), so other saves to the zone never wait for it.
+    func loggedEntry(seq: Int64) throws(CKError) -> LogEntry? {
+        let fd: Int32
+        switch Syscall.open(logPath, O_RDONLY) {
+        case .success(let f): fd = f
+        case .failure(let e) where e.errno == ENOENT: return nil
+        case .failure(let e): throw CKError(.internalError, "cannot open \(logPath)", cause: .system(e))
+        }
+        defer { Syscall.close(fd) }
+        let size = try Syscall.fstat(fd, path: logPath).orThrow(.internalError, "cannot stat \(logPath)").size
+        var seeker = LogSeeker(fd: fd, path: logPath, size: size) { [self] n in noteLogRead(n) }
+        return try seeker.entry(seq: seq, zoneID: zoneID)
     }
 
     /// Stores an asset's contents content-addressed (before the commit point), durably.

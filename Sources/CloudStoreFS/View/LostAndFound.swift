@@ -45,6 +45,9 @@ struct LostAndFound: Sendable {
         The text as written is in \(name)\(ext) next to this file; fix it and copy it back.
 
         """
+        // The same text refused again replaces its copy: the count grows only with a new entry.
+        var st = stat()
+        let isNew = lstat(directory + "/" + name + ext, &st) != 0
         for (file, bytes) in [(name + ext, text), (name + ".txt", Array(note.utf8))] {
             let path = directory + "/" + file
             let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -53,7 +56,7 @@ struct LostAndFound: Sendable {
             if geteuid() == 0 { _ = fchown(fd, owner.uid, owner.gid) }
             close(fd)
         }
-        bound(fileOwner: geteuid() == 0 ? owner.uid : geteuid(), keeping: name, log: log)
+        if isNew { bound(fileOwner: geteuid() == 0 ? owner.uid : geteuid(), keeping: name, log: log) }
         return name + ext
     }
 

@@ -270,8 +270,11 @@ import Testing
         let big = String(repeating: "z", count: limit - 17 - 100)
         try a.setValue(.string(big), forKey: "big")
         try b.setValue(.string(big), forKey: "big2")
-        try b.sync()
-        try a.sync()
+        #expect(try b.sync().isEmpty)
+        // The sync says which write it dropped, and why.
+        let dropped = try a.sync()
+        #expect(Array(dropped.keys) == ["big"])
+        #expect(dropped["big"]?.code == .quotaExceeded && dropped["big"]?.message.contains("dropped") == true, "\(dropped)")
         #expect(a.value(forKey: "big") == nil)
         #expect(a.value(forKey: "big2") == .string(big))
         let heard = await heardA.wait(for: 2)

@@ -13,6 +13,8 @@ public struct CheckReport: Sendable {
     public var repaired: [String] = []
     /// Problems that need a person: what and how to fix it.
     public var damage: [String] = []
+    /// What is not damage but a person should know: files other OS users can read.
+    public var warnings: [String] = []
     public var isClean: Bool { damage.isEmpty }
 }
 
@@ -22,6 +24,7 @@ extension Store {
     /// and every user's key-value store: it must parse and keep every limit (K2).
     public func check() -> CheckReport {
         var report = CheckReport()
+        checkPermissions(&report)
         do throws(CKError) { _ = try readJSONFile(layout.settingsFile) } catch { report.damage.append(error.message) }
         let containers: [String]
         do throws(CKError) { containers = try containerIdentifiers() } catch {
@@ -53,6 +56,24 @@ extension Store {
             }
         }
         return report
+    }
+
+    /// ckfs makes its files 0600 and its folders 0700; anything with group or other bits
+    /// (a store made before, or a chmod) is named with the fix, and left as it is: a group
+    /// an admin gave access on purpose is theirs to keep.
+    private func checkPermissions(_ report: inout CheckReport) {
+        var loose: [(path: String, mode: UInt32)] = []
+        func walk(_ path: String) {
+            guard case .success(let p?) = Syscall.permissions(path), !p.isSymlink else { return }
+            if p.mode & 0o077 != 0 { loose.append((path, p.mode)) }
+            guard p.isDirectory, case .success(let names?) = Syscall.listDirectory(path) else { return }
+            for name in names.sorted() { walk(path + "/" + name) }
+        }
+        walk(layout.root)
+        guard !loose.isEmpty else { return }
+        let shown = loose.prefix(5).map { "\($0.path) (\(String($0.mode, radix: 8)))" }.joined(separator: ", ")
+        report.warnings.append("\(loose.count) file(s) or folder(s) of the store can be reached by other OS users (group or other permission bits), for example \(shown); "
+            + "ckfs makes its files 0600 and folders 0700 so that private data is read only through the mount: run `chmod -R go-rwx \(layout.root)` unless a group has access on purpose")
     }
 
     /// `container.json` must parse; a uid, email or user record name names one identity, and

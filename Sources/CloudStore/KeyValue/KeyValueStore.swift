@@ -179,49 +179,57 @@ public final class KeyValueStore: @unchecked Sendable {
     // MARK: Syncing
 
     /// Writes pending changes durably and takes in other clients' changes (K3). When this
-    /// returns, every write made before it survives a crash. Writes that no longer fit once
-    /// merged with others' are dropped and reported as ``KeyValueChangeReason/quotaViolationChange``.
-    public func sync() throws(CKError) {
+    /// returns, every write made before it survives a crash, except the ones it returns: writes
+    /// that no longer fit once merged with others' are dropped, as iCloud drops them, and
+    /// announced as ``KeyValueChangeReason/quotaViolationChange``. The result maps each dropped
+    /// key to a `quotaExceeded` error saying why, for a caller that must know its write stood
+    /// (`ckfs kv set`); a sync by the timer drops writes the same way and only announces them.
+    @discardableResult
+    public func sync() throws(CKError) -> [String: CKError] {
         syncLock.lock()
         defer { syncLock.unlock() }
         do {
-            try syncLocked()
-            lock.withLock { failure = nil }
+            let dropped = try syncLocked()
+            lock.withLock { failure = dropped.isEmpty ? nil : dropped.sorted { $0.key < $1.key }.first?.value }
+            return dropped
         } catch {
             lock.withLock { failure = error }
             throw error
         }
     }
 
-    /// Sync lock held.
-    private func syncLocked() throws(CKError) {
+    /// Sync lock held. Returns the dropped writes (see ``sync()``).
+    private func syncLocked() throws(CKError) -> [String: CKError] {
         guard let file = lock.withLock({ file }) else { throw lock.withLock { failure } ?? CKError(.internalError, "no key-value store") }
         if !lock.withLock({ loaded }) {
             try load()
-            return
+            return [:]
         }
         let (writes, last) = lock.withLock { () -> ([(String, PendingWrite)], UInt64) in
             (pending.sorted { $0.value.sequence < $1.value.sequence }, nextSequence - 1)
         }
         if writes.isEmpty {
             let now = try file.identity()
-            if now == lock.withLock({ seen }) { return }
+            if now == lock.withLock({ seen }) { return [:] }
             adopt(try file.read(), appliedUpTo: 0, dropped: [], reason: .serverChange)
-            return
+            return [:]
         }
-        var dropped: [String] = []
+        var dropped: [String: CKError] = [:]
         let (snapshot, _) = try file.update { (entries: inout KeyValueEntries) throws(CKError) in
-            dropped = []
+            dropped = [:]
             for (key, write) in writes {
                 guard let value = write.value else {
                     entries.remove(key)
                     continue
                 }
                 // Checked when set; only the store's limits can fail here, once merged with others' writes.
-                do { try entries.set(value, forKey: key) } catch { dropped.append(key) }
+                do throws(CKError) { try entries.set(value, forKey: key) } catch {
+                    dropped[key] = CKError(.quotaExceeded, "the write of \"\(key.prefix(80))\" was dropped, not stored: other clients' writes reached the store after this client read it, and \(error.message)")
+                }
             }
         }
-        adopt(snapshot, appliedUpTo: last, dropped: dropped, reason: .serverChange)
+        adopt(snapshot, appliedUpTo: last, dropped: Array(dropped.keys), reason: .serverChange)
+        return dropped
     }
 
     /// Reads the store for the first time (or again after it could not be read).
@@ -273,7 +281,7 @@ public final class KeyValueStore: @unchecked Sendable {
         guard let container else { throw lock.withLock { failure } ?? CKError(.internalError, "no key-value store") }
         syncLock.lock()
         defer { syncLock.unlock() }
-        if lock.withLock({ loaded && !pending.isEmpty }) { try syncLocked() }
+        if lock.withLock({ loaded && !pending.isEmpty }) { _ = try syncLocked() }
         let newFile = try container.keyValueFile(user: name, environment: environment)
         let snapshot = try newFile.read()
         lock.withLock {

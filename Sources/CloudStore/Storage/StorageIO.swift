@@ -43,11 +43,12 @@ struct FileWriter: Sendable {
 
     /// Replaces `path` with `bytes`: a new temp file in the same directory, written, synced
     /// when `durable`, renamed over the old one, and the directory synced when `durable`.
-    /// Readers see the old file or the new one, never a part.
+    /// Readers see the old file or the new one, never a part. The new file is 0600 (see
+    /// `Syscall.fileMode`), whatever the old one's mode was.
     func replace(_ path: String, with bytes: [UInt8], durable: Bool) throws(CKError) {
         let (dir, name) = StoreLayout.split(path)
         let temp = Self.tempName(dir, name)
-        let fd = try Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL, mode: 0o644).orThrow(.internalError, "cannot create \(temp)")
+        let fd = try Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL).orThrow(.internalError, "cannot create \(temp)")
         do throws(CKError) {
             defer { Syscall.close(fd) }
             try io.write(fd, bytes, path: temp).orThrow(.internalError, "cannot write \(path)")

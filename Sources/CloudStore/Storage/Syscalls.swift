@@ -14,7 +14,13 @@ enum Syscall {
         .failure(SystemCallError(call: call, path: path, errno: errno))
     }
 
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o644) -> R<Int32> {
+    /// Files the engine creates are its owner's alone (0600, whatever the umask): a store's
+    /// private data is reached through the mount or by the store's owner, never read directly
+    /// by another OS user. Folders are 0700 (``mkdir(_:)``).
+    static let fileMode: mode_t = 0o600
+    static let directoryMode: mode_t = 0o700
+
+    static func open(_ path: String, _ flags: Int32, mode: mode_t = Syscall.fileMode) -> R<Int32> {
         while true {
             let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return .success(fd) }
@@ -135,7 +141,7 @@ enum Syscall {
 
     /// A new file with no name in `directory`, open for writing (O_TMPFILE): nil where the file
     /// system or kernel makes none, so the caller creates a named temp file instead.
-    static func openUnnamed(in directory: String, mode: mode_t = 0o644) -> R<Int32?> {
+    static func openUnnamed(in directory: String, mode: mode_t = Syscall.fileMode) -> R<Int32?> {
         while true {
             let fd = CCloudStoreShims_openUnnamed(directory, UInt32(mode))
             if fd >= 0 { return .success(fd) }
@@ -157,9 +163,9 @@ enum Syscall {
         Glibc.unlink(path) == 0 || errno == ENOENT ? .success(()) : fail("unlink", path)
     }
 
-    /// Makes a directory; one that exists is not an error.
+    /// Makes a directory (0700, see ``fileMode``); one that exists is not an error.
     static func mkdir(_ path: String) -> R<Void> {
-        Glibc.mkdir(path, 0o755) == 0 || errno == EEXIST ? .success(()) : fail("mkdir", path)
+        Glibc.mkdir(path, directoryMode) == 0 || errno == EEXIST ? .success(()) : fail("mkdir", path)
     }
 
     static func rmdir(_ path: String) -> R<Void> {
@@ -242,6 +248,17 @@ enum Syscall {
             return fail("statx", naming)
         }
         return .success(FileStatus(size: size, inode: inode, isDirectory: (mode & S_IFMT) == S_IFDIR, modified: 0, device: device))
+    }
+
+    /// The permission bits of `path` itself (`lstat`: a symlink is not followed) and whether
+    /// it is a folder or a symlink; nil when it does not exist.
+    static func permissions(_ path: String) -> R<(mode: UInt32, isDirectory: Bool, isSymlink: Bool)?> {
+        var st = Glibc.stat()
+        if lstat(path, &st) == 0 {
+            let type = st.st_mode & S_IFMT
+            return .success((UInt32(st.st_mode & 0o7777), type == S_IFDIR, type == S_IFLNK))
+        }
+        return errno == ENOENT ? .success(nil) : fail("lstat", path)
     }
 
     /// The type (`f_type`, a magic number) of the file system holding `path`; nil when it

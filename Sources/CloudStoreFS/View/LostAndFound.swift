@@ -9,16 +9,24 @@ import Foundation
 /// extension of the file it was meant for) and `<name>-<hash>.txt` (where it was going and
 /// why it was refused); the same text refused again for the same
 /// record replaces its earlier copy instead of piling up.
+///
+/// The folder is private to the store's owner (0700) and each file to its writer (0600,
+/// given to the writer when the daemon runs as root): through the mount each caller sees and
+/// reads only their own entries; root and the daemon's user see all. Each writer keeps at most
+/// ``maxEntriesPerOwner`` entries; past it their oldest go, logged.
 struct LostAndFound: Sendable {
     let directory: String
+    /// Rejected texts kept per writer (each a text and its note).
+    static let maxEntriesPerOwner = 100
 
     init(storeRoot: String) { directory = storeRoot + "/lost+found" }
 
     /// Keeps `text`, refused for `mountPath` because of `reason`; returns the file name.
+    /// Entries of `owner` past the bound are removed, oldest first, and told to `log`.
     @discardableResult
-    func keep(_ text: [UInt8], mountPath: String, reason: String, owner: CallerContext) -> String? {
+    func keep(_ text: [UInt8], mountPath: String, reason: String, owner: CallerContext, log: (String) -> Void = { _ in }) -> String? {
         guard !text.isEmpty else { return nil }
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        _ = Glibc.mkdir(directory, 0o700)
         var base = String(mountPath.split(separator: "/").last ?? "file")
         var ext = ".json"
         for known in [".json", ".plist"] where base.hasSuffix(known) {
@@ -26,7 +34,8 @@ struct LostAndFound: Sendable {
             ext = known
         }
         base = String(base.prefix(100)).replacingOccurrences(of: "%", with: "_")
-        let hash = String(CRC32C.checksum(Array(mountPath.utf8) + [0] + text), radix: 16)
+        // The writer counts: two users' private paths read alike, and neither may replace the other's file.
+        let hash = String(CRC32C.checksum(Array(mountPath.utf8) + [0] + Array(String(owner.uid).utf8) + [0] + text), radix: 16)
         let name = "\(base)-\(hash)"
         let stamp = PropertyListWriter.dateText(Date()) ?? ""
         let note = """
@@ -36,6 +45,9 @@ struct LostAndFound: Sendable {
         The text as written is in \(name)\(ext) next to this file; fix it and copy it back.
 
         """
+        // The same text refused again replaces its copy: the count grows only with a new entry.
+        var st = stat()
+        let isNew = lstat(directory + "/" + name + ext, &st) != 0
         for (file, bytes) in [(name + ext, text), (name + ".txt", Array(note.utf8))] {
             let path = directory + "/" + file
             let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -44,6 +56,42 @@ struct LostAndFound: Sendable {
             if geteuid() == 0 { _ = fchown(fd, owner.uid, owner.gid) }
             close(fd)
         }
+        if isNew { bound(fileOwner: geteuid() == 0 ? owner.uid : geteuid(), keeping: name, log: log) }
         return name + ext
+    }
+
+    /// Removes the oldest entries of the files owned by `fileOwner` past ``maxEntriesPerOwner``,
+    /// never the entry `keeping` just written.
+    private func bound(fileOwner: UInt32, keeping: String, log: (String) -> Void) {
+        var newest: [String: (modified: Int64, files: [String])] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            var st = stat()
+            guard lstat(directory + "/" + name, &st) == 0, st.st_uid == fileOwner else { continue }
+            let entry = (name as NSString).deletingPathExtension
+            let modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+            newest[entry, default: (0, [])].modified = max(newest[entry]?.modified ?? 0, modified)
+            newest[entry]?.files.append(name)
+        }
+        guard newest.count > Self.maxEntriesPerOwner else { return }
+        let oldest = newest.filter { $0.key != keeping }.sorted { ($0.value.modified, $0.key) < ($1.value.modified, $1.key) }
+        for (_, value) in oldest.prefix(newest.count - Self.maxEntriesPerOwner) {
+            for file in value.files { _ = Glibc.unlink(directory + "/" + file) }
+            log("lost+found keeps at most \(Self.maxEntriesPerOwner) rejected texts per user: removed the oldest of uid \(fileOwner), \(value.files.sorted().joined(separator: " and "))")
+        }
+    }
+
+    /// Whether the caller `uid` sees entry `name`: their own (the file is theirs), or any for
+    /// root and the daemon's user.
+    func isVisible(_ name: String, to uid: UInt32) -> Bool {
+        var st = stat()
+        guard lstat(directory + "/" + name, &st) == 0 else { return false }
+        return uid == 0 || uid == geteuid() || st.st_uid == uid
+    }
+
+    /// The entries the caller `uid` sees (see ``isVisible(_:to:)``).
+    func names(visibleTo uid: UInt32) -> [String] {
+        let all = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        if uid == 0 || uid == geteuid() { return all }
+        return all.filter { isVisible($0, to: uid) }
     }
 }

@@ -317,7 +317,7 @@ extension StoreView {
     /// Logs a refused save and keeps its text in lost+found.
     func reject(_ text: [UInt8], target: ItemTarget, error: FSError, caller: CallerContext) {
         let path = mountPath(target)
-        let kept = lostAndFound.keep(text, mountPath: path, reason: error.reason, owner: caller)
+        let kept = lostAndFound.keep(text, mountPath: path, reason: error.reason, owner: caller, log: log)
         log("refused save of \(path): \(error.reason)" + (kept.map { "; the text is in \(mountPoint)/\(Self.lostFoundName)/\($0)" } ?? ""))
     }
 }

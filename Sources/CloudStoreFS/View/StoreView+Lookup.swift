@@ -37,7 +37,7 @@ extension StoreView {
             guard (try? store.containerIdentifiers())?.contains(name) == true else { throw FSError(ENOENT, "no container \(name)") }
             return .container(name)
         case .lostFound:
-            guard FileManager.default.fileExists(atPath: lostAndFound.directory + "/" + name) else { throw FSError(ENOENT) }
+            guard lostAndFound.isVisible(name, to: caller.uid) else { throw FSError(ENOENT) }
             return .lostFoundFile(name)
         case .container(let c):
             switch name {
@@ -150,6 +150,8 @@ extension StoreView {
     func entryTimeout(_ key: NodeKey) -> Double {
         if sharedByUsers, case .database(let d) = key, d.scope == .private { return 0 }
         if sharedByUsers, case .keyValueFolder = key { return 0 }
+        // Each caller sees only their own lost+found entries.
+        if sharedByUsers, case .lostFoundFile = key { return 0 }
         return Self.entryTimeout
     }
 
@@ -265,8 +267,7 @@ extension StoreView {
             keys.append((Self.lostFoundName, .lostFound))
             for c in (try? store.containerIdentifiers()) ?? [] { keys.append((c, .container(c))) }
         case .lostFound:
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: lostAndFound.directory)) ?? []
-            for n in names.sorted() { keys.append((n, .lostFoundFile(n))) }
+            for n in lostAndFound.names(visibleTo: caller.uid).sorted() { keys.append((n, .lostFoundFile(n))) }
         case .container(let c):
             keys.append((Self.keyValueFolderName, .keyValueFolder(KeyValueRef(container: c, user: userName(caller.uid)))))
             keys.append(("private", .database(DatabaseKey(container: c, scope: .private, user: userName(caller.uid)))))

@@ -74,7 +74,8 @@ extension KeyValueCommand {
             try reportingErrors {
                 let kv = try options.openKeyValueStore()
                 try kv.setValue(parsed, forKey: key)
-                try kv.sync()
+                // Another writer's values may have reached the store first and left no room.
+                if let dropped = try kv.sync()[key] { throw dropped }
                 print("set \(key) (\(parsed.typeName), \(PropertyListWriter.compactSize(parsed)) bytes)")
             }
         }
@@ -92,6 +93,7 @@ extension KeyValueCommand {
                     throw CKError(.unknownItem, "no key \"\(key)\" in the key-value store of \(kv.user); `ckfs kv list` shows the keys")
                 }
                 try kv.removeValue(forKey: key)
+                // A removal always fits; the store's own refusal (a file past the limits) throws.
                 try kv.sync()
                 print("removed \(key)")
             }

@@ -97,6 +97,16 @@ import Testing
         // Bob's own public record is his.
         #expect(Self.sh(m, as: bob.name, #"echo '{"fields":{"text":"bob public"}}' > \#(pub)/q.json"#).status == 0)
         #expect(Self.sh(m, as: ann.name, "rm -f \(pub)/q.json").status != 0)
+        // Ann renames hers away (as an editor's backup does); Bob's refused `rm` of that name
+        // changes nothing, for anyone.
+        #expect(Self.sh(m, as: ann.name, "mv \(pub)/p.json \(pub)/p.bak").status == 0)
+        let refusedRemoval = Self.sh(m, as: bob.name, "rm -f \(pub)/p.bak")
+        #expect(refusedRemoval.status != 0 && refusedRemoval.stderr.contains("Permission denied"), "\(refusedRemoval.stderr)")
+        for user in [ann.name, bob.name] {
+            #expect(Self.sh(m, as: user, "cat \(pub)/p.bak").stdout.contains("ann public"), "\(user) still sees p.bak")
+        }
+        #expect(try publicText() == .string("ann public"))
+        #expect(Self.sh(m, as: ann.name, "mv \(pub)/p.bak \(pub)/p.json && cat \(pub)/p.json").stdout.contains("ann public"))
 
         // With a write role for Note, Bob may edit and remove Ann's.
         let role = CLIFixture.exec(CLIFixture.binary, ["user", "update", bob.name, "--grant-write", "Note", "--store", m.store])

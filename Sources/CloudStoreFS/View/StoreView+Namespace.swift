@@ -9,15 +9,18 @@ extension StoreView {
         let node = try child(of: dir, named: name, caller: caller)
         switch node {
         case .scratch(let id):
-            let s = stateLock.withLock { () -> ScratchFile? in
-                scratchNames[dir]?[name] = nil
-                if scratchNames[dir]?.isEmpty == true { scratchNames[dir] = nil }
-                return scratchFiles.removeValue(forKey: id)
-            }
-            // An item renamed to this name and not saved again since is really gone now.
+            // An item renamed to this name and not saved again since is really gone now: it is
+            // deleted first, so a refused delete (another user's public record) leaves both the
+            // item and this name as they were.
+            let s = stateLock.withLock { scratchFiles[id] }
             if let origin = s?.lock.withLock({ s?.origin }), stateLock.withLock({ hidden[origin] == id }) {
                 try deleteItem(origin, caller: caller)
                 stateLock.withLock { hidden[origin] = nil }
+            }
+            stateLock.withLock {
+                if scratchNames[dir]?[name] == id { scratchNames[dir]?[name] = nil }
+                if scratchNames[dir]?.isEmpty == true { scratchNames[dir] = nil }
+                scratchFiles[id] = nil
             }
         case .record, .keyValueEntry:
             let target = ItemTarget(node)!

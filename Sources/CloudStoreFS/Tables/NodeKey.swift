@@ -72,4 +72,16 @@ struct ItemFileName {
         guard let name = StoreLayout.decode(String(fileName.dropLast(pathExtension.count))), make(name) == fileName else { return nil }
         return name
     }
+
+    /// Why `fileName` can be neither an item nor a scratch file: it has the item extension and
+    /// no leading dot (so it is meant as an item), but is not the canonical encoding of a name.
+    /// A file made under it would hold its text in memory only, never saved.
+    func refusal(_ fileName: String) -> String? {
+        guard fileName.hasSuffix(pathExtension), !fileName.hasPrefix("."), name(fileName) == nil else { return nil }
+        let stem = fileName.dropLast(pathExtension.count)
+        if stem.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+            return "\(fileName.debugDescription): a name with control characters is no record name or key (those are printable); name the file \(make(String(stem)).debugDescription) if you mean that name, spelled with %XX"
+        }
+        return "\(fileName.debugDescription) is not how a stored name is spelled: in file names \"%\" starts a %XX escape (a literal % is %25); name the file \(make(String(stem)).debugDescription) for the name as written"
+    }
 }

@@ -60,6 +60,7 @@ extension StoreView {
         case .lostFound: throw FSError(EPERM, "lost+found takes no new files")
         default: throw FSError(EPERM, "files go in a record type folder (<zone>/<RecordType>/<recordName>.json) or in keyvalue/ (<key>.plist)")
         }
+        try checkNotAnUnsavableItemName(dir, name)
         if let target = ItemTarget(folder: dir, fileName: name) {
             try checkItemName(target)
             let isHidden = stateLock.withLock { hidden[target] != nil }

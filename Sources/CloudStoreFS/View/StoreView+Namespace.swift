@@ -125,6 +125,7 @@ extension StoreView {
         if existing == source { return }
         if source.isDirectory { throw FSError(EPERM, "zones and record type folders cannot be renamed") }
         let toItem = ItemTarget(folder: toDir, fileName: newName)
+        if toItem == nil { try checkNotAnUnsavableItemName(toDir, newName) }
         guard let fromPlace = Self.place(fromDir), fromPlace == Self.place(toDir) else {
             throw FSError(EXDEV, "files can be moved only among the zones of the store, or within keyvalue/")
         }

@@ -58,6 +58,20 @@ extension StoreView {
         }
     }
 
+    /// Refuses a name in an item folder that would make a file never saved (``ItemFileName/refusal(_:)``).
+    func checkNotAnUnsavableItemName(_ folder: NodeKey, _ fileName: String) throws(FSError) {
+        let naming: ItemFileName
+        switch folder {
+        case .recordType: naming = .record
+        case .keyValueFolder: naming = .keyValue
+        default: return
+        }
+        if let why = naming.refusal(fileName) {
+            log("refused the name \(fileName.debugDescription): \(why)")
+            throw FSError(EINVAL, why)
+        }
+    }
+
     /// Saves a file's text as the item it names, with every check an API save makes (F2).
     func save(_ text: [UInt8], as target: ItemTarget, caller: CallerContext) throws(FSError) {
         notifier?.willWait()

@@ -39,7 +39,14 @@ extension StoreView {
                              directIO: h.cacheMode == .direct, noFlush: true)
         case .scratch(let id):
             guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
-            if truncating { s.lock.withLock { s.bytes = []; s.modified = Store.now(); s.changed = s.modified } }
+            if truncating {
+                s.lock.withLock {
+                    s.bytes = []
+                    s.modified = Store.now()
+                    s.changed = s.modified
+                    stateLock.withLock { accountScratchLocked(s, bytes: 0) }
+                }
+            }
             return OpenReply(handle: handles.add(OpenFile(kind: .scratch(s), inode: inode, flags: flags, caller: caller)), keepCache: false)
         case .lostFoundFile(let name):
             if flags & O_ACCMODE != O_RDONLY { throw FSError(EPERM, "lost+found keeps rejected text; copy it elsewhere to edit it") }
@@ -181,11 +188,13 @@ extension StoreView {
         switch h.kind {
         case .scratch(let s):
             guard end <= 16 << 20 else { throw FSError(EFBIG, "scratch files hold at most 16 MiB") }
-            s.lock.withLock {
-                Self.splice(&s.bytes, bytes, at: Int(offset), append: h.flags & O_APPEND != 0)
-                s.modified = Store.now()
-                s.changed = s.modified
-            }
+            s.lock.lock()
+            defer { s.lock.unlock() }
+            let append = h.flags & O_APPEND != 0
+            try accountScratch(s, bytes: max(s.bytes.count, append ? s.bytes.count + bytes.count : end))
+            Self.splice(&s.bytes, bytes, at: Int(offset), append: append)
+            s.modified = Store.now()
+            s.changed = s.modified
         case .item(let t):
             let limit = maxFileBytes(t)
             guard end <= limit else {
@@ -214,7 +223,10 @@ extension StoreView {
         switch key {
         case .scratch(let id):
             guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
-            s.lock.withLock { Self.resize(&s.bytes, to: Int(size)) }
+            s.lock.lock()
+            defer { s.lock.unlock() }
+            try accountScratch(s, bytes: Int(size))
+            Self.resize(&s.bytes, to: Int(size))
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
             guard size <= Int64(maxFileBytes(target)) else { throw FSError(EFBIG) }

@@ -20,7 +20,7 @@ extension StoreView {
             stateLock.withLock {
                 if scratchNames[dir]?[name] == id { scratchNames[dir]?[name] = nil }
                 if scratchNames[dir]?.isEmpty == true { scratchNames[dir] = nil }
-                scratchFiles[id] = nil
+                if let gone = scratchFiles.removeValue(forKey: id) { accountScratchLocked(gone, bytes: 0) }
             }
         case .record, .keyValueEntry:
             let target = ItemTarget(node)!
@@ -143,6 +143,7 @@ extension StoreView {
                 stateLock.withLock {
                     scratchNames[fromDir]?[name] = nil
                     scratchFiles[id] = nil
+                    accountScratchLocked(s, bytes: 0)
                     hidden[target] = nil
                 }
                 if let origin, origin != target, stateLock.withLock({ hidden[origin] == id }) {
@@ -185,6 +186,8 @@ extension StoreView {
                     nextScratch += 1
                     s.bytes = bytes
                     s.origin = from
+                    // The item's own text, already bounded by the item's limit: never refused.
+                    accountScratchLocked(s, bytes: bytes.count)
                     scratchFiles[s.id] = s
                     scratchNames[toDir, default: [:]][newName] = s.id
                     hidden[from] = s.id
@@ -227,7 +230,7 @@ extension StoreView {
         guard case .scratch(let id) = existing else { throw FSError(EEXIST, "\(name) is a record; remove it first") }
         stateLock.withLock {
             scratchNames[dir]?[name] = nil
-            scratchFiles[id] = nil
+            if let gone = scratchFiles.removeValue(forKey: id) { accountScratchLocked(gone, bytes: 0) }
         }
     }
 }

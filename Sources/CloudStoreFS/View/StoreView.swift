@@ -52,6 +52,9 @@ public final class StoreView: @unchecked Sendable {
     /// directory cache (``openDirectory(_:caller:)``).
     var servedListings: [NodeKey: UInt64] = [:]
     var scratchFiles: [UInt64: ScratchFile] = [:]
+    /// Bytes of scratch text held for each uid, and in all (``accountScratch(_:bytes:)``).
+    var scratchUsage: [UInt32: Int] = [:]
+    var scratchTotal = 0
     /// Scratch file names per directory.
     var scratchNames: [NodeKey: [String: UInt64]] = [:]
     var nextScratch: UInt64 = 1

@@ -44,4 +44,28 @@ import Testing
         let after = m.sh("ls M/\(c)/private/Notes/Note")
         #expect(after.stdout == "fine.json\ngroceries.json\n", "\(after.stdout)")
     }
+
+    /// Record names up to what a file name holds are kept, from the CLI and through the mount;
+    /// longer ones get a clear refusal, not an internal error.
+    @Test func longRecordNamesAreKeptUpToTheFileNameLimitAndRefusedPastIt() throws {
+        let m = try MountFixture()
+        func save(_ name: String) -> CLIFixture.Output {
+            m.cli(["record", "save"], input: #"{"recordType":"Note","recordName":"\#(name)","fields":{"text":"long"}}"#)
+        }
+        let longest = String(repeating: "n", count: 250)
+        #expect(save(longest).status == 0)
+        // Saved again: a rewrite goes through a temporary file beside the record's.
+        let again = m.cli(["record", "save", "--policy", "allKeys"], input: #"{"recordType":"Note","recordName":"\#(longest)","fields":{"text":"longer"}}"#)
+        #expect(again.status == 0, "\(again.stderr.suffix(300))")
+        #expect(m.cli(["record", "fetch", longest]).stdout.contains("longer"))
+        for name in [String(repeating: "n", count: 251), String(repeating: "%", count: 84)] {
+            let r = save(name)
+            #expect(r.status != 0 && r.stderr.contains("at most 250 bytes") && !r.stderr.contains("internalError"), "\(r.stderr.suffix(300))")
+        }
+        // Through the mount: the 250-byte name is a 255-byte file name, the longest there is.
+        let dir = "M/\(MountFixture.container)/private/Notes/Note"
+        let made = m.sh("echo '{\"fields\":{\"text\":\"m\"}}' > \(dir)/\(String(repeating: "m", count: 250)).json && ls \(dir) | grep -c mmmm")
+        #expect(made.status == 0 && made.stdout == "1\n", "\(made.stderr)")
+        #expect(m.cli(["record", "fetch", String(repeating: "m", count: 250), "--zone", "Notes"]).status == 0)
+    }
 }

@@ -114,8 +114,12 @@ struct FileWriter: Sendable {
         try renamed.orThrow(.internalError, "cannot replace \(path)")
     }
 
+    /// A new name in `dir` for a file that will become `name`: the name itself only while the
+    /// whole stays a short file name, so that a file of a name near the file system's 255 bytes
+    /// can be written too.
     private static func tempName(_ dir: String, _ name: String) -> String {
-        dir + "/" + tempPrefix + name + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let unique = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        return dir + "/" + tempPrefix + (name.utf8.count <= 200 ? name + "-" : "") + unique
     }
 
     func syncDirectory(_ dir: String) throws(CKError) {

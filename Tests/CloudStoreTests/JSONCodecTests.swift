@@ -34,6 +34,20 @@ import Testing
         }
     }
 
+    @Test func integersPastSixtyFourBitsAreRefusedNotRounded() throws {
+        #expect(try JSONParser.parse("9223372036854775807") == .int(.max))
+        #expect(try JSONParser.parse("-9223372036854775808") == .int(.min))
+        #expect(try JSONParser.parse("9223372036854775808.0") == .double(9223372036854775808.0))
+        for big in ["9223372036854775808", "-9223372036854775809", "{\"n\": 99999999999999999999}"] {
+            do {
+                _ = try JSONParser.parse(big)
+                Issue.record("\(big) was read")
+            } catch {
+                #expect(error.message.contains("does not fit in 64 bits") && error.message.contains(".0 for a DOUBLE"), "\(error.message)")
+            }
+        }
+    }
+
     @Test func rejectsWhatJSONForbids() {
         for bad in ["", "{", "[1,]", "{\"a\":1,}", "01", "1.", "'x'", "{\"a\":1}{", "\"\u{01}\"", "{\"a\":1,\"a\":2}", "nul", "\"\\x\"", "[1e]", "\"\\ud800\""] {
             #expect(throws: JSONParser.SyntaxError.self, "\(bad)") { try JSONParser.parse(bad) }

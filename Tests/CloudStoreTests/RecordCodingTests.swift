@@ -139,8 +139,13 @@ import Testing
         try Names.checkRecordType("Artist_2")
         #expect(throws: CKError.self) { try Names.checkRecordType("2Artist") }
         #expect(throws: CKError.self) { try Names.checkRecordType("Art-ist") }
-        try Names.checkRecordName(String(repeating: "a", count: 255))
-        #expect(throws: CKError.self) { try Names.checkRecordName(String(repeating: "a", count: 256)) }
+        // A record is the file `<name>.json`: 250 bytes as a file name at most.
+        try Names.checkRecordName(String(repeating: "a", count: 250))
+        try Names.checkRecordName(String(repeating: "a", count: 244) + "%/")
+        for long in [String(repeating: "a", count: 251), String(repeating: "a", count: 256), String(repeating: "a", count: 245) + "%/",
+                     "." + String(repeating: "a", count: 248)] {
+            #expect(throws: CKError.self, "\(long.utf8.count) bytes") { try Names.checkRecordName(long) }
+        }
         #expect(throws: CKError.self) { try Names.checkRecordName("") }
         #expect(throws: CKError.self) { try Names.checkRecordName("_users") }
         #expect(throws: CKError.self) { try Names.checkRecordName("é") }

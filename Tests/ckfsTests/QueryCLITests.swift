@@ -23,6 +23,10 @@ import Testing
         #expect(unknown.status == 1 && unknown.stderr.contains("invalidArguments: record type Item has no field \"weight\""), "\(unknown.stderr)")
         let reserved = cli.run(["record", "query", "--type", "Item", "--predicate", "size > 1"])
         #expect(reserved.status == 64 && reserved.stderr.contains("write #size"), "\(reserved.stderr)")
+        for arg in ["Int:3", "INT:3"] {
+            let typed = cli.run(["record", "query", "--type", "Item", "--predicate", "n == %@", "--arg", arg])
+            #expect(typed.json?["records"]?.arrayValue?.compactMap { $0["recordName"]?.stringValue } == ["i3"], "\(arg): \(typed.stdout) \(typed.stderr)")
+        }
         let wrongCursor = cli.run(["record", "query", "--type", "Item", "--cursor", cursor])
         #expect(wrongCursor.status == 1 && wrongCursor.stderr.contains("cursor"), "\(wrongCursor.stderr)")
     }

@@ -263,7 +263,13 @@ public struct JSONParser {
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
         }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if isInteger, let i = Int64(text) { return .int(i) }
+        if isInteger {
+            // Read as a DOUBLE it would lose digits without a word: refused, saying how to write it.
+            guard let i = Int64(text) else {
+                throw error("the integer \(text) does not fit in 64 bits (INT64 holds -9223372036854775808 to 9223372036854775807); write \(text).0 for a DOUBLE, or quote it for a STRING", at: start)
+            }
+            return .int(i)
+        }
         guard let d = Double(text), d.isFinite else { throw error("the number \(text) is out of range", at: start) }
         return .double(d)
     }

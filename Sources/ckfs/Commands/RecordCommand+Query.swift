@@ -48,7 +48,8 @@ extension RecordCommand {
             func bad(_ what: String) -> ValidationError { ValidationError("--arg \(text): \(what)") }
             if parts.count == 2 {
                 let v = parts[1]
-                switch parts[0] {
+                // Type names in any case: `STRING:x` is `string:x`, not the text "STRING:x".
+                switch parts[0].lowercased() {
                 case "string", "key": return .string(v)
                 case "int": guard let i = Int64(v) else { throw bad("not a 64-bit integer") }; return .int(i)
                 case "double": guard let d = Double(v) else { throw bad("not a number") }; return .double(d)

@@ -18,6 +18,7 @@ extension StoreView {
                 let bytes = truncating ? [] : pending.lock.withLock { pending.buffer }
                 let h = OpenFile(kind: .item(target), inode: inode, flags: flags, caller: caller, buffer: bytes)
                 h.dirty = truncating
+                if writing { h.cacheMode = itemCache.openWriter(inode) { notifier?.willWait() } }
                 return OpenReply(handle: handles.add(h), keepCache: false, directIO: true)
             }
             guard let (bytes, tag) = try current(target) else { throw FSError(ENOENT) }
@@ -85,6 +86,8 @@ extension StoreView {
                 return false
             }
             if taken { throw FSError(EEXIST, "\(name) is being created by another open") }
+            // Once saved, the new item may have readers while this handle still writes.
+            h.cacheMode = itemCache.openWriter(ino) { notifier?.willWait() }
             let fh = handles.add(h)
             return (try entry(target.key, caller: caller), OpenReply(handle: fh, keepCache: false, directIO: true))
         }

@@ -58,6 +58,12 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
         case syntax(JSONParser.SyntaxError)
         /// Anything else, described.
         case other(String)
+
+        /// ENOSPC or EDQUOT when a system call failed for want of room.
+        var diskFull: Int32? {
+            if case .system(let e) = self, e.errno == ENOSPC || e.errno == EDQUOT { return e.errno }
+            return nil
+        }
     }
 
     public var code: Code
@@ -77,6 +83,19 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
         self.cause = cause
+        // A store failure that is only a full disk is said as such, with CloudKit's code for
+        // running out of room, in this one place rather than at every call that writes.
+        if code == .internalError, let full = cause?.diskFull {
+            self.code = .quotaExceeded
+            self.message = message + (full == ENOSPC ? "; the disk holding the store is full: free space on it and try again"
+                                                     : "; the disk quota of the store's owner is used up: free space and try again")
+        }
+    }
+
+    /// ENOSPC or EDQUOT when this error comes from a disk out of room.
+    public var diskFull: Int32? {
+        if let full = cause?.diskFull { return full }
+        return partialErrorsByItemID?.values.lazy.compactMap(\.diskFull).first
     }
 
     public var description: String {

@@ -15,6 +15,8 @@ public struct CheckReport: Sendable {
     public var damage: [String] = []
     /// What is not damage but a person should know: files other OS users can read.
     public var warnings: [String] = []
+    /// What could not be checked or finished because the disk holding the store is full.
+    public var diskFull: [String] = []
     public var isClean: Bool { damage.isEmpty }
 }
 
@@ -135,6 +137,7 @@ extension Store {
             report.records += result.records
             report.repaired += result.repaired
             report.damage += result.damage
+            report.diskFull += result.diskFull
         }
     }
 }

@@ -291,10 +291,8 @@ extension Result where Failure == SystemCallError {
         switch self {
         case .success(let v): return v
         case .failure(let e):
-            let hint = e.errno == ENOSPC ? "; the disk is full: free space and try again"
-                : e.errno == EDQUOT ? "; the disk quota is used up"
-                : e.errno == EACCES || e.errno == EPERM ? "; check the permissions of the store directory"
-                : ""
+            // A full disk is said by CKError itself (quotaExceeded).
+            let hint = e.errno == EACCES || e.errno == EPERM ? "; check the permissions of the store directory" : ""
             throw CKError(code, what() + hint, cause: .system(e))
         }
     }

@@ -8,6 +8,8 @@ extension ZoneStorage {
         var records = 0
         var repaired: [String] = []
         var damage: [String] = []
+        /// What could not be checked or repaired for want of room on the disk: not damage.
+        var diskFull: [String] = []
     }
 
     /// Checks the zone under its lock: recovery, then every record file against the log
@@ -24,6 +26,10 @@ extension ZoneStorage {
                 if recovery.removedTempFiles > 0 { result.repaired.append("zone \(name): removed \(recovery.removedTempFiles) temporary files of interrupted writes") }
                 try checkFiles(recovery.entries, &result)
             }
+        } catch where error.diskFull != nil {
+            // Committed saves wait in the log for room to be written to their files: the log
+            // is whole, so this is no damage, and the next check with room finishes them.
+            result.diskFull.append("zone \(name): \(error.message)")
         } catch {
             result.damage.append("zone \(name): \(error.message)")
         }

@@ -7,7 +7,8 @@ extension CKError {
         switch code {
         case .invalidArguments, .referenceViolation, .badContainer: EINVAL
         case .limitExceeded: EFBIG
-        case .quotaExceeded: EDQUOT
+        // A full disk is ENOSPC, as on any file system; a ckfs quota or the disk's is EDQUOT.
+        case .quotaExceeded: diskFull ?? EDQUOT
         case .serverRecordChanged: ESTALE
         case .permissionFailure, .notAuthenticated: EACCES
         case .unknownItem, .zoneNotFound, .assetFileNotFound: ENOENT

@@ -123,7 +123,7 @@ enum Report {
     }
 
     static func printError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        writeToStandardError(line + "\n")
     }
 
     static func printJSON(_ value: JSONValue) {
@@ -149,5 +149,17 @@ func reportingErrors(_ body: () throws -> Void) throws {
         try body()
     } catch let error as CKError {
         throw Report.failure(error)
+    }
+}
+
+/// Writes to standard error and ignores a failure: the mount daemon's standard error is
+/// `mount.log` in the store, and on a full disk Foundation's `FileHandle.write` traps on
+/// ENOSPC, which would end the daemon and every client's mount with it.
+func writeToStandardError(_ text: String) {
+    var bytes = Array(text.utf8)
+    var done = 0
+    while done < bytes.count {
+        let n = bytes.withUnsafeMutableBytes { write(2, $0.baseAddress! + done, $0.count - done) }
+        if n > 0 { done += n } else if n < 0 && errno == EINTR { continue } else { return }
     }
 }

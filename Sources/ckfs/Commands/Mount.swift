@@ -69,7 +69,7 @@ struct Mount: ParsableCommand {
         opts.readOnly = readOnly
         let log: @Sendable (String) -> Void = { line in
             let stamp = PropertyListWriter.dateText(Date()) ?? ""
-            FileHandle.standardError.write(Data("\(stamp) ckfs: \(line)\n".utf8))
+            writeToStandardError("\(stamp) ckfs: \(line)\n")
         }
         let mount: StoreMount
         do {
@@ -91,7 +91,7 @@ struct Mount: ParsableCommand {
         do {
             _ = try Spawn.detached(exe, ["ckfs", "mount-watchdog", path], logPath: logPath, environment: [:])
         } catch {
-            FileHandle.standardError.write(Data("ckfs: no watchdog for \(path): \(error)\n".utf8))
+            writeToStandardError("ckfs: no watchdog for \(path): \(error)\n")
         }
     }
 

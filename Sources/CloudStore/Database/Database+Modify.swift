@@ -56,6 +56,18 @@ extension Database {
     public func modify(saving: [Record], deleting: [RecordID] = [], options: ModifyOptions = ModifyOptions(),
                        progress: ((RecordID, Double) -> Void)? = nil,
                        isCancelled: (() -> Bool)? = nil) throws(CKError) -> ModifyResult {
+        // Deletes alone on a full disk: the store's reserve is given up and they are tried
+        // once more, so that space can always be freed through ckfs.
+        let deletesOnly = saving.isEmpty && !deleting.isEmpty
+        do {
+            let result = try modifyOnce(saving: saving, deleting: deleting, options: options, progress: progress, isCancelled: isCancelled)
+            guard deletesOnly, result.error?.diskFull != nil, SpaceReserve.release(store.layout) else { return result }
+        } catch where deletesOnly && error.diskFull != nil && SpaceReserve.release(store.layout) {}
+        return try modifyOnce(saving: saving, deleting: deleting, options: options, progress: progress, isCancelled: isCancelled)
+    }
+
+    private func modifyOnce(saving: [Record], deleting: [RecordID], options: ModifyOptions,
+                            progress: ((RecordID, Double) -> Void)?, isCancelled: (() -> Bool)?) throws(CKError) -> ModifyResult {
         _ = try writer("save or delete records")
         let limit = store.settings.maxItemsPerOperation
         guard saving.count + deleting.count <= limit else {

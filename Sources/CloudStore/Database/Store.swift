@@ -46,6 +46,7 @@ public final class Store: @unchecked Sendable {
             throw CKError(.badDatabase, "\(layout.settingsFile) is not valid JSON; fix it or restore it from a backup", cause: .syntax(error))
         }
         let settings = StoreSettings(json: json)
+        SpaceReserve.ensure(layout)
         return Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning)
     }
 

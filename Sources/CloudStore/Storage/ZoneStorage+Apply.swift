@@ -59,7 +59,10 @@ extension ZoneStorage {
             for d in entry.deleted { newest[d.recordName] = .some(nil) }
             for r in entry.saved { newest[r.recordID.recordName] = .some(r) }
         }
-        let work = Array(newest)
+        // Removals first: on a full disk they make the room the writes need, so a delete
+        // still goes through and frees space.
+        for (name, record) in newest where record == nil { try writeFile(name, nil) }
+        let work = newest.filter { $0.value != nil }.map { (key: $0.key, value: $0.value) }
         guard work.count >= tuning.parallelFilesFrom else {
             for (name, record) in work { try writeFile(name, record) }
             return
@@ -98,7 +101,15 @@ extension ZoneStorage {
     func applyOthersEntries(upTo commit: CommitMarker, apply: ApplyMarker) throws(CKError) {
         guard apply.applied < commit.seq else { return }
         if locked({ lastOwnCommit == commit.seq && !applierFailed }) { return }
-        try withApplyLock { (fd) throws(CKError) in try applyEntries(fd, known: [], upTo: commit.seq) }
+        do {
+            try withApplyLock { (fd) throws(CKError) in try applyEntries(fd, known: [], upTo: commit.seq) }
+        } catch where error.diskFull != nil {
+            // The log holds those entries and readers see them: the commit may go on, and its
+            // own apply starts from the same marker, so files still follow the log's order.
+            // A delete then removes its files first and makes room for the rest.
+            locked { applierFailed = true }
+            return
+        }
         locked { applierFailed = false }
     }
 

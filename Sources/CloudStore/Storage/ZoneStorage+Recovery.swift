@@ -17,7 +17,8 @@ extension ZoneStorage {
         }
         var report = RecoveryReport()
         let recovered = try recover(fd, report: &report)
-        return (recovered, ApplyMarker(bootID: recovered.bootID, applied: recovered.seq, end: -1))
+        // Recovery may leave entries to apply (a full disk): the marker it wrote says which.
+        return (recovered, readMarkers(fd).1 ?? ApplyMarker(bootID: recovered.bootID, applied: recovered.seq, end: -1))
     }
 
     /// What recovery found and did, for `fsck`.
@@ -92,8 +93,16 @@ extension ZoneStorage {
             from = meta.checkpointSeq
         }
         let replay = entries.map(\.0).filter { $0.seq > from }
-        try writeFiles(coalescing: replay)
-        let replayed = replay.count
+        var replayed = replay.count
+        // Where the record files stand once recovery is done: with every entry, or, when the
+        // disk is too full to write them, where they stood. The log holds the rest (readers
+        // see them there) and the next apply writes them in order, a delete removing its
+        // files first, so a full disk never keeps a delete from freeing space.
+        var applied = (seq: Int64(-1), end: Int64(-1))
+        do { try writeFiles(coalescing: replay) } catch where error.diskFull != nil {
+            replayed = 0
+            applied = (from, entries.first { $0.0.seq == from }?.end ?? -1)
+        }
         var removed = 0
         for dir in [directory, recordsPath, StoreLayout.assetsDirectory(directory)] {
             for name in (try Syscall.listDirectory(dir).orThrow(.internalError, "cannot list \(dir)")) ?? [] where name.hasPrefix(FileWriter.tempPrefix) {
@@ -110,7 +119,8 @@ extension ZoneStorage {
             // Make replayed files durable before saying they are applied.
             try syncZone()
         }
-        try writeApplyMarker(fd, ApplyMarker(bootID: current, applied: seq, end: logEnd))
+        try writeApplyMarker(fd, applied.seq < 0 ? ApplyMarker(bootID: current, applied: seq, end: logEnd)
+                                                 : ApplyMarker(bootID: current, applied: applied.seq, end: applied.end))
         let marker = CommitMarker(bootID: current, seq: seq, usage: usage, busy: false)
         try writeCommitMarker(fd, marker)
         report.replayedEntries = replayed

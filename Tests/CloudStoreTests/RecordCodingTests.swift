@@ -135,17 +135,28 @@ import Testing
         #expect(r.allTokens == ["and", "brush", "ink", "paper"])
     }
 
+    @Test func everyRecordNameHasAFileNameThatFitsAndIsItsOwn() {
+        let prefix = String(repeating: "p", count: 200)
+        let names = [String(repeating: "a", count: 250), String(repeating: "a", count: 251), String(repeating: "%", count: 255),
+                     "." + String(repeating: "/", count: 254), prefix + "1", prefix + "2", "short"]
+        let files = names.map(StoreLayout.recordFileName)
+        #expect(Set(files).count == names.count, "two names share a file name")
+        for (name, file) in zip(names, files) {
+            #expect(file.utf8.count <= 255 && file.hasSuffix(".json") && !file.contains("/"), "\(file)")
+            // A name that fits is spelled in its file name; a longer one is marked, never read back as another name.
+            let fits = StoreLayout.encode(name).utf8.count + 5 <= 255
+            #expect(StoreLayout.recordName(fromFileName: file) == (fits ? name : nil), "\(name.prefix(10))")
+            #expect(StoreLayout.isLongRecordFileName(file) == !fits)
+        }
+    }
+
     @Test func namesFollowTheRules() throws {
         try Names.checkRecordType("Artist_2")
         #expect(throws: CKError.self) { try Names.checkRecordType("2Artist") }
         #expect(throws: CKError.self) { try Names.checkRecordType("Art-ist") }
-        // A record is the file `<name>.json`: 250 bytes as a file name at most.
-        try Names.checkRecordName(String(repeating: "a", count: 250))
-        try Names.checkRecordName(String(repeating: "a", count: 244) + "%/")
-        for long in [String(repeating: "a", count: 251), String(repeating: "a", count: 256), String(repeating: "a", count: 245) + "%/",
-                     "." + String(repeating: "a", count: 248)] {
-            #expect(throws: CKError.self, "\(long.utf8.count) bytes") { try Names.checkRecordName(long) }
-        }
+        try Names.checkRecordName(String(repeating: "a", count: 255))
+        try Names.checkRecordName(String(repeating: "%", count: 255))
+        #expect(throws: CKError.self) { try Names.checkRecordName(String(repeating: "a", count: 256)) }
         #expect(throws: CKError.self) { try Names.checkRecordName("") }
         #expect(throws: CKError.self) { try Names.checkRecordName("_users") }
         #expect(throws: CKError.self) { try Names.checkRecordName("é") }

@@ -8,20 +8,6 @@ public enum Names {
     ]
 
     public static let maxNameLength = 255
-    /// The longest record name a store keeps: its file is `<name>.json` and a file name holds
-    /// 255 bytes. CloudKit takes 255; names of 251 bytes and more are refused here.
-    public static let maxStoredNameBytes = 250
-
-    /// The bytes of a printable ASCII name as the store spells it in a file name
-    /// (`StoreLayout.encode`: `/`, `%` and a leading `.` become `%XX`).
-    static func fileNameBytes(_ name: String) -> Int {
-        var n = 0
-        for (i, b) in name.utf8.enumerated() {
-            n += b == UInt8(ascii: "/") || b == UInt8(ascii: "%") || (i == 0 && b == UInt8(ascii: ".")) ? 3 : 1
-        }
-        return n
-    }
-
     static func isIdentifier(_ s: String) -> Bool {
         guard let first = s.utf8.first, isLetter(first) else { return false }
         return s.utf8.allSatisfy { isLetter($0) || ($0 >= 0x30 && $0 <= 0x39) || $0 == UInt8(ascii: "_") }
@@ -58,9 +44,6 @@ public enum Names {
         }
         guard name.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
             throw .invalid("record name \"\(name)\" must be printable ASCII")
-        }
-        guard fileNameBytes(name) <= maxStoredNameBytes else {
-            throw .invalid("record name \"\(name.prefix(40))…\" takes \(fileNameBytes(name)) bytes as a file name ('/', '%' and a leading '.' take 3 each); ckfs keeps each record as a file, so its names take at most \(maxStoredNameBytes) bytes: choose a shorter name")
         }
         guard allowSystem || !name.hasPrefix("_") else {
             throw .invalid("record name \"\(name)\" starts with '_', which is kept for system records such as user records; choose a name that does not")

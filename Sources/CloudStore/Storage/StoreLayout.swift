@@ -26,7 +26,31 @@ public struct StoreLayout: Sendable {
     public static func zoneDirectory(_ database: String, zone: String) -> String { zonesDirectory(database) + "/" + encode(zone) }
     public static func recordsDirectory(_ zone: String) -> String { zone + "/records" }
     public static func assetsDirectory(_ zone: String) -> String { zone + "/assets" }
-    public static func recordFile(_ zone: String, name: String) -> String { zone + "/records/" + encode(name) + ".json" }
+    public static func recordFile(_ zone: String, name: String) -> String { zone + "/records/" + recordFileName(name) }
+
+    /// The file name of record `name`: `<encoded name>.json`, or, where that would pass a file
+    /// name's 255 bytes, the encoded name's first 180 bytes, `%~`, 32 hex digits of the name's
+    /// SHA-256 and `.json`. `%~` is no valid escape, so no other name is spelled so; the file
+    /// holds the real name, as every record file does.
+    public static func recordFileName(_ name: String) -> String {
+        let encoded = encode(name)
+        if encoded.utf8.count + 5 <= 255 { return encoded + ".json" }
+        return String(decoding: encoded.utf8.prefix(180), as: UTF8.self) + longNameMark + AssetHasher.sha256Hex(Array(name.utf8)).prefix(32) + ".json"
+    }
+
+    static let longNameMark = "%~"
+
+    /// The record name a file name spells; nil for a long name's file (``recordFileName(_:)``:
+    /// the name is in the file) and for what is no record file.
+    public static func recordName(fromFileName file: String) -> String? {
+        guard file.hasSuffix(".json") else { return nil }
+        return decode(String(file.dropLast(5)))
+    }
+
+    /// Whether `file` is the file name of a record whose name is too long to spell in it.
+    public static func isLongRecordFileName(_ file: String) -> Bool {
+        file.hasSuffix(".json") && file.contains(longNameMark)
+    }
     public static func assetFile(_ zone: String, checksum: String) -> String { zone + "/assets/" + checksum }
     public static func zoneFile(_ zone: String) -> String { zone + "/zone.json" }
     public static func logFile(_ zone: String) -> String { zone + "/log.jsonl" }

@@ -48,7 +48,7 @@ extension ZoneStorage {
         var seen: Set<String> = []
         let files = try Syscall.listDirectory(recordsPath).orThrow(.internalError, "cannot list \(recordsPath)") ?? []
         for file in files.sorted() {
-            guard file.hasSuffix(".json"), let recordName = StoreLayout.decode(String(file.dropLast(5))) else {
+            guard let recordName = StoreLayout.recordName(fromFileName: file) ?? longRecordName(file) else {
                 result.damage.append("zone \(name): \(recordsPath)/\(file) is not a record file (<recordName>.json); move it out of the store")
                 continue
             }
@@ -85,12 +85,20 @@ extension ZoneStorage {
         try fixUsage(usage, &result)
     }
 
+    /// The name of the record a long name's file holds, when the file is that name's.
+    private func longRecordName(_ file: String) -> String? {
+        guard StoreLayout.isLongRecordFileName(file), let bytes = try? Syscall.readFile(recordsPath + "/" + file).get(),
+              let record = try? Self.decodeRecordFile(bytes, path: recordsPath + "/" + file),
+              StoreLayout.recordFileName(record.recordID.recordName) == file else { return nil }
+        return record.recordID.recordName
+    }
+
     /// Checks one record's identity and assets; returns its usage.
     private func checkRecord(_ record: Record, recordName: String, _ result: inout CheckResult) throws(CKError) -> Int64 {
         result.records += 1
         let name = zoneID.zoneName
         if record.recordID.recordName != recordName {
-            result.damage.append("zone \(name): file \(StoreLayout.encode(recordName)).json holds record \(record.recordID.recordName); rename the file to match")
+            result.damage.append("zone \(name): file \(StoreLayout.recordFileName(recordName)) holds record \(record.recordID.recordName); rename the file to match")
         }
         if record.recordID.zoneID.zoneName != name {
             result.damage.append("zone \(name): record \(recordName) says it is in zone \(record.recordID.zoneID.zoneName)")

@@ -594,7 +594,12 @@ final class ZoneStorage: @unchecked Sendable {
         let names = try Syscall.listDirectory(recordsPath).orThrow(.internalError, "cannot list \(recordsPath)") ?? []
         return names.compactMap { n in
             guard n.hasSuffix(".json"), !n.hasPrefix(FileWriter.tempPrefix) else { return nil }
-            return StoreLayout.decode(String(n.dropLast(5)))
+            if let name = StoreLayout.recordName(fromFileName: n) { return name }
+            // A name too long to spell in its file name: the file holds it.
+            guard StoreLayout.isLongRecordFileName(n), let bytes = try? Syscall.readFile(recordsPath + "/" + n).get(),
+                  let record = try? Self.decodeRecordFile(bytes, path: recordsPath + "/" + n),
+                  StoreLayout.recordFileName(record.recordID.recordName) == n else { return nil }
+            return record.recordID.recordName
         }.sorted()
     }
 

@@ -63,7 +63,10 @@ struct ItemFileName {
     /// Key-value entries: `<key>.plist`.
     static let keyValue = ItemFileName(pathExtension: ".plist")
 
-    func make(_ name: String) -> String { StoreLayout.encode(name) + pathExtension }
+    /// A record's file name is the store's own (a long name's with a hash: ``StoreLayout/recordFileName(_:)``).
+    func make(_ name: String) -> String {
+        pathExtension == ".json" ? StoreLayout.recordFileName(name) : StoreLayout.encode(name) + pathExtension
+    }
 
     /// The name a file name stands for, or nil when it is some other file (a scratch file):
     /// only the canonical encoding counts, so `.x.json.swp` or `.x.json` are not records.

@@ -57,6 +57,9 @@ extension StoreView {
             let cat = try catalog(d, zone)
             guard cat.hasRecords(ofType: name) || hasPendingNew(d, zone, type: name) else { throw FSError(ENOENT) }
             return typeKey
+        case .recordType where StoreLayout.isLongRecordFileName(name):
+            guard let target = try longRecordTarget(parent, name), stateLock.withLock({ hidden[target] == nil }) else { throw FSError(ENOENT) }
+            return target.key
         case .recordType, .keyValueFolder:
             guard let target = ItemTarget(folder: parent, fileName: name) else { throw FSError(ENOENT) }
             if case .keyValue(let ref, let key) = target { try checkKey(key, ref: ref) }
@@ -67,6 +70,14 @@ extension StoreView {
         case .lostFoundFile, .record, .keyValueEntry, .scratch:
             throw FSError(ENOTDIR)
         }
+    }
+
+    /// The record in type folder `folder` whose name is too long to spell in its file name and
+    /// whose file name is `fileName` (``StoreLayout/recordFileName(_:)``), if there is one.
+    func longRecordTarget(_ folder: NodeKey, _ fileName: String) throws(FSError) -> ItemTarget? {
+        guard case .recordType(let d, let zone, let type) = folder, StoreLayout.isLongRecordFileName(fileName),
+              let name = try catalog(d, zone).names(ofType: type).first(where: { StoreLayout.recordFileName($0) == fileName }) else { return nil }
+        return .record(RecordTarget(database: d, zone: zone, type: type, name: name))
     }
 
     func hasPendingNew(_ d: DatabaseKey, _ zone: String, type: String) -> Bool {

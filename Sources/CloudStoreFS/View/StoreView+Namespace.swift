@@ -124,7 +124,8 @@ extension StoreView {
         if existing != nil && flags & noReplace != 0 { throw FSError(EEXIST) }
         if existing == source { return }
         if source.isDirectory { throw FSError(EPERM, "zones and record type folders cannot be renamed") }
-        let toItem = ItemTarget(folder: toDir, fileName: newName)
+        var toItem = ItemTarget(folder: toDir, fileName: newName)
+        if toItem == nil { toItem = try longRecordTarget(toDir, newName) }
         if toItem == nil { try checkNotAnUnsavableItemName(toDir, newName) }
         guard let fromPlace = Self.place(fromDir), fromPlace == Self.place(toDir) else {
             throw FSError(EXDEV, "files can be moved only among the zones of the store, or within keyvalue/")

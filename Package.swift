@@ -13,15 +13,20 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: [
         .target(name: "CCloudStoreShims"),
         .target(
             name: "CloudStore",
-            dependencies: ["CCloudStoreShims", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "CCloudStoreShims",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
-        .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3"]),
+        .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3", .product(name: "Logging", package: "swift-log")]),
         // The benchmarks' baseline: SQLite linked in-process (issue #7).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CloudStoreBench", dependencies: ["CloudStore", "CSQLite"]),
@@ -32,6 +37,7 @@ let package = Package(
                 "CloudStoreFS",
                 "CloudStoreBench",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore"]),

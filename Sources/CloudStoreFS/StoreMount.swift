@@ -1,5 +1,6 @@
 import CloudStore
 import Foundation
+import Logging
 
 /// A store mounted as a file system: the view, the kernel session and the watcher that
 /// keeps the kernel's caches right when other processes write.
@@ -14,10 +15,11 @@ public final class StoreMount: Sendable {
     let watcher: ChangeWatcher
 
     public init(store: Store, at mountPoint: String, options: FuseSession.Options = .init(),
-                environment: CloudStore.Environment = .development,
-                log: @escaping @Sendable (String) -> Void = { _ in }) throws(FSError) {
-        view = StoreView(store: store, mountPoint: mountPoint, environment: environment, sharedByUsers: options.allowOther, log: log)
-        session = FuseSession(operations: view, mountPoint: mountPoint, log: log)
+                environment: CloudStore.Environment = .development, containers: Set<String>? = nil,
+                logger: Logger = Logger(label: "ckfs.mount")) throws(FSError) {
+        view = StoreView(store: store, mountPoint: mountPoint, environment: environment, sharedByUsers: options.allowOther,
+                         containers: containers, logger: logger)
+        session = FuseSession(operations: view, mountPoint: mountPoint, logger: logger)
         view.notifier = session
         watcher = ChangeWatcher(view: view)
         try session.mount(options: options)

@@ -20,11 +20,23 @@ public struct CheckReport: Sendable {
     public var isClean: Bool { damage.isEmpty }
 }
 
+/// How far `ckfs fsck` has come, for a progress line.
+public struct CheckProgress: Sendable {
+    /// Zones checked so far, and the records in them.
+    public var zones = 0
+    public var records = 0
+    /// The zone being checked (its folder), and how many of its record files are checked.
+    public var zone = ""
+    public var zoneFilesChecked = 0
+    public var zoneFiles = 0
+}
+
 extension Store {
     /// Checks and repairs every zone of every container (X4): replays logs, cuts torn log
     /// tails, removes temporary files, verifies every record and asset file, rebuilds usage;
     /// and every user's key-value store: it must parse and keep every limit (K2).
-    public func check() -> CheckReport {
+    /// `progress` is called before each zone and now and then within one.
+    public func check(progress: ((CheckProgress) -> Void)? = nil) -> CheckReport {
         var report = CheckReport()
         checkPermissions(&report)
         do throws(CKError) { _ = try readJSONFile(layout.settingsFile) } catch { report.damage.append(error.message) }
@@ -48,7 +60,7 @@ extension Store {
                     }
                 }
                 for db in databases {
-                    checkDatabase(db, &report)
+                    checkDatabase(db, &report, progress: progress)
                     checkSubscriptions(db, owner: db == envDir + "/public" ? Database.publicOwnerName : StoreLayout.decode(StoreLayout.split(db).name) ?? "", &report)
                     if db != envDir + "/public" {
                         KeyValueFile(store: self, directory: db).check(&report)
@@ -109,7 +121,7 @@ extension Store {
         }
     }
 
-    private func checkDatabase(_ db: String, _ report: inout CheckReport) {
+    private func checkDatabase(_ db: String, _ report: inout CheckReport, progress: ((CheckProgress) -> Void)?) {
         let zonesDir = StoreLayout.zonesDirectory(db)
         guard case .success(let names?) = Syscall.listDirectory(zonesDir) else { return }
         for name in names.sorted() {
@@ -133,7 +145,14 @@ extension Store {
             }
             report.zones += 1
             let storage = zoneStorage(directory: path, zoneID: ZoneID(zoneName: zoneName, ownerName: meta.ownerName))
-            let result = storage.check()
+            var state = CheckProgress(zones: report.zones - 1, records: report.records, zone: path)
+            let result = storage.check(progress: progress.map { report in
+                { (checked: Int, files: Int) in
+                    state.zoneFilesChecked = checked
+                    state.zoneFiles = files
+                    report(state)
+                }
+            })
             report.records += result.records
             report.repaired += result.repaired
             report.damage += result.damage

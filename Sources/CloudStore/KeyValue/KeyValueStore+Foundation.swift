@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// Code written for Apple's class compiles against ckfs unchanged (Foundation on Linux has none).
 public typealias NSUbiquitousKeyValueStore = KeyValueStore
@@ -132,9 +133,13 @@ extension KeyValueStore {
         }
     }
 
+    /// Problems the Foundation-style API cannot throw (its setters return nothing), as Apple's
+    /// logs them; swift-log writes to standard error unless the program sets it up otherwise.
     static func log(_ message: String) {
-        FileHandle.standardError.write(Data("ckfs: key-value store: \(message)\n".utf8))
+        logger.warning("\(message)")
     }
+
+    private static let logger = Logger(label: "ckfs.keyvalue")
 }
 
 extension PropertyListValue {

@@ -14,7 +14,8 @@ extension ZoneStorage {
 
     /// Checks the zone under its lock: recovery, then every record file against the log
     /// (the log wins), every asset against its checksum, and the usage figure (rebuilt).
-    func check() -> CheckResult {
+    /// `progress` is called now and then with the record files checked and their number.
+    func check(progress: ((_ checked: Int, _ files: Int) -> Void)? = nil) -> CheckResult {
         var result = CheckResult()
         let name = zoneID.zoneName
         do throws(CKError) {
@@ -24,7 +25,7 @@ extension ZoneStorage {
                 if let note = recovery.unmatchedJournal { result.repaired.append("zone \(name): \(note)") }
                 if recovery.replayedEntries > 0 { result.repaired.append("zone \(name): replayed \(recovery.replayedEntries) committed log entries into the record files") }
                 if recovery.removedTempFiles > 0 { result.repaired.append("zone \(name): removed \(recovery.removedTempFiles) temporary files of interrupted writes") }
-                try checkFiles(recovery.entries, &result)
+                try checkFiles(recovery.entries, &result, progress: progress)
             }
         } catch where error.diskFull != nil {
             // Committed saves wait in the log for room to be written to their files: the log
@@ -37,7 +38,8 @@ extension ZoneStorage {
     }
 
     /// Compares the record files with the log's entries; the lock is held.
-    private func checkFiles(_ entries: [LogEntry], _ result: inout CheckResult) throws(CKError) {
+    private func checkFiles(_ entries: [LogEntry], _ result: inout CheckResult,
+                            progress: ((_ checked: Int, _ files: Int) -> Void)?) throws(CKError) {
         let name = zoneID.zoneName
         var latest: [String: Record?] = [:]
         for entry in entries {
@@ -47,7 +49,8 @@ extension ZoneStorage {
         var usage: Int64 = 0
         var seen: Set<String> = []
         let files = try Syscall.listDirectory(recordsPath).orThrow(.internalError, "cannot list \(recordsPath)") ?? []
-        for file in files.sorted() {
+        for (i, file) in files.sorted().enumerated() {
+            if i % 512 == 0 { progress?(i, files.count) }
             guard let recordName = StoreLayout.recordName(fromFileName: file) ?? longRecordName(file) else {
                 result.damage.append("zone \(name): \(recordsPath)/\(file) is not a record file (<recordName>.json); move it out of the store")
                 continue

@@ -2,6 +2,7 @@ import CFuse3
 import Dispatch
 import Foundation
 import Glibc
+import Logging
 import Synchronization
 
 /// One FUSE mount: libfuse's low-level session, driven by a ``FileSystemOperations``.
@@ -46,12 +47,12 @@ public final class FuseSession: @unchecked Sendable {
         public init() {}
     }
 
-    let log: @Sendable (String) -> Void
+    let logger: Logger
 
-    public init(operations: any FileSystemOperations, mountPoint: String, log: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(operations: any FileSystemOperations, mountPoint: String, logger: Logger = Logger(label: "ckfs.mount")) {
         self.operations = operations
         self.mountPoint = mountPoint
-        self.log = log
+        self.logger = logger
     }
 
     /// Creates the session and mounts it; the kernel queues requests until ``run()``.
@@ -89,9 +90,9 @@ public final class FuseSession: @unchecked Sendable {
         let opens = wanted && kernelCanOpen
         kernelOpensFiles.store(opens, ordering: .releasing)
         if opens {
-            log("read-only mount: the kernel opens files itself (no request per open); saves made elsewhere show once the watcher sees them")
+            logger.info("read-only mount: the kernel opens files itself (no request per open); saves made elsewhere show once the watcher sees them")
         } else if wanted {
-            log("read-only mount: this kernel cannot open files without asking (no FUSE_CAP_NO_OPEN_SUPPORT); every open is a request")
+            logger.info("read-only mount: this kernel cannot open files without asking (no FUSE_CAP_NO_OPEN_SUPPORT); every open is a request")
         }
     }
 

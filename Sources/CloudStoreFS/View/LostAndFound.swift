@@ -1,5 +1,6 @@
 import CloudStore
 import Foundation
+import Logging
 
 /// Rejected text, kept where the user will find it: `lost+found/` at the mount root, backed
 /// by `<store>/lost+found/`. Shells ignore close errors (`echo bad > r.json` exits 0), so
@@ -24,7 +25,7 @@ struct LostAndFound: Sendable {
     /// Keeps `text`, refused for `mountPath` because of `reason`; returns the file name.
     /// Entries of `owner` past the bound are removed, oldest first, and told to `log`.
     @discardableResult
-    func keep(_ text: [UInt8], mountPath: String, reason: String, owner: CallerContext, log: (String) -> Void = { _ in }) -> String? {
+    func keep(_ text: [UInt8], mountPath: String, reason: String, owner: CallerContext, logger: Logger) -> String? {
         guard !text.isEmpty else { return nil }
         _ = Glibc.mkdir(directory, 0o700)
         var base = String(mountPath.split(separator: "/").last ?? "file")
@@ -56,13 +57,13 @@ struct LostAndFound: Sendable {
             if geteuid() == 0 { _ = fchown(fd, owner.uid, owner.gid) }
             close(fd)
         }
-        if isNew { bound(fileOwner: geteuid() == 0 ? owner.uid : geteuid(), keeping: name, log: log) }
+        if isNew { bound(fileOwner: geteuid() == 0 ? owner.uid : geteuid(), keeping: name, logger: logger) }
         return name + ext
     }
 
     /// Removes the oldest entries of the files owned by `fileOwner` past ``maxEntriesPerOwner``,
     /// never the entry `keeping` just written.
-    private func bound(fileOwner: UInt32, keeping: String, log: (String) -> Void) {
+    private func bound(fileOwner: UInt32, keeping: String, logger: Logger) {
         var newest: [String: (modified: Int64, files: [String])] = [:]
         for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
             var st = stat()
@@ -76,7 +77,7 @@ struct LostAndFound: Sendable {
         let oldest = newest.filter { $0.key != keeping }.sorted { ($0.value.modified, $0.key) < ($1.value.modified, $1.key) }
         for (_, value) in oldest.prefix(newest.count - Self.maxEntriesPerOwner) {
             for file in value.files { _ = Glibc.unlink(directory + "/" + file) }
-            log("lost+found keeps at most \(Self.maxEntriesPerOwner) rejected texts per user: removed the oldest of uid \(fileOwner), \(value.files.sorted().joined(separator: " and "))")
+            logger.notice("lost+found keeps at most \(Self.maxEntriesPerOwner) rejected texts per user: removed the oldest of uid \(fileOwner), \(value.files.sorted().joined(separator: " and "))")
         }
     }
 

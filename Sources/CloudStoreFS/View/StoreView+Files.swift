@@ -1,5 +1,6 @@
 import CloudStore
 import Foundation
+import Logging
 
 extension StoreView {
     // MARK: Open and create
@@ -201,7 +202,7 @@ extension StoreView {
         case .item(let t):
             let limit = maxFileBytes(t)
             guard end <= limit else {
-                log("refused write to \(mountPath(t)): \(end) bytes is past the \(limit)-byte limit of its file")
+                logger.notice("refused write to \(mountPath(t)): \(end) bytes is past the \(limit)-byte limit of its file")
                 throw FSError(EFBIG, "this file holds at most \(limit) bytes")
             }
             h.lock.withLock {
@@ -297,7 +298,7 @@ extension StoreView {
         if h.buffer.isEmpty {
             if final {
                 h.dirty = false
-                log(h.isNew ? "\(mountPath(target)) was created but never written: nothing saved"
+                logger.info(h.isNew ? "\(mountPath(target)) was created but never written: nothing saved"
                             : "\(mountPath(target)) was emptied and closed: an empty file holds nothing to save, so what it stands for is unchanged")
             }
             return
@@ -333,7 +334,7 @@ extension StoreView {
     /// Logs a refused save and keeps its text in lost+found.
     func reject(_ text: [UInt8], target: ItemTarget, error: FSError, caller: CallerContext) {
         let path = mountPath(target)
-        let kept = lostAndFound.keep(text, mountPath: path, reason: error.reason, owner: caller, log: log)
-        log("refused save of \(path): \(error.reason)" + (kept.map { "; the text is in \(mountPoint)/\(Self.lostFoundName)/\($0)" } ?? ""))
+        let kept = lostAndFound.keep(text, mountPath: path, reason: error.reason, owner: caller, logger: logger)
+        logger.notice("refused save of \(path): \(error.reason)\(kept.map { "; the text is in \(mountPoint)/\(Self.lostFoundName)/\($0)" } ?? "")")
     }
 }

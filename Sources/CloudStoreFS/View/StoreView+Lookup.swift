@@ -34,7 +34,7 @@ extension StoreView {
         switch parent {
         case .root:
             if name == Self.lostFoundName { return .lostFound }
-            guard (try? store.containerIdentifiers())?.contains(name) == true else { throw FSError(ENOENT, "no container \(name)") }
+            guard shownContainers().contains(name) else { throw FSError(ENOENT, "no container \(name)") }
             return .container(name)
         case .lostFound:
             guard lostAndFound.isVisible(name, to: caller.uid) else { throw FSError(ENOENT) }
@@ -276,7 +276,7 @@ extension StoreView {
         switch dir {
         case .root:
             keys.append((Self.lostFoundName, .lostFound))
-            for c in (try? store.containerIdentifiers()) ?? [] { keys.append((c, .container(c))) }
+            for c in shownContainers() { keys.append((c, .container(c))) }
         case .lostFound:
             for n in lostAndFound.names(visibleTo: caller.uid).sorted() { keys.append((n, .lostFoundFile(n))) }
         case .container(let c):
@@ -352,7 +352,7 @@ extension StoreView {
         var quota: Int64 = 0
         var used: Int64 = 0
         var files: UInt64 = 0
-        for c in (try? store.containerIdentifiers()) ?? [] {
+        for c in shownContainers() {
             for key in [DatabaseKey(container: c, scope: .public, user: ""), DatabaseKey(container: c, scope: .private, user: userName(caller.uid))] {
                 guard let db = try? database(key, caller: caller) else { continue }
                 quota += db.quotaBytes

@@ -1,5 +1,6 @@
 import CloudStore
 import Foundation
+import Logging
 
 extension StoreView {
     // MARK: rm
@@ -45,7 +46,7 @@ extension StoreView {
         }
         logNotificationErrors(result)
         if let error = result.error {
-            log("refused delete of \(mountPath(.record(target))): \(error.fsError.reason)")
+            logger.notice("refused delete of \(mountPath(.record(target))): \(error.fsError.reason)")
             throw error.fsError
         }
         _ = try? catalog(target.database, target.zone)
@@ -63,7 +64,7 @@ extension StoreView {
             let db = try database(d, caller: caller)
             notifier?.willWait()
             do throws(CKError) { _ = try db.createZone(zone) } catch {
-                log("refused mkdir of zone \(zone): \(error.message)")
+                logger.notice("refused mkdir of zone \(zone): \(error.message)")
                 throw error.fsError
             }
             return try entry(.zone(d, zone), caller: caller)
@@ -94,7 +95,7 @@ extension StoreView {
             let db = try database(d, caller: caller)
             notifier?.willWait()
             do throws(CKError) { try db.deleteZone(zone) } catch {
-                log("refused rmdir of zone \(zone): \(error.message)")
+                logger.notice("refused rmdir of zone \(zone): \(error.message)")
                 throw error.fsError
             }
             stateLock.withLock {

@@ -1,5 +1,6 @@
 import CloudStore
 import Foundation
+import Logging
 
 extension StoreView {
     // MARK: Items: records and key-value entries alike
@@ -22,7 +23,7 @@ extension StoreView {
               let r = try catalog(t.database, t.zone).record(named: t.name) else { return }
         let db = try database(t.database, caller: caller)
         do throws(CKError) { try db.checkMayChange(r, deleting: deleting) } catch {
-            log("refused \(deleting ? "removal" : "change") of \(mountPath(target)) by uid \(caller.uid): \(error.message)")
+            logger.notice("refused \(deleting ? "removal" : "change") of \(mountPath(target)) by uid \(caller.uid): \(error.message)")
             throw error.fsError
         }
     }
@@ -67,7 +68,7 @@ extension StoreView {
         default: return
         }
         if let why = naming.refusal(fileName) {
-            log("refused the name \(fileName.debugDescription): \(why)")
+            logger.notice("refused the name \(fileName.debugDescription): \(why)")
             throw FSError(EINVAL, why)
         }
     }
@@ -89,7 +90,7 @@ extension StoreView {
         case .record(let t): try deleteRecord(t, caller: caller)
         case .keyValue(let ref, let key):
             do { try deleteKeyValue(ref, key: key) } catch {
-                log("refused delete of \(mountPath(target)): \(error.reason)")
+                logger.notice("refused delete of \(mountPath(target)): \(error.reason)")
                 throw error
             }
         }
@@ -153,6 +154,7 @@ extension StoreView {
             }
             throw error.fsError
         }
+        logger.debug("saved \(mountPath(.record(target))) as uid \(caller.uid) (tag \(result.savedRecords.first?.recordChangeTag ?? "?"))")
         _ = try? catalog(target.database, target.zone)
     }
 }
@@ -160,6 +162,6 @@ extension StoreView {
 extension StoreView {
     /// A save stood but its subscribers were not notified (S4): only the log can say so.
     func logNotificationErrors(_ result: ModifyResult) {
-        for e in result.notificationErrors { log("saved, but subscribers were not notified: \(e)") }
+        for e in result.notificationErrors { logger.warning("saved, but subscribers were not notified: \(e)") }
     }
 }

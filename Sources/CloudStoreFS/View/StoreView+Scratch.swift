@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Logging
 
 extension StoreView {
     /// Scratch files (editors' and tools' temporary files) live in the daemon's memory, so
@@ -25,7 +26,7 @@ extension StoreView {
             return nil
         }
         if let refusal {
-            log("refused a write to a temporary file: \(refusal.reason)")
+            logger.notice("refused a write to a temporary file: \(refusal.reason)")
             throw refusal
         }
     }

@@ -1,5 +1,6 @@
 import CloudStore
 import Foundation
+import Logging
 
 /// The store as a tree of directories and files (DESIGN §4, SPEC F1–F7):
 ///
@@ -39,7 +40,9 @@ public final class StoreView: @unchecked Sendable {
     let maxFileBytes: Int
     /// Set once, before the mount serves requests.
     public var notifier: (any KernelNotifier)?
-    let log: @Sendable (String) -> Void
+    let logger: Logger
+    /// The containers the mount shows; nil shows every container of the store.
+    let containers: Set<String>?
 
     /// Guards every `var` below.
     let stateLock = NSLock()
@@ -88,7 +91,7 @@ public final class StoreView: @unchecked Sendable {
     public let sharedByUsers: Bool
 
     public init(store: Store, mountPoint: String, environment: CloudStore.Environment = .development, sharedByUsers: Bool = false,
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                containers: Set<String>? = nil, logger: Logger = Logger(label: "ckfs.mount")) {
         self.store = store
         self.sharedByUsers = sharedByUsers
         self.environment = environment
@@ -96,7 +99,16 @@ public final class StoreView: @unchecked Sendable {
         self.deviceID = Caller.mountDeviceID(mountPoint)
         self.lostAndFound = LostAndFound(storeRoot: store.layout.root)
         self.maxFileBytes = store.settings.maxRecordBytes * 3 / 2 + 65536
-        self.log = log
+        self.logger = logger
+        self.containers = containers
+    }
+
+    /// The containers the mount shows, sorted: the store's, or those of them that
+    /// ``containers`` names.
+    func shownContainers() -> [String] {
+        let all = (try? store.containerIdentifiers()) ?? []
+        guard let containers else { return all }
+        return all.filter { containers.contains($0) }
     }
 
     // MARK: Identities

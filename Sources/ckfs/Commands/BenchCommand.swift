@@ -38,9 +38,10 @@ struct BenchCommand: ParsableCommand {
             sizes.fetchZone = records
             sizes.queryRecords = records
         }
-        let json = self.json
+        // What the bench measures on the way shows on a terminal; pipes and --json get the rows only.
+        let notes = TerminalProgress("bench", quiet: json)
         let bench = Bench(directory: directory, sizes: sizes, only: selectedRows, executable: Self.executable) { line in
-            if !json { Report.printError("bench: " + line) }
+            notes.note("bench: " + line)
         }
         let rows: [Bench.Row]
         do { rows = try bench.run() } catch { throw Report.failure(error) }

@@ -96,10 +96,13 @@ extension Debug {
                 let db = try options.openDatabase()
                 let zone = db.zoneID(options.zone)
                 let modifyOptions = ModifyOptions(savePolicy: overwrite ? .allKeys : .ifServerRecordUnchanged)
+                let progress = TerminalProgress("saving", total: count)
                 for start in stride(from: 0, to: count, by: 400) {
                     let batch = (start..<min(start + 400, count)).map { Bench.record($0, zone: zone) }
                     if let error = try db.modify(saving: batch, options: modifyOptions).error { throw error }
+                    progress.update(start + batch.count)
                 }
+                progress.finish()
                 db.store.waitForRecordFiles()
                 print("saved \(count)")
             }

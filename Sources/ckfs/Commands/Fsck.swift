@@ -11,7 +11,11 @@ struct Fsck: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let report = try options.openStore().check()
+            let line = TerminalProgress("checking")
+            let report = try options.openStore().check { p in
+                line.update(p.records + p.zoneFilesChecked, detail: "\(p.zones) zones done; \(p.zone): \(p.zoneFilesChecked) of \(p.zoneFiles) files")
+            }
+            line.finish()
             for line in report.repaired { print("repaired: \(line)") }
             for line in report.damage { Report.printError("ckfs: damage: \(line)") }
             for line in report.warnings { Report.printError("ckfs: warning: \(line)") }

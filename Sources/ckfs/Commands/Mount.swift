@@ -2,6 +2,7 @@ import ArgumentParser
 import CloudStore
 import CloudStoreFS
 import Foundation
+import Logging
 
 struct Mount: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,6 +26,27 @@ struct Mount: ParsableCommand {
 
     @Flag(help: "Create the store if needed and fill it with a small demo container first.")
     var demo = false
+
+    @Option(name: .customShort("o"), help: ArgumentHelp("Mount options, comma-separated, as mount(8) and fstab give them: \(MountOptions.help).", valueName: "options"))
+    var mountOptions: [String] = []
+
+    @Option(help: "How much the daemon logs: trace, debug, info, notice, warning, error or critical (env CKFS_LOG_LEVEL).")
+    var logLevel: Logger.Level?
+
+    /// The flags and `-o` options together.
+    var settings: MountOptions {
+        get throws {
+            var s = try MountOptions(mountOptions)
+            s.allowOther = s.allowOther || allowOther
+            s.readOnly = s.readOnly || readOnly
+            if let c = options.container { s.containers.append(c) }
+            return s
+        }
+    }
+
+    func validate() throws {
+        _ = try settings
+    }
 
     func run() throws {
         let path = absolute(mountPoint)
@@ -64,24 +86,23 @@ struct Mount: ParsableCommand {
         // daemon peaked at 784 MiB with glibc's default (8 per core) and 608 MiB with two
         // (#7, row 7a). One per core still lets the workers allocate side by side.
         ProcessTuning.limitMallocArenas(to: max(2, ProcessInfo.processInfo.activeProcessorCount))
+        let settings = try settings
         var opts = FuseSession.Options()
-        opts.allowOther = allowOther
-        opts.readOnly = readOnly
-        let log: @Sendable (String) -> Void = { line in
-            let stamp = PropertyListWriter.dateText(Date()) ?? ""
-            writeToStandardError("\(stamp) ckfs: \(line)\n")
-        }
+        opts.allowOther = settings.allowOther
+        opts.readOnly = settings.readOnly
+        let logger = DaemonLog.logger(level: logLevel)
         let mount: StoreMount
         do {
-            mount = try StoreMount(store: store, at: path, options: opts, environment: options.environment, log: log)
+            mount = try StoreMount(store: store, at: path, options: opts, environment: settings.environment ?? options.environment,
+                                   containers: settings.containers.isEmpty ? nil : Set(settings.containers), logger: logger)
         } catch {
             throw CKError(.internalError, error.reason)
         }
         if foreground { printReady(path, pid: getpid()) }
-        log("mounted \(store.layout.root) at \(path)")
+        logger.info("mounted \(store.layout.root) at \(path)\(settings.readOnly ? " read-only" : "")\(settings.allowOther ? " for every user" : "")")
         startWatchdog(at: path, logPath: store.layout.root + "/mount.log")
         let rc = mount.run()
-        log("unmounted \(path) (\(rc))")
+        logger.info("unmounted \(path) (\(rc))")
     }
 
     /// A process of its own that ends the mount's connection if this daemon dies with a

@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// The mount daemon's log: swift-log's stream handler on standard error, one line per event
+/// with its time and level. A daemon in the background has `<store>/mount.log` as its standard
+/// error; one in front (`--foreground`) writes to the terminal.
+enum DaemonLog {
+    static let levelVariable = "CKFS_LOG_LEVEL"
+
+    /// A logger at `level`, else at `CKFS_LOG_LEVEL`'s, else at `info`.
+    static func logger(level: Logger.Level?) -> Logger {
+        var logger = Logger(label: "ckfs.mount") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = level ?? environmentLevel ?? .info
+        return logger
+    }
+
+    static var environmentLevel: Logger.Level? {
+        ProcessInfo.processInfo.environment[levelVariable].flatMap { Logger.Level(rawValue: $0.lowercased()) }
+    }
+}
+
+extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -11,9 +11,9 @@ struct Fsck: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let line = TerminalProgress("checking")
+            let line = TerminalProgress("checking records")
             let report = try options.openStore().check { p in
-                line.update(p.records + p.zoneFilesChecked, detail: "\(p.zones) zones done; \(p.zone): \(p.zoneFilesChecked) of \(p.zoneFiles) files")
+                line.update(p.records + p.zoneFilesChecked, detail: "zone \(p.zones + 1): \(p.zoneFilesChecked) of \(p.zoneFiles) record files")
             }
             line.finish()
             for line in report.repaired { print("repaired: \(line)") }

@@ -67,16 +67,9 @@ extension RecordCommand {
                         }
                     }
                 }
-                // Large imports show how far they are; one record saves too fast to need it.
-                let progress = TerminalProgress("saving", total: records.count + deletes.count, quiet: records.count + deletes.count < 1000)
-                var done = 0
                 let result = try db.modify(saving: records, deleting: deletes,
                                            options: ModifyOptions(savePolicy: policy, atomic: !nonAtomic,
-                                                                  clientChangeToken: clientToken.map { Data($0.utf8) }),
-                                           progress: { _, fraction in
-                                               if fraction == 1.0 { done += 1; progress.update(done) }
-                                           })
-                progress.finish()
+                                                                  clientChangeToken: clientToken.map { Data($0.utf8) }))
                 Report.warnings(result)
                 let saved = result.savedRecords.map(RecordCoding.encode)
                 if single && deletes.isEmpty && records.count == 1 {

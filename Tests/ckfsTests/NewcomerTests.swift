@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// A newcomer's first hour, on this machine for real: README's first command in a clean
+/// clone with libfuse's packages removed first, then `scripts/install`, `man ckfs`, bash
+/// completion, `mount -t fuse.ckfs`, an fstab line through mount(8), and the example systemd
+/// unit's commands.
+///
+/// It removes and installs Debian packages and writes /sbin/mount.fuse.ckfs, so it runs only
+/// as root with CKFS_SYSTEM_TESTS=1, which `.ci/run` sets (CI runs as root on a machine of
+/// its own).
+@Suite(.serialized) struct NewcomerTests {
+    static let enabled = geteuid() == 0 && ProcessInfo.processInfo.environment["CKFS_SYSTEM_TESTS"] == "1"
+    static let packageRoot = MountHelperTests.packageRoot
+
+    /// Runs a bash script with `environment` added; returns its output.
+    @discardableResult
+    static func bash(_ script: String, in dir: String, environment: [String: String] = [:]) -> CLIFixture.Output {
+        let env = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        return CLIFixture.exec("/bin/bash", ["-c", "set -euo pipefail; cd '\(dir)'; " + script], environment: env)
+    }
+
+    static func isMounted(_ path: String) -> String? {
+        let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            if fields.count > 3 && fields[1] == path { return fields[2] + " " + fields[3] }
+        }
+        return nil
+    }
+
+    /// README's first command: the first line of its first `sh` block, without its comment.
+    static func readmeFirstCommand() throws -> String {
+        let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
+        let block = try #require(readme.components(separatedBy: "```sh\n").dropFirst().first)
+        let line = try #require(block.split(separator: "\n").first)
+        return String(line.split(separator: "#").first ?? line).trimmingCharacters(in: .whitespaces)
+    }
+
+    @Test(.enabled(if: enabled, "changes the system's packages and /sbin: runs as root with CKFS_SYSTEM_TESTS=1 (.ci/run sets it)"),
+          .timeLimit(.minutes(20)))
+    func fromABareMachineToAnInstalledTool() throws {
+        let work = MountFixture.base + "/newcomer-" + UUID().uuidString.prefix(8)
+        let clone = work + "/ckfs", home = work + "/home", prefix = work + "/prefix"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let helperPath = "/sbin/mount.fuse.ckfs"
+        let earlierHelper = FileManager.default.contents(atPath: helperPath)
+        defer {
+            for m in ["M", "fstab-M", "unit-M"] { _ = CLIFixture.exec(CLIFixture.binary, ["unmount", work + "/" + m]) }
+            _ = CLIFixture.exec(CLIFixture.binary, ["unmount", clone + "/Mount"])
+            // Whatever happened, the machine keeps what the other tests need.
+            Self.bash("scripts/bootstrap --test", in: Self.packageRoot)
+            if let earlierHelper { FileManager.default.createFile(atPath: helperPath, contents: earlierHelper, attributes: [.posixPermissions: 0o755]) } else { try? FileManager.default.removeItem(atPath: helperPath) }
+            try? FileManager.default.removeItem(atPath: work)
+        }
+        let cloned = Self.bash("git clone -q '\(Self.packageRoot)' '\(clone)'", in: "/")
+        try #require(cloned.status == 0, "\(cloned.stderr)")
+
+        // 1. A bare machine: no libfuse3 development files, no fusermount3.
+        let removed = Self.bash("DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq fuse3 libfuse3-dev >/dev/null; ! command -v fusermount3 && ! test -e /usr/include/fuse3/fuse_lowlevel.h", in: "/")
+        try #require(removed.status == 0, "\(removed.stdout) \(removed.stderr)")
+
+        // 2. README's first command, as a newcomer types it, in the clone; HOME is new so the
+        // demo store is new too.
+        let first = try Self.readmeFirstCommand()
+        #expect(first.hasPrefix("scripts/bootstrap && "), "README's first command does not start with the set-up: \(first)")
+        let ran = Self.bash("unset XDG_DATA_HOME CKFS_STORE; " + first, in: clone, environment: ["HOME": home])
+        try #require(ran.status == 0, "README's first command failed: \(ran.stderr.suffix(3000))")
+        #expect(Self.isMounted(clone + "/Mount")?.hasPrefix("fuse.ckfs ") == true, "the demo is not mounted at Mount/")
+        #expect(ran.stdout.contains("iCloud.local.ckfs"), "ls -R Mount did not show the demo container: \(ran.stdout.prefix(2000))")
+        #expect(ran.stdout.contains(".json"), "ls -R Mount showed no record files")
+        #expect(FileManager.default.fileExists(atPath: home + "/.local/share/ckfs/ckfs-store.json"), "the demo store is not in ~/.local/share/ckfs")
+        #expect(Self.bash(".build/debug/ckfs unmount", in: clone).status == 0)
+
+        // 3. The install step (a debug build here: the release build is the same code and takes
+        // minutes more), into a prefix of the test's own; mount(8)'s helper into /sbin.
+        let installed = Self.bash("scripts/install", in: clone, environment: ["PREFIX": prefix, "CONFIGURATION": "debug"])
+        try #require(installed.status == 0, "\(installed.stderr.suffix(3000))")
+        let ckfs = prefix + "/bin/ckfs"
+        #expect(CLIFixture.exec(ckfs, ["--version"]).stdout.hasPrefix("ckfs "))
+        #expect(try String(contentsOfFile: helperPath, encoding: .utf8).contains("ckfs=\(ckfs)\n"))
+
+        // man ckfs, and a subcommand's page.
+        let man = Self.bash("man -P cat ckfs && man -P cat ckfs.mount", in: work, environment: ["MANPATH": prefix + "/share/man", "MANWIDTH": "100"])
+        #expect(man.status == 0, "\(man.stderr)")
+        #expect(man.stdout.contains("ckfs — A local CloudKit store kept as plain JSON files"), "\(man.stdout.prefix(500))")
+        #expect(man.stdout.contains("allow_other, ro, container=ID"), "ckfs.mount(1) does not list the mount options")
+
+        // bash completion, as bash-completion loads it: subcommands, then a subcommand's flags.
+        let completion = prefix + "/share/bash-completion/completions/ckfs"
+        let completed = Self.bash("""
+            PATH='\(prefix)/bin':$PATH; source '\(completion)'
+            COMP_WORDS=(ckfs mo); COMP_CWORD=1; COMP_LINE='ckfs mo'; COMP_POINT=7; _ckfs ckfs mo ckfs; echo "1: ${COMPREPLY[*]}"
+            COMP_WORDS=(ckfs mount --read); COMP_CWORD=2; COMP_LINE='ckfs mount --read'; COMP_POINT=17; _ckfs ckfs --read mount; echo "2: ${COMPREPLY[*]}"
+            """, in: work)
+        #expect(completed.stdout.contains("1: mount\n"), "\(completed.stdout) \(completed.stderr)")
+        #expect(completed.stdout.contains("--read-only"), "\(completed.stdout) \(completed.stderr)")
+        for file in ["/share/zsh/site-functions/_ckfs", "/share/fish/vendor_completions.d/ckfs.fish"] {
+            #expect(((try? String(contentsOfFile: prefix + file, encoding: .utf8)) ?? "").contains("mount"), "\(file)")
+        }
+
+        // 4. mount -t fuse.ckfs and an fstab line, through mount(8) and the installed helper.
+        let store = work + "/store"
+        #expect(CLIFixture.exec(ckfs, ["init", "--store", store]).status == 0)
+        for dir in ["M", "fstab-M", "unit-M"] { try FileManager.default.createDirectory(atPath: work + "/" + dir, withIntermediateDirectories: true) }
+        let mounted = Self.bash("mount -t fuse.ckfs '\(store)' M -o allow_other,container=iCloud.local.ckfs", in: work)
+        #expect(mounted.status == 0, "\(mounted.stderr)")
+        #expect(Self.isMounted(work + "/M")?.contains("allow_other") == true)
+        let saved = Self.bash("""
+            mkdir M/iCloud.local.ckfs/private/_defaultZone/Note
+            echo '{"fields":{"title":"via mount -t"}}' > M/iCloud.local.ckfs/private/_defaultZone/Note/t.json
+            '\(ckfs)' record fetch t --store '\(store)'
+            umount M
+            """, in: work)
+        #expect(saved.status == 0 && saved.stdout.contains("via mount -t"), "\(saved.stderr)")
+        #expect(Self.isMounted(work + "/M") == nil)
+
+        try "\(store) \(work)/fstab-M fuse.ckfs ro,noauto,nofail,_netdev 0 0\n".write(toFile: work + "/fstab", atomically: true, encoding: .utf8)
+        let fromFstab = Self.bash("mount -T fstab '\(work)/fstab-M' && cat fstab-M/iCloud.local.ckfs/private/_defaultZone/Note/t.json && ! touch fstab-M/x", in: work)
+        #expect(fromFstab.status == 0 && fromFstab.stdout.contains("via mount -t"), "\(fromFstab.stderr)")
+        #expect(Self.isMounted(work + "/fstab-M")?.contains(" ro,") == true, "the fstab line's ro did not reach the mount")
+        #expect(Self.bash("umount fstab-M", in: work).status == 0)
+
+        // 5. The example systemd unit: its ExecStart keeps the mount in front until its ExecStop.
+        let unit = try String(contentsOfFile: clone + "/contrib/systemd/ckfs-mount.service", encoding: .utf8)
+        func value(_ key: String) throws -> String {
+            let line = try #require(unit.split(separator: "\n").first { $0.hasPrefix(key + "=") }, "no \(key)= in the unit")
+            return String(line.dropFirst(key.count + 1))
+                .replacingOccurrences(of: "/usr/local/bin/ckfs", with: ckfs)
+                .replacingOccurrences(of: "/mnt/ckfs", with: work + "/unit-M")
+        }
+        let start = try value("ExecStart"), stop = try value("ExecStop")
+        let unitEnv = ["CKFS_STORE": store, "CKFS_LOG_LEVEL": "debug"]
+        let service = Process()
+        service.executableURL = URL(fileURLWithPath: "/bin/sh")
+        service.arguments = ["-c", "exec " + start]
+        service.environment = ProcessInfo.processInfo.environment.merging(unitEnv) { $1 }
+        service.standardOutput = FileHandle.nullDevice
+        service.standardError = FileHandle.nullDevice
+        try service.run()
+        let deadline = Date().addingTimeInterval(15)
+        while Self.isMounted(work + "/unit-M") == nil && Date() < deadline && service.isRunning { usleep(50_000) }
+        #expect(Self.isMounted(work + "/unit-M") != nil, "the unit's ExecStart did not mount")
+        #expect(FileManager.default.fileExists(atPath: work + "/unit-M/iCloud.local.ckfs/private/_defaultZone/Note/t.json"))
+        #expect(Self.bash(stop, in: work, environment: unitEnv).status == 0)
+        let stopped = Date().addingTimeInterval(10)
+        while service.isRunning && Date() < stopped { usleep(50_000) }
+        #expect(!service.isRunning, "ExecStart's process did not end after ExecStop")
+        if service.isRunning { service.terminate() }
+        #expect(Self.isMounted(work + "/unit-M") == nil)
+    }
+}

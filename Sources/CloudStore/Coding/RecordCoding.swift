@@ -21,7 +21,7 @@ public enum RecordCoding {
     }
 
     /// The record's file: canonical pretty JSON with a trailing newline, the bytes
-    /// `JSONWriter.pretty(encode(record))` gives, written without the tree (``RecordWriter``).
+    /// `JSONWriter.pretty(encode(record))` gives, written without the tree (`RecordWriter`).
     public static func fileBytes(_ record: Record) -> [UInt8] { RecordWriter.fileBytes(record) }
 
     static func encode(_ stamp: Stamp) -> JSONValue {

@@ -2,7 +2,7 @@ import Foundation
 
 /// A container: its identities, quotas, schema and databases (C1–C4, C9).
 ///
-/// `container.json` is read into ``ContainerInfo`` and rewritten whole under the container's
+/// `container.json` is read into `ContainerInfo` and rewritten whole under the container's
 /// file lock; a miss (an identity another process added) reads it again before answering.
 public final class Container: @unchecked Sendable {
     public let identifier: String

@@ -46,7 +46,7 @@ extension Database {
     ///
     /// Queries read the zone's records from memory (a ``ZoneCatalog`` shared by the process,
     /// which follows the zone's log), never the record files again; the catalog keeps each
-    /// type's records in the order of each sort asked for (``SortedRecords``), so a page costs
+    /// type's records in the order of each sort asked for (`SortedRecords`), so a page costs
     /// the records walked past to fill it, not a sort of the type.
     public func query(_ query: RecordQuery, in zone: String = ZoneID.defaultZoneName, limit: Int = 100,
                       cursor: QueryCursor? = nil, desiredKeys: [String]? = nil) throws(CKError) -> QueryResult {

@@ -8,7 +8,7 @@ public protocol StorageIO: Sendable {
     func write(_ fd: Int32, _ bytes: [UInt8], path: String) -> Result<Void, SystemCallError>
     func sync(_ fd: Int32, path: String, dataOnly: Bool) -> Result<Void, SystemCallError>
     func rename(_ from: String, _ to: String) -> Result<Void, SystemCallError>
-    /// Gives the unnamed file `fd` the name `path` (see ``FileWriter/create(_:with:)``).
+    /// Gives the unnamed file `fd` the name `path` (see `FileWriter.create(_:with:)`).
     func link(_ fd: Int32, to path: String) -> Result<Void, SystemCallError>
 }
 

@@ -15,7 +15,7 @@ public struct ZoneTuning: Sendable {
     /// returns (false). Either way the save is durable at its commit point.
     public var writeBehind = true
     /// Size of the zone's `journal`, where small commits are made durable without growing a
-    /// file (see ``ZoneStorage``); 0 makes every commit sync the log itself.
+    /// file (see `ZoneStorage`); 0 makes every commit sync the log itself.
     public var journalBytes: Int64 = 128 << 10
     /// A batch with this many record files or more is written by two threads (`Int.max`:
     /// always one).

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// The docs stay true: every `sh` block of README.md, CONTRIBUTING.md and docs/*.md runs
+/// (scripts/run-doc-blocks, against the ckfs under test, mounts included), and every link
+/// between them names a file that exists.
+@Suite(.serialized) struct DocumentationTests {
+    static let root = MountHelperTests.packageRoot
+
+    static var documents: [String] {
+        let docs = ((try? FileManager.default.contentsOfDirectory(atPath: root + "/docs")) ?? []).filter { $0.hasSuffix(".md") }.sorted()
+        return ["README.md", "CONTRIBUTING.md"].filter { FileManager.default.fileExists(atPath: root + "/" + $0) } + docs.map { "docs/" + $0 }
+    }
+
+    @Test func everyShellBlockRuns() {
+        let bin = URL(fileURLWithPath: CLIFixture.binary).deletingLastPathComponent().path
+        let r = CLIFixture.exec(Self.root + "/scripts/run-doc-blocks", ["--bin", bin] + Self.documents.map { Self.root + "/" + $0 })
+        #expect(r.status == 0, "\(r.stderr.suffix(4000))")
+        #expect(Self.documents.contains("README.md"))
+    }
+
+    @Test func everyLinkBetweenDocumentsLeadsSomewhere() throws {
+        for doc in Self.documents {
+            let text = try String(contentsOfFile: Self.root + "/" + doc, encoding: .utf8)
+            let dir = URL(fileURLWithPath: Self.root + "/" + doc).deletingLastPathComponent()
+            let links = text.matches(of: /\]\(([^)#\s]+)(#[^)]*)?\)/).map { String($0.output.1) }
+            for link in links where !link.contains("://") && !link.hasPrefix("mailto:") {
+                let target = dir.appendingPathComponent(link).standardized.path
+                #expect(FileManager.default.fileExists(atPath: target), "\(doc) links to \(link), which does not exist")
+            }
+        }
+    }
+
+    @Test func readmeStaysShort() throws {
+        let lines = try String(contentsOfFile: Self.root + "/README.md", encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).count
+        #expect(lines <= 260, "README.md has \(lines) lines; the details belong in docs/")
+    }
+}

@@ -52,7 +52,7 @@ extension Database {
                       cursor: QueryCursor? = nil, desiredKeys: [String]? = nil) throws(CKError) -> QueryResult {
         guard limit > 0 else { throw CKError(.invalidArguments, "a query's result limit must be at least 1") }
         guard query.recordType != Schema.usersRecordType else {
-            throw CKError(.invalidArguments, "records of type Users cannot be queried (C3); fetch a user record by its ID (ckfs user whoami shows yours), or discover users (ckfs user discover)")
+            throw CKError(.invalidArguments, "records of type Users cannot be queried; fetch a user record by its ID (ckfs user whoami shows yours), or discover users (ckfs user discover)")
         }
         let types = try checkAgainstSchema(query)
         let zoneRecords = catalog(zone)

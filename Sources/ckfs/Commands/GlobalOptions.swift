@@ -13,7 +13,7 @@ struct StoreOptions: ParsableArguments {
     @Option(help: "The local identity to act as (default: the OS user).")
     var user: String?
 
-    @Flag(help: "Act with no account: the public database reads, nothing else (C4).")
+    @Flag(help: "Act with no account: the public database reads, nothing else.")
     var noAccount = false
 
     @Option(help: "The environment: development or production.")

@@ -31,7 +31,7 @@ extension RecordCommand {
         @Flag(help: "Save each record on its own instead of all or nothing per zone.")
         var nonAtomic = false
 
-        @Option(help: "An opaque client change token to keep with the zone (M7).")
+        @Option(help: "An opaque client change token to keep with the zone; CloudKit returns it with the zone's changes.")
         var clientToken: String?
 
         func run() throws {

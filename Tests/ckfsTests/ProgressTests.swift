@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// Long work (fsck, debug fill, bench) shows how far it has come on a terminal (run here under script(1), which gives
+/// Long work (fsck, debug fill) shows how far it has come on a terminal (run here under script(1), which gives
 /// the command a pseudo-terminal) and prints nothing of it into pipes.
 @Suite struct ProgressTests {
     /// Runs `ckfs ARGS` on a pseudo-terminal; returns what the terminal showed.

@@ -38,10 +38,11 @@ struct BenchCommand: ParsableCommand {
             sizes.fetchZone = records
             sizes.queryRecords = records
         }
-        // What the bench measures on the way shows on a terminal; pipes and --json get the rows only.
-        let notes = TerminalProgress("bench", quiet: json)
+        // What the bench measures on the way (the fsync floor, the file system's speed, fills)
+        // goes to standard error as it happens; standard output and --json get the rows only.
+        let json = self.json
         let bench = Bench(directory: directory, sizes: sizes, only: selectedRows, executable: Self.executable) { line in
-            notes.note("bench: " + line)
+            if !json { Report.printError("bench: " + line) }
         }
         let rows: [Bench.Row]
         do { rows = try bench.run() } catch { throw Report.failure(error) }

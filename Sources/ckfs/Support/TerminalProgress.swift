@@ -43,15 +43,6 @@ final class TerminalProgress: Sendable {
         draw(line)
     }
 
-    /// Prints a line that stays, above the progress line.
-    func note(_ text: String) {
-        guard shown else { return }
-        state.withLock { s in
-            writeToStandardError("\r\u{1B}[K" + text + "\n")
-            s.drawn = false
-        }
-    }
-
     /// Clears the progress line.
     func finish() {
         guard shown else { return }

@@ -28,7 +28,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3", .product(name: "Logging", package: "swift-log")]),
-        // The benchmarks' baseline: SQLite linked in-process (issue #7).
+        // The benchmarks' baseline: SQLite linked in-process.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CloudStoreBench", dependencies: ["CloudStore", "CSQLite"]),
         .executableTarget(

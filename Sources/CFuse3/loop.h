@@ -10,8 +10,8 @@
 // (the view says so through `KernelNotifier.willWait()`); listings, long for a large folder,
 // hand it on before they start (`CFuse3_heavy`). So a slow save never holds up a `cat`, and a
 // request that does not wait costs no wake-up of another thread. The receiver may still wait
-// briefly on the view's own locks, never (as I read the code) on anything that needs another
-// FUSE request answered.
+// briefly on the view's own locks, never on anything that needs another FUSE request
+// answered (the view takes no lock across a call that waits for the kernel).
 //
 // Lock order: `CFuse3_loop.lock` guards `receiver` (written under it; the receiver reads its
 // own entry without it) and `stopping`; nothing is called with it held.

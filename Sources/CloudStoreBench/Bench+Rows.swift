@@ -58,7 +58,7 @@ extension Bench {
     /// deletion (another bench run removing its folder) each creation scans past them: a python
     /// loop of create + rename took 1,180 µs a file after ten bench runs in a row, against 75
     /// twenty minutes earlier, and every row that writes record files (1, 2, 2b, 6a, 6b) then
-    /// measures the file system's state more than ckfs (#7).
+    /// measures the file system's state more than ckfs.
     public static func fileSystemWarning(secondsPerFile: Double) -> String? {
         guard secondsPerFile > 200e-6 else { return nil }
         return String(format: "warning: creating a file takes %.0f µs now (tens of µs on a settled file system): files were probably removed in the last minutes, and ext4 skips their inodes for a while; rows 1, 2, 2b, 6a and 6b will measure that. Run the bench again some minutes after any large deletion.", secondsPerFile * 1e6)

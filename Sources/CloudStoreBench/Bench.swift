@@ -2,7 +2,7 @@ import CloudStore
 import Foundation
 
 /// `ckfs bench`: ckfs against what a user would pick instead (SQLite in-process, the native
-/// file system, the disk's own fsync), measured in one run on one file system (issue #7).
+/// file system, the disk's own fsync), measured in one run on one file system.
 ///
 /// Every row is a cost per operation; `ratio` is baseline ÷ ckfs, so above 1.0 ckfs is better.
 public struct Bench: Sendable {

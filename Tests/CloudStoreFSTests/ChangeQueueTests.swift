@@ -4,7 +4,7 @@ import Testing
 @testable import CloudStore
 @testable import CloudStoreFS
 
-/// #7, F5: a zone is quiet (requests skip the stat of its log) only while its folder is
+/// A zone is quiet (requests skip the stat of its log) only while its folder is
 /// watched and nothing was written to it since the view's last look began, queued or read.
 @Suite struct ChangeQueueTests {
     static let mask = UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// CKQuery / CKQueryOperation (R11) and CKSubscription / CKNotification (S1–S6) read as
+/// CKQuery / CKQueryOperation and CKSubscription / CKNotification read as
 /// CloudKit code does.
 @Suite struct CloudKitQueryAndSubscriptionAPITests {
     func container(_ t: TempStore, user: String = "alice", device: String = "api") throws -> CKContainer {

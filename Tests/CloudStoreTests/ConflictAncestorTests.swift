@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// M2's ancestor (CloudKit's `CKRecordChangedErrorAncestorRecordKey`): a save refused with
+/// The ancestor of a refused save (CloudKit's `CKRecordChangedErrorAncestorRecordKey`): a save refused with
 /// `serverRecordChanged` carries the version the client's edit was based on, which is exactly
 /// the version saved with the client's change tag, or none when the log no longer holds it.
 /// Finding it reads a few of the log's entries, not the zone's history, and not under the

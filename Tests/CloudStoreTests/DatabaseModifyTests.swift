@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// M1–M8, R4, R5, R6, R9, C7, C9.
+/// Saves and deletes: policies, atomic and non-atomic batches, references, field types, limits, schema, quotas, client change tokens.
 @Suite struct DatabaseModifyTests {
     @Test func saveSetsSystemFieldsAndEverySaveChangesTheTag() throws {
         let t = try TempStore()
@@ -26,7 +26,7 @@ import Testing
         #expect(try db.record(for: id("n1"))["title"] == .string("b"))
     }
 
-    /// M2: each policy against a record changed on the server since the client fetched it.
+    /// Each policy against a record changed on the server since the client fetched it.
     @Test func savePoliciesAgainstAChangedServerRecord() throws {
         let t = try TempStore()
         let db = try t.db()
@@ -77,7 +77,7 @@ import Testing
         do { try db.save(record("dup")) } catch { #expect(error.code == .serverRecordChanged) }
     }
 
-    /// M3: atomic — one bad record fails the zone; the others report batchRequestFailed.
+    /// Atomic — one bad record fails the zone; the others report batchRequestFailed.
     @Test func oneBadRecordInAnAtomicBatchSavesNothingInThatZone() throws {
         let t = try TempStore()
         let db = try t.db()
@@ -133,7 +133,7 @@ import Testing
         #expect(result.error == nil)
         #expect(calls.value.filter { $0.1 == 0 }.map(\.0).sorted() == ["a", "b"])
         #expect(calls.value.filter { $0.1 == 1 }.map(\.0).sorted() == ["a", "b"])
-        // M8: cancelled before any zone: nothing applied.
+        // Cancelled before any zone: nothing applied.
         let cancelled = try db.modify(saving: [record("c"), record("d", zone: "z2")], isCancelled: { true })
         #expect(cancelled.saveResults.allSatisfy { $0.1.error?.code == .operationCancelled })
         #expect(db.fetch([id("c"), id("d", zone: "z2")]).allSatisfy { $0.1.error?.code == .unknownItem })
@@ -144,7 +144,7 @@ import Testing
         #expect(half.saveResults[1].1.error?.code == .operationCancelled)
     }
 
-    /// M5: deleteSelf references.
+    /// DeleteSelf references.
     @Test func deleteSelfTargetMustExistAndDeletesCascadeTransitively() throws {
         let t = try TempStore()
         let db = try t.db()
@@ -179,7 +179,7 @@ import Testing
         #expect((try? db.record(for: id("t"))) != nil)
     }
 
-    /// M6
+    /// Deletes.
     @Test func deletingAMissingRecordIsUnknownItem() throws {
         let t = try TempStore()
         let db = try t.db()
@@ -192,7 +192,7 @@ import Testing
         }
     }
 
-    /// R9 and the item limit.
+    /// The record size limit and the item limit.
     @Test func limitsOnRecordSizeAndItemsPerOperation() throws {
         let t = try TempStore()
         let db = try t.db()
@@ -209,7 +209,7 @@ import Testing
         #expect(ok.savedRecords.count == 400)
     }
 
-    /// R4 and C7.
+    /// Field types and the schema of each environment.
     @Test func schemaGrowsInDevelopmentAndIsFixedInProduction() throws {
         let t = try TempStore()
         let dev = try t.db()
@@ -233,7 +233,7 @@ import Testing
         #expect(prod.fetch([id("dev-only")])[0].1.error?.code == .unknownItem)
     }
 
-    /// C9: quota exceeded changes nothing; a delete still succeeds.
+    /// Quota exceeded changes nothing; a delete still succeeds.
     @Test func quotaExceededThenADeleteStillSucceeds() throws {
         var settings = StoreSettings()
         settings.privateQuotaBytes = 10_000
@@ -252,7 +252,7 @@ import Testing
         try t.db(user: "bob").save(record("b", ["s": .string(String(repeating: "y", count: 6_000))]))
     }
 
-    /// M7: the client's token comes back with fetch changes.
+    /// The client's token comes back with fetch changes.
     @Test func clientChangeTokenIsKeptWithTheZone() throws {
         let t = try TempStore()
         let db = try t.db()
@@ -266,7 +266,7 @@ import Testing
         #expect(try db.changes(since: later).clientChangeToken == Data("mine-1".utf8))
     }
 
-    /// M7 after compaction: tokens in the kept log still come back.
+    /// Client change tokens after compaction: tokens in the kept log still come back.
     @Test func clientChangeTokenSurvivesLogCompaction() throws {
         let t = try TempStore(tuning: .with { $0.compactLogBytes = 4_000 })
         let db = try t.db()
@@ -275,7 +275,7 @@ import Testing
         #expect(try db.changes(since: nil).clientChangeToken == Data("after-compaction".utf8))
     }
 
-    /// M7 when compaction drops the entry that gave the token: the checkpoint keeps it in
+    /// Client change tokens when compaction drops the entry that gave the token: the checkpoint keeps it in
     /// zone.json. The checkpoint finds it without parsing the log, from the lines that start
     /// like an entry with a token; a field named like the token must not be taken for it.
     @Test func clientChangeTokenOutlivesItsCompactedEntry() throws {
@@ -289,7 +289,7 @@ import Testing
         #expect(try db.changes(since: nil).clientChangeToken == Data("kept".utf8))
     }
 
-    /// M2 with the zone's names known in memory (#7: after enough saves of new names a
+    /// Save policies with the zone's names known in memory (after enough saves of new names a
     /// writer lists the folder once and stops probing): a record another process saves or
     /// deletes later is still seen, so a save without its change tag conflicts and a save
     /// with a stale one finds it gone.

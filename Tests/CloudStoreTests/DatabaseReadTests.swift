@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// R10, R12, R13.
+/// Fetches, zones and changes.
 @Suite struct DatabaseReadTests {
     @Test func fetchByIDWithDesiredKeys() throws {
         let t = try TempStore()
@@ -17,7 +17,7 @@ import Testing
     }
 
     /// The zones folder's listing is kept once the folder has been still for two seconds
-    /// (#7: saves listed it for the quota); a zone made or deleted after that, here or by
+    /// (saves listed it for the quota); a zone made or deleted after that, here or by
     /// another opening of the store, still shows at once.
     @Test func aKeptZoneListingFollowsZonesMadeAndDeletedLater() throws {
         let t = try TempStore()
@@ -97,7 +97,7 @@ import Testing
         #expect(t.store.check().isClean)
     }
 
-    /// Each opening keeps the log open between commits (#7); when another opening compacts
+    /// Each opening keeps the log open between commits; when another opening compacts
     /// the log or deletes and makes the zone again, the next commit goes to the new log, not
     /// to the replaced one: every acknowledged save is there for a third opening.
     @Test func commitsFollowALogReplacedByAnotherOpening() throws {

@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// X1 and X4 without killing processes (the crash test in ckfsTests does that): injected
+/// Durability and recovery without killing processes (the crash test in ckfsTests does that): injected
 /// I/O errors and crash states built by hand.
 @Suite struct DurabilityTests {
-    /// The lock file's markers, written and read by hand (#7): the same bytes the JSON writer
+    /// The lock file's markers, written and read by hand: the same bytes the JSON writer
     /// gives, back to the same values, and text the fast reader does not expect (spaces, a
     /// key order of its own, escapes, a number too long for it) read by the JSON parser.
     @Test func markersReadBackAndHandEditedOnesStillRead() {
@@ -94,7 +94,7 @@ import Testing
         try db.save(record("x"))
     }
 
-    /// #7: a new record file is an unnamed file linked to its name. It lands whole where no
+    /// A new record file is an unnamed file linked to its name. It lands whole where no
     /// file was, replaces one that was there (a replay), and a failed link leaves nothing:
     /// no file, no temp file.
     @Test func newFilesAreLinkedWholeAndAFailedLinkLeavesNothing() throws {
@@ -265,7 +265,7 @@ import Testing
         try markBusy(db)
     }
 
-    /// X4: a copy of the store directory is a backup; `fsck` on it, and it opens as it was.
+    /// A copy of the store directory is a backup; `fsck` on it, and it opens as it was.
     @Test func aCopiedStoreIsABackupThatChecksCleanAndOpens() throws {
         let t = try TempStore()
         let db = try t.db()

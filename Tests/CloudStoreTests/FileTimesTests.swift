@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// X1 and #7: a save must not look at the times of the files it writes. Where the file system
+/// A save must not look at the times of the files it writes. Where the file system
 /// keeps multigrain times (ext4 since Linux 6.13), a file whose times were seen takes a
 /// fine-grained time at its next change within the same clock tick, and that moves on the
 /// coarse clock all other files' times are set from: the journal's time then changes at every

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// #7 (X1's commit path): on ext4 without a journal, `fdatasync` of the zone's journal also
+/// The commit path: on ext4 without a journal, `fdatasync` of the zone's journal also
 /// writes the inode table block holding the journal's inode whenever any inode in that block
 /// changed. The journal is therefore made with its inode in a block of its own, away from the
 /// files every commit changes (see ZoneStorage+JournalFile.swift).

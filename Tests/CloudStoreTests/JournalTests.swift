@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// X1 with the journal (#7): a save made durable in `journal` and not yet in the synced part
+/// Durability with the journal: a save made durable in `journal` and not yet in the synced part
 /// of `log.jsonl` survives a machine crash, built by hand as the disk would hold it: the log
 /// cut back to its last sync, the record files gone (never synced), the markers of another boot.
 @Suite struct JournalTests {

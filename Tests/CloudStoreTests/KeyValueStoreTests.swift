@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// The key-value store through its Swift API (K1–K4). Clients with `synchronizeEvery: nil`
+/// The key-value store through its Swift API. Clients with `synchronizeEvery: nil`
 /// sync only when told, so each test decides when data moves.
 @Suite struct KeyValueStoreTests {
     /// Collects a client's did-change-externally events from its async sequence.
@@ -122,7 +122,7 @@ import Testing
         #expect(try client(t).value(forKey: "when") == .date(Date(timeIntervalSince1970: 1000)))
     }
 
-    // MARK: Limits (K2), each at and one past its boundary
+    // MARK: Limits, each at and one past its boundary
 
     /// Runs `refused` expecting `code`, and checks that nothing changed, in memory or on
     /// disk, and that only this client heard `quotaViolationChange` for `key`.
@@ -212,7 +212,7 @@ import Testing
         }
     }
 
-    // MARK: Syncing and notifications (K3, K4)
+    // MARK: Syncing and notifications
 
     @Test func othersChangesArriveAsServerChangeAndTheWriterHearsNothing() async throws {
         let t = try TempStore()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// The NSPredicate format parser (R11): round trips, substitution, named errors, garbage.
+/// The NSPredicate format parser: round trips, substitution, named errors, garbage.
 @Suite struct PredicateParserTests {
     typealias G = PropertyListCodingTests.Generator
 

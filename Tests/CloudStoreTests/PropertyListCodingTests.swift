@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// The XML property-list codec of the key-value store (K1, K2): round trips, what Python's
+/// The XML property-list codec of the key-value store: round trips, what Python's
 /// plistlib writes and reads, errors with positions, and no crash on garbage.
 @Suite struct PropertyListCodingTests {
     /// A small deterministic generator, so a failure can be replayed.

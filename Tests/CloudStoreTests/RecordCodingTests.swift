@@ -2,10 +2,10 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// R1–R3, R5, R7: record dictionaries, every field type, the input shorthand.
+/// Record dictionaries, every field type, the input shorthand.
 @Suite struct RecordCodingTests {
     /// Every field of every record a catalog keeps is a `FieldValue`: a location or an asset
-    /// held inline made each 72 bytes (#7, row 7); held indirectly, the largest inline case
+    /// held inline made each 72 bytes; held indirectly, the largest inline case
     /// is a reference (a string and its action).
     @Test func aFieldValueStaysSmall() {
         #expect(MemoryLayout<FieldValue>.stride <= 24, "FieldValue is \(MemoryLayout<FieldValue>.stride) bytes a value")
@@ -42,7 +42,7 @@ import Testing
         #expect(text.hasSuffix("}\n"))
     }
 
-    /// The direct writer (#7) gives exactly the bytes of the tree-based reference form, for
+    /// The direct writer gives exactly the bytes of the tree-based reference form, for
     /// every field type, names that need escapes or sort by UTF-8 bytes, no fields, and
     /// records without system fields; in a log entry too.
     @Test func directWriterGivesTheReferenceBytes() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// Queries (R11) against the store: every comparator on the field types it applies to, and
+/// Queries against the store: every comparator on the field types it applies to, and
 /// random queries over 1,000 random records equal to a brute-force filter and sort written
 /// here independently, across cursor pages.
 @Suite struct RecordQueryTests {
@@ -154,7 +154,7 @@ import Testing
         }
     }
 
-    /// The catalog keeps each sort's records in order between queries (SortedRecords, #7):
+    /// The catalog keeps each sort's records in order between queries (SortedRecords):
     /// saves, edits and deletes in between, one at a time and in batches past the one-pass
     /// threshold, from this opening and from another, leave every page equal to a fresh
     /// brute-force sort.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// Subscriptions and notifications (S1–S6): the firing matrix, who gets what, firesOnce,
+/// Subscriptions and notifications: the firing matrix, who gets what, firesOnce,
 /// zone subscriptions, payload limits, tokens, read marks and the checks on saving.
 @Suite struct SubscriptionTests {
     static func notifications(_ t: TempStore, user: String = "alice", device: String? = "other-device",
@@ -12,7 +12,7 @@ import Testing
 
     enum Event: CaseIterable { case create, update, delete }
 
-    /// S1: create / update / delete × each trigger × matching before and after. An update
+    /// Create / update / delete × each trigger × matching before and after. An update
     /// fires when the record matches after the change, a deletion when it matched before;
     /// the originating client gets nothing.
     @Test func firingMatrix() throws {
@@ -112,7 +112,7 @@ import Testing
         #expect(got.map(\.changeSeq) == [1, 2])
     }
 
-    /// Cascaded deletions (M5) are deletions too.
+    /// Cascaded deletions are deletions too.
     @Test func cascadedDeletionFires() throws {
         let t = try TempStore()
         let db = try t.db()
@@ -125,7 +125,7 @@ import Testing
         #expect(got.first?.reason == .recordDeleted)
     }
 
-    /// S4, S6: desiredKeys travel within 4 KB; what does not fit is left out and flagged.
+    /// DesiredKeys travel within 4 KB; what does not fit is left out and flagged.
     @Test func desiredKeysAndPayloadLimit() throws {
         let t = try TempStore()
         let db = try t.db()
@@ -225,7 +225,7 @@ import Testing
         #expect(q?["query"]?["predicate"] == .string(p.description))
     }
 
-    /// S5: fetch since a token, mark read, badge; an expired token after the log starts again;
+    /// Fetch since a token, mark read, badge; an expired token after the log starts again;
     /// a torn last line is ignored and cut off by the next append.
     @Test func tokensReadMarksAndTornTail() throws {
         let t = try TempStore()
@@ -265,7 +265,7 @@ import Testing
         #expect(try log.changes().notifications.count == 1)
     }
 
-    /// S3: a subscription is active once saved, also for another store object (another
+    /// A subscription is active once saved, also for another store object (another
     /// process) that had committed before it: each commit reads the subscriptions file again
     /// (under the zone's lock) rather than trusting what it read last.
     @Test func subscriptionSavedElsewhereFiresForTheNextCommit() throws {

@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 @testable import CloudStore
 
-/// Identities, account status, ownership, permissions and discovery (issue #6; SPEC C1–C6, C8).
+/// Identities, account status, ownership, permissions and discovery.
 @Suite struct UserTests {
     func note(_ name: String, _ text: String, in db: Database, zone: String = ZoneID.defaultZoneName) -> Record {
         var r = Record(recordType: "Note", recordID: RecordID(recordName: name, zoneID: db.zoneID(zone)))
@@ -16,7 +16,7 @@ import Testing
         return nil
     }
 
-    /// C4: each status, and what each database and the key-value store allow in it.
+    /// Each status, and what each database and the key-value store allow in it.
     @Test func eachAccountStatusAllowsWhatItShould() throws {
         let t = try TempStore()
         let c = try t.store.container()
@@ -72,7 +72,7 @@ import Testing
         #expect(try CKContainer(store: t.store, caller: alice).accountStatusNow() == .couldNotDetermine)
     }
 
-    /// C4 through the CloudKit API, and C1: the default container and a bad identifier.
+    /// Account status through the CloudKit API, and the default container and a bad identifier.
     @Test func containerAPIAccountStatusAndDefaultContainer() async throws {
         let t = try TempStore()
         try t.store.container().addUser("alice")
@@ -102,7 +102,7 @@ import Testing
         unsetenv("CKFS_STORE")
     }
 
-    /// C2: two identities, each with its own private database and key-value store.
+    /// Two identities, each with its own private database and key-value store.
     @Test func eachIdentitySeesOnlyItsOwnPrivateDataAndKeyValues() throws {
         let t = try TempStore()
         let a = try t.db(.private, user: "alice"), b = try t.db(.private, user: "bob")
@@ -124,7 +124,7 @@ import Testing
         #expect(ka.string(forKey: "k") == "alice's")
     }
 
-    /// C2: a public record is changed or deleted only by its creator or a write role.
+    /// A public record is changed or deleted only by its creator or a write role.
     @Test func publicRecordsBelongToTheirCreatorOrAWriteRole() throws {
         let t = try TempStore()
         let a = try t.db(.public, user: "alice"), b = try t.db(.public, user: "bob")
@@ -156,7 +156,7 @@ import Testing
         #expect(code { try b.delete(RecordID(recordName: "p2")) } == .permissionFailure)
     }
 
-    /// C3: user records: there from the start, empty, the owner's to fill, never created
+    /// User records: there from the start, empty, the owner's to fill, never created
     /// directly, never deleted, never queried.
     @Test func userRecords() throws {
         let t = try TempStore()
@@ -195,7 +195,7 @@ import Testing
         #expect(code { try prod.save(withField) } == .invalidArguments)
     }
 
-    /// C5: asked once; a decision is never asked again; no answer can be asked again.
+    /// Asked once; a decision is never asked again; no answer can be asked again.
     @Test func permissionIsAskedOnce() throws {
         let t = try TempStore()
         let asked = Mutex(0)
@@ -222,7 +222,7 @@ import Testing
         #expect(throws: CKError.self) { _ = try CKContainer(store: t.store, caller: .noAccount()).status(forApplicationPermission: .userDiscoverability) }
     }
 
-    /// C6: discovery finds exactly those who granted it and, for "all", are in the caller's contacts.
+    /// Discovery finds exactly those who granted it and, for "all", are in the caller's contacts.
     @Test func discoveryFindsOnlyThoseWhoGrantedIt() throws {
         let t = try TempStore()
         let c = try t.store.container()
@@ -254,7 +254,7 @@ import Testing
         #expect(throws: CKError.self) { _ = try c.addUser("grace", emails: ["not an address"]) }
     }
 
-    /// C8: operations added to a container run at the same time, and every completion block
+    /// Operations added to a container run at the same time, and every completion block
     /// is called exactly once.
     @Test func containerOperationsRunConcurrentlyAndCompleteOnce() throws {
         let t = try TempStore()

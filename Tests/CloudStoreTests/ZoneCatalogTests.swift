@@ -26,7 +26,7 @@ import Testing
         #expect(try catalog.refresh() == .records(["b": "Task"]))
         #expect(catalog.names(ofType: "Task").isEmpty)
         #expect(catalog.allRecords.count == 1)
-        // The last record of a type gone, the type is gone (counted, not scanned: #7).
+        // The last record of a type gone, the type is gone (counted, not scanned).
         #expect(catalog.recordTypes == ["Note"])
         #expect(!catalog.hasRecords(ofType: "Task") && catalog.hasRecords(ofType: "Note"))
     }
@@ -78,7 +78,7 @@ import Testing
     }
 
     /// Loading a zone reads the record files and then only the log after the apply marker
-    /// (#7, row 7: replaying the whole log parsed every record in it again). Built by hand:
+    /// (replaying the whole log parsed every record in it again). Built by hand:
     /// the files lack the last two entries (their files removed, the marker moved back), and
     /// the first line of the log is damaged, so a load that read the log from its start would
     /// stop there and miss them; later saves are still followed from where the load ended.

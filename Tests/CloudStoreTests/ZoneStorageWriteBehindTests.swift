@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// X1 with record files written behind the commit (issue #7): every reader sees every
+/// Durability with record files written behind the commit: every reader sees every
 /// acknowledged save whether or not its file is written yet, files end in log order however
 /// writers take turns, and a save is on disk (in the log) before it returns.
 @Suite struct ZoneStorageWriteBehindTests {
@@ -31,7 +31,7 @@ import Testing
         #expect(t.store.check().isClean)
     }
 
-    /// #7: a batch of 200 files is written by two threads. Every file lands holding its
+    /// A batch of 200 files is written by two threads. Every file lands holding its
     /// record; one that cannot be written stops both threads, the entry stays unapplied,
     /// every reader still sees all 200, and the next writer writes the files.
     @Test func aLargeBatchIsWrittenByTwoThreadsAndAFailedFileIsWrittenByTheNextWriter() throws {

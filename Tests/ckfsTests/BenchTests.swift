@@ -3,7 +3,7 @@ import Testing
 @testable import CloudStore
 import CloudStoreBench
 
-/// `ckfs bench --quick` once, as CI's smoke test of the benchmarks (issue #7): every row is
+/// `ckfs bench --quick` once, as CI's smoke test of the benchmarks: every row is
 /// measured, on both sides, and the ratio is what the figures say. No thresholds: machines
 /// are noisy; the numbers live in README's Performance section.
 @Suite struct BenchTests {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// The CLI contract of issue #2: output, exit codes and error lines.
+/// The CLI's contract: output, exit codes and error lines.
 @Suite struct CLITests {
     @Test func initTwiceIsHarmless() throws {
         let cli = try CLIFixture()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// X2: several processes writing one zone at once.
+/// Several processes writing one zone at once.
 @Suite struct ConcurrencyTests {
     static func spawn(_ cli: CLIFixture, _ args: [String]) throws -> (Process, Pipe) {
         let p = Process()

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// X1: a writer killed with SIGKILL at random moments loses no acknowledged batch and never
+/// A writer killed with SIGKILL at random moments loses no acknowledged batch and never
 /// leaves one half-applied; `ckfs fsck` is clean after every kill.
 @Suite struct CrashTests {
     static let kills = 200
@@ -53,11 +53,11 @@ import Testing
         #expect(known > 100, "the writer made progress between kills")
     }
 
-    /// S4 with X1: a notification is appended and synced before its save is acknowledged, so
+    /// Notifications and durability: a notification is appended and synced before its save is acknowledged, so
     /// every acknowledged batch has its notification, none names a batch the store does not
     /// hold, none comes twice; the notification log stays readable through every kill. (A
     /// batch committed but killed before its notification was written has none: see the
-    /// at-most-once note in DESIGN §3.)
+    /// at-most-once note in docs/Durability.md.)
     @Test func killedWriterKeepsTheNotificationsOfAcknowledgedSaves() throws {
         let cli = try CLIFixture()
         let sub = cli.run(["subscription", "create", "--type", "Crash", "--on", "create", "--predicate", "batch > 0", "--keys", "batch"])

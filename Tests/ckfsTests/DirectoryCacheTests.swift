@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// #7, F1, F5: the kernel keeps a type folder's listing (FOPEN_CACHE_DIR) while the zone does
+/// The kernel keeps a type folder's listing (FOPEN_CACHE_DIR) while the zone does
 /// not change, so `ls` and `tar` of a large folder list it once; every change, made through
 /// the mount or elsewhere, shows at the next `ls`.
 @Suite(.serialized) struct DirectoryCacheTests {

@@ -4,7 +4,8 @@ import Testing
 
 /// The docs stay true: every `sh` block of README.md, CONTRIBUTING.md and docs/*.md runs
 /// (scripts/run-doc-blocks, against the ckfs under test, mounts included), and every link
-/// between them names a file that exists.
+/// between them names a file that exists; no comment in the code cites an issue number or a
+/// requirement id of a document the repository does not hold (scripts/check-comments).
 @Suite(.serialized) struct DocumentationTests {
     static let root = MountHelperTests.packageRoot
 
@@ -32,6 +33,11 @@ import Testing
                 #expect(FileManager.default.fileExists(atPath: target), "\(doc) links to \(link), which does not exist")
             }
         }
+    }
+
+    @Test func commentsCiteNothingTheRepositoryLacks() {
+        let r = CLIFixture.exec(Self.root + "/scripts/check-comments", [])
+        #expect(r.status == 0, "\(r.stdout.prefix(3000))")
     }
 
     @Test func readmeStaysShort() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// The key-value store from the command line and between processes (K2–K4): `ckfs kv`, its
+/// The key-value store from the command line and between processes: `ckfs kv`, its
 /// limits at and one past each boundary, notifications between two client processes, and
 /// synchronized writes surviving SIGKILL.
 @Suite struct KeyValueCLITests {
@@ -118,7 +118,7 @@ import Testing
         #expect(cli.run(["fsck"]).status == 0)
     }
 
-    // MARK: Two processes (K4)
+    // MARK: Two processes
 
     @Test func aChangeReachesTheOtherProcessAndNotTheWriter() throws {
         let cli = try CLIFixture()
@@ -153,7 +153,7 @@ import Testing
         #expect(bChanges.count == 2, "B heard \(bChanges)")  // A's first sync and the CLI's change
     }
 
-    // MARK: Durability (K3)
+    // MARK: Durability
 
     @Test func synchronizedWritesSurviveSIGKILL() throws {
         let cli = try CLIFixture()

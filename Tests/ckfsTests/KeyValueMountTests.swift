@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// `<container>/keyvalue/<key>.plist` on a real mount (issue #4, K1–K4, F2, F3): Python's
+/// `<container>/keyvalue/<key>.plist` on a real mount: Python's
 /// plistlib, editors and shell tools read and write the entries; every limit answers its
 /// errno at and one past its boundary, changes nothing and keeps the text in lost+found;
 /// 100,000 rejected writes do not grow the daemon.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// `ckfs kv set` processes racing on a nearly full key-value store (K2, K3): each one that
+/// `ckfs kv set` processes racing on a nearly full key-value store: each one that
 /// exits 0 has its value on disk, and each one whose write did not fit says `quotaExceeded`,
 /// whether it found the store full when it read it or only when its write met the others'.
 @Suite struct KeyValueRaceTests {

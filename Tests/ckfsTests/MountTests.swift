@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// The FUSE view on a real mount (issue #3, SPEC F1–F7): Unix tools and editors against
+/// The FUSE view on a real mount: Unix tools and editors against
 /// `ckfs mount`, checked through the library and the store's own files.
 @Suite(.serialized) struct MountTests {
     @Test func toolsSeeWhatTheStoreHolds() throws {
@@ -88,7 +88,7 @@ import Testing
         #expect(m.sh("ls -A M/\(MountFixture.container)/private/Notes/Note").stdout == "groceries.json\n", "no temp file left")
     }
 
-    /// F3: after every kind of rename the new name reads as the item it holds, at once and
+    /// After every kind of rename the new name reads as the item it holds, at once and
     /// again: a `sed -i` that matched nothing (its file renamed over the record saves
     /// nothing) left the name leading to the gone temp file, ENOENT for the next edit.
     @Test func theNameWorksAfterEveryKindOfRename() throws {
@@ -217,7 +217,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: m.publicZone + "/Note/brand-new.json"))
     }
 
-    /// F1, F5: every edit reads the text the edit before it saved. A loop of 1,000 `sed -i`-like
+    /// Every edit reads the text the edit before it saved. A loop of 1,000 `sed -i`-like
     /// edits in one process (read the file, write a temp file, rename it over the record) went
     /// ESTALE after 26-275 edits when an open found the zone "quiet" while the watcher was
     /// still taking the previous save into the catalog: the open served the version before it.

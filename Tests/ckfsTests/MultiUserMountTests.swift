@@ -2,8 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// Two real OS users in one `--allow-other` mount (issue #6; SPEC C2, C4, F-view rules of
-/// DESIGN §4): each sees only its own private data and key-value store, also through `..`,
+/// Two real OS users in one `--allow-other` mount (root, as CI runs): each sees only its own private data and key-value store, also through `..`,
 /// symlinks and hard links; a public record is its creator's unless a write role says
 /// otherwise; a user the container does not know has no account. Needs root (to add users);
 /// CI runs as root, so there it always runs.

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// X4: python3 with only `json` reads every file of the store and finds the documented structure.
+/// Python3 with only `json` reads every file of the store and finds the documented structure.
 @Suite struct OutsideReaderTests {
     static let script = #"""
 import json, os, sys, urllib.parse

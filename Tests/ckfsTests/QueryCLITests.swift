@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// `ckfs record query` (R11): records, the cursor to continue, and errors that name the problem.
+/// `ckfs record query`: records, the cursor to continue, and errors that name the problem.
 @Suite struct QueryCLITests {
     @Test func queryPrintsPagesAndACursor() throws {
         let cli = try CLIFixture()

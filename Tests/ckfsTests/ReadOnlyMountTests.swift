@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// #7, F1, F5: `ckfs mount --read-only` lets the kernel open files itself (no OPEN, FLUSH or
+/// `ckfs mount --read-only` lets the kernel open files itself (no OPEN, FLUSH or
 /// RELEASE request), so a warm `cat` or `tar` costs no round trip to the daemon; reads still
 /// show every record whole and outside saves still show, through the watcher's invalidations.
 @Suite(.serialized) struct ReadOnlyMountTests {

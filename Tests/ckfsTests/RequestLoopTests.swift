@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// #7, F1: the mount's request loop (`Sources/CFuse3/loop.h`). One receiver serves requests
+/// The mount's request loop (`Sources/CFuse3/loop.h`). One receiver serves requests
 /// and spins a moment after each; a request that comes to wait hands the receiving on first.
 @Suite(.serialized) struct RequestLoopTests {
     /// A save through the mount that waits for its zone (another process holds the zone's

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// #7, X1: the save path asks no times of the files it writes (the log, the lock file, the
+/// The save path asks no times of the files it writes (the log, the lock file, the
 /// journal, record files). Where times are multigrain (ext4 since Linux 6.13) a file whose
 /// times were seen takes a fine-grained time at its next change, which moves on the clock
 /// every other file's times are set from: then the journal's inode changes at every save and
@@ -49,7 +49,7 @@ import Testing
         #expect(offending.isEmpty, "stat calls that ask for times:\n\(offending.prefix(3).map { $0.prefix(300) }.joined(separator: "\n"))")
     }
 
-    /// #7: a batch of new records puts each file in place with one link (an unnamed file,
+    /// A batch of new records puts each file in place with one link (an unnamed file,
     /// written first), not a temp file and a rename; saving over them renames temp files as
     /// before. Every file holds its record.
     @Test func newRecordFilesAreLinkedAndRewrittenOnesRenamed() throws {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// `ckfs subscription` and `ckfs notifications` (S1–S6): creating, listing and deleting;
+/// `ckfs subscription` and `ckfs notifications`: creating, listing and deleting;
 /// notifications as JSON lines, tokens, read marks, device exclusion; and `--follow` in
 /// another process after a CLI save and after an edit through a mount.
 @Suite struct SubscriptionCLITests {
@@ -79,7 +79,7 @@ import Testing
         #expect(String(decoding: count, as: UTF8.self) == "3\n")
     }
 
-    /// S4: `--follow` in another process prints a notification as soon as a CLI save makes it.
+    /// `--follow` in another process prints a notification as soon as a CLI save makes it.
     @Test func followSeesACLISave() throws {
         let cli = try CLIFixture()
         #expect(cli.run(["subscription", "create", "--type", "Note", "--on", "create,update"]).status == 0)
@@ -98,7 +98,7 @@ import Testing
     }
 }
 
-/// S4 on a mount: an edit through the mount is a save from the mount's client, and reaches a
+/// Notifications from a mount: an edit through the mount is a save from the mount's client, and reaches a
 /// follower in another process.
 @Suite(.serialized) struct SubscriptionMountTests {
     @Test func followSeesAMountEdit() throws {

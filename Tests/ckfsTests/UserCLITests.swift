@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// `ckfs user`, `ckfs permission` and `--no-account` (issue #6; SPEC C2–C6).
+/// `ckfs user`, `ckfs permission` and `--no-account`: account status, ownership and write roles, permissions, discovery.
 @Suite struct UserCLITests {
     static func value(_ key: String, in out: CLIFixture.Output) -> String? {
         out.stdout.split(separator: "\n").first { $0.hasPrefix(key + ": ") }.map { String($0.dropFirst(key.count + 2)) }
@@ -50,7 +50,7 @@ import Testing
         #expect(cli.run(["user", "list"], user: nil).stdout.contains("not enrolled"))
     }
 
-    /// C4: with no account the public database reads and nothing writes.
+    /// With no account the public database reads and nothing writes.
     @Test func noAccountReadsThePublicDatabaseOnly() throws {
         let cli = try CLIFixture()
         #expect(cli.run(["record", "save", "--database", "public"], input: #"{"recordType":"Note","recordName":"hello","fields":{"t":"hi"}}"#).status == 0)
@@ -67,7 +67,7 @@ import Testing
         #expect(both.status == 64 && both.stderr.contains("--no-account"))
     }
 
-    /// C2 through the CLI: another user's public record is refused; a write role allows it.
+    /// Ownership through the CLI: another user's public record is refused; a write role allows it.
     @Test func publicRecordsOfAnotherUserNeedAWriteRole() throws {
         let cli = try CLIFixture()
         let note = #"{"recordType":"Note","recordName":"p","fields":{"t":"alice's"}}"#
@@ -86,7 +86,7 @@ import Testing
         #expect(cli.run(["record", "delete", "p", "--database", "public"], user: "bob").status == 0)
     }
 
-    /// C5, C6: asked once; discovery by contacts, email and user record ID.
+    /// Asked once; discovery by contacts, email and user record ID.
     @Test func permissionAndDiscovery() throws {
         let cli = try CLIFixture()
         #expect(cli.run(["user", "add", "alice", "--email", "alice@example.com", "--contact", "bob@example.com", "--contact", "carol@example.com"], user: nil).status == 0)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The account status of the caller (C4).
+/// The account status of the caller.
 public enum CKAccountStatus: Int, Sendable {
     case couldNotDetermine = 0, available = 1, restricted = 2, noAccount = 3, temporarilyUnavailable = 4
 
@@ -14,7 +14,7 @@ public enum CKAccountStatus: Int, Sendable {
     }
 }
 
-/// What discovery tells about a user (C6): the user record ID, how the user was looked up,
+/// What discovery tells about a user: the user record ID, how the user was looked up,
 /// and the name; nothing else.
 public struct CKUserIdentity: Sendable, Equatable {
     public struct LookupInfo: Sendable, Equatable {
@@ -42,7 +42,7 @@ public struct CKUserIdentity: Sendable, Equatable {
 }
 
 extension CKContainer {
-    /// Application permissions (C5).
+    /// Application permissions.
     public struct ApplicationPermissions: OptionSet, Sendable {
         public let rawValue: UInt
         public init(rawValue: UInt) { self.rawValue = rawValue }
@@ -74,7 +74,7 @@ extension CKContainer {
         }
     }
 
-    // MARK: Account status (C4)
+    // MARK: Account status
 
     /// The caller's account status; never fails: an unreadable store is `couldNotDetermine`.
     public func accountStatusNow() -> CKAccountStatus {
@@ -96,7 +96,7 @@ extension CKContainer {
         return accountStatusNow()
     }
 
-    // MARK: Permissions (C5)
+    // MARK: Permissions
 
     public func status(forApplicationPermission permission: ApplicationPermissions) throws(CKError) -> ApplicationPermissionStatus {
         try checkPermission(permission)
@@ -136,7 +136,7 @@ extension CKContainer {
         }
     }
 
-    // MARK: Discovery (C6)
+    // MARK: Discovery
 
     /// Every user who granted discoverability and whose email address is in the caller's contacts.
     public func discoverAllIdentities() throws(CKError) -> [CKUserIdentity] {
@@ -166,7 +166,7 @@ extension CKContainer {
     }
 }
 
-/// Discovers users by email address or user record ID (C6).
+/// Discovers users by email address or user record ID.
 public final class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Sendable {
     public var userIdentityLookupInfos: [CKUserIdentity.LookupInfo]
     public var userIdentityDiscoveredBlock: (@Sendable (CKUserIdentity, CKUserIdentity.LookupInfo) -> Void)?
@@ -191,7 +191,7 @@ public final class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Se
     }
 }
 
-/// Discovers every discoverable user in the caller's contacts (C6).
+/// Discovers every discoverable user in the caller's contacts.
 public final class CKDiscoverAllUserIdentitiesOperation: CKOperation, @unchecked Sendable {
     public var userIdentityDiscoveredBlock: (@Sendable (CKUserIdentity) -> Void)?
     public var discoverAllUserIdentitiesCompletionBlock: (@Sendable (Error?) -> Void)?

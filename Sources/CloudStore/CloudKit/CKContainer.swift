@@ -1,7 +1,7 @@
 import Foundation
 
 /// A container as CloudKit code uses it: its identifier, its two databases, the caller's
-/// account and permissions, and a queue that runs operations (C1–C8).
+/// account and permissions, and a queue that runs operations.
 public final class CKContainer: Sendable {
     public let containerIdentifier: String
     /// The engine's container, or why it could not be opened (then every call fails with that
@@ -9,9 +9,9 @@ public final class CKContainer: Sendable {
     let opened: Result<Container, CKError>
     public let caller: Caller
     public let environment: Environment
-    /// Answers a permission request when there is no decision yet (C5); nil: no answer.
+    /// Answers a permission request when there is no decision yet; nil: no answer.
     let prompt: @Sendable (String) -> Bool?
-    /// Operations added to the container or its databases run here, concurrently (C8).
+    /// Operations added to the container or its databases run here, concurrently.
     let queue = DispatchQueue(label: "ckfs.container", attributes: .concurrent)
 
     /// The container `identifier` (nil: the store's default) of `store`, as `user` (nil: the OS user).
@@ -50,10 +50,10 @@ public final class CKContainer: Sendable {
         }
     }
 
-    /// The default container of the store at ``Store/defaultPath`` (C1).
+    /// The default container of the store at ``Store/defaultPath``.
     public static func `default`() -> CKContainer { CKContainer(defaultStoreIdentifier: nil) }
 
-    /// The container `identifier` of the store at ``Store/defaultPath`` (C1); an invalid
+    /// The container `identifier` of the store at ``Store/defaultPath``; an invalid
     /// identifier makes every call fail with `badContainer`.
     public convenience init(identifier: String) { self.init(defaultStoreIdentifier: identifier) }
 
@@ -65,15 +65,15 @@ public final class CKContainer: Sendable {
 
     public func database(with scope: DatabaseScope) -> CKDatabase { CKDatabase(container: self, scope: scope) }
 
-    /// Runs an operation in the background on the container's queue, concurrently with others
-    /// (C8); a database operation with no database set works on the private database.
+    /// Runs an operation in the background on the container's queue, concurrently with others;
+    /// a database operation with no database set works on the private database.
     public func add(_ operation: CKOperation) {
         if let op = operation as? CKDatabaseOperation, op.database == nil { op.database = privateCloudDatabase }
         operation.container = self
         queue.async { operation.start() }
     }
 
-    /// The caller's user record ID in this container (C3); `notAuthenticated` with no account.
+    /// The caller's user record ID in this container; `notAuthenticated` with no account.
     public func userRecordID() throws(CKError) -> CKRecord.ID {
         CKRecord.ID(recordName: try engine().signedIn(caller, for: "a user record ID").userRecordName)
     }
@@ -83,7 +83,7 @@ public final class CKContainer: Sendable {
     }
 
     /// Runs `work` on the container's queue and hands its value, or its error, to `handler`:
-    /// the shape of every completion-handler call (C8).
+    /// the shape of every completion-handler call.
     func complete<T>(_ handler: @escaping @Sendable (T?, Error?) -> Void, _ work: @escaping @Sendable () throws(CKError) -> T?) {
         queue.async {
             do throws(CKError) { handler(try work(), nil) } catch { handler(nil, error) }
@@ -114,7 +114,7 @@ public final class CKDatabase: Sendable {
         CKRecord(record, assetDirectory: StoreLayout.assetsDirectory(db.zoneDirectory(record.recordID.zoneID.zoneName)))
     }
 
-    /// Runs an operation in the background on the container's queue (C8).
+    /// Runs an operation in the background on the container's queue.
     public func add(_ operation: CKDatabaseOperation) {
         operation.database = self
         container.add(operation)
@@ -204,7 +204,7 @@ public final class CKDatabase: Sendable {
         }
     }
 
-    /// What changed in a zone since a token (R13); nil fetches everything.
+    /// What changed in a zone since a token; nil fetches everything.
     public func recordZoneChanges(inZoneWith zoneID: CKRecordZone.ID, since token: CKServerChangeToken?)
         async throws -> (modifications: [CKRecord], deletions: [CKRecord.ID], changeToken: CKServerChangeToken, moreComing: Bool, clientChangeTokenData: Data?) {
         let db = try engine()

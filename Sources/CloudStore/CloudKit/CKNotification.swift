@@ -1,6 +1,6 @@
 import Foundation
 
-/// A notification as CloudKit code reads it (S4–S6): ``CKQueryNotification`` for a query
+/// A notification as CloudKit code reads it: ``CKQueryNotification`` for a query
 /// subscription, ``CKRecordZoneNotification`` for a zone one. Immutable.
 public class CKNotification: @unchecked Sendable, CustomStringConvertible {
     public struct ID: Hashable, Sendable, CustomStringConvertible {
@@ -70,13 +70,13 @@ public final class CKRecordZoneNotification: CKNotification, @unchecked Sendable
 public typealias CKNotificationToken = NotificationToken
 
 extension CKContainer {
-    /// The caller's notifications log (S5).
+    /// The caller's notifications log.
     func notificationLog() throws(CKError) -> NotificationLog {
         try engine().notificationLog(caller: caller, environment: environment)
     }
 
     /// Notifications since `token` (nil: all kept), without those of this client's own
-    /// changes, and the token to go on from (S4, S5).
+    /// changes, and the token to go on from.
     public func notificationChanges(since token: CKNotificationToken? = nil) throws(CKError) -> (notifications: [CKNotification], token: CKNotificationToken, badge: Int) {
         let changes = try notificationLog().changes(since: token, excludingDevice: caller.deviceID)
         return (changes.notifications.map { CKNotification.wrap($0, containerIdentifier: containerIdentifier) }, changes.token, changes.badge)
@@ -103,7 +103,7 @@ extension CKContainer {
     }
 }
 
-/// Fetches the caller's notifications since a token (S5).
+/// Fetches the caller's notifications since a token.
 public final class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked Sendable {
     public var previousServerChangeToken: CKNotificationToken?
     public var resultsLimit = 0
@@ -136,7 +136,7 @@ public final class CKFetchNotificationChangesOperation: CKDatabaseOperation, @un
     }
 }
 
-/// Marks notifications read (S5).
+/// Marks notifications read.
 public final class CKMarkNotificationsReadOperation: CKDatabaseOperation, @unchecked Sendable {
     public var notificationIDs: [CKNotification.ID]
     public var markNotificationsReadCompletionBlock: (@Sendable ([CKNotification.ID]?, Error?) -> Void)?

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The base of every operation: run by ``CKContainer/add(_:)`` or ``CKDatabase/add(_:)`` on
-/// the container's concurrent queue, with completion blocks that may run on any thread (C8).
+/// the container's concurrent queue, with completion blocks that may run on any thread.
 ///
 /// Set the blocks and inputs before adding the operation; `lock` guards what changes after.
 open class CKOperation: @unchecked Sendable {
@@ -19,7 +19,7 @@ open class CKOperation: @unchecked Sendable {
     public var isCancelled: Bool { lock.withLock { cancelled } }
     public var isFinished: Bool { lock.withLock { finished } }
 
-    /// Stops the operation: what it had not committed yet is not applied (M8).
+    /// Stops the operation: what it had not committed yet is not applied.
     public func cancel() { lock.withLock { cancelled = true } }
 
     /// The container the operation was added to (or whose database it was added to).
@@ -49,7 +49,7 @@ open class CKDatabaseOperation: CKOperation, @unchecked Sendable {
     }
 }
 
-/// Saves and deletes records in one operation (M1–M8).
+/// Saves and deletes records in one operation.
 public final class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public typealias RecordSavePolicy = SavePolicy
 
@@ -102,7 +102,7 @@ public final class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sen
     }
 }
 
-/// Fetches records by ID (R10).
+/// Fetches records by ID.
 public final class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var recordIDs: [CKRecord.ID]?
     public var desiredKeys: [String]?

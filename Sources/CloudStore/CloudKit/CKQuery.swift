@@ -1,6 +1,6 @@
 import Foundation
 
-/// NSPredicate text as CloudKit accepts it, parsed (R11). `NSPredicate(format:)` does not
+/// NSPredicate text as CloudKit accepts it, parsed. `NSPredicate(format:)` does not
 /// exist on Linux; write `try QueryPredicate(format: "title BEGINSWITH %@", .string("Sea"))`.
 extension QueryPredicate {
     public init(format: String, _ arguments: PredicateValue...) throws(CKError) {
@@ -20,7 +20,7 @@ extension QueryPredicate {
     }
 }
 
-/// A query as CloudKit code writes it: a record type, a predicate and sort descriptors (R11).
+/// A query as CloudKit code writes it: a record type, a predicate and sort descriptors.
 public final class CKQuery: @unchecked Sendable, CustomStringConvertible {
     public let recordType: CKRecord.RecordType
     public let predicate: QueryPredicate
@@ -44,7 +44,7 @@ public final class CKQuery: @unchecked Sendable, CustomStringConvertible {
     public var description: String { "<CKQuery \(recordType) where \(predicate)>" }
 }
 
-/// Runs a query in one zone, a page at a time (R11): `recordMatchedBlock` per record, then
+/// Runs a query in one zone, a page at a time: `recordMatchedBlock` per record, then
 /// `queryResultBlock` with a cursor when more remain.
 public final class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
     /// Where the next page starts: the query, its zone and the last record given.
@@ -124,7 +124,7 @@ extension CKDatabase {
                 result.cursor.map { CKQueryOperation.Cursor(query: recordQuery, zoneName: zone, cursor: $0) })
     }
 
-    /// The records matching a query, a page at a time (R11).
+    /// The records matching a query, a page at a time.
     public func records(matching query: CKQuery, inZoneWith zoneID: CKRecordZone.ID? = nil, desiredKeys: [String]? = nil,
                         resultsLimit: Int = CKQueryOperation.maximumResults)
         async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, Error>)], queryCursor: CKQueryOperation.Cursor?) {

@@ -6,7 +6,7 @@ public let CKCurrentUserDefaultName = ZoneID.currentUserOwnerName
 public let CKOwnerDefaultName = ZoneID.currentUserOwnerName
 
 /// A record as CloudKit code uses it: a class with a subscript, `changedKeys()`,
-/// `allTokens()` and `encodeSystemFields(with:)` (R1–R8).
+/// `allTokens()` and `encodeSystemFields(with:)`.
 ///
 /// Like CloudKit's, a `CKRecord` is meant for one thread at a time; a lock still keeps it
 /// whole if that rule is broken.
@@ -14,7 +14,7 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     public typealias ID = RecordID
     public typealias RecordType = String
 
-    /// A link to another record in the same zone (R3).
+    /// A link to another record in the same zone.
     public struct Reference: CKRecordValueProtocol, Equatable, Hashable {
         public enum Action: Sendable { case none, deleteSelf }
         public let recordID: CKRecord.ID
@@ -79,12 +79,12 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     public func setObject(_ object: (any CKRecordValueProtocol)?, forKey key: String) { self[key] = object }
 
     public func allKeys() -> [String] { record.allKeys }
-    /// Keys changed since the record was fetched or saved (R6).
+    /// Keys changed since the record was fetched or saved.
     public func changedKeys() -> [String] { record.changedKeys.sorted() }
-    /// Every string field split on white space (R7).
+    /// Every string field split on white space.
     public func allTokens() -> [String] { record.allTokens }
 
-    /// Writes only the system fields (R8), so a client can keep them and later make a record
+    /// Writes only the system fields, so a client can keep them and later make a record
     /// that saves as the same version: `CKRecord(coder:)` reads them back.
     public func encodeSystemFields(with coder: NSCoder) {
         var system = record.replacingFields([:])

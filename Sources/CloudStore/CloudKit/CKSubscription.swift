@@ -2,7 +2,7 @@ import Foundation
 
 public typealias CKSubscriptionOptions = SubscriptionOptions
 
-/// What a subscription's notifications show (S6), as CloudKit code sets it: a class whose
+/// What a subscription's notifications show, as CloudKit code sets it: a class whose
 /// properties are set one by one. A lock guards `value`.
 public final class CKNotificationInfo: @unchecked Sendable {
     private let lock = NSLock()
@@ -25,7 +25,7 @@ public final class CKNotificationInfo: @unchecked Sendable {
     public var desiredKeys: [String]? { get { get(\.desiredKeys) } set { set(\.desiredKeys, newValue) } }
 }
 
-/// A subscription as CloudKit code makes it (S1–S3), with the seed's initializers: by record
+/// A subscription as CloudKit code makes it, with the seed's initializers: by record
 /// type and predicate, or by zone, each with or without an ID (a UUID when none is given).
 /// ``CKQuerySubscription`` and ``CKRecordZoneSubscription`` are the newer names.
 /// A lock guards `value`.
@@ -50,7 +50,7 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
         value = Subscription(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
     }
 
-    /// A zone subscription; `options` must be empty (S2).
+    /// A zone subscription; `options` must be empty.
     public convenience init(zoneID: CKRecordZone.ID, options: CKSubscriptionOptions) {
         self.init(zoneID: zoneID, subscriptionID: UUID().uuidString, options: options)
     }
@@ -97,7 +97,7 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
     }
 }
 
-/// A subscription to records of a type that match a predicate (S1).
+/// A subscription to records of a type that match a predicate.
 public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
     public typealias Options = CKSubscriptionOptions
 
@@ -114,7 +114,7 @@ public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
     public var querySubscriptionOptions: Options { subscriptionOptions }
 }
 
-/// A subscription to every change in one custom zone (S2).
+/// A subscription to every change in one custom zone.
 public final class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable {
     public convenience init(zoneID: CKRecordZone.ID) { self.init(zoneID: zoneID, subscriptionID: UUID().uuidString) }
 
@@ -176,7 +176,7 @@ extension CKDatabase {
     }
 }
 
-/// Saves and deletes subscriptions, each on its own (S3).
+/// Saves and deletes subscriptions, each on its own.
 public final class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var subscriptionsToSave: [CKSubscription]?
     public var subscriptionIDsToDelete: [CKSubscription.ID]?

@@ -19,7 +19,7 @@ public enum CRC32C {
     public static func checksum(_ bytes: [UInt8]) -> UInt32 { checksum(bytes[...]) }
 
     /// With the CPU's CRC-32C instruction where there is one (x86-64 with SSE 4.2): a log
-    /// entry's checksum was a few percent of a save's CPU a byte at a time (#7).
+    /// entry's checksum was a few percent of a save's CPU a byte at a time.
     public static func checksum(_ bytes: ArraySlice<UInt8>) -> UInt32 {
         bytes.withUnsafeBufferPointer { buffer in
             var done: Int32 = 0

@@ -4,7 +4,7 @@ import Foundation
 /// `PropertyListSerialization`.
 ///
 /// Why our own: the mount daemon parses whatever a user writes into `keyvalue/*.plist`, and
-/// Foundation's parser leaks memory on every failed parse on Linux (DESIGN §4). This one
+/// Foundation's parser leaks memory on every failed parse on Linux. This one
 /// holds nothing beyond the call, reports where text is wrong (line and column) and what was
 /// expected, and bounds nesting. It reads what Apple's tools and Python's `plistlib` write:
 /// the XML declaration, a DOCTYPE, comments, CDATA, the five named entities and character

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A property-list value: what the key-value store holds (K1) and what its XML files carry.
+/// A property-list value: what the key-value store holds and what its XML files carry.
 ///
 /// Dates have whole seconds, as XML property lists write them (`2026-11-22T09:30:00Z`), so a
 /// value reads back the same in every client and in Python's `plistlib`.

@@ -33,7 +33,7 @@ public enum PropertyListWriter {
         return out
     }
 
-    /// The byte count of ``element(_:)``: how the key-value store measures a value (K2).
+    /// The byte count of ``element(_:)``: how the key-value store measures a value.
     public static func compactSize(_ value: PropertyListValue) -> Int { element(value).count }
 
     private static func write(_ value: PropertyListValue, into out: inout [UInt8], indent: Int?) {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Record ⇄ CloudKit Web Services record dictionary (DESIGN §2).
+/// Record ⇄ CloudKit Web Services record dictionary.
 public enum RecordCoding {
     // MARK: Encoding
 
@@ -127,7 +127,7 @@ public enum RecordCoding {
         } else {
             record = Record(stored: recordType, recordID: recordID, fields: fields, tag: tag, created: nil, modified: nil)
             record.markChanged(fields.keys)
-            // A field given as null is a removal (R2): it counts as changed.
+            // A field given as null is a removal: it counts as changed.
             if case .object(let members)? = object["fields"] {
                 record.markChanged(members.filter { $0.value == .null || $0.value["value"] == .null }.keys)
             }

@@ -4,7 +4,7 @@
 ///
 /// A save encodes its record twice, for the log and for the record file, and building the
 /// tree (a dictionary per object, each hashed and then sorted) was the larger part of a
-/// save's CPU (#7). Keys are written in the sorted order ``JSONWriter`` would give; only
+/// save's CPU. Keys are written in the sorted order ``JSONWriter`` would give; only
 /// field names, which are the user's, are sorted at run time.
 struct RecordWriter {
     private(set) var out: [UInt8] = []

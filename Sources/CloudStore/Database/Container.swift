@@ -1,6 +1,6 @@
 import Foundation
 
-/// A container: its identities, quotas, schema and databases (C1–C4, C9).
+/// A container: its identities, quotas, schema and databases.
 ///
 /// `container.json` is read into `ContainerInfo` and rewritten whole under the container's
 /// file lock; a miss (an identity another process added) reads it again before answering.
@@ -96,7 +96,7 @@ public final class Container: @unchecked Sendable {
         }
     }
 
-    // MARK: Identities (C3, C4)
+    // MARK: Identities
 
     /// The identity `caller` acts as, enrolling it when the container allows that; nil: no account.
     public func identity(of caller: Caller) throws(CKError) -> Identity? {
@@ -117,7 +117,7 @@ public final class Container: @unchecked Sendable {
         }
     }
 
-    /// The caller's account status (C4); never throws: an unreadable store is `couldNotDetermine`.
+    /// The caller's account status; never throws: an unreadable store is `couldNotDetermine`.
     public func accountStatus(of caller: Caller) -> AccountStatus {
         guard caller.hasAccount else { return .noAccount }
         do throws(CKError) {
@@ -145,7 +145,7 @@ public final class Container: @unchecked Sendable {
         return u
     }
 
-    /// The stable user record name of a local identity in this container, enrolled on first use (C3).
+    /// The stable user record name of a local identity in this container, enrolled on first use.
     public func userRecordName(for userName: String) throws(CKError) -> String {
         try userRecordName(for: Caller(userName: userName))
     }
@@ -164,15 +164,15 @@ public final class Container: @unchecked Sendable {
         try fresh().users.values.sorted { $0.name < $1.name }
     }
 
-    /// Whether some identity may change every public record of `type` (C2).
+    /// Whether some identity may change every public record of `type`.
     /// Views ask this for every file they show, so it may answer from a read up to a second old.
     public func hasWriteRoles(for type: String) -> Bool {
         ((try? fresh(maxAge: 1)) ?? current).writeRoles[type]?.isEmpty == false
     }
 
-    // MARK: Quotas (C9)
+    // MARK: Quotas
 
-    /// Sets the quotas of this container (C9): each user's private data and all public data.
+    /// Sets the quotas of this container: each user's private data and all public data.
     public func setQuotas(privateBytes: Int64?, publicBytes: Int64?) throws(CKError) {
         try update { (info: inout ContainerInfo) throws(CKError) in
             if let p = privateBytes { info.privateQuotaBytes = p }
@@ -185,7 +185,7 @@ public final class Container: @unchecked Sendable {
 
     // MARK: Databases
 
-    /// A database of this container as `caller` sees it (C2, C4): with no account (or a
+    /// A database of this container as `caller` sees it: with no account (or a
     /// restricted one) the public database reads only and the private one is refused.
     public func database(_ scope: DatabaseScope, caller: Caller, environment: Environment = .development) throws(CKError) -> Database {
         if scope == .private {

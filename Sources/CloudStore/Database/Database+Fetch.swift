@@ -1,7 +1,7 @@
 import Foundation
 
 extension Database {
-    /// Fetches records by ID (R10): one result per ID, in order; a missing record is
+    /// Fetches records by ID: one result per ID, in order; a missing record is
     /// `unknownItem`, a missing zone `zoneNotFound`. `desiredKeys` limits the fields returned.
     public func fetch(_ ids: [RecordID], desiredKeys: [String]? = nil) -> [(RecordID, Result<Record, CKError>)] {
         ids.map { id in
@@ -18,7 +18,7 @@ extension Database {
         }
     }
 
-    /// C3: a user's record exists from enrolment on; until its user first saves it, it is
+    /// A user's record exists from enrolment on; until its user first saves it, it is
     /// empty and has no change tag (a save without one stores it).
     func unsavedUserRecord(_ id: RecordID) -> Record? {
         guard scope == .public, id.zoneID.zoneName == ZoneID.defaultZoneName, id.recordName.hasPrefix("_"),
@@ -54,7 +54,7 @@ extension Database {
     }
 }
 
-// MARK: Changes (R13, M7)
+// MARK: Changes
 
 /// Marks a point in a zone's history. Opaque to clients; printed as `<epoch>-<seq>`.
 public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
@@ -84,7 +84,7 @@ public struct ZoneChanges: Sendable {
     public var token: ChangeToken
     /// More changes remain after `token`.
     public var moreComing: Bool
-    /// The client change token of the last operation that gave one (M7).
+    /// The client change token of the last operation that gave one.
     public var clientChangeToken: Data?
 }
 

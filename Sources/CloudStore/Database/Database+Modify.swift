@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a save treats a record that changed on the server (M2).
+/// How a save treats a record that changed on the server.
 public enum SavePolicy: String, Sendable, CaseIterable {
     /// Fail with `serverRecordChanged` unless the client's change tag is the stored one.
     case ifServerRecordUnchanged
@@ -13,9 +13,9 @@ public enum SavePolicy: String, Sendable, CaseIterable {
 /// Options of one modify operation.
 public struct ModifyOptions: Sendable {
     public var savePolicy: SavePolicy = .ifServerRecordUnchanged
-    /// M3: a failure in a zone fails every change in that zone.
+    /// A failure in a zone fails every change in that zone.
     public var atomic = true
-    /// M7: kept with each zone this operation changes.
+    /// Kept with each zone this operation changes.
     public var clientChangeToken: Data?
 
     public init(savePolicy: SavePolicy = .ifServerRecordUnchanged, atomic: Bool = true, clientChangeToken: Data? = nil) {
@@ -25,13 +25,13 @@ public struct ModifyOptions: Sendable {
     }
 }
 
-/// What a modify operation did, item by item (M4).
+/// What a modify operation did, item by item.
 public struct ModifyResult: Sendable {
     /// One per record to save, in the order given.
     public var saveResults: [(RecordID, Result<Record, CKError>)]
     /// One per ID to delete, in the order given.
     public var deleteResults: [(RecordID, Result<Void, CKError>)]
-    /// Notifications that could not be sent for changes that were saved (S4): the saves
+    /// Notifications that could not be sent for changes that were saved: the saves
     /// stand; the subscribers may miss them and should fetch changes.
     public var notificationErrors: [CKError] = []
 
@@ -48,7 +48,7 @@ public struct ModifyResult: Sendable {
 }
 
 extension Database {
-    /// Saves and deletes records, possibly across zones of this database (M1–M8).
+    /// Saves and deletes records, possibly across zones of this database.
     ///
     /// Throws only for errors of the whole operation (too many items, an unreadable store);
     /// item errors are in the result. `progress` is called per record with 0.0 and 1.0;
@@ -126,7 +126,7 @@ extension Database {
     }
 
     /// Fits untyped input fields to the schema: an integer given for a `DOUBLE` or
-    /// `TIMESTAMP` field becomes that type (DESIGN §2, input shorthand).
+    /// `TIMESTAMP` field becomes that type (an input shorthand).
     public func fitToSchema(_ decoded: RecordCoding.Decoded) throws(CKError) -> Record {
         var record = decoded.record
         for key in decoded.inferredKeys {
@@ -181,13 +181,13 @@ extension Database {
     }
 
     /// Throws what a save (or delete) of this stored record by the caller would fail with for
-    /// want of an account or of the right to it (C2, C4): for views that ask before a change.
+    /// want of an account or of the right to it: for views that ask before a change.
     public func checkMayChange(_ stored: Record, deleting: Bool = false) throws(CKError) {
         _ = try writer(deleting ? "delete records" : "save records")
         try checkOwnership(stored, deleting: deleting)
     }
 
-    /// C3: a user record is saved only by its user, in the public database, and is never created
+    /// A user record is saved only by its user, in the public database, and is never created
     /// under another name.
     private func checkUserRecord(_ name: String) throws(CKError) {
         guard scope == .public, name == userRecordName else {
@@ -198,8 +198,8 @@ extension Database {
         }
     }
 
-    /// C2: in the public database only a record's creator, or an identity the container gives
-    /// a write role for its type, may change or delete it. User records are never deleted (C3).
+    /// In the public database only a record's creator, or an identity the container gives
+    /// a write role for its type, may change or delete it. User records are never deleted.
     func checkOwnership(_ server: Record, deleting: Bool = false) throws(CKError) {
         guard scope == .public else { return }
         if deleting && server.recordType == Schema.usersRecordType {
@@ -289,7 +289,7 @@ extension Database {
         let storage = zoneStorage(zoneName)
         let zone = zoneID(zoneName)
         var committed: [ItemKey: Record] = [:]
-        // Subscriptions (S4): read under the zone's lock, so one saved before this commit
+        // Subscriptions: read under the zone's lock, so one saved before this commit
         // fires for it; the records as they were are kept only when some may fire.
         var watching: [Subscription] = []
         var notificationError: CKError?
@@ -390,7 +390,7 @@ extension Database {
                     oldUsage[r] = rec.usageBytes
                     if !watching.isEmpty { before[r] = rec }
                 }
-                // Quota (C9): checked before the commit point; deletes always pass.
+                // Quota: checked before the commit point; deletes always pass.
                 let quota = quotaBytes
                 let others = try usage(excluding: zoneName)
                 var usage = txn.usage
@@ -447,7 +447,7 @@ extension Database {
     }
 
     /// Results when nothing in the zone was applied: the items' own errors, and for the rest
-    /// `all` (the zone's error) or `batchRequestFailed` (M3).
+    /// `all` (the zone's error) or `batchRequestFailed`.
     private func finish(_ saves: [(Int, Record)], _ deletes: [(Int, RecordID)], failures: [ItemKey: CKError], all: CKError?) -> ZoneOutcome {
         let other = all ?? CKError(.batchRequestFailed, "not saved because another change in the same atomic zone batch failed; fix that item and retry the operation")
         return (saves.map { ($0.0, .failure(failures[.save($0.0)] ?? other)) },

@@ -1,14 +1,14 @@
 import Foundation
 
 /// One database of a container as one caller sees it: the public database, or the caller's
-/// private database (C2). Safe to share between threads.
+/// private database. Safe to share between threads.
 public final class Database: Sendable {
     public let container: Container
     public let scope: DatabaseScope
     public let environment: Environment
     public let caller: Caller
     /// The caller's identity; nil when the caller has no account or a restricted one, and
-    /// then this is the public database, which reads but does not write (C4).
+    /// then this is the public database, which reads but does not write.
     public let identity: Identity?
     /// The caller's user record name in this container; empty without an identity.
     public var userRecordName: String { identity?.userRecordName ?? "" }
@@ -37,7 +37,7 @@ public final class Database: Sendable {
         }
     }
 
-    /// The caller's identity, for a change (C4): with no account the public database only reads.
+    /// The caller's identity, for a change: with no account the public database only reads.
     func writer(_ purpose: String) throws(CKError) -> Identity {
         // Restricted since this object was made (a long-lived mount keeps its databases)?
         guard let identity, try !container.fresh().isRestricted(identity) else {
@@ -63,7 +63,7 @@ public final class Database: Sendable {
         ZoneMeta(zoneName: name, ownerName: ownerName, epoch: Names.randomEpoch(), created: Store.now())
     }
 
-    /// Bytes of records and assets in this database: the figure its quota limits (C9).
+    /// Bytes of records and assets in this database: the figure its quota limits.
     public func usage() throws(CKError) -> Int64 { try usage(excluding: nil) }
 
     /// Usage of every zone but one (the one a commit is computing itself).
@@ -78,7 +78,7 @@ public final class Database: Sendable {
     }
 }
 
-// MARK: Zones (R12)
+// MARK: Zones
 
 /// A zone and what it can do.
 public struct RecordZone: Sendable, Equatable {

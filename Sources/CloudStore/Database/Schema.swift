@@ -1,6 +1,6 @@
 import Foundation
 
-/// Record types and the type of each of their fields, per environment (R4, C7), kept in
+/// Record types and the type of each of their fields, per environment, kept in
 /// `schema.json`. In development the schema grows as records are saved; production changes
 /// only by ``deploy()``.
 public final class Schema: @unchecked Sendable {
@@ -55,7 +55,7 @@ public final class Schema: @unchecked Sendable {
         }
     }
 
-    /// The record type of user records (C3).
+    /// The record type of user records.
     public static let usersRecordType = "Users"
 
     /// Checks a record against the schema; returns what saving it would add. `pending` is
@@ -72,7 +72,7 @@ public final class Schema: @unchecked Sendable {
             known = types[type]
         }
         if known == nil && !pending.types.contains(type) {
-            // `Users` is built in (C3): every environment has it, fields still need a deploy.
+            // `Users` is built in: every environment has it, fields still need a deploy.
             if environment == .production && type != Schema.usersRecordType {
                 throw .invalid("record type \(type) does not exist in the production schema; save it in development and run `ckfs schema deploy`")
             }
@@ -129,7 +129,7 @@ public final class Schema: @unchecked Sendable {
         }
     }
 
-    /// Copies development's record types and fields to production (C7).
+    /// Copies development's record types and fields to production.
     @discardableResult
     public func deploy() throws(CKError) -> Additions {
         try withFileLock(path + ".lock") { () throws(CKError) -> Additions in

@@ -32,9 +32,9 @@ public struct CheckProgress: Sendable {
 }
 
 extension Store {
-    /// Checks and repairs every zone of every container (X4): replays logs, cuts torn log
+    /// Checks and repairs every zone of every container: replays logs, cuts torn log
     /// tails, removes temporary files, verifies every record and asset file, rebuilds usage;
-    /// and every user's key-value store: it must parse and keep every limit (K2).
+    /// and every user's key-value store: it must parse and keep every limit.
     /// `progress` is called before each zone and now and then within one.
     public func check(progress: ((CheckProgress) -> Void)? = nil) -> CheckReport {
         var report = CheckReport()

@@ -3,10 +3,10 @@ import Foundation
 import Glibc
 #endif
 
-/// A store directory: containers, their databases and zones, as plain files (DESIGN §2).
+/// A store directory: containers, their databases and zones, as plain files.
 ///
 /// One `Store` object per process and directory is enough; it is safe to share between
-/// threads, and several processes may open the same directory at once (X2).
+/// threads, and several processes may open the same directory at once.
 public final class Store: @unchecked Sendable {
     public let layout: StoreLayout
     public let settings: StoreSettings
@@ -23,7 +23,7 @@ public final class Store: @unchecked Sendable {
     /// The entries of folders listed by ``listing(of:)``, with the folder's status then.
     private var listings: [String: (status: Syscall.FileStatus, names: [String])] = [:]
     /// A zones folder's listing and the zone names it gives, so a save's quota check does not
-    /// decode and sort them again while the folder is unchanged (#7).
+    /// decode and sort them again while the folder is unchanged.
     private var zoneNameLists: [String: (listing: [String], names: [String])] = [:]
 
     private init(layout: StoreLayout, settings: StoreSettings, io: any StorageIO, tuning: ZoneTuning) {
@@ -72,7 +72,7 @@ public final class Store: @unchecked Sendable {
 
     func ensureDirectory(_ path: String) throws(CKError) { try Self.makeDirectories(path, writer: writer) }
 
-    /// The container with this identifier, made on first use (C1); nil means the default.
+    /// The container with this identifier, made on first use; nil means the default.
     public func container(_ identifier: String? = nil) throws(CKError) -> Container {
         let id = identifier ?? settings.defaultContainer
         try Names.checkContainerIdentifier(id)
@@ -127,10 +127,9 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// The one ``SubscriptionFile`` of a database directory for this store object.
     /// The names in a folder, listed again only when its inode or times changed (adding or
     /// removing an entry changes them). Every save listed its database's zones for the quota
-    /// check: five system calls where one stat now tells (#7). Nil when there is no folder.
+    /// check: five system calls where one stat now tells. Nil when there is no folder.
     ///
     /// File times are coarse (a clock tick), so two changes within one tick can leave the
     /// same times: a listing is kept only when the folder's last change was well before it
@@ -163,6 +162,7 @@ public final class Store: @unchecked Sendable {
         return names
     }
 
+    /// The one `SubscriptionFile` of a database directory for this store object.
     func subscriptionFile(directory: String, ownerName: String) -> SubscriptionFile {
         lock.withLock {
             if let f = subscriptionFiles[directory] { return f }

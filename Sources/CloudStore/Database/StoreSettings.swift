@@ -1,18 +1,18 @@
-/// `ckfs-store.json`: the store's format version, default container and limits (DESIGN §6).
+/// `ckfs-store.json`: the store's format version, default container and limits.
 public struct StoreSettings: Sendable, Equatable {
     public var defaultContainer = "iCloud.local.ckfs"
-    /// R9: bytes of a record's fields, assets excluded.
+    /// Bytes of a record's fields, assets excluded.
     public var maxRecordBytes = 1_048_576
     /// Records saved plus IDs deleted in one operation.
     public var maxItemsPerOperation = 400
-    /// C9 defaults; `container.json` may set others.
+    /// Default quotas; `container.json` may set others.
     public var privateQuotaBytes: Int64 = 1 << 30
     public var publicQuotaBytes: Int64 = 10 << 30
     /// A zone's log is compacted past this size; change tokens older than what is kept expire.
     public var compactLogBytes: Int64 = ZoneTuning().compactLogBytes
     /// Record files are synced and a checkpoint noted after this many commits.
     public var checkpointEvery: Int64 = ZoneTuning().checkpointEvery
-    /// K2: keys, values and the whole key-value store.
+    /// Keys, values and the whole key-value store.
     public var keyValueLimits = KeyValueLimits()
 
     public init() {}
@@ -62,7 +62,7 @@ public struct StoreSettings: Sendable, Equatable {
 
 /// Who is acting, and from where (the device ID names a client: a process or a mount).
 public struct Caller: Sendable, Equatable {
-    /// The local identity's name (an OS user name unless given); empty: no account (C4).
+    /// The local identity's name (an OS user name unless given); empty: no account.
     public var userName: String
     /// The OS user acting, when the caller is one: the container finds its identity by uid
     /// first, so an identity added with `--uid` is the same person under any name.
@@ -80,7 +80,7 @@ public struct Caller: Sendable, Equatable {
         Caller(userName: currentOSUserName, uid: geteuid(), deviceID: deviceID)
     }
 
-    /// A caller with no account: reads the public database, nothing else (C4).
+    /// A caller with no account: reads the public database, nothing else.
     public static func noAccount(deviceID: String = Caller.processDeviceID) -> Caller {
         Caller(userName: "", deviceID: deviceID)
     }

@@ -5,10 +5,10 @@ import Foundation
 /// and then only what other processes append.
 ///
 /// Change tags are log sequence numbers, so a record file with tag T already holds every
-/// entry up to T for that record: loading the files and then replaying the whole kept log
-/// over them, skipping entries not newer than what is loaded, gives the zone as of the log's
-/// end even while writers run (a writer between its commit point and its file replace only
-/// leaves a file behind the log, and the replay covers it).
+/// entry up to T for that record: loading the files and then replaying the log entries after
+/// the apply marker (read before the files), skipping entries not newer than what is loaded,
+/// gives the zone as of the log's end even while writers run (a writer between its commit
+/// point and its file replace only leaves a file behind the log, and the replay covers it).
 public final class ZoneCatalog: @unchecked Sendable {
     public let database: Database
     public let zoneName: String
@@ -88,7 +88,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// those after the apply marker, read before the files, so an entry the applier writes
     /// meanwhile is in the files or among the replayed ones. Replaying the whole kept log
     /// parsed every record in it a second time (tens of MB at 100,000 records) only to skip
-    /// it; that was a third of the mount daemon's peak memory after `ls` of a large zone (#7).
+    /// it; that was a third of the mount daemon's peak memory after `ls` of a large zone.
     private func reload() throws(CKError) {
         try storage.recoverAfterRestartIfNeeded()
         let applied = storage.currentApplyMarker()

@@ -1,4 +1,4 @@
-/// Why a key-value client's values changed without its own doing (K4), with Apple's numbers
+/// Why a key-value client's values changed without its own doing, with Apple's numbers
 /// (`NSUbiquitousKeyValueStoreServerChange` … `NSUbiquitousKeyValueStoreAccountChange`).
 public enum KeyValueChangeReason: Int, Sendable, CustomStringConvertible {
     /// Another client (a process, the CLI, the mount) changed these keys.
@@ -6,7 +6,7 @@ public enum KeyValueChangeReason: Int, Sendable, CustomStringConvertible {
     /// The store could not be read when this client started; now it could, and these keys
     /// were loaded. Writes were refused until then.
     case initialSyncChange = 1
-    /// A write of this client broke a limit (K2) and was dropped; the keys keep their
+    /// A write of this client broke a limit and was dropped; the keys keep their
     /// stored values.
     case quotaViolationChange = 2
     /// The client now acts for another user; these keys differ between the two stores.

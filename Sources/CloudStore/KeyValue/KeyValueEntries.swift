@@ -1,4 +1,4 @@
-/// A key-value store's entries with the size of each value, kept within the limits (K2) on
+/// A key-value store's entries with the size of each value, kept within the limits on
 /// every change: the one place that counts keys and bytes, for the client's memory, the
 /// merge at sync, the mount's saves and `fsck`.
 public struct KeyValueEntries: Sendable {

@@ -3,12 +3,12 @@ import Foundation
 import Glibc
 #endif
 
-/// One user's key-value store on disk: `keyvalue.plist` in the user's private folder
-/// (DESIGN §2), an XML property list holding one dictionary, as Python's `plistlib` or any
+/// One user's key-value store on disk: `keyvalue.plist` in the user's private folder,
+/// an XML property list holding one dictionary, as Python's `plistlib` or any
 /// plist reader reads it.
 ///
 /// Every change is a read-modify-write under an exclusive `flock` on `keyvalue.lock` next to
-/// it, and the file is replaced the crash-safe way (DESIGN §3): readers never lock and see
+/// it, and the file is replaced the crash-safe way: readers never lock and see
 /// the old file or the new one. A comment before `<plist>` carries a generation number that
 /// every write raises, so a client can tell versions apart even when inode numbers are reused
 /// within one timestamp tick.
@@ -155,12 +155,12 @@ public final class KeyValueFile: @unchecked Sendable {
 }
 
 extension Container {
-    /// The key-value store of local identity `userName` in this container (K1).
+    /// The key-value store of local identity `userName` in this container.
     public func keyValueFile(user userName: String, environment: Environment = .development) throws(CKError) -> KeyValueFile {
         try keyValueFile(caller: Caller(userName: userName), environment: environment)
     }
 
-    /// The key-value store of the identity `caller` acts as (K1).
+    /// The key-value store of the identity `caller` acts as.
     public func keyValueFile(caller: Caller, environment: Environment = .development) throws(CKError) -> KeyValueFile {
         let id = try signedIn(caller, for: "the key-value store").userRecordName
         return KeyValueFile(store: store, directory: store.layout.databaseDirectory(identifier, environment, .private, user: id))

@@ -1,4 +1,4 @@
-/// The key-value store's limits (K2), Apple's by default and settable per store.
+/// The key-value store's limits, Apple's by default and settable per store.
 ///
 /// Sizes are measured on the compact XML property-list encoding: a value's size is the byte
 /// count of its element with no whitespace between elements (`<string>hi</string>` is 19

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A client of one user's key-value store, shaped like `NSUbiquitousKeyValueStore` (K1–K4).
+/// A client of one user's key-value store, shaped like `NSUbiquitousKeyValueStore`.
 ///
 /// ```swift
 /// let kv = try KeyValueStore(store: store)
@@ -11,9 +11,9 @@ import Foundation
 /// ```
 ///
 /// Writes go to memory first and reach disk on ``sync()`` (or `synchronize()`) or within
-/// `synchronizeEvery` seconds by themselves (K3). Each sync also takes in what other clients
+/// `synchronizeEvery` seconds by themselves. Each sync also takes in what other clients
 /// wrote, and a timer does the same, so their changes arrive on their own as
-/// ``KeyValueChangeReason/serverChange`` with the keys that changed (K4). A client never
+/// ``KeyValueChangeReason/serverChange`` with the keys that changed. A client never
 /// hears of its own writes. Where two clients set one key, the later sync wins, as in iCloud.
 ///
 /// A write that breaks a limit (``KeyValueLimits``) fails, changes nothing and raises
@@ -62,7 +62,7 @@ public final class KeyValueStore: @unchecked Sendable {
                       environment: environment, synchronizeEvery: interval)
     }
 
-    /// The store of the identity `caller` acts as; with no account it fails with `notAuthenticated` (C4).
+    /// The store of the identity `caller` acts as; with no account it fails with `notAuthenticated`.
     public init(store: Store, containerIdentifier: String? = nil, caller: Caller, environment: Environment = .development,
                 synchronizeEvery interval: Double? = 1.0) throws(CKError) {
         let container = try store.container(containerIdentifier)
@@ -178,7 +178,7 @@ public final class KeyValueStore: @unchecked Sendable {
 
     // MARK: Syncing
 
-    /// Writes pending changes durably and takes in other clients' changes (K3). When this
+    /// Writes pending changes durably and takes in other clients' changes. When this
     /// returns, every write made before it survives a crash, except the ones it returns: writes
     /// that no longer fit once merged with others' are dropped, as iCloud drops them, and
     /// announced as ``KeyValueChangeReason/quotaViolationChange``. The result maps each dropped

@@ -33,7 +33,7 @@ public struct FieldType: Hashable, Sendable, CustomStringConvertible {
     public var name: String { isList ? kind.rawValue + "_LIST" : kind.rawValue }
     public var description: String { name }
 
-    /// Bytes are not searchable (R3); every other type is.
+    /// Bytes are not searchable; every other type is.
     public var isSearchable: Bool { kind != .bytes }
 
     public static let allNames: [String] = Kind.allCases.flatMap { [$0.rawValue, $0.rawValue + "_LIST"] }

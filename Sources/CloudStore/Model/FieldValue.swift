@@ -1,6 +1,6 @@
 import Foundation
 
-/// The value of one record field (R3). A list holds values of one kind.
+/// The value of one record field. A list holds values of one kind.
 public enum FieldValue: Sendable, Equatable {
     case string(String)
     case int64(Int64)
@@ -9,7 +9,7 @@ public enum FieldValue: Sendable, Equatable {
     /// Milliseconds since 1970, as CloudKit Web Services keeps dates.
     case timestamp(Int64)
     // Indirect: a location (64 bytes) or an asset inline would make every value, and so
-    // every field of every record kept in memory, that large (#7, row 7).
+    // every field of every record kept in memory, that large.
     indirect case location(Location)
     case reference(Reference)
     indirect case asset(Asset)
@@ -38,7 +38,7 @@ public enum FieldValue: Sendable, Equatable {
         return nil
     }
 
-    /// Bytes this value counts toward the record size limit (R9). Assets count only their
+    /// Bytes this value counts toward the record size limit. Assets count only their
     /// reference, since their contents are kept apart.
     public var size: Int {
         switch self {
@@ -52,7 +52,7 @@ public enum FieldValue: Sendable, Equatable {
         }
     }
 
-    /// The words of a string value, for `allTokens` (R7).
+    /// The words of a string value, for `allTokens`.
     var tokens: [String] {
         switch self {
         case .string(let s): s.split(whereSeparator: { $0.isWhitespace }).map(String.init)
@@ -100,11 +100,11 @@ public struct Location: Sendable, Equatable {
     }
 }
 
-/// A link from one record to another in the same zone (R3).
+/// A link from one record to another in the same zone.
 public struct Reference: Sendable, Equatable, Hashable {
     public enum Action: String, Sendable {
         case none = "NONE"
-        /// Deleting the target deletes the record holding this reference (M5).
+        /// Deleting the target deletes the record holding this reference.
         case deleteSelf = "DELETE_SELF"
     }
 
@@ -117,7 +117,7 @@ public struct Reference: Sendable, Equatable, Hashable {
     }
 }
 
-/// A file kept beside the record, content-addressed by its SHA-256 (R3).
+/// A file kept beside the record, content-addressed by its SHA-256.
 public struct Asset: Sendable, Equatable {
     /// Lower-case hex SHA-256 of the contents; empty until a pending file is stored.
     public var fileChecksum: String

@@ -1,6 +1,6 @@
-/// The naming rules of R1 and R2, each returning a message that says how to fix the name.
+/// The naming rules of containers, zones, record types, record names and field names, each returning a message that says how to fix the name.
 public enum Names {
-    /// Field names that belong to the system (R2, R5).
+    /// Field names that belong to the system.
     public static let systemFieldNames: Set<String> = [
         "recordID", "recordName", "recordType", "creationDate", "creatorUserRecordID",
         "modificationDate", "lastModifiedUserRecordID", "recordChangeTag", "parent", "share",
@@ -36,7 +36,7 @@ public enum Names {
         }
     }
 
-    /// Record names: 1–255 printable ASCII characters, not starting with `_` (R1).
+    /// Record names: 1–255 printable ASCII characters, not starting with `_`.
     public static func checkRecordName(_ name: String, allowSystem: Bool = false) throws(CKError) {
         guard !name.isEmpty else { throw .invalid("a record name must not be empty") }
         guard name.utf8.count <= maxNameLength else {
@@ -59,7 +59,7 @@ public enum Names {
         }
     }
 
-    /// Container identifiers look like `iCloud.com.example.notes` (C1).
+    /// Container identifiers look like `iCloud.com.example.notes`.
     public static func checkContainerIdentifier(_ id: String) throws(CKError) {
         let parts = id.split(separator: ".", omittingEmptySubsequences: false)
         let ok = id.hasPrefix("iCloud.") && parts.count >= 3 && id.utf8.count <= maxNameLength

@@ -12,15 +12,15 @@ public struct Stamp: Sendable, Equatable {
     }
 }
 
-/// A record as the engine keeps it: type, ID, fields and the system fields the store sets (R1–R6).
+/// A record as the engine keeps it: type, ID, fields and the system fields the store sets.
 ///
-/// Setting a field through the subscript notes its key in ``changedKeys`` (R6); records read
+/// Setting a field through the subscript notes its key in ``changedKeys``; records read
 /// from the store start with none.
 public struct Record: Sendable, Equatable {
     public let recordType: String
     public let recordID: RecordID
     public private(set) var fields: [String: FieldValue]
-    /// Changes on every save (R5); nil for a record never saved.
+    /// Changes on every save; nil for a record never saved.
     public var recordChangeTag: String?
     public var created: Stamp?
     public var modified: Stamp?
@@ -53,18 +53,18 @@ public struct Record: Sendable, Equatable {
 
     public var allKeys: [String] { fields.keys.sorted() }
 
-    /// Sorted, de-duplicated white-space tokens of every string field (R7).
+    /// Sorted, de-duplicated white-space tokens of every string field.
     public var allTokens: [String] {
         Array(Set(fields.values.flatMap(\.tokens).map { $0.lowercased() })).sorted()
     }
 
-    /// Bytes the record counts toward the 1 MB limit (R9): each key and each value; asset
+    /// Bytes the record counts toward the 1 MB limit: each key and each value; asset
     /// contents are not counted.
     public var size: Int {
         fields.reduce(0) { $0 + $1.key.utf8.count + $1.value.size }
     }
 
-    /// Bytes the record counts toward its database's quota (C9): its size and its assets.
+    /// Bytes the record counts toward its database's quota: its size and its assets.
     public var usageBytes: Int64 {
         Int64(size) + fields.values.reduce(0) { total, value in
             switch value {
@@ -75,7 +75,7 @@ public struct Record: Sendable, Equatable {
         }
     }
 
-    /// The records this one points at with `deleteSelf` (M5), with the field holding each.
+    /// The records this one points at with `deleteSelf`, with the field holding each.
     public var deleteSelfReferences: [(key: String, target: String)] {
         fields.flatMap { key, value -> [(key: String, target: String)] in
             switch value {
@@ -107,7 +107,7 @@ public struct Record: Sendable, Equatable {
     /// Marks keys as changed without changing their values (used to decode input files).
     mutating func markChanged(_ keys: some Sequence<String>) { changedKeys.formUnion(keys) }
 
-    /// The same record with only the given fields (R10 `desiredKeys`); nil keeps all.
+    /// The same record with only the given fields (a fetch's `desiredKeys`); nil keeps all.
     public func limited(to keys: [String]?) -> Record {
         guard let keys else { return self }
         var copy = self

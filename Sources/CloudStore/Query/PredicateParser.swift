@@ -1,4 +1,4 @@
-/// Parses NSPredicate's format language as far as CloudKit accepts it (R11).
+/// Parses NSPredicate's format language as far as CloudKit accepts it.
 ///
 /// Accepted: `==` (`=`), `!=` (`<>`), `<`, `<=`, `>`, `>=`, `BETWEEN {a, b}`, `IN {…}`,
 /// `BEGINSWITH`, `CONTAINS` (list membership, and `'x' IN listKey`), `self CONTAINS 'text'`

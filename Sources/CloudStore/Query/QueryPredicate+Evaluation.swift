@@ -13,7 +13,7 @@ extension Record: QueryFieldSource {
     var storedFields: [String: FieldValue] { fields }
 }
 
-/// Whether a record matches a predicate (R11).
+/// Whether a record matches a predicate.
 ///
 /// A record without the field matches no comparison on it, `!=` included. A comparison of
 /// values of unlike kinds (a string with a number) does not match. A list field matches a
@@ -23,7 +23,7 @@ extension QueryPredicate {
 
     /// `matches` over anything that reads fields: a query walking a catalog's sorted records
     /// passes their entries (a class), which a 176-byte record struct was copied for
-    /// on every test (#7 profile).
+    /// on every test.
     func evaluate<Source: QueryFieldSource>(_ record: Source) -> Bool {
         switch self {
         case .all: return true

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A query predicate in the subset of `NSPredicate` CloudKit accepts (R11), parsed from its
+/// A query predicate in the subset of `NSPredicate` CloudKit accepts, parsed from its
 /// format language by ``PredicateParser`` (Foundation's `NSPredicate(format:)` does not exist
 /// on Linux).
 ///
@@ -23,7 +23,7 @@ public indirect enum QueryPredicate: Sendable, Equatable, CustomStringConvertibl
     /// `key CONTAINS value`: a list field holds the value.
     case contains(String, PredicateValue)
     /// `self CONTAINS 'word'` or `allTokens TOKENMATCHES[cdl] 'some words'`: every word is
-    /// among the words of the record's string fields (R7), ignoring case and diacritics.
+    /// among the words of the record's string fields, ignoring case and diacritics.
     case tokens(String)
     /// `distanceToLocation:fromLocation:(key, LOCATION(lat, lon)) < metres`.
     case distance(String, Location, ComparisonOperator, Double)

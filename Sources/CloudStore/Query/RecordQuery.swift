@@ -11,7 +11,7 @@ public struct QuerySortDescriptor: Sendable, Hashable {
     }
 }
 
-/// A query (R11): the records of one type that match a predicate, in an order.
+/// A query: the records of one type that match a predicate, in an order.
 public struct RecordQuery: Sendable, Equatable {
     public var recordType: String
     public var predicate: QueryPredicate
@@ -42,7 +42,7 @@ public struct QueryResult: Sendable {
 
 extension Database {
     /// The records of `query` in `zone`, at most `limit`, after `cursor` when given, with only
-    /// `desiredKeys` among their fields when given (R11).
+    /// `desiredKeys` among their fields when given.
     ///
     /// Queries read the zone's records from memory (a ``ZoneCatalog`` shared by the process,
     /// which follows the zone's log), never the record files again; the catalog keeps each

@@ -1,6 +1,6 @@
 /// The records of one type in one query order (its sort keys, then the record name), kept by
 /// a ``ZoneCatalog`` between queries so a query walks records in result order and stops after
-/// its page, instead of matching and ranking every record of the type (#7, R11).
+/// its page, instead of matching and ranking every record of the type.
 ///
 /// Built on first use; afterwards the catalog notes each change and the next query settles
 /// them: a few by binary search (remove the old place, insert the new), many in one pass that
@@ -9,7 +9,7 @@
 struct SortedRecords {
     /// One record and its sort values, read once. A class: inserting into 100,000 entries
     /// moves pointers, not records, and a query reads the record in place instead of copying
-    /// it for every record it walks past (#7 profile).
+    /// it for every record it walks past.
     final class Entry: Sendable {
         let values: [FieldValue?]
         let record: Record

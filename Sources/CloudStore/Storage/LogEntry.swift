@@ -7,7 +7,7 @@ import Foundation
 public struct LogEntry: Sendable {
     public struct Deletion: Sendable, Equatable {
         public var recordName: String
-        /// Deleted because a `deleteSelf` reference pointed at a deleted record (M5); not
+        /// Deleted because a `deleteSelf` reference pointed at a deleted record; not
         /// reported per item.
         public var cascade: Bool
     }
@@ -16,11 +16,11 @@ public struct LogEntry: Sendable {
     public var time: Int64
     public var userRecordName: String
     public var deviceID: String
-    /// M7: the client's opaque token, kept with the zone.
+    /// The client's opaque token, kept with the zone.
     public var clientChangeToken: Data?
     public var saved: [Record]
     public var deleted: [Deletion]
-    /// Bytes of records and assets in the zone after this entry (C9).
+    /// Bytes of records and assets in the zone after this entry.
     public var usage: Int64
 
     /// The entry's body as a JSON value: the reference form. ``frame()`` writes the same
@@ -134,7 +134,7 @@ struct LogScanner {
     /// entry with a token starts with these bytes and no other entry does.
     private static let tokenLinePrefix = Array(#"{"body":{"clientChangeToken":""#.utf8)
 
-    /// The client change token of the last entry that gave one (M7), parsing only the lines
+    /// The client change token of the last entry that gave one, parsing only the lines
     /// that start like an entry with a token, from the end.
     static func lastClientChangeToken(_ bytes: [UInt8], lineEnds: [Int64], zoneID: ZoneID) -> Data? {
         for (i, end) in lineEnds.enumerated().reversed() {

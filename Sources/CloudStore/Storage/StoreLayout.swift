@@ -1,4 +1,4 @@
-/// Where things live in a store directory (DESIGN §2).
+/// Where things live in a store directory.
 public struct StoreLayout: Sendable {
     public let root: String
 
@@ -96,13 +96,13 @@ public struct StoreLayout: Sendable {
     }
 }
 
-/// CloudKit's two databases of a container (C2).
+/// CloudKit's two databases of a container.
 public enum DatabaseScope: String, Sendable, CaseIterable {
     case `public`
     case `private`
 }
 
-/// Development and production are kept apart (C7).
+/// Development and production are kept apart.
 public enum Environment: String, Sendable, CaseIterable {
     case development
     case production

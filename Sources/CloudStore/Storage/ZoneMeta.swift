@@ -8,11 +8,11 @@ struct ZoneMeta: Sendable, Equatable {
     var epoch: String
     var created: Int64
     var capabilities: [String] = ["atomic", "fetchChanges"]
-    /// Every entry up to this sequence number is in the record files and synced (DESIGN §3).
+    /// Every entry up to this sequence number is in the record files and synced.
     var checkpointSeq: Int64 = 0
     /// Usage at the checkpoint.
     var usage: Int64 = 0
-    /// The last client change token seen at the checkpoint (M7).
+    /// The last client change token seen at the checkpoint.
     var clientChangeToken: Data?
 
     func json() -> JSONValue {
@@ -141,8 +141,8 @@ struct ApplyMarker: Equatable {
 
 /// The markers' bytes: a flat JSON object of strings and integers, keys in sorted order,
 /// padded to 128 bytes. A save reads and writes markers several times, so both ways are
-/// written out by hand (the general JSON writer and parser were a tenth of a save's CPU,
-/// #7); anything the fast reader does not expect goes to the general parser.
+/// written out by hand (the general JSON writer and parser took a tenth of a save's CPU);
+/// anything the fast reader does not expect goes to the general parser.
 enum MarkerBytes {
     enum Value: Equatable {
         case text(String)

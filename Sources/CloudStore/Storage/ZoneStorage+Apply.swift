@@ -4,7 +4,7 @@ import Synchronization
 import Glibc
 #endif
 
-// Writing record files behind the commit (DESIGN §3): the commit point is the log's
+// Writing record files behind the commit: the commit point is the log's
 // fdatasync; the files follow on `applyQueue`, many entries at a time, holding `applyLock`
 // and the byte-range lock on the apply marker, never the writer's locks.
 extension ZoneStorage {
@@ -52,7 +52,7 @@ extension ZoneStorage {
     ///
     /// A large batch is written by two threads, each taking every other file: the inode of
     /// an unnamed file is found outside the folder's lock (only the link takes it), and so
-    /// is the encoding, so the second core shortens the wait for a batch's files (#7).
+    /// is the encoding, so the second core shortens the wait for a batch's files.
     func writeFiles(coalescing entries: [LogEntry]) throws(CKError) {
         var newest: [String: Record?] = [:]
         for entry in entries {
@@ -134,7 +134,7 @@ extension ZoneStorage {
     ///
     /// With an empty queue the applier waits a moment (`applierLinger`) before it stops: in
     /// a stream of saves the next entry comes meanwhile, so the writer need not wake a
-    /// thread for every save (a tenth of its CPU, #7), and files are written in batches.
+    /// thread for every save (a tenth of its CPU), and files are written in batches.
     private func runApplier() {
         var lingered = false
         while true {

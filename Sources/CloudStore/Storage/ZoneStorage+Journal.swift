@@ -2,12 +2,11 @@
 import Glibc
 #endif
 
-// The journal: where small commits become durable (DESIGN §3, #7).
+// The journal: where small commits become durable.
 //
 // An entry is appended to `log.jsonl` and then has to reach the disk. `fdatasync` of a file
-// that grew also writes its inode (the new size) and waits for that write: on this machine
-// 95 µs against 58 µs for a file written in place (a C loop of 1,000 pwrites of 623 bytes,
-// each followed by fdatasync, each way, five runs). SQLite's WAL gets the cheaper kind by reusing its file after each
+// that grew also writes its inode (the new size) and waits for that write, which makes it
+// about half as slow again as a sync of a file written in place. SQLite's WAL gets the cheaper kind by reusing its file after each
 // checkpoint. So does this: `journal` is a file of `journalBytes` written once (zeros) and
 // never grown; a commit writes its frame (the same bytes as its log line) at the journal's
 // next free byte and syncs the journal instead of the log. When the frame does not fit,

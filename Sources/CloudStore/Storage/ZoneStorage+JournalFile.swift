@@ -2,18 +2,17 @@
 import Glibc
 #endif
 
-// Where the journal's inode lies (DESIGN §3, #7).
+// Where the journal's inode lies.
 //
 // ext4 without a journal (and ext2) keeps 16 inodes in a 4 KiB block of its inode table, and
 // its `fsync`, `fdatasync` included, writes the synced file's block whenever any of those
 // inodes changed since the block was last written (`ext4_fsync_nojournal` calls
 // `ext4_write_inode`, which writes the block if dirty). A zone's files are made one after the
-// other, so the journal's inode used to share its block with the records folder (changed by
-// every record file the applier makes), `log.jsonl` (every append) and `lock` (every marker).
-// Then a commit's one `fdatasync` was two disk writes more often than not: during `ckfs bench
-// --rows 1`, `perf record -e block:block_rq_issue -a` counted 1,316 synchronous writes of the
-// journal's inode block in 2,000 commits, against ~100 in 1,000 commits of a zone whose
-// journal inode was in a block of its own (its own time still changes once a tick).
+// other, so the journal's inode would share its block with the records folder (changed by
+// every record file the applier makes), `log.jsonl` (every append) and `lock` (every marker),
+// and a commit's one `fdatasync` would be two disk writes more often than not (block-request
+// tracing counts most commits writing the block then, and about one in ten with the journal's
+// inode in a block of its own: its own time still changes once a tick).
 //
 // So the journal is made from unnamed files until one's inode is in no block a busy inode is
 // in, counting blocks of 32 inodes (128-byte inodes in a 4 KiB block; a 16-inode block lies

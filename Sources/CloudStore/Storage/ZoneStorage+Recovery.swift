@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 
-// Recovery after a crash, checkpoints and log compaction (DESIGN §3). All of it runs with
+// Recovery after a crash, checkpoints and log compaction. All of it runs with
 // the writer's locks held and takes the apply lock, since it writes record files.
 extension ZoneStorage {
     /// With the writer's lock held: recovers when a writer died during an append, or the
@@ -175,7 +175,7 @@ extension ZoneStorage {
             try applyEntries(fd, known: locked { queue }, upTo: marker.seq)
             try syncZone()
             // The log is whole here (recovery ran under this lock) and is not parsed: at tens of
-            // thousands of entries that took seconds, at every checkpoint (#7). Only lines
+            // thousands of entries that took seconds, at every checkpoint. Only lines
             // that carry a client change token are, from the end, until one reads.
             let logBytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
             noteLogRead(logBytes.count)
@@ -187,7 +187,7 @@ extension ZoneStorage {
             locked { knownCheckpointSeq = meta.checkpointSeq }
             guard logSize > tuning.compactLogBytes else { return }
             // Keep the newest entries that fit in half the limit; tokens older than the first
-            // kept entry then fail with changeTokenExpired (R13). Every entry is applied now,
+            // kept entry then fail with changeTokenExpired. Every entry is applied now,
             // so the apply marker's `end` becomes the new log's end.
             var start = ends.count
             var kept: Int64 = 0

@@ -23,7 +23,7 @@ public struct ZoneTuning: Sendable {
     public init() {}
 }
 
-/// One zone's files, as one process uses them (DESIGN §3).
+/// One zone's files, as one process uses them.
 ///
 /// A commit is one framed entry appended to `log.jsonl` and one `fdatasync`: the commit
 /// point, after which the save is acknowledged. The synced file is the zone's `journal` when
@@ -92,7 +92,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// Every record name in the zone, once a write transaction has listed the records folder
     /// (when the probes for new names have cost about what the listing will); then kept by
     /// ``absorb(_:)``, and dropped with the caches. A save of a new name then needs no failed
-    /// `open` of its file, a lookup in a large folder that was a tenth of a save's CPU (#7).
+    /// `open` of its file, a lookup in a large folder that was a tenth of a save's CPU.
     var knownNames: Set<String>?
     /// Each marker's bytes as last read or written by this process, and what they say.
     var commitMemo: (bytes: [UInt8], marker: CommitMarker?)?
@@ -265,7 +265,7 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// Both markers, in one read; a lock file from before the apply marker existed has none.
     /// A marker whose bytes are the ones this process last read or wrote is not parsed again:
-    /// most reads find what this process's writer and applier wrote (#7).
+    /// most reads find what this process's writer and applier wrote.
     func readMarkers(_ fd: Int32) -> (CommitMarker?, ApplyMarker?) {
         guard case .success(let bytes) = Syscall.pread(fd, count: CommitMarker.size + ApplyMarker.size, offset: 0, path: lockPath) else { return (nil, nil) }
         let commitBytes = bytes.prefix(CommitMarker.size)
@@ -342,7 +342,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// Appends an entry and makes it durable: the commit point. Returns the log offset after it.
     ///
     /// The log stays open between commits (an open and a close of its path were two of a
-    /// save's ~25 system calls, #7): `refreshTail()` stat'ed the path under the same lock just
+    /// save's ~25 system calls): `refreshTail()` stat'ed the path under the same lock just
     /// before, so a log replaced since (compaction, a zone made again) is opened anew.
     private func appendDurably(_ entry: LogEntry) throws(CKError) -> Int64 {
         let frame = entry.frame()
@@ -512,7 +512,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// the file. `beforeFileRead` runs only when the file is read, and says whether what it
     /// holds may be cached. A write transaction calls this directly: it has just taken in the
     /// log under the writer's lock and found the commit marker clean, so the two system calls
-    /// and the marker parse of ``record(named:)`` would only repeat that (#7).
+    /// and the marker parse of ``record(named:)`` would only repeat that.
     func currentRecord(named name: String, underWriteLock: Bool = false,
                        beforeFileRead: () throws(CKError) -> Bool) throws(CKError) -> Record? {
         let (pending, hit, seen, absent) = locked { (unapplied[name], cache[name], generation, knownNames.map { !$0.contains(name) } ?? false) }
@@ -531,14 +531,12 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     /// Counts a probe that found no file; once the probes have cost about what a listing of
-    /// the records folder will, lists it into ``knownNames`` (as in renting skis until the
-    /// rent would have bought them: never much worse than the better of the two). Measured
-    /// here: a failed lookup 4-7 µs in folders of 100 to 20,000 files; a listing of 100,000
-    /// names 58 ms in python (0.6 µs a name; ours decodes and keeps each name too, so more);
-    /// that folder is 3.5 MB (35 bytes a name). So a listing is worth about one probe per
-    /// 8 names, 280 bytes of folder. Listing after 64 made 200 saves into a zone of 100,000
-    /// records pay for a listing they could not use up (row 6a, 1.23x the cost at 1,000).
-    /// Only under the writer's lock: no entry can be
+    /// the records folder will, lists it into ``knownNames``. Paying for probes until they add
+    /// up to a listing is never much worse than the better of the two. A failed lookup costs
+    /// 4-7 µs; a listing about 0.6 µs a name, or 20 ns a byte of the folder (35 bytes a name),
+    /// so a listing is worth about one probe per 8 names, 280 bytes of folder. A fixed
+    /// threshold (64 probes) made a few hundred saves into a large zone pay for a listing they
+    /// could not use up. Only under the writer's lock: no entry can be
     /// committed meanwhile, and the versions the files lack are taken before the listing (as
     /// ``recordNames()`` does), so a file the applier writes meanwhile is in one or the other.
     private func noteMissedProbe() throws(CKError) {
@@ -630,7 +628,7 @@ final class ZoneStorage: @unchecked Sendable {
             seq >= start ? entries.filter { $0.seq > seq } : nil
         }
 
-        /// The client change token of the last entry up to `seq` that gave one (M7).
+        /// The client change token of the last entry up to `seq` that gave one.
         func clientChangeToken(upTo seq: Int64) -> Data? {
             entries.last { $0.clientChangeToken != nil && $0.seq <= seq }?.clientChangeToken
         }
@@ -701,7 +699,7 @@ final class ZoneTransaction {
     func storeAsset(from path: String) throws(CKError) -> Asset { try storage.storeAsset(from: path) }
 }
 
-/// What the engine keeps in memory of a whole zone: `deleteSelf` edges for cascades (M5).
+/// What the engine keeps in memory of a whole zone: `deleteSelf` edges for cascades.
 struct ZoneIndex {
     var referrers: [String: Set<String>] = [:]
     var targets: [String: [String]] = [:]

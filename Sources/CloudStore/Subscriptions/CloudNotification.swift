@@ -1,6 +1,6 @@
 import Foundation
 
-/// One notification a subscription sent (S4): what changed, why, and what to show.
+/// One notification a subscription sent: what changed, why, and what to show.
 public struct CloudNotification: Sendable, Equatable {
     public enum Kind: String, Sendable {
         /// A query subscription fired for one record.
@@ -47,7 +47,7 @@ public struct CloudNotification: Sendable, Equatable {
     /// The zone's change sequence number of the commit that sent it.
     public var changeSeq: Int64
 
-    /// Bytes a notification's payload may take; past it, fields are left out (S4).
+    /// Bytes a notification's payload may take; past it, fields are left out.
     public static let payloadLimit = 4096
 
     /// The payload as delivered and stored: compact JSON, one line.

@@ -1,6 +1,6 @@
 import Foundation
 
-// MARK: Saving, fetching and deleting subscriptions (S1–S3)
+// MARK: Saving, fetching and deleting subscriptions
 
 extension Database {
     var subscriptionFile: SubscriptionFile { store.subscriptionFile(directory: directory, ownerName: ownerName) }
@@ -125,7 +125,7 @@ extension Database {
     }
 }
 
-// MARK: Firing at commit (S1, S2, S4)
+// MARK: Firing at commit
 
 extension Subscription {
     /// Whether a commit in `zone` can concern this subscription.
@@ -205,17 +205,17 @@ extension Database {
 }
 
 extension Container {
-    /// The notifications of the user with this user record name (S5).
+    /// The notifications of the user with this user record name.
     public func notificationLog(userRecordName: String, environment: Environment = .development) -> NotificationLog {
         NotificationLog(directory: store.layout.databaseDirectory(identifier, environment, .private, user: userRecordName), writer: store.writer)
     }
 
-    /// The notifications of local identity `userName` (S5).
+    /// The notifications of local identity `userName`.
     public func notificationLog(user userName: String, environment: Environment = .development) throws(CKError) -> NotificationLog {
         try notificationLog(caller: Caller(userName: userName), environment: environment)
     }
 
-    /// The notifications of the identity `caller` acts as (S5).
+    /// The notifications of the identity `caller` acts as.
     public func notificationLog(caller: Caller, environment: Environment = .development) throws(CKError) -> NotificationLog {
         notificationLog(userRecordName: try signedIn(caller, for: "notifications").userRecordName, environment: environment)
     }

@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 #endif
 
-/// Where to go on from in a user's notifications (S5): opaque to callers.
+/// Where to go on from in a user's notifications: opaque to callers.
 public struct NotificationToken: Sendable, Equatable, CustomStringConvertible {
     public let text: String
     public init(text: String) { self.text = text }
@@ -25,7 +25,7 @@ public struct NotificationChanges: Sendable {
     public var badge: Int
 }
 
-/// One user's notifications: `notifications.jsonl` in the user's private folder (DESIGN §2).
+/// One user's notifications: `notifications.jsonl` in the user's private folder.
 ///
 /// The first line names the log's epoch (`{"epoch": "…", "format": 1}`); each later line is
 /// a notification or a read mark (`{"markRead": [ids]}`), with a sequence number. Appends
@@ -57,7 +57,7 @@ public final class NotificationLog: Sendable {
         try appendLines(notifications.map(\.json))
     }
 
-    /// Marks notifications read (S5). IDs that are not in the log are ignored.
+    /// Marks notifications read. IDs that are not in the log are ignored.
     public func markRead(_ ids: [String]) throws(CKError) {
         guard !ids.isEmpty else { return }
         var lines: [JSONValue] = []
@@ -172,7 +172,7 @@ public final class NotificationLog: Sendable {
         return out
     }
 
-    /// Notifications after `token` (nil: all kept), except those `device` caused itself (S4, S5).
+    /// Notifications after `token` (nil: all kept), except those `device` caused itself.
     public func changes(since token: NotificationToken? = nil, excludingDevice device: String? = nil) throws(CKError) -> NotificationChanges {
         let log = try contents()
         let epoch = log.epoch ?? ""

@@ -1,6 +1,6 @@
 import Foundation
 
-/// When a query subscription fires (S1). A zone subscription takes none (S2).
+/// When a query subscription fires. A zone subscription takes none.
 public struct SubscriptionOptions: OptionSet, Sendable, Hashable {
     public let rawValue: UInt
     public init(rawValue: UInt) { self.rawValue = rawValue }
@@ -18,7 +18,7 @@ public struct SubscriptionOptions: OptionSet, Sendable, Hashable {
     static let triggers: SubscriptionOptions = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]
 }
 
-/// What a notification shows (S6): the alert, sound and badge a device would present, and
+/// What a notification shows: the alert, sound and badge a device would present, and
 /// the record fields it carries.
 public struct NotificationInfo: Sendable, Equatable {
     public var alertBody: String?
@@ -43,7 +43,7 @@ public struct NotificationInfo: Sendable, Equatable {
     }
 }
 
-/// A saved wish to hear about changes (S1–S3): a query subscription (a record type and a
+/// A saved wish to hear about changes: a query subscription (a record type and a
 /// predicate, in one zone or all) or a zone subscription (every change in one zone).
 public struct Subscription: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
@@ -62,7 +62,7 @@ public struct Subscription: Sendable, Equatable {
     /// Milliseconds since 1970; set when saved.
     public internal(set) var created: Int64 = 0
 
-    /// A query subscription; a UUID-based ID is made when none is given (S3).
+    /// A query subscription; a UUID-based ID is made when none is given.
     public init(recordType: String, predicate: QueryPredicate = .all, subscriptionID: String? = nil,
                 options: SubscriptionOptions, zoneName: String? = nil, notificationInfo: NotificationInfo = NotificationInfo()) {
         self.subscriptionID = subscriptionID ?? UUID().uuidString
@@ -72,7 +72,7 @@ public struct Subscription: Sendable, Equatable {
         self.notificationInfo = notificationInfo
     }
 
-    /// A zone subscription; its options must be empty (S2).
+    /// A zone subscription; its options must be empty.
     public init(zoneName: String, subscriptionID: String? = nil, options: SubscriptionOptions = [],
                 notificationInfo: NotificationInfo = NotificationInfo()) {
         self.subscriptionID = subscriptionID ?? UUID().uuidString

@@ -3,8 +3,8 @@ import Foundation
 import Glibc
 #endif
 
-/// The subscriptions of one database: `subscriptions.json` in the database's folder
-/// (DESIGN §2), `{"format": 1, "subscriptions": [...]}` sorted by ID.
+/// The subscriptions of one database: `subscriptions.json` in the database's folder,
+/// `{"format": 1, "subscriptions": [...]}` sorted by ID.
 ///
 /// Every commit asks for the subscriptions of its database, so reading is cheap: the file's
 /// bytes are compared with the last ones parsed (one failed `open` when there is no file),

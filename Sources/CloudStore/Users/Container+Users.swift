@@ -1,6 +1,6 @@
 import Foundation
 
-// Managing identities (C3, C4), application permissions (C5) and discovery (C6).
+// Managing identities, application permissions and discovery.
 extension Container {
     /// Adds an identity; its name, uid and emails must be new to the container.
     @discardableResult
@@ -24,7 +24,7 @@ extension Container {
     }
 
     /// Changes an identity: adds emails and contacts, sets whether it is restricted, gives or
-    /// takes write roles (C2, C4).
+    /// takes write roles.
     @discardableResult
     public func updateUser(_ name: String, addEmails: [String] = [], addContacts: [String] = [], removeContacts: [String] = [],
                            restricted: Bool? = nil, grantWriteRoles: [String] = [], revokeWriteRoles: [String] = []) throws(CKError) -> Identity {
@@ -66,14 +66,14 @@ extension Container {
     /// Record type → identities with a write role for it.
     public var writeRoles: [String: [String]] { current.writeRoles }
 
-    // MARK: Permissions (C5)
+    // MARK: Permissions
 
     /// The status of a permission for the caller's identity.
     public func permissionStatus(_ permission: ApplicationPermission, caller: Caller) throws(CKError) -> PermissionStatus {
         try signedIn(caller, for: "a permission").discoverability
     }
 
-    /// Asks for a permission once (C5): when it is already granted or denied, returns that
+    /// Asks for a permission once: when it is already granted or denied, returns that
     /// without asking; else `ask` answers (nil: no answer could be had, `couldNotComplete`, and
     /// a later request asks again). `ask` runs outside the container's lock, since it may wait
     /// for a person; a decision another request kept meanwhile stands.
@@ -91,7 +91,7 @@ extension Container {
         }
     }
 
-    // MARK: Discovery (C6)
+    // MARK: Discovery
 
     /// Every identity that granted discoverability and has an email address in the caller's contacts.
     public func discoverAllIdentities(caller: Caller) throws(CKError) -> [DiscoveredIdentity] {

@@ -1,15 +1,15 @@
-/// `container.json`: a container's quotas, settings and identities (DESIGN §2).
+/// `container.json`: a container's quotas, settings and identities.
 ///
 /// Read whole and written whole, under the container's file lock.
 struct ContainerInfo: Sendable, Equatable {
     var identifier: String
     var privateQuotaBytes: Int64
     var publicQuotaBytes: Int64
-    /// Whether an unknown OS user or `--user` name gets an identity on first use (C4).
+    /// Whether an unknown OS user or `--user` name gets an identity on first use.
     var autoEnrol = true
-    /// Identities the container denies: their account status is `restricted` (C4).
+    /// Identities the container denies: their account status is `restricted`.
     var restrictedUsers: [String] = []
-    /// Record type → identities that may change or delete any public record of that type (C2).
+    /// Record type → identities that may change or delete any public record of that type.
     var writeRoles: [String: [String]] = [:]
     /// By name.
     var users: [String: Identity] = [:]

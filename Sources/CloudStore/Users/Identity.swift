@@ -1,18 +1,18 @@
-/// A local identity: a user of a container on this machine (C3).
+/// A local identity: a user of a container on this machine.
 ///
 /// Kept in `container.json`; an OS user is matched by `uid`, a `--user NAME` by name.
 public struct Identity: Sendable, Equatable {
     /// The identity's name: an OS user name, or one given with `ckfs user add`.
     public var name: String
-    /// `_` + an opaque id, stable for this container (C3).
+    /// `_` + an opaque id, stable for this container.
     public var userRecordName: String
     /// The OS user this identity belongs to, when it is one.
     public var uid: UInt32?
-    /// The identity's own email addresses: how others find it (C6).
+    /// The identity's own email addresses: how others find it.
     public var emails: [String] = []
-    /// The email addresses of the people this identity knows: whom it may discover (C6).
+    /// The email addresses of the people this identity knows: whom it may discover.
     public var contacts: [String] = []
-    /// The answer to the discoverability request (C5).
+    /// The answer to the discoverability request.
     public var discoverability: PermissionStatus = .initialState
     /// Milliseconds since 1970 when the identity was enrolled.
     public var created: Int64
@@ -37,7 +37,7 @@ public struct Identity: Sendable, Equatable {
     }
 }
 
-/// The account state of a caller in a container (C4).
+/// The account state of a caller in a container.
 public enum AccountStatus: String, Sendable, CaseIterable {
     /// The store could not be read to decide.
     case couldNotDetermine
@@ -49,13 +49,13 @@ public enum AccountStatus: String, Sendable, CaseIterable {
     case noAccount
 }
 
-/// A permission the application asks the user for (C5).
+/// A permission the application asks the user for.
 public enum ApplicationPermission: String, Sendable, CaseIterable {
-    /// Others who know the user's email address may find the user (C6).
+    /// Others who know the user's email address may find the user.
     case userDiscoverability
 }
 
-/// The state of an application permission (C5).
+/// The state of an application permission.
 public enum PermissionStatus: String, Sendable, CaseIterable {
     /// Not asked yet.
     case initialState
@@ -68,7 +68,7 @@ public enum PermissionStatus: String, Sendable, CaseIterable {
     public var isDecided: Bool { self == .granted || self == .denied }
 }
 
-/// What discovery reveals about another user (C6): nothing but these.
+/// What discovery reveals about another user: nothing but these.
 public struct DiscoveredIdentity: Sendable, Equatable {
     public var userRecordName: String
     public var name: String

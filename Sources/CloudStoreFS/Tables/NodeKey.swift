@@ -13,7 +13,7 @@ struct KeyValueRef: Hashable, Sendable {
     var user: String
 }
 
-/// What a node of the tree stands for (DESIGN §4). Records are named by type as well as
+/// What a node of the tree stands for. Records are named by type as well as
 /// name because the tree shows them in a folder per type.
 enum NodeKey: Hashable, Sendable {
     case root

@@ -2,7 +2,7 @@ import Foundation
 
 /// The inotify queue the ``ChangeWatcher`` reads, and what it proves: which zones nobody has
 /// written to since the view last looked at them, so a request can skip the `stat` of the
-/// zone's log that ``StoreView/catalog(_:_:)`` otherwise makes (#7, F5).
+/// zone's log that ``StoreView/catalog(_:_:)`` otherwise makes.
 ///
 /// Every commit writes the zone's log (and its lock file) in the zone's folder, and the kernel
 /// queues the inotify event for the folder's watch inside that `write`, before the save is

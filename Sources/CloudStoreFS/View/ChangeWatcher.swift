@@ -3,7 +3,7 @@ import Foundation
 
 /// Tells the view at once when another process (the CLI, an API client, another mount)
 /// commits to a zone or a key-value store it shows, so the kernel's caches are dropped before
-/// anyone looks (F5).
+/// anyone looks.
 ///
 /// It watches each shown zone's directory with inotify (every commit appends to the zone's
 /// log there) and the folder of each shown key-value store (every write renames a new

@@ -2,9 +2,9 @@ import CloudStore
 import Foundation
 
 /// `<container>/keyvalue/<key>.plist`: the caller's key-value entries, one XML property list
-/// per key (K1, K2). Writing a file sets the key with every check the API makes; removing it
+/// per key. Writing a file sets the key with every check the API makes; removing it
 /// removes the key. The view reads the store's file again only when its identity changes, and
-/// drops the kernel's cache of the entries that changed (F5).
+/// drops the kernel's cache of the entries that changed.
 extension StoreView {
     func keyValueFile(_ ref: KeyValueRef) throws(FSError) -> KeyValueFile {
         if let f = stateLock.withLock({ keyValueFiles[ref] }) { return f }
@@ -78,7 +78,7 @@ extension StoreView {
         do { try limits.checkKey(key) } catch { throw FSError(EINVAL, error.message) }
     }
 
-    /// Sets the entry to the value `text` holds, with every check of an API write (K2): a text
+    /// Sets the entry to the value `text` holds, with every check of an API write: a text
     /// that is no property list is EINVAL, a value over its limit EFBIG, a store over its
     /// limits EDQUOT. The same value again writes nothing.
     func saveKeyValue(_ text: [UInt8], _ ref: KeyValueRef, key: String) throws(FSError) {

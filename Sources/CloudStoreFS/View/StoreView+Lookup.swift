@@ -4,13 +4,13 @@ import Foundation
 extension StoreView {
     /// Long: every change made elsewhere reaches the kernel as an invalidation (ChangeWatcher,
     /// ``invalidate(_:in:_:)``), and each expiry costs a LOOKUP or GETATTR round trip per file
-    /// (a warm `ls -l` of 3,000 records made 6,000 of them with 1 s; issue #7).
+    /// (a warm `ls -l` of 3,000 records made 6,000 of them with 1 s).
     static let entryTimeout = 30.0
     static let attributeTimeout = 30.0
     static let publicRecordAttributeTimeout = 1.0
     static let lostFoundName = "lost+found"
     static let keyValueFolderName = "keyvalue"
-    /// Anyone may add public records (C2); who may change or remove one is the engine's
+    /// Anyone may add public records; who may change or remove one is the engine's
     /// question, asked in open, rename and unlink (``checkMayChange(_:deleting:caller:)``).
     static let publicFolderMode: UInt32 = 0o777
 
@@ -136,8 +136,8 @@ extension StoreView {
             : owner(target.database)
         let modified = record.modified?.timestamp ?? started
         // A type with write roles is writable by all as far as the kernel is concerned: the
-        // roles are the engine's to check (C2). Asked only for public records: opening the
-        // container for every record was a fifth of a listing's time (#7 profile).
+        // roles are the engine's to check. Asked only for public records: opening the
+        // container for every record was a fifth of a listing's time.
         let permissions: UInt32 = target.database.scope != .public ? 0o600
             : (try? store.container(target.database.container).hasWriteRoles(for: target.type)) == true ? 0o666 : 0o644
         // A public record's mode follows the roles in container.json, which no invalidation
@@ -198,7 +198,7 @@ extension StoreView {
             }
         }
         // chmod, chown and utimens on records and folders are accepted and change nothing:
-        // their mode, owner and times follow from the store (DESIGN §4), and tools like
+        // their mode, owner and times follow from the store, and tools like
         // vim, tar and rsync set them after writing.
         return try attributes(key, inode: inode, caller: caller)
     }
@@ -208,7 +208,7 @@ extension StoreView {
     /// Opens a directory; its entries are listed at the first read. A type folder's listing
     /// may stay in the kernel (FOPEN_CACHE_DIR): it is kept when the zone has not changed
     /// since the kernel read it, checked here as a file's text is at open (close-to-open), so
-    /// `ls` or `tar` of a large folder lists it again only after a change (#7, F5). Changes
+    /// `ls` or `tar` of a large folder lists it again only after a change. Changes
     /// made through the mount also reset the kernel's copy by themselves (the kernel counts
     /// them on the folder), and one in flight (a file being written, a scratch name) keeps
     /// the folder from being cached at all. Should the kernel's copy be left half filled (an

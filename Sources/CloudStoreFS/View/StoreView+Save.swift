@@ -16,7 +16,7 @@ extension StoreView {
         }
     }
 
-    /// C2: a public record another user created is not changed, moved or removed here (EACCES),
+    /// A public record another user created is not changed, moved or removed here (EACCES),
     /// asked before the view does anything about it, so nothing is hidden or half done.
     func checkMayChange(_ target: ItemTarget, deleting: Bool, caller: CallerContext) throws(FSError) {
         guard case .record(let t) = target, t.database.scope == .public,
@@ -73,7 +73,7 @@ extension StoreView {
         }
     }
 
-    /// Saves a file's text as the item it names, with every check an API save makes (F2).
+    /// Saves a file's text as the item it names, with every check an API save makes.
     func save(_ text: [UInt8], as target: ItemTarget, caller: CallerContext) throws(FSError) {
         notifier?.willWait()
         switch target {
@@ -98,10 +98,10 @@ extension StoreView {
 
     // MARK: Records
 
-    /// Saves a record file's text as the record at `target`, with every check of an API save
-    /// (F2). The file's place decides the record: its folder is the type and its name the
+    /// Saves a record file's text as the record at `target`, with every check of an API save.
+    /// The file's place decides the record: its folder is the type and its name the
     /// record name, so `cp a.json b.json` makes record b. The text's `recordChangeTag` is the
-    /// version the edit is based on (F4): a stale one fails with ESTALE; text without one
+    /// version the edit is based on: a stale one fails with ESTALE; text without one
     /// replaces the record whatever its version. Text equal to the record saves nothing.
     func saveRecord(_ text: [UInt8], as target: RecordTarget, caller: CallerContext) throws(FSError) {
         let json: JSONValue
@@ -160,7 +160,7 @@ extension StoreView {
 }
 
 extension StoreView {
-    /// A save stood but its subscribers were not notified (S4): only the log can say so.
+    /// A save stood but its subscribers were not notified: only the log can say so.
     func logNotificationErrors(_ result: ModifyResult) {
         for e in result.notificationErrors { logger.warning("saved, but subscribers were not notified: \(e)") }
     }

@@ -2,7 +2,7 @@ import CloudStore
 import Foundation
 import Logging
 
-/// The store as a tree of directories and files (DESIGN §4, SPEC F1–F7):
+/// The store as a tree of directories and files:
 ///
 /// ```
 /// <container>/public/_defaultZone/<RecordType>/<recordName>.json
@@ -30,7 +30,7 @@ public final class StoreView: @unchecked Sendable {
     let changes = ChangeQueue()
     /// Where this view is mounted, for messages; set before the mount serves requests.
     public let mountPoint: String
-    /// The client the mount's saves come from (S4): stable across remounts at one place.
+    /// The client the mount's saves come from: stable across remounts at one place.
     public let deviceID: String
     let daemonUID = geteuid()
     let daemonGID = getegid()
@@ -161,7 +161,7 @@ public final class StoreView: @unchecked Sendable {
     }
 
     /// The engine's caller for the OS user named `name` (as ``userName(_:)`` gives it): the
-    /// container finds its identity by uid (C3).
+    /// container finds its identity by uid.
     func engineCaller(_ name: String) -> Caller {
         Caller(userName: name, uid: uid(ofUserNamed: name), deviceID: deviceID)
     }
@@ -184,7 +184,7 @@ public final class StoreView: @unchecked Sendable {
     }
 
     /// The catalog of a zone, brought up to date; what changed elsewhere is dropped from the
-    /// kernel's caches (F5).
+    /// kernel's caches.
     func catalog(_ d: DatabaseKey, _ zone: String) throws(FSError) -> ZoneCatalog {
         let ref = ZoneRef(database: d, zone: zone)
         let cat: ZoneCatalog
@@ -199,7 +199,7 @@ public final class StoreView: @unchecked Sendable {
             stateLock.withLock { if catalogs[ref] == nil { catalogs[ref] = cat } }
         }
         // A zone nobody wrote to since the last look needs no look, the watcher's queue proves
-        // it: a `cat` of 10,000 records made 10,005 stats of the log before, none now (#7).
+        // it: a `cat` of 10,000 records made 10,005 stats of the log before, none now.
         if known, changes.isQuiet(ref) { return cat }
         let look = changes.looking(at: ref)
         let change: ZoneCatalog.Change

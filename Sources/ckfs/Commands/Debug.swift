@@ -84,7 +84,7 @@ extension Debug {
     }
 
     /// Fills a zone with `--count` of the bench's records (`item-<i>`, five fields), in
-    /// batches of 400, for profiling a large zone by hand (#7).
+    /// batches of 400, for profiling a large zone by hand.
     struct Fill: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Fill a zone with numbered records in batches.")
         @OptionGroup var options: GlobalOptions

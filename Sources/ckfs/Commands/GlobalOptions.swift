@@ -130,7 +130,7 @@ enum Report {
         FileHandle.standardOutput.write(Data(JSONWriter.pretty(value)))
     }
 
-    /// Saves stood but their notifications could not be sent (S4).
+    /// Saves stood but their notifications could not be sent.
     static func warnings(_ result: ModifyResult) {
         for e in result.notificationErrors {
             printError("ckfs: warning: the changes were saved, but subscribers were not notified: \(e)")

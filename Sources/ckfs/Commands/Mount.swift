@@ -81,10 +81,10 @@ struct Mount: ParsableCommand {
     }
 
     private func serve(_ store: Store, at path: String) throws {
-        // The FUSE loop's workers each took a malloc arena of their own, each keeping what
-        // was freed in it: after `ls -l` and two passes of `cat` over 100,000 records the
-        // daemon peaked at 784 MiB with glibc's default (8 per core) and 608 MiB with two
-        // (#7, row 7a). One per core still lets the workers allocate side by side.
+        // glibc gives each thread that allocates (the FUSE loop's workers) a malloc arena of
+        // its own, each keeping what was freed in it: with its default of 8 per core the
+        // daemon's peak after `ls -l` and `cat` of a large zone was a third higher than with
+        // two. One per core still lets the workers allocate side by side.
         ProcessTuning.limitMallocArenas(to: max(2, ProcessInfo.processInfo.activeProcessorCount))
         let settings = try settings
         var opts = FuseSession.Options()

@@ -179,7 +179,7 @@ import Testing
                     cursor = page.cursor
                 } while cursor != nil && got.count <= stored.count
                 let expected = stored.filter { predicate.matches($0) }.sorted { a, b in
-                    Database.compare(sort.map { QueryPredicate.field($0.key, of: a) }, a.recordID.recordName,
+                    RecordQuery.compare(sort.map { QueryPredicate.field($0.key, of: a) }, a.recordID.recordName,
                                      sort.map { QueryPredicate.field($0.key, of: b) }, b.recordID.recordName, sort) < 0
                 }.map(\.recordID.recordName)
                 #expect(got == expected, "round \(round), sorted by \(sort)")

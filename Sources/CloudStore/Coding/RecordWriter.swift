@@ -61,7 +61,7 @@ struct RecordWriter {
         endObject()
     }
 
-    private mutating func stamp(_ s: Stamp) {
+    mutating func stamp(_ s: Stamp) {
         beginObject()
         key("deviceID"); string(s.deviceID)
         key("timestamp"); int(s.timestamp)
@@ -69,14 +69,14 @@ struct RecordWriter {
         endObject()
     }
 
-    private mutating func field(_ value: FieldValue) {
+    mutating func field(_ value: FieldValue) {
         beginObject()
         key("type"); string(value.type.name)
         key("value"); fieldValue(value)
         endObject()
     }
 
-    private mutating func fieldValue(_ value: FieldValue) {
+    mutating func fieldValue(_ value: FieldValue) {
         switch value {
         case .string(let s): string(s)
         case .int64(let i): int(i)
@@ -120,48 +120,23 @@ struct RecordWriter {
         }
     }
 
-    // MARK: Log entries
-
-    /// A log entry's body, compact: the bytes the CRC covers.
-    static func entryBody(_ e: LogEntry) -> [UInt8] {
-        var w = RecordWriter(pretty: false, capacity: 256 + 512 * e.saved.count)
-        w.beginObject()
-        if let t = e.clientChangeToken { w.key("clientChangeToken"); w.string(t.base64EncodedString()) }
-        w.key("deleted")
-        w.array(e.deleted, inline: true) { w, d in
-            w.beginObject()
-            if d.cascade { w.key("cascade"); w.scalar(Array("true".utf8)) }
-            w.key("recordName"); w.string(d.recordName)
-            w.endObject()
-        }
-        w.key("device"); w.string(e.deviceID)
-        w.key("saved")
-        w.array(e.saved, inline: true) { $0.record($1) }
-        w.key("seq"); w.int(e.seq)
-        w.key("time"); w.int(e.time)
-        w.key("usage"); w.int(e.usage)
-        w.key("user"); w.string(e.userRecordName)
-        w.endObject()
-        return w.out
-    }
-
     // MARK: Structure, as JSONWriter lays it out
 
-    private mutating func newline(_ indent: Int) {
+    mutating func newline(_ indent: Int) {
         out.append(0x0A)
         out.append(contentsOf: repeatElement(0x20, count: indent))
     }
 
-    private mutating func beginObject() {
+    mutating func beginObject() {
         out.append(UInt8(ascii: "{"))
         hasMember.append(false)
         indent += 2
     }
 
-    private mutating func emptyObject() { scalar(Array("{}".utf8)) }
+    mutating func emptyObject() { scalar(Array("{}".utf8)) }
 
     /// Writes a member's key; an object is open and has at least one member by its end.
-    private mutating func key(_ k: String) {
+    mutating func key(_ k: String) {
         if hasMember[hasMember.count - 1] { out.append(UInt8(ascii: ",")) }
         hasMember[hasMember.count - 1] = true
         if pretty { newline(indent) }
@@ -170,7 +145,7 @@ struct RecordWriter {
         if pretty { out.append(0x20) }
     }
 
-    private mutating func endObject() {
+    mutating func endObject() {
         indent -= 2
         hasMember.removeLast()
         if pretty { newline(indent) }
@@ -178,7 +153,7 @@ struct RecordWriter {
     }
 
     /// An array: `[]` when empty, else each item after its separator.
-    private mutating func array<T>(_ items: [T], inline: Bool, _ write: (inout RecordWriter, T) -> Void) {
+    mutating func array<T>(_ items: [T], inline: Bool, _ write: (inout RecordWriter, T) -> Void) {
         guard !items.isEmpty else { scalar(Array("[]".utf8)); return }
         beginArray()
         for item in items {
@@ -188,13 +163,13 @@ struct RecordWriter {
         endArray(inline: inline)
     }
 
-    private mutating func beginArray() {
+    mutating func beginArray() {
         out.append(UInt8(ascii: "["))
         hasMember.append(false)
         indent += 2
     }
 
-    private mutating func element(inline: Bool) {
+    mutating func element(inline: Bool) {
         if hasMember[hasMember.count - 1] {
             out.append(UInt8(ascii: ","))
             if inline && pretty { out.append(0x20) }
@@ -203,15 +178,15 @@ struct RecordWriter {
         if !inline && pretty { newline(indent) }
     }
 
-    private mutating func endArray(inline: Bool) {
+    mutating func endArray(inline: Bool) {
         indent -= 2
         hasMember.removeLast()
         if !inline && pretty { newline(indent) }
         out.append(UInt8(ascii: "]"))
     }
 
-    private mutating func scalar(_ bytes: [UInt8]) { out.append(contentsOf: bytes) }
-    private mutating func string(_ s: String) { JSONWriter.writeString(s, into: &out) }
-    private mutating func int(_ i: Int64) { out.append(contentsOf: String(i).utf8) }
-    private mutating func double(_ d: Double) { out.append(contentsOf: JSONWriter.formatDouble(d).utf8) }
+    mutating func scalar(_ bytes: [UInt8]) { out.append(contentsOf: bytes) }
+    mutating func string(_ s: String) { JSONWriter.writeString(s, into: &out) }
+    mutating func int(_ i: Int64) { out.append(contentsOf: String(i).utf8) }
+    mutating func double(_ d: Double) { out.append(contentsOf: JSONWriter.formatDouble(d).utf8) }
 }

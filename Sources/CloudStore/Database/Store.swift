@@ -64,10 +64,7 @@ public final class Store: @unchecked Sendable {
     }
 
     static func makeDirectories(_ path: String, writer: FileWriter) throws(CKError) {
-        if case .success(let st?) = Syscall.stat(path), st.isDirectory { return }
-        let parent = StoreLayout.split(path).dir
-        if parent != path && parent != "/" && parent != "." { try makeDirectories(parent, writer: writer) }
-        try writer.makeDirectory(path)
+        try writer.makeDirectories(path)
     }
 
     func ensureDirectory(_ path: String) throws(CKError) { try Self.makeDirectories(path, writer: writer) }
@@ -182,5 +179,5 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Milliseconds since 1970, as record timestamps hold them.
-    public static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+    public static func now() -> Int64 { Clock.milliseconds() }
 }

@@ -114,7 +114,7 @@ struct SortedRecords {
     }
 
     static func compare(_ a: Entry, _ b: Entry, _ sort: [QuerySortDescriptor]) -> Int {
-        Database.compare(a.values, a.name, b.values, b.name, sort)
+        RecordQuery.compare(a.values, a.name, b.values, b.name, sort)
     }
 
     private static func merge(_ a: [Entry], _ b: [Entry], _ sort: [QuerySortDescriptor]) -> [Entry] {

@@ -135,3 +135,13 @@ struct FileWriter: Sendable {
         try syncDirectory(StoreLayout.split(path).dir)
     }
 }
+
+extension FileWriter {
+    /// Makes `path` and the folders above it that are missing, each one durable.
+    func makeDirectories(_ path: String) throws(CKError) {
+        if case .success(let st?) = Syscall.stat(path), st.isDirectory { return }
+        let parent = StoreLayout.split(path).dir
+        if parent != path && parent != "/" && parent != "." { try makeDirectories(parent) }
+        try makeDirectory(path)
+    }
+}

@@ -63,14 +63,14 @@ public final class NotificationLog: Sendable {
         var lines: [JSONValue] = []
         var rest = ids[...]
         while !rest.isEmpty {
-            lines.append(.object(["markRead": .array(rest.prefix(Self.idsPerMarkLine).map { .string($0) }), "time": .int(Store.now())]))
+            lines.append(.object(["markRead": .array(rest.prefix(Self.idsPerMarkLine).map { .string($0) }), "time": .int(Clock.milliseconds())]))
             rest = rest.dropFirst(Self.idsPerMarkLine)
         }
         try appendLines(lines)
     }
 
     private func appendLines(_ lines: [JSONValue]) throws(CKError) {
-        try Store.makeDirectories(directory, writer: writer)
+        try writer.makeDirectories(directory)
         try withFileLock(lockPath) { () throws(CKError) in
             let fd = try Syscall.open(path, O_RDWR | O_CREAT | O_APPEND, mode: 0o600).orThrow(.internalError, "cannot open \(path)")
             defer { Syscall.close(fd) }

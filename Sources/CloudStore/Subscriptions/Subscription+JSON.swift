@@ -4,9 +4,6 @@ import Foundation
 /// dictionaries (`subscriptionType`, `firesOn`, `zoneID`, `notificationInfo`), with the
 /// query's predicate as its NSPredicate text.
 extension Subscription {
-    /// The subscription as stored, for a subscription of `database`.
-    public func dictionary(in database: Database) -> JSONValue { json(ownerName: database.ownerName) }
-
     /// `ownerName`: the owner of the database's zones, for `zoneID`.
     func json(ownerName: String) -> JSONValue {
         var out: [String: JSONValue] = [

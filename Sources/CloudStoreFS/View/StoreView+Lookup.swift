@@ -177,7 +177,10 @@ extension StoreView {
         if inodes.key(of: inode) == nil { itemCache.inodeForgotten(inode) }
     }
 
-    public func noteLookup(_ entry: DirectoryEntry) { inodes.lookedUp(entry.attributes.inode, key: entry.key) }
+    public func noteLookup(_ entry: DirectoryEntry) {
+        guard let key = entry.node as? NodeKey else { return }
+        inodes.lookedUp(entry.attributes.inode, key: key)
+    }
 
     public func attributes(of inode: UInt64, caller: CallerContext) throws(FSError) -> NodeAttributes {
         try attributes(try key(inode), inode: inode, caller: caller)
@@ -306,7 +309,7 @@ extension StoreView {
                 let target = RecordTarget(database: d, zone: zone, type: type, name: r.recordID.recordName)
                 let ino = inodes.inode(for: target.key)
                 out.append(DirectoryEntry(name: target.fileName, attributes: attributes(of: r, target, inode: ino),
-                                          entryTimeout: Self.entryTimeout, key: target.key))
+                                          entryTimeout: Self.entryTimeout, node: target.key))
             }
             for t in pending where cat.record(named: t.name) == nil { keys.append((t.fileName, t.key)) }
             return out + (try entries(keys, caller: caller)) + scratchEntries(dir, caller: caller)
@@ -332,7 +335,7 @@ extension StoreView {
         var out: [DirectoryEntry] = []
         for (name, key) in keys {
             let ino = inodes.inode(for: key)
-            if let a = try? attributes(key, inode: ino, caller: caller) { out.append(DirectoryEntry(name: name, attributes: a, entryTimeout: entryTimeout(key), key: key)) }
+            if let a = try? attributes(key, inode: ino, caller: caller) { out.append(DirectoryEntry(name: name, attributes: a, entryTimeout: entryTimeout(key), node: key)) }
         }
         return out
     }
@@ -342,7 +345,7 @@ extension StoreView {
         return names.sorted { $0.key < $1.key }.compactMap { (name, id) in
             let key = NodeKey.scratch(id)
             let ino = inodes.inode(for: key)
-            return (try? attributes(key, inode: ino, caller: caller)).map { DirectoryEntry(name: name, attributes: $0, entryTimeout: Self.entryTimeout, key: key) }
+            return (try? attributes(key, inode: ino, caller: caller)).map { DirectoryEntry(name: name, attributes: $0, entryTimeout: Self.entryTimeout, node: key) }
         }
     }
 

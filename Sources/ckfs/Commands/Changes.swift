@@ -5,7 +5,7 @@ import Foundation
 struct Changes: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the records saved and deleted in a zone since a change token.")
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup var options: DatabaseOptions
 
     @Option(help: "The token a previous call printed; none prints every record.")
     var since: String?

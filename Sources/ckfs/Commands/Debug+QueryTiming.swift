@@ -8,7 +8,7 @@ extension Debug {
     /// process's save (which the shared catalog picks up from the zone's log).
     struct QueryTiming: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "query-timing", abstract: "Time queries on a zone of many records.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
         @Option(help: "Records in the zone.") var records = 100_000
         @Option(help: "Typical queries to time.") var queries = 20
 

@@ -18,7 +18,7 @@ extension Debug {
     /// b-(N-5): after a crash all fixed records must agree and b-records must match.
     struct CrashWriter: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Save numbered batches until killed.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
         @Option(help: "Records updated by every batch.") var fixed = 4
         @Option(help: "Stop after this many batches (0: never).") var batches = 0
 
@@ -51,7 +51,7 @@ extension Debug {
     /// policy, retrying on `serverRecordChanged`. Prints `conflicts N` at the end.
     struct Counter: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Increment a counter record with retries on conflict.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
         @Option(help: "The counter's record name.") var name = "counter"
         @Option(help: "How many increments.") var times = 100
 
@@ -87,7 +87,7 @@ extension Debug {
     /// batches of 400, for profiling a large zone by hand.
     struct Fill: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Fill a zone with numbered records in batches.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
         @Option(help: "How many records.") var count = 100_000
         @Flag(help: "Save over records that exist (the all-keys policy), to measure updates.") var overwrite = false
 
@@ -112,7 +112,7 @@ extension Debug {
     /// Saves `--count` records named `<prefix>-<i>`, one operation each.
     struct WriteLoop: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Save many records, one operation each.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
         @Option(help: "Record name prefix.") var prefix = "w"
         @Option(help: "How many records.") var count = 100
 

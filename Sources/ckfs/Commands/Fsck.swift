@@ -7,7 +7,7 @@ struct Fsck: ParsableCommand {
         discussion: "Replays zone logs, cuts torn log tails, removes temporary files, verifies every record and asset file against the logs and checksums, rebuilds usage, checks every key-value store, subscription file and notification log. Warns about files and folders other OS users can reach (ckfs makes them 0600 and 0700). Exits 1 when damage remains, 2 when only a full disk kept it from finishing."
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup var options: DatabaseOptions
 
     func run() throws {
         try reportingErrors {

@@ -4,7 +4,7 @@ import CloudStore
 struct Init: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Create a store; running it again is harmless.")
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup var options: DatabaseOptions
 
     @Option(help: "The default container of a new store.")
     var defaultContainer: String?

@@ -10,7 +10,7 @@ struct Mount: ParsableCommand {
         discussion: "Runs in the background once the mount is ready (the log goes to <store>/mount.log), or in front with --foreground."
     )
 
-    @OptionGroup var options: GlobalOptions
+    @OptionGroup var options: DatabaseOptions
 
     @Argument(help: "An empty directory to mount on.")
     var mountPoint: String = "Mount"
@@ -146,85 +146,5 @@ struct Mount: ParsableCommand {
           stop:    ckfs unmount \(mountPoint)
         """)
         fflush(nil) // flush every stream: stdout may be a pipe to `ckfs mount`
-    }
-}
-
-struct Unmount: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Unmount a ckfs mount, also one whose daemon died.")
-
-    @Argument(help: "The mount point.")
-    var mountPoint: String = "Mount"
-
-    func run() throws {
-        let path = absolute(mountPoint)
-        // A daemon that died with clients waiting on it may have left its connection open:
-        // end it first (asking the file system anything here could wait for ever).
-        var aborted = false
-        if let connection = FuseConnection.at(path), !connection.daemonIsAlive { aborted = connection.abort() }
-        var st = stat()
-        let dead = aborted || (stat(path, &st) != 0 && errno == ENOTCONN)
-        guard dead || MountTable.isMounted(path) else {
-            throw ValidationError("\(path) is not mounted")
-        }
-        for args in [["-u", path], ["-uz", path]] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["fusermount3"] + args
-            try p.run()
-            p.waitUntilExit()
-            if p.terminationStatus == 0 && !MountTable.isMounted(path) {
-                print(dead ? "unmounted \(path) (its daemon had died; saved records are safe in the store)" : "unmounted \(path)")
-                return
-            }
-        }
-        throw ExitCode(1)
-    }
-}
-
-func absolute(_ path: String) -> String {
-    let full = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-    return URL(fileURLWithPath: full).standardizedFileURL.path
-}
-
-/// Reads /proc/self/mountinfo.
-enum MountTable {
-    static func isMounted(_ path: String) -> Bool {
-        guard let text = try? String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8) else { return false }
-        let escaped = path.replacingOccurrences(of: " ", with: "\\040")
-        return text.split(separator: "\n").contains { line in
-            let f = line.split(separator: " ")
-            return f.count > 4 && f[4] == escaped && line.contains("fuse")
-        }
-    }
-}
-
-/// Starts a process in its own session (so closing the terminal does not stop it), with
-/// output to a log file.
-enum Spawn {
-    static func detached(_ exe: String, _ args: [String], logPath: String, environment: [String: String]) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Nothing else of ours goes to the daemon: a pipe or socket it kept open would keep
-        // whoever started `ckfs mount` waiting for an end that never comes.
-        for fd in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd"))?.compactMap({ Int32($0) }) ?? [] where fd > 2 {
-            posix_spawn_file_actions_addclose(&actions, fd)
-        }
-        var attr = posix_spawnattr_t()
-        posix_spawnattr_init(&attr)
-        defer { posix_spawnattr_destroy(&attr) }
-        posix_spawnattr_setflags(&attr, 0x80) // POSIX_SPAWN_SETSID (glibc; not exported to Swift)
-        var env = ProcessInfo.processInfo.environment
-        for (k, v) in environment { env[k] = v }
-        let cArgs = args.map { strdup($0) } + [nil]
-        let cEnv = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (cArgs + cEnv).forEach { free($0) } }
-        var pid: pid_t = 0
-        let rc = posix_spawn(&pid, exe, &actions, &attr, cArgs, cEnv)
-        guard rc == 0 else { throw CKError(.internalError, "cannot start the mount daemon: \(String(cString: strerror(rc)))") }
-        return pid
     }
 }

@@ -15,7 +15,7 @@ extension RecordCommand {
             """
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
         @Option(help: "The record type.") var type: String
         @Option(help: "The predicate (default TRUEPREDICATE).") var predicate = "TRUEPREDICATE"
         @Option(help: "A %@ or %K argument, in order: TYPE:VALUE with TYPE string, int, double, date (YYYY-MM-DDTHH:MM:SSZ), location (lat,lon), reference or key; a bare number is int or double, other text a string.")

@@ -20,7 +20,7 @@ extension RecordCommand {
             """
         )
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
 
         @Argument(help: "JSON files to read; none or - reads standard input.")
         var files: [String] = []
@@ -85,7 +85,7 @@ extension RecordCommand {
     struct Fetch: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print records by name: one object, or an array for several.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
 
         @Argument(help: "Record names.")
         var names: [String]
@@ -124,7 +124,7 @@ extension RecordCommand {
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete records by name.")
 
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
 
         @Argument(help: "Record names.")
         var names: [String]
@@ -148,26 +148,6 @@ extension RecordCommand {
                     throw error
                 }
             }
-        }
-    }
-}
-
-enum InputFile {
-    /// Reads and parses JSON from a file or `-` (standard input); errors name the place.
-    static func readJSON(_ source: String) throws -> JSONValue {
-        let data: Data
-        if source == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let d = FileManager.default.contents(atPath: source) else {
-                throw CKError(.invalidArguments, "cannot read \(source): no such file, or not readable")
-            }
-            data = d
-        }
-        do {
-            return try JSONParser.parse(Array(data))
-        } catch {
-            throw CKError(.invalidArguments, "\(source == "-" ? "standard input" : source) is not valid JSON at \(error.description)", cause: .syntax(error))
         }
     }
 }

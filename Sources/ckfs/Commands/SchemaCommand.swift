@@ -12,7 +12,7 @@ struct SchemaCommand: ParsableCommand {
 extension SchemaCommand {
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print record types and field types of both environments as JSON.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
 
         func run() throws {
             try reportingErrors {
@@ -23,7 +23,7 @@ extension SchemaCommand {
 
     struct Deploy: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Copy development's record types and fields to production.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
 
         func run() throws {
             try reportingErrors {

@@ -12,7 +12,7 @@ struct ZoneCommand: ParsableCommand {
 extension ZoneCommand {
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a zone in the private database.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
         @Argument(help: "The zone name.") var name: String
 
         func run() throws {
@@ -25,7 +25,7 @@ extension ZoneCommand {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a zone and every record in it.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
         @Argument(help: "The zone name.") var name: String
 
         func run() throws {
@@ -38,7 +38,7 @@ extension ZoneCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the zones of a database, one per line.")
-        @OptionGroup var options: GlobalOptions
+        @OptionGroup var options: DatabaseOptions
 
         func run() throws {
             try reportingErrors {

@@ -55,7 +55,7 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
         /// A system call failed.
         case system(SystemCallError)
         /// Text that did not parse.
-        case syntax(JSONParser.SyntaxError)
+        case syntax(SyntaxError)
         /// Anything else, described.
         case other(String)
 
@@ -163,19 +163,4 @@ extension CKError {
     }
 
     static func invalid(_ message: String) -> CKError { CKError(.invalidArguments, message) }
-}
-
-/// A failed system call: which call, on what, and the errno it returned.
-public struct SystemCallError: Error, Sendable, CustomStringConvertible, Equatable {
-    public var call: String
-    public var path: String
-    public var errno: Int32
-
-    public init(call: String, path: String, errno: Int32) {
-        self.call = call
-        self.path = path
-        self.errno = errno
-    }
-
-    public var description: String { "\(call)(\(path)): \(String(cString: strerror(errno))) [errno \(errno)]" }
 }

@@ -58,8 +58,9 @@ public struct DirectoryEntry: Sendable {
     public var attributes: NodeAttributes
     /// How long the kernel may keep the name (readdirplus).
     public var entryTimeout: Double
-    /// What the entry's inode stands for, so a readdirplus reply can bind it again.
-    var key: NodeKey
+    /// What the entry's inode stands for, so a readdirplus reply can bind it again: the
+    /// view's own node, which this layer only hands back.
+    var node: any Sendable
 }
 
 /// What an open returns to the kernel.

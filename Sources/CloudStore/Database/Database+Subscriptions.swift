@@ -220,3 +220,8 @@ extension Container {
         notificationLog(userRecordName: try signedIn(caller, for: "notifications").userRecordName, environment: environment)
     }
 }
+
+extension Subscription {
+    /// The subscription as stored, for a subscription of `database`.
+    public func dictionary(in database: Database) -> JSONValue { json(ownerName: database.ownerName) }
+}

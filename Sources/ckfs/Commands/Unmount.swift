@@ -1,0 +1,36 @@
+import ArgumentParser
+import CloudStore
+import CloudStoreFS
+import Foundation
+
+struct Unmount: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Unmount a ckfs mount, also one whose daemon died.")
+
+    @Argument(help: "The mount point.")
+    var mountPoint: String = "Mount"
+
+    func run() throws {
+        let path = absolute(mountPoint)
+        // A daemon that died with clients waiting on it may have left its connection open:
+        // end it first (asking the file system anything here could wait for ever).
+        var aborted = false
+        if let connection = FuseConnection.at(path), !connection.daemonIsAlive { aborted = connection.abort() }
+        var st = stat()
+        let dead = aborted || (stat(path, &st) != 0 && errno == ENOTCONN)
+        guard dead || MountTable.isMounted(path) else {
+            throw ValidationError("\(path) is not mounted")
+        }
+        for args in [["-u", path], ["-uz", path]] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            p.arguments = ["fusermount3"] + args
+            try p.run()
+            p.waitUntilExit()
+            if p.terminationStatus == 0 && !MountTable.isMounted(path) {
+                print(dead ? "unmounted \(path) (its daemon had died; saved records are safe in the store)" : "unmounted \(path)")
+                return
+            }
+        }
+        throw ExitCode(1)
+    }
+}

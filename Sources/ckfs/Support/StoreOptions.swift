@@ -1,0 +1,71 @@
+import ArgumentParser
+import CloudStore
+import Foundation
+
+/// Where and as whom a command works: the store, the container, the identity, the environment.
+struct StoreOptions: ParsableArguments {
+    @Option(help: "The store directory (env CKFS_STORE; default $XDG_DATA_HOME/ckfs or ~/.local/share/ckfs).")
+    var store: String?
+
+    @Option(help: "The container identifier (default: the store's default container).")
+    var container: String?
+
+    @Option(help: "The local identity to act as (default: the OS user).")
+    var user: String?
+
+    @Flag(help: "Act with no account: the public database reads, nothing else.")
+    var noAccount = false
+
+    @Option(help: "The environment: development or production.")
+    var environment: CloudStore.Environment = .development
+
+    @Option(help: "This client's device ID (env CKFS_DEVICE_ID; default host-pid); a client is not notified of its own changes.")
+    var device: String?
+
+    var storePath: String { store ?? Store.defaultPath }
+
+    func openStore() throws -> Store { try Store.open(at: storePath) }
+
+    var userName: String { caller.userName }
+
+    var deviceID: String {
+        if let device, !device.isEmpty { return device }
+        if let d = ProcessInfo.processInfo.environment["CKFS_DEVICE_ID"], !d.isEmpty { return d }
+        return Caller.processDeviceID
+    }
+
+    /// The named identity, no account, or this process's OS user (found by uid). A caller who
+    /// may not act as others (see ``validate()``) is found by uid under `--user` too, so a name
+    /// another uid holds in the container is not theirs.
+    var caller: Caller {
+        if noAccount { return .noAccount(deviceID: deviceID) }
+        if let user { return Caller(userName: user, uid: mayActAsAnyone ? nil : geteuid(), deviceID: deviceID) }
+        return .osUser(deviceID: deviceID)
+    }
+
+    /// The uid owning the store's folder; nil when there is none.
+    var storeOwner: UInt32? {
+        var st = stat()
+        return stat(storePath, &st) == 0 ? st.st_uid : nil
+    }
+
+    /// Root and the store's owner may act as any ckfs user (`--user NAME`): they can read the
+    /// store's files anyway. Anyone else is only themselves.
+    var mayActAsAnyone: Bool { geteuid() == 0 || storeOwner == geteuid() }
+
+    func validate() throws {
+        if noAccount && user != nil { throw ValidationError("--user and --no-account contradict each other; give one") }
+        if let user, user.isEmpty { throw ValidationError("--user needs a name; use --no-account to act with none") }
+        if let user, user != Caller.currentOSUserName, !mayActAsAnyone, !isOwnIdentity(user) {
+            let owner = storeOwner.map { " (uid \($0))" } ?? ""
+            throw ValidationError("--user \(user): only root or the store's owner\(owner) may act as another user; run as \(user)")
+        }
+    }
+
+    /// Whether the container names this process's uid `name` (an identity added with
+    /// `ckfs user add NAME --uid UID` under another name than the OS user's).
+    private func isOwnIdentity(_ name: String) -> Bool {
+        guard let store = try? Store.open(at: storePath), let identities = try? store.container(container).identities() else { return false }
+        return identities.contains { $0.name == name && $0.uid == geteuid() }
+    }
+}

@@ -27,7 +27,9 @@ let package = Package(
             ]
         ),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
-        .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3", .product(name: "Logging", package: "swift-log")]),
+        // The FUSE request loop, in C: threads taking turns at /dev/fuse.
+        .target(name: "CFuse3Loop", dependencies: ["CFuse3"]),
+        .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3", "CFuse3Loop", .product(name: "Logging", package: "swift-log")]),
         // The benchmarks' baseline: SQLite linked in-process.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CloudStoreBench", dependencies: ["CloudStore", "CSQLite"]),

@@ -14,8 +14,6 @@ static inline void CFuse3_fi_set_noflush(struct fuse_file_info *fi, int on) { fi
 static inline void CFuse3_fi_set_cache_readdir(struct fuse_file_info *fi, int on) { fi->cache_readdir = on ? 1 : 0; }
 static inline void CFuse3_fi_set_nonseekable(struct fuse_file_info *fi, int on) { fi->nonseekable = on ? 1 : 0; }
 
-#include "loop.h"
-
 /// Asks for the capabilities the view relies on; called from the init callback.
 static inline void CFuse3_conn_init(struct fuse_conn_info *conn) {
     if (conn->capable & FUSE_CAP_READDIRPLUS) conn->want |= FUSE_CAP_READDIRPLUS;

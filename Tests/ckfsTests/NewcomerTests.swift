@@ -51,7 +51,7 @@ import Testing
             _ = CLIFixture.exec(CLIFixture.binary, ["unmount", clone + "/Mount"])
             // Whatever happened, the machine keeps what the other tests need.
             Self.bash("scripts/bootstrap --test", in: Self.packageRoot)
-            if let earlierHelper { FileManager.default.createFile(atPath: helperPath, contents: earlierHelper, attributes: [.posixPermissions: 0o755]) } else { try? FileManager.default.removeItem(atPath: helperPath) }
+            if let earlierHelper { _ = FileManager.default.createFile(atPath: helperPath, contents: earlierHelper, attributes: [.posixPermissions: 0o755]) } else { try? FileManager.default.removeItem(atPath: helperPath) }
             try? FileManager.default.removeItem(atPath: work)
         }
         let cloned = Self.bash("git clone -q '\(Self.packageRoot)' '\(clone)'", in: "/")

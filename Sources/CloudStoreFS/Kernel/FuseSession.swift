@@ -1,4 +1,5 @@
 import CFuse3
+import CFuse3Loop
 import Dispatch
 import Foundation
 import Glibc
@@ -7,8 +8,9 @@ import Synchronization
 
 /// One FUSE mount: libfuse's low-level session, driven by a ``FileSystemOperations``.
 ///
-/// This file and `FuseOperationTable.swift` are the only ones that import CFuse3: the view
-/// never sees a `fuse_req_t`, and this layer never sees a record.
+/// This file and `FuseOperationTable.swift` are the only ones that import CFuse3, and this one
+/// alone CFuse3Loop (the request loop, in C): the view never sees a `fuse_req_t`, and this
+/// layer never sees a record.
 public final class FuseSession: @unchecked Sendable {
     /// The view; set once before the loop starts.
     let operations: any FileSystemOperations
@@ -17,7 +19,7 @@ public final class FuseSession: @unchecked Sendable {
     /// Lock order: this lock, then the loop's own.
     private let lock = NSLock()
     private var session: OpaquePointer?
-    private var loop: UnsafeMutablePointer<CFuse3_loop>?
+    private var loop: OpaquePointer?
     /// Whether the kernel opens files itself: set once, at INIT, and read at every OPEN and
     /// FLUSH, so an atomic rather than `lock`.
     private let kernelOpensFiles = Atomic<Bool>(false)
@@ -102,7 +104,7 @@ public final class FuseSession: @unchecked Sendable {
     /// asks to stop; then unmounts. ``threads`` threads take turns as the receiver, which
     /// serves requests and stays awake for ``receiverSpinMicroseconds`` after each; a request
     /// that comes to wait (``willWait()``) hands the receiving on first
-    /// (`Sources/CFuse3/loop.h`).
+    /// (`Sources/CFuse3Loop/loop.c`).
     public func run() -> Int32 {
         guard let se = lock.withLock({ session }) else { return -1 }
         guard let l = CFuse3_loop_create(se, Self.threads, Self.receiverSpinMicroseconds) else { return -errno }

@@ -1,10 +1,10 @@
-// The mount's request loop (included by shim.h; this is still the one place that calls libfuse).
+// The mount's request loop, on libfuse's fuse_session_receive_buf and fuse_session_process_buf.
 //
 // A fixed set of threads take turns as the one receiver, which reads requests from /dev/fuse
 // (made non-blocking) and, after each request, keeps reading for a short spin before it sleeps
 // in poll(). `cat` or `tar` over many files sends its next OPEN a few microseconds after the
 // last reply, and a receiver still awake takes it without the wake-up of a sleeping thread on
-// the other core (README, "The mount"). The receiver serves requests itself. One that is
+// the other core (docs/Performance.md, "The mount"). The receiver serves requests itself. One that is
 // about to wait (a save, a delete, a zone made or removed, a zone's first load, a synchronous
 // invalidation) first hands the receiving to a waiting thread with `CFuse3_loop_will_block`
 // (the view says so through `KernelNotifier.willWait()`); listings, long for a large folder,
@@ -15,8 +15,10 @@
 //
 // Lock order: `CFuse3_loop.lock` guards `receiver` (written under it; the receiver reads its
 // own entry without it) and `stopping`; nothing is called with it held.
-#ifndef CFUSE3_LOOP_H
-#define CFUSE3_LOOP_H
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include "CFuse3Loop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,7 +74,7 @@ static inline uint64_t CFuse3_self(void) { return (uint64_t)pthread_self(); }
 /// Called by a request about to wait, on whatever thread serves it: when that thread is the
 /// receiver it hands the receiving to a waiting thread first, so requests keep being read
 /// while it waits. Anywhere else (a worker, the watcher's thread) it does nothing.
-static inline void CFuse3_loop_will_block(struct CFuse3_loop *l) {
+void CFuse3_loop_will_block(struct CFuse3_loop *l) {
     uint64_t self = CFuse3_self();
     if (__atomic_load_n(&l->receiver, __ATOMIC_ACQUIRE) != self) return;
     pthread_mutex_lock(&l->lock);
@@ -144,7 +146,7 @@ static void *CFuse3_thread(void *arg) {
 }
 
 /// A loop for `se` with `threads` threads; NULL when it cannot be made (errno says why).
-static inline struct CFuse3_loop *CFuse3_loop_create(struct fuse_session *se, int threads, int spin_us) {
+struct CFuse3_loop *CFuse3_loop_create(struct fuse_session *se, int threads, int spin_us) {
     struct CFuse3_loop *l = (struct CFuse3_loop *)calloc(1, sizeof *l);
     if (l == NULL) return NULL;
     l->se = se;
@@ -168,7 +170,7 @@ static inline struct CFuse3_loop *CFuse3_loop_create(struct fuse_session *se, in
 
 /// Serves the session until it is unmounted or exits (a signal from fuse_set_signal_handlers);
 /// returns 0 or a negative errno. Every thread has ended when it returns.
-static inline int CFuse3_loop_run(struct CFuse3_loop *l) {
+int CFuse3_loop_run(struct CFuse3_loop *l) {
     // Signals go to this thread only, so they interrupt its wait below.
     sigset_t set, old;
     sigemptyset(&set);
@@ -193,12 +195,10 @@ static inline int CFuse3_loop_run(struct CFuse3_loop *l) {
     return rc != 0 ? rc : l->error;
 }
 
-static inline void CFuse3_loop_destroy(struct CFuse3_loop *l) {
+void CFuse3_loop_destroy(struct CFuse3_loop *l) {
     close(l->wake);
     sem_destroy(&l->finished);
     pthread_cond_destroy(&l->vacant);
     pthread_mutex_destroy(&l->lock);
     free(l);
 }
-
-#endif

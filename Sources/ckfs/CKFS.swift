@@ -7,10 +7,10 @@ struct CKFS: ParsableCommand {
         abstract: "A local CloudKit store kept as plain JSON files.",
         version: "ckfs 0.1.0",
         subcommands: [
-            Init.self, Mount.self, Unmount.self, MountWatchdog.self, RecordCommand.self, ZoneCommand.self, KeyValueCommand.self, Changes.self, SchemaCommand.self,
+            InitCommand.self, MountCommand.self, UnmountCommand.self, MountWatchdogCommand.self, RecordCommand.self, ZoneCommand.self, KeyValueCommand.self, ChangesCommand.self, SchemaCommand.self,
             SubscriptionCommand.self, NotificationsCommand.self, UserCommand.self, PermissionCommand.self,
-            Fsck.self, BenchCommand.self,
-            Debug.self,
+            FsckCommand.self, BenchCommand.self,
+            DebugCommand.self,
         ]
     )
 }

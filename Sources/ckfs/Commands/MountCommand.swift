@@ -4,8 +4,9 @@ import CloudStoreFS
 import Foundation
 import Logging
 
-struct Mount: ParsableCommand {
+struct MountCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "mount",
         abstract: "Show the store as files: records as JSON you can read and edit with ls, cat, vim, sed, cp and tar.",
         discussion: "Runs in the background once the mount is ready (the log goes to <store>/mount.log), or in front with --foreground."
     )

@@ -1,8 +1,8 @@
 import ArgumentParser
 import CloudStore
 
-struct Init: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Create a store; running it again is harmless.")
+struct InitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "init", abstract: "Create a store; running it again is harmless.")
 
     @OptionGroup var options: DatabaseOptions
 

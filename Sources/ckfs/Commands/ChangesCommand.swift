@@ -2,8 +2,8 @@ import ArgumentParser
 import CloudStore
 import Foundation
 
-struct Changes: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the records saved and deleted in a zone since a change token.")
+struct ChangesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "changes", abstract: "Print the records saved and deleted in a zone since a change token.")
 
     @OptionGroup var options: DatabaseOptions
 

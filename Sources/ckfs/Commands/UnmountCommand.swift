@@ -3,8 +3,8 @@ import CloudStore
 import CloudStoreFS
 import Foundation
 
-struct Unmount: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Unmount a ckfs mount, also one whose daemon died.")
+struct UnmountCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "unmount", abstract: "Unmount a ckfs mount, also one whose daemon died.")
 
     @Argument(help: "The mount point.")
     var mountPoint: String = "Mount"

@@ -2,7 +2,7 @@ import ArgumentParser
 import CloudStore
 import Foundation
 
-extension Debug {
+extension DebugCommand {
     /// Fills a zone with N records (unless it has them) and times queries on it: the first in
     /// a fresh process (which loads the zone), then typical ones, then one after another
     /// process's save (which the shared catalog picks up from the zone's log).

@@ -2,7 +2,7 @@ import ArgumentParser
 import CloudStore
 import Foundation
 
-extension Debug {
+extension DebugCommand {
     /// A long-lived key-value client driven by lines on standard input (`set KEY VALUE`,
     /// `remove KEY`, `sync`, `get KEY`, `quit`); it answers each with one line and prints
     /// every did-change-externally event as a JSON line
@@ -46,30 +46,4 @@ extension Debug {
             }
         }
     }
-
-    /// Sets `counter` = N and `k<N % 100>` = N, syncs, and prints `synced N`, forever: after
-    /// a SIGKILL every printed N must be on disk.
-    struct KeyValueWriter: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "kv-writer", abstract: "Write and sync numbered values until killed.")
-        @OptionGroup var options: StoreOptions
-
-        func run() throws {
-            try reportingErrors {
-                let kv = try options.openKeyValueStore()
-                var n = kv.longLong(forKey: "counter") + 1
-                while true {
-                    try kv.setValue(.integer(n), forKey: "counter")
-                    try kv.setValue(.integer(n), forKey: "k\(n % 100)")
-                    try kv.sync()
-                    FileHandle.standardOutput.write(Data("synced \(n)\n".utf8))
-                    n += 1
-                }
-            }
-        }
-    }
-}
-
-/// One JSON line on standard output, in one write.
-private func emit(_ value: JSONValue) {
-    FileHandle.standardOutput.write(Data((JSONWriter.compactString(value) + "\n").utf8))
 }

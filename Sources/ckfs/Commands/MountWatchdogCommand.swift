@@ -6,7 +6,7 @@ import Foundation
 /// dies while the mount is still there (see ``FuseConnection``): its clients then fail with
 /// ENOTCONN instead of waiting for ever, and its last threads exit, letting go of the store's
 /// locks. Started by the daemon; ends when the mount does.
-struct MountWatchdog: ParsableCommand {
+struct MountWatchdogCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "mount-watchdog",
         abstract: "Free a mount's clients if its daemon dies (started by the daemon).",

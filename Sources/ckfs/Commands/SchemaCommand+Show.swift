@@ -1,0 +1,15 @@
+import ArgumentParser
+import CloudStore
+
+extension SchemaCommand {
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print record types and field types of both environments as JSON.")
+        @OptionGroup var options: DatabaseOptions
+
+        func run() throws {
+            try reportingErrors {
+                Report.printJSON(try options.openStore().container(options.container).schema.json())
+            }
+        }
+    }
+}

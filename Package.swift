@@ -5,6 +5,7 @@ let package = Package(
     name: "ckfs",
     platforms: [.macOS(.v14)],
     products: [
+        .library(name: "CloudKit", targets: ["CloudKit"]),
         .library(name: "CloudStore", targets: ["CloudStore"]),
         .library(name: "CloudStoreFS", targets: ["CloudStoreFS"]),
         .library(name: "CloudStoreBench", targets: ["CloudStoreBench"]),
@@ -26,6 +27,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The face CloudKit code imports: Foundation and CloudKit's classes, from the engine.
+        .target(name: "CloudKit", dependencies: ["CloudStore"]),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         // The FUSE request loop, in C: threads taking turns at /dev/fuse.
         .target(name: "CFuse3Loop", dependencies: ["CFuse3"]),
@@ -44,6 +47,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore"]),
+        .testTarget(name: "CloudKitTests", dependencies: ["CloudKit"]),
         .testTarget(name: "CloudStoreFSTests", dependencies: ["CloudStore", "CloudStoreFS"]),
         .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "CloudStoreFS", "ckfs"]),
     ],

@@ -84,6 +84,9 @@ import Testing
             #expect(r.stderr.contains(named), "\(args): \(r.stderr)")
             #expect(p.mountOptions == nil, "\(args) mounted")
         }
+        let unknown = p.helper(["-o", "container=iCloud.com.example.nosuch"])
+        #expect(unknown.status != 0 && unknown.stderr.contains("no container iCloud.com.example.nosuch"), "\(unknown.stderr)")
+        #expect(p.mountOptions == nil)
         // mount -f (pretend) asks the helper to do nothing.
         #expect(p.helper(["-f", "-o", "ro"]).status == 0)
         #expect(p.mountOptions == nil)

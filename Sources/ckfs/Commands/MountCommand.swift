@@ -54,6 +54,7 @@ struct MountCommand: ParsableCommand {
         try reportingErrors {
             if demo { try fillDemo() }
             let store = try options.openStore()
+            try checkContainers(in: store)
             try checkMountPoint(path)
             if foreground || ProcessInfo.processInfo.environment["CKFS_MOUNT_CHILD"] != nil {
                 try serve(store, at: path)
@@ -66,6 +67,15 @@ struct MountCommand: ParsableCommand {
     private func fillDemo() throws {
         let store = try Store.create(at: options.storePath)
         try DemoData.fill(store, caller: options.place.caller)
+    }
+
+    /// A container named with `-o container=` or `--container` that the store lacks would
+    /// make an empty mount: refuse it, naming those there are.
+    private func checkContainers(in store: Store) throws {
+        let known = try store.containerIdentifiers()
+        for id in try settings.containers where !known.contains(id) {
+            throw CKError(.badContainer, "no container \(id) in the store at \(store.layout.root); it has \(known.joined(separator: ", "))")
+        }
     }
 
     private func checkMountPoint(_ path: String) throws {

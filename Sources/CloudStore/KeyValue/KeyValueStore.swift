@@ -30,7 +30,7 @@ public final class KeyValueStore: @unchecked Sendable {
     }
 
     /// Held for a whole sync, so syncs (timer, callers, account switch) run one at a time.
-    /// Lock order: `syncLock`, then `lock`.
+    /// Taken before `lock` (docs/Durability.md#lock-orders).
     private let syncLock = NSLock()
     /// Guards every `var` below.
     private let lock = NSLock()

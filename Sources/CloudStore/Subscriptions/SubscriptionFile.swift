@@ -11,7 +11,7 @@ import Glibc
 /// and parsing happens only when they differ. Changes are read-modify-write under an
 /// exclusive `flock` on `subscriptions.lock`, replacing the file the crash-safe way.
 ///
-/// Lock order: a zone's lock, then `subscriptions.lock`, then a user's `notifications.lock`.
+/// Its place in the store's lock order: docs/Durability.md#lock-orders.
 final class SubscriptionFile: @unchecked Sendable {
     let path: String
     let lockPath: String

@@ -4,8 +4,7 @@ import Foundation
 /// keeps them). A number stays bound to its node while the kernel holds a lookup of it, so
 /// a cached inode never comes to mean another node.
 ///
-/// Lock order: a handle's lock, then the view's state lock, then this table's lock, which
-/// is a leaf: nothing is called while it is held.
+/// Its lock is a leaf (docs/Mount.md#locks): nothing is called while it is held.
 final class InodeTable: @unchecked Sendable {
     static let rootInode: UInt64 = 1
 

@@ -15,10 +15,9 @@ import Logging
 /// save has. The view knows nothing of the kernel protocol: ``FuseSession`` calls it through
 /// ``FileSystemOperations`` and it calls back only through ``KernelNotifier``.
 ///
-/// Lock order: an ``OpenFile``'s or ``ScratchFile``'s lock, then `stateLock`, then the inode,
-/// handle and item cache tables' locks (leaves); never two handles' locks at once. Engine calls (saves,
-/// catalog refreshes) are made with no view lock held, except a handle's own lock during its
-/// save, so one slow save holds up only its own file.
+/// Its locks, and the one order they are taken in, are in docs/Mount.md#locks. Engine calls
+/// (saves, catalog refreshes) are made with no view lock held, except a handle's own lock
+/// during its save, so one slow save holds up only its own file.
 public final class StoreView: @unchecked Sendable {
     public let store: Store
     public let environment: CloudStore.Environment

@@ -15,25 +15,12 @@ struct ChildProcess {
     }
 
     static func run(_ path: String, _ args: [String], stdoutFile: String) throws(CKError) -> Outcome {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, stdoutFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + args).map { strdup($0) } + [nil]
-        defer { for a in argv { free(a) } }
-        var pid: pid_t = 0
         let start = DispatchTime.now().uptimeNanoseconds
-        let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
-        guard rc == 0 else { throw CKError(.internalError, "cannot start \(path): errno \(rc)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 {
-            guard errno == EINTR else { throw CKError(.internalError, "waitpid for \(path) failed: errno \(errno)") }
-        }
+        let pid = try Syscall.spawn(path, arguments: [path] + args, environment: ProcessInfo.processInfo.environment,
+                                    files: .init(output: stdoutFile, error: "/dev/null")).orThrow(.internalError, "cannot start \(path)")
+        let exit = try Syscall.waitForExit(pid).orThrow(.internalError, "waiting for \(path)")
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         let out = (try? String(contentsOfFile: stdoutFile, encoding: .utf8)) ?? ""
-        // WIFEXITED/WEXITSTATUS are macros: exited normally when the low 7 bits are 0.
-        let exit = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
         return Outcome(status: exit, seconds: seconds, stdout: out)
     }
 

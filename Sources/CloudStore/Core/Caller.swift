@@ -42,8 +42,7 @@ public struct Caller: Sendable, Equatable {
 
     /// The OS user running this process.
     public static var currentOSUserName: String {
-        if let pw = getpwuid(geteuid()), let name = pw.pointee.pw_name { return String(cString: name) }
-        return "uid\(geteuid())"
+        Syscall.userName(uid: geteuid()) ?? "uid\(geteuid())"
     }
 }
 

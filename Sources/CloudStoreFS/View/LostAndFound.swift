@@ -76,7 +76,7 @@ struct LostAndFound: Sendable {
         guard newest.count > Self.maxEntriesPerOwner else { return }
         let oldest = newest.filter { $0.key != keeping }.sorted { ($0.value.modified, $0.key) < ($1.value.modified, $1.key) }
         for (_, value) in oldest.prefix(newest.count - Self.maxEntriesPerOwner) {
-            for file in value.files { _ = Glibc.unlink(directory + "/" + file) }
+            for file in value.files { _ = Syscall.unlink(directory + "/" + file) }
             logger.notice("lost+found keeps at most \(Self.maxEntriesPerOwner) rejected texts per user: removed the oldest of uid \(fileOwner), \(value.files.sorted().joined(separator: " and "))")
         }
     }

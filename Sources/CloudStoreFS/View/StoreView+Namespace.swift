@@ -32,7 +32,7 @@ extension StoreView {
             }
             try deleteItem(target, caller: caller)
         case .lostFoundFile(let file):
-            guard Glibc.unlink(lostAndFound.directory + "/" + file) == 0 else { throw FSError(Glibc.errno, "cannot remove \(file)") }
+            if case .failure(let e) = Syscall.unlink(lostAndFound.directory + "/" + file) { throw FSError(e.errno, "cannot remove \(file)") }
         default:
             throw FSError(EISDIR)
         }

@@ -115,11 +115,7 @@ public final class StoreView: @unchecked Sendable {
     /// The local identity of a uid: its OS user name (as the CLI uses), else `uid<N>`.
     func userName(_ uid: UInt32) -> String {
         if let n = stateLock.withLock({ userNames[uid] }) { return n }
-        var pw = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buf = [CChar](repeating: 0, count: 4096)
-        let name = getpwuid_r(uid, &pw, &buf, buf.count, &result) == 0 && result != nil
-            ? String(cString: pw.pw_name) : "uid\(uid)"
+        let name = Syscall.userName(uid: uid) ?? "uid\(uid)"
         stateLock.withLock { userNames[uid] = name }
         return name
     }
@@ -133,11 +129,10 @@ public final class StoreView: @unchecked Sendable {
         return found
     }
 
+    /// The OS user's uid, or N for a name `uid<N>` (``userName(_:)``'s name for a uid with no
+    /// user).
     private func lookUpUID(_ name: String) -> UInt32? {
-        var pw = passwd()
-        var result: UnsafeMutablePointer<passwd>?
-        var buf = [CChar](repeating: 0, count: 4096)
-        if getpwnam_r(name, &pw, &buf, buf.count, &result) == 0, result != nil { return pw.pw_uid }
+        if let uid = Syscall.uid(ofUserNamed: name) { return uid }
         if name.hasPrefix("uid"), let n = UInt32(name.dropFirst(3)) { return n }
         return nil
     }

@@ -139,8 +139,7 @@ struct MountCommand: ParsableCommand {
                 printReady(path, pid: pid)
                 return
             }
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
+            if Syscall.hasExited(pid) {
                 let tail = (try? String(contentsOfFile: logPath, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: "\n") ?? ""
                 throw CKError(.internalError, "the mount daemon stopped before the mount was ready:\n\(tail)")
             }

@@ -5,10 +5,12 @@ import Glibc
 import Darwin
 #endif
 
-/// The raw file system calls of the engine, the only place that calls them: each retries on
-/// EINTR and returns `Result<_, SystemCallError>`; callers turn failures into ``CKError``s.
-enum Syscall {
-    typealias R<T> = Result<T, SystemCallError>
+/// The system calls of the package, the one place that calls the C library for them: files
+/// (here), processes (`Syscall+Spawn.swift`) and users (`Syscall+Users.swift`). Each retries
+/// on EINTR and returns `Result<_, SystemCallError>`; callers turn failures into errors of
+/// their own (the engine's ``CKError``).
+public enum Syscall {
+    public typealias R<T> = Result<T, SystemCallError>
 
     private static func fail<T>(_ call: String, _ path: String) -> R<T> {
         .failure(SystemCallError(call: call, path: path, errno: errno))
@@ -159,7 +161,7 @@ enum Syscall {
     }
 
     /// Removes a file; a missing file is not an error.
-    static func unlink(_ path: String) -> R<Void> {
+    public static func unlink(_ path: String) -> R<Void> {
         Glibc.unlink(path) == 0 || errno == ENOENT ? .success(()) : fail("unlink", path)
     }
 
@@ -285,29 +287,6 @@ enum Syscall {
     }
 }
 
-extension Result where Failure == SystemCallError {
-    /// The value, or a ``CKError`` that names the failed call.
-    func orThrow(_ code: CKError.Code = .internalError, _ what: @autoclosure () -> String) throws(CKError) -> Success {
-        switch self {
-        case .success(let v): return v
-        case .failure(let e):
-            // A full disk is said by CKError itself (quotaExceeded).
-            let hint = e.errno == EACCES || e.errno == EPERM ? "; check the permissions of the store directory" : ""
-            throw CKError(code, what() + hint, cause: .system(e))
-        }
-    }
-}
-
 // Outside `Syscall`, whose own `stat` and `fstat` would shadow these.
 private func systemStat(_ path: String, _ st: inout stat) -> Int32 { stat(path, &st) }
 private func systemFstat(_ fd: Int32, _ st: inout stat) -> Int32 { fstat(fd, &st) }
-
-/// Process-wide settings for long-running processes such as the mount daemon.
-public enum ProcessTuning {
-    /// Caps the C library's malloc arenas at `count` (glibc; elsewhere nothing happens).
-    /// glibc gives a thread that allocates while another holds its arena a new one, up to 8
-    /// per core, and each arena keeps what its threads freed.
-    public static func limitMallocArenas(to count: Int) {
-        _ = CCloudStoreShims_limitMallocArenas(Int32(count))
-    }
-}

@@ -1,3 +1,4 @@
+import CloudStore
 import Foundation
 
 /// The inotify queue the ``ChangeWatcher`` reads, and what it proves: which zones nobody has
@@ -40,10 +41,10 @@ final class ChangeQueue: @unchecked Sendable {
     }
 
     init() {
-        fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        fd = Syscall.openFolderWatch()
     }
 
-    deinit { if fd >= 0 { close(fd) } }
+    deinit { Syscall.closeDescriptor(fd) }
 
     /// True when nothing can have been written to the zone since the view's last look began.
     func isQuiet(_ zone: StoreView.ZoneRef) -> Bool {
@@ -119,9 +120,6 @@ final class ChangeQueue: @unchecked Sendable {
     }
 
     private func hasQueuedEvents() -> Bool {
-        var pending: Int32 = 0
-        // An ioctl that fails proves nothing: count it as an event.
-        guard fd >= 0, ioctl(fd, UInt(FIONREAD), &pending) == 0 else { return true }
-        return pending > 0
+        Syscall.hasUnreadFolderEvents(fd)
     }
 }

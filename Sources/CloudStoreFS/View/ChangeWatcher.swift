@@ -43,10 +43,8 @@ final class ChangeWatcher: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !lock.withLock({ stopped }) {
             addWatches()
-            var p = pollfd(fd: queue.fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&p, 1, 100)
             var touched: Set<Watched> = []
-            if ready > 0 {
+            if Syscall.waitForFolderEvents(queue.fd, milliseconds: 100) {
                 queue.drain { () -> ChangeQueue.Events in
                     let (found, events) = read(into: &buffer)
                     touched = found
@@ -77,20 +75,14 @@ final class ChangeWatcher: @unchecked Sendable {
     private func read(into buffer: inout [UInt8]) -> (Set<Watched>, ChangeQueue.Events) {
         var touched: Set<Watched> = []
         var events = ChangeQueue.Events()
-        let n = buffer.withUnsafeMutableBytes { Glibc.read(queue.fd, $0.baseAddress, $0.count) }
-        var offset = 0
-        while n > 0 && offset + MemoryLayout<inotify_event>.size <= n {
-            let (wd, mask, len) = buffer.withUnsafeBytes { raw -> (Int32, UInt32, UInt32) in
-                let e = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                return (e.wd, e.mask, e.len)
-            }
-            offset += MemoryLayout<inotify_event>.size + Int(len)
-            if mask & UInt32(IN_Q_OVERFLOW) != 0 {
+        for event in Syscall.readFolderEvents(queue.fd, into: &buffer) {
+            let wd = event.watch
+            if event.overflowed {
                 events.overflowed = true
                 touched.formUnion(lock.withLock { watched })
                 continue
             }
-            let gone = mask & UInt32(IN_IGNORED | IN_MOVE_SELF | IN_DELETE_SELF) != 0
+            let gone = event.watchGone
             guard let t = lock.withLock({ () -> Watched? in
                 guard let t = byWatch[wd] else { return nil }
                 if gone {
@@ -121,8 +113,7 @@ final class ChangeWatcher: @unchecked Sendable {
                 directory = (file.path as NSString).deletingLastPathComponent
             }
             // Fails while the folder does not exist yet; the next round tries again.
-            let wd = inotify_add_watch(queue.fd, directory, UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF))
-            guard wd >= 0 else { continue }
+            guard let wd = Syscall.watchFolder(queue.fd, directory) else { continue }
             lock.withLock {
                 byWatch[wd] = t
                 watched.insert(t)

@@ -8,8 +8,9 @@ import Testing
 /// unit's commands.
 ///
 /// It removes and installs Debian packages and writes /sbin/mount.fuse.ckfs, so it runs only
-/// as root with CKFS_SYSTEM_TESTS=1, which `.ci/run` sets (CI runs as root on a machine of
-/// its own).
+/// as root with CKFS_SYSTEM_TESTS=1, and alone: while fuse3 is gone every other mount and
+/// unmount fails. `.ci/run` runs it in a `swift test` of its own after all the others (CI
+/// runs as root on a machine of its own).
 @Suite(.serialized) struct NewcomerTests {
     static let enabled = geteuid() == 0 && ProcessInfo.processInfo.environment["CKFS_SYSTEM_TESTS"] == "1"
     static let packageRoot = MountHelperTests.packageRoot

@@ -13,12 +13,12 @@ import Testing
         r.recordChangeTag = nil
         let first = try db.save(r)
         #expect(first.recordChangeTag != nil)
-        #expect(first.created?.userRecordName == db.userRecordName, "R5: set by the store")
+        #expect(first.created?.userRecordName == db.userRecordName, "system fields are set by the store")
         #expect(first.created?.deviceID == "test-device")
         #expect(first.changedKeys.isEmpty)
         var edit = first
         edit["title"] = .string("b")
-        #expect(edit.changedKeys == ["title"], "R6")
+        #expect(edit.changedKeys == ["title"], "a record knows which fields changed since it was fetched")
         let second = try db.save(edit)
         #expect(second.recordChangeTag != first.recordChangeTag)
         #expect(second.created == first.created)
@@ -102,7 +102,7 @@ import Testing
         let result = try db.modify(saving: [record("g1", ["a": .int64(1)]), record("g2", ["a": .string("type clash")]), record("g3", ["a": .int64(3)])],
                                    options: ModifyOptions(atomic: false))
         #expect(result.savedRecords.map(\.recordID.recordName) == ["g1", "g3"])
-        #expect(result.saveResults[1].1.error?.code == .invalidArguments, "R4: a field's type is fixed by its first save")
+        #expect(result.saveResults[1].1.error?.code == .invalidArguments, "a field's type is fixed by its first save")
         #expect(try db.record(for: id("g3"))["a"] == .int64(3))
         #expect(result.error?.partialErrorsByItemID?.count == 1)
     }
@@ -328,7 +328,7 @@ import Testing
         try t.db(user: "alice").save(record("priv"))
         #expect(try t.db(user: "bob").fetch([id("priv")])[0].1.error?.code == .unknownItem)
         #expect(try t.db(user: "alice").userRecordName != t.db(user: "bob").userRecordName)
-        #expect(try t.db(user: "alice").userRecordName == t.reopen().container().userRecordName(for: "alice"), "C3: stable")
+        #expect(try t.db(user: "alice").userRecordName == t.reopen().container().userRecordName(for: "alice"), "a user record name is stable across openings of the store")
     }
 
     @Test func assetsAreStoredContentAddressedBesideTheZone() throws {

@@ -16,7 +16,7 @@ public final class FuseSession: @unchecked Sendable {
     let operations: any FileSystemOperations
     /// Guards `session`, which the notification queue reads while ``run()`` may end it,
     /// `loop`, which requests read while ``run()`` ends it, and `mayLetKernelOpen`.
-    /// Taken before the loop's own lock (docs/Mount.md#locks).
+    /// Taken before the loop's own lock (docs/Durability.md#the-mount-daemons).
     private let lock = NSLock()
     private var session: OpaquePointer?
     private var loop: OpaquePointer?

@@ -4,7 +4,7 @@ import Foundation
 /// keeps them). A number stays bound to its node while the kernel holds a lookup of it, so
 /// a cached inode never comes to mean another node.
 ///
-/// Its lock is a leaf (docs/Mount.md#locks): nothing is called while it is held.
+/// Its lock is a leaf (docs/Durability.md#the-mount-daemons): nothing is called while it is held.
 final class InodeTable: @unchecked Sendable {
     static let rootInode: UInt64 = 1
 

@@ -19,7 +19,7 @@ final class ChangeWatcher: @unchecked Sendable {
     private let view: StoreView
     /// The view's inotify queue, read only through ``ChangeQueue/drain(_:)``.
     private let queue: ChangeQueue
-    /// Guards every `var` below; taken after the queue's lock (docs/Mount.md#locks).
+    /// Guards every `var` below; taken after the queue's lock (docs/Durability.md#the-mount-daemons).
     private let lock = NSLock()
     private var byWatch: [Int32: Watched] = [:]
     private var watched: Set<Watched> = []

@@ -2,7 +2,7 @@ import CloudStore
 import Glibc
 
 extension CKError {
-    /// The one place a CloudKit error becomes an errno for the kernel (README › Errors in the mount).
+    /// The one place a CloudKit error becomes an errno for the kernel (the table in docs/Mount.md#errors).
     var errno: Int32 {
         switch code {
         case .invalidArguments, .referenceViolation, .badContainer: EINVAL

@@ -15,7 +15,7 @@ import Logging
 /// save has. The view knows nothing of the kernel protocol: ``FuseSession`` calls it through
 /// ``FileSystemOperations`` and it calls back only through ``KernelNotifier``.
 ///
-/// Its locks, and the one order they are taken in, are in docs/Mount.md#locks. Engine calls
+/// Its locks, and the one order they are taken in, are in docs/Durability.md#the-mount-daemons. Engine calls
 /// (saves, catalog refreshes) are made with no view lock held, except a handle's own lock
 /// during its save, so one slow save holds up only its own file.
 public final class StoreView: @unchecked Sendable {

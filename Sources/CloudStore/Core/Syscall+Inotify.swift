@@ -54,10 +54,5 @@ extension Syscall {
         guard queue >= 0, ioctl(queue, UInt(FIONREAD), &pending) == 0 else { return true }
         return pending > 0
     }
-
-    /// Closes a descriptor this process no longer needs.
-    public static func closeDescriptor(_ fd: Int32) {
-        if fd >= 0 { _ = Glibc.close(fd) }
-    }
 }
 #endif

@@ -30,7 +30,7 @@ public enum Syscall {
         }
     }
 
-    static func close(_ fd: Int32) { _ = Glibc.close(fd) }
+    public static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) -> R<Void> {
         var done = 0

@@ -44,7 +44,7 @@ final class ChangeQueue: @unchecked Sendable {
         fd = Syscall.openFolderWatch()
     }
 
-    deinit { Syscall.closeDescriptor(fd) }
+    deinit { if fd >= 0 { Syscall.close(fd) } }
 
     /// True when nothing can have been written to the zone since the view's last look began.
     func isQuiet(_ zone: StoreView.ZoneRef) -> Bool {

@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CloudStore", targets: ["CloudStore"]),
         .library(name: "CloudStoreFS", targets: ["CloudStoreFS"]),
         .library(name: "CloudStoreBench", targets: ["CloudStoreBench"]),
+        .library(name: "CloudStoreServer", targets: ["CloudStoreServer"]),
         .executable(name: "ckfs", targets: ["ckfs"]),
     ],
     dependencies: [
@@ -16,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.0.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
     ],
     targets: [
         .target(name: "CCloudStoreShims"),
@@ -36,12 +38,23 @@ let package = Package(
         // The benchmarks' baseline: SQLite linked in-process.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CloudStoreBench", dependencies: ["CloudStore", "CSQLite"]),
+        // CloudKit Web Services over HTTP (`ckfs serve`), on Hummingbird.
+        .target(
+            name: "CloudStoreServer",
+            dependencies: [
+                "CloudStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "ckfs",
             dependencies: [
                 "CloudStore",
                 "CloudStoreFS",
                 "CloudStoreBench",
+                "CloudStoreServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct CKFS: ParsableCommand {
+struct CKFS: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ckfs",
         abstract: "A local CloudKit store kept as plain JSON files.",
@@ -9,6 +9,7 @@ struct CKFS: ParsableCommand {
         subcommands: [
             InitCommand.self, MountCommand.self, UnmountCommand.self, MountWatchdogCommand.self, RecordCommand.self, ZoneCommand.self, KeyValueCommand.self, ChangesCommand.self, SchemaCommand.self,
             SubscriptionCommand.self, NotificationsCommand.self, UserCommand.self, PermissionCommand.self,
+            ServeCommand.self, KeyCommand.self, TokenCommand.self,
             FsckCommand.self, BenchCommand.self,
             DebugCommand.self,
         ]

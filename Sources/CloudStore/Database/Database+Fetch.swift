@@ -89,6 +89,14 @@ public struct ZoneChanges: Sendable {
 }
 
 extension Database {
+    /// The zone's current point in its change history: what a fetch of every change would
+    /// end at, read without the records.
+    public func currentChangeToken(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> ChangeToken {
+        let storage = zoneStorage(zone)
+        guard storage.exists else { throw CKError(.zoneNotFound, "zone \(zone) does not exist in this \(scope.rawValue) database") }
+        return ChangeToken(epoch: try storage.readMeta().epoch, seq: try storage.peekMarker()?.seq ?? 0)
+    }
+
     /// Changes in a zone since `token` (nil: everything, as for a first sync). A token from
     /// before the kept history, or from a zone since deleted, fails with `changeTokenExpired`.
     public func changes(in zone: String = ZoneID.defaultZoneName, since token: ChangeToken?, limit: Int? = nil,

@@ -10,9 +10,49 @@ public enum SavePolicy: String, Sendable, CaseIterable {
     case allKeys
 }
 
+/// How one record's save meets the stored record: whether the client's change tag must be the
+/// stored one, and which of the client's fields are written. A ``SavePolicy`` is one rule for
+/// every record; CloudKit Web Services' operation types (`update`, `forceReplace`, …) mix them
+/// within one operation.
+public struct SaveRule: Sendable, Hashable {
+    /// Which of the client's fields a save writes.
+    public enum Fields: Sendable, Hashable {
+        /// The client's fields are the record's: keys the client lacks are removed.
+        case replaceAll
+        /// The client's changed keys are written over the stored fields.
+        case changedKeys
+        /// The client's fields are written over the stored ones; keys only the server has stay.
+        case allKeys
+    }
+
+    /// The save fails with `serverRecordChanged` unless the client's change tag is the stored
+    /// one; a client without a tag may only create the record.
+    public var checksChangeTag: Bool
+    public var fields: Fields
+
+    public init(checksChangeTag: Bool, fields: Fields) {
+        self.checksChangeTag = checksChangeTag
+        self.fields = fields
+    }
+
+    /// The rule a policy gives every record.
+    public init(_ policy: SavePolicy) {
+        switch policy {
+        case .ifServerRecordUnchanged: self.init(checksChangeTag: true, fields: .replaceAll)
+        case .changedKeys: self.init(checksChangeTag: false, fields: .changedKeys)
+        case .allKeys: self.init(checksChangeTag: false, fields: .allKeys)
+        }
+    }
+}
+
 /// Options of one modify operation.
 public struct ModifyOptions: Sendable {
     public var savePolicy: SavePolicy = .ifServerRecordUnchanged
+    /// Rules for single records, by the ID they are saved under, in place of `savePolicy`.
+    public var saveRules: [RecordID: SaveRule] = [:]
+    /// Deletes that check a change tag: each fails with `serverRecordChanged` unless the stored
+    /// record's tag is the one given. Other deletes check none.
+    public var deleteChangeTags: [RecordID: String] = [:]
     /// A failure in a zone fails every change in that zone.
     public var atomic = true
     /// Kept with each zone this operation changes.
@@ -312,15 +352,18 @@ extension Database {
                             throw .invalid("record \(name) is of type \(server.recordType); a record's type never changes, so save a new record instead")
                         }
                         if let server { try checkOwnership(server) }
-                        var fields: [String: FieldValue]
-                        switch options.savePolicy {
-                        case .ifServerRecordUnchanged:
+                        let rule = options.saveRules[client.recordID] ?? SaveRule(options.savePolicy)
+                        if rule.checksChangeTag {
                             if let server, client.recordChangeTag != server.recordChangeTag {
                                 throw conflict(server: server, client: client)
                             }
                             if server == nil, let t = client.recordChangeTag {
                                 throw CKError(.unknownItem, "record \(name) (change tag \(t)) no longer exists; save it without a recordChangeTag to create it again")
                             }
+                        }
+                        var fields: [String: FieldValue]
+                        switch rule.fields {
+                        case .replaceAll:
                             fields = client.fields
                         case .changedKeys:
                             fields = server?.fields ?? [:]
@@ -345,6 +388,11 @@ extension Database {
                         try Names.checkRecordName(id.recordName, allowSystem: true)
                         guard let server = try txn.record(id.recordName) else {
                             throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(zoneName); nothing to delete")
+                        }
+                        if let expected = options.deleteChangeTags[id], server.recordChangeTag != expected {
+                            var e = CKError(.serverRecordChanged, "record \(id.recordName) changed on the server since your version (your change tag \(expected), the server's \(server.recordChangeTag ?? "?")); fetch it and decide again, or delete it without a change tag")
+                            e.serverRecordValue = server
+                            throw e
                         }
                         try checkOwnership(server, deleting: true)
                         if !watching.isEmpty { before[id.recordName] = server }

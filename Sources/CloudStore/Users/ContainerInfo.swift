@@ -13,6 +13,8 @@ struct ContainerInfo: Sendable, Equatable {
     var writeRoles: [String: [String]] = [:]
     /// By name.
     var users: [String: Identity] = [:]
+    /// API tokens, web auth tokens and server-to-server keys of `ckfs serve`.
+    var web = WebCredentials()
 
     init(identifier: String, privateQuotaBytes: Int64, publicQuotaBytes: Int64) {
         self.identifier = identifier
@@ -31,7 +33,7 @@ struct ContainerInfo: Sendable, Equatable {
                 "writeRoles": .object(writeRoles.mapValues { .array($0.sorted().map { .string($0) }) }),
             ]),
             "users": .array(users.values.sorted { $0.name < $1.name }.map(Self.json)),
-        ])
+        ].merging(web.isEmpty ? [:] : ["webServices": web.json()]) { a, _ in a })
     }
 
     private static func json(_ u: Identity) -> JSONValue {
@@ -65,6 +67,7 @@ struct ContainerInfo: Sendable, Equatable {
         if case .object(let roles)? = s?["writeRoles"] {
             for (type, names) in roles { writeRoles[type] = (names.arrayValue ?? []).compactMap(\.stringValue) }
         }
+        web = try WebCredentials(json: json["webServices"], bad: bad)
         for (i, u) in (json["users"]?.arrayValue ?? []).enumerated() {
             guard let name = u["name"]?.stringValue, !name.isEmpty else { throw bad("users[\(i)] has no \"name\"") }
             guard let id = u["userRecordName"]?.stringValue, id.hasPrefix("_"), id.count > 1 else {

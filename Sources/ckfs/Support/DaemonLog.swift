@@ -9,8 +9,8 @@ enum DaemonLog {
     static let levelVariable = "CKFS_LOG_LEVEL"
 
     /// A logger at `level`, else at `CKFS_LOG_LEVEL`'s, else at `info`.
-    static func logger(level: Logger.Level?) -> Logger {
-        var logger = Logger(label: "ckfs.mount") { StreamLogHandler.standardError(label: $0) }
+    static func logger(level: Logger.Level?, label: String = "ckfs.mount") -> Logger {
+        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
         logger.logLevel = level ?? environmentLevel ?? .info
         return logger
     }

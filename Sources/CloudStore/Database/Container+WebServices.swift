@@ -1,0 +1,177 @@
+import Crypto
+import Foundation
+
+/// A server-to-server key as `ckfs key list` shows it.
+public struct ServerKeyInfo: Sendable, Equatable {
+    /// Hex SHA-256 of the key's DER form: what a client sends as `X-Apple-CloudKit-Request-KeyID`.
+    public var keyID: String
+    /// The identity the key acts as.
+    public var userName: String
+    /// Milliseconds since 1970.
+    public var created: Int64
+}
+
+/// Who a CloudKit Web Services request acts as, once its credentials are checked.
+public struct WebCaller: Sendable, Equatable {
+    /// The identity, or a caller with no account (an API token alone).
+    public var caller: Caller
+    /// Whether a server-to-server key signed the request: it reaches the public database only.
+    public var isServerKey: Bool
+
+    public init(caller: Caller, isServerKey: Bool) {
+        self.caller = caller
+        self.isServerKey = isServerKey
+    }
+}
+
+extension Container {
+    /// How long a web auth token made by ``signIn(userName:lifetime:)`` lasts by default: two
+    /// weeks, as CloudKit's "keep me signed in".
+    public static let defaultWebAuthLifetime: Int64 = 14 * 24 * 3600
+
+    /// Makes an API token for this container: 64 hex digits, as CloudKit's dashboard gives.
+    public func createAPIToken() throws(CKError) -> String {
+        let token = Self.randomHex(bytes: 32)
+        try update { (info: inout ContainerInfo) throws(CKError) in
+            info.web.apiTokens.append(.init(token: token, created: Store.now()))
+        }
+        return token
+    }
+
+    /// The container's API tokens, oldest first.
+    public func apiTokens() throws(CKError) -> [String] { try fresh().web.apiTokens.map(\.token) }
+
+    /// Removes an API token; `unknownItem` when the container has none such.
+    public func removeAPIToken(_ token: String) throws(CKError) {
+        try update { (info: inout ContainerInfo) throws(CKError) in
+            guard info.web.apiTokens.contains(where: { $0.token == token }) else {
+                throw CKError(.unknownItem, "container \(identifier) has no API token \(token); ckfs token list shows its tokens")
+            }
+            info.web.apiTokens.removeAll { $0.token == token }
+        }
+    }
+
+    /// Signs `userName` in, as CloudKit's sign-in page does for a web client: a web auth token
+    /// that acts as that identity for `lifetime` seconds. Expired tokens are dropped meanwhile.
+    public func signIn(userName: String, lifetime: Int64 = Container.defaultWebAuthLifetime) throws(CKError) -> String {
+        guard lifetime > 0 else { throw .invalid("a web auth token must last at least one second") }
+        try requireIdentity(userName, for: "sign in")
+        // Base64 with '+', '/' and '=', as CloudKit's tokens: clients must percent-encode them.
+        var bytes = [UInt8](repeating: 0, count: 48)
+        var generator = SystemRandomNumberGenerator()
+        for i in bytes.indices { bytes[i] = generator.next() }
+        let token = Data(bytes).base64EncodedString()
+        let now = Store.now()
+        try update { (info: inout ContainerInfo) throws(CKError) in
+            info.web.webAuthTokens.removeAll { $0.expires <= now }
+            info.web.webAuthTokens.append(.init(token: token, userName: userName, expires: now + lifetime * 1000))
+        }
+        return token
+    }
+
+    /// Registers the public half of a server-to-server key (a PEM `PUBLIC KEY`, or an EC
+    /// private key whose public half is kept and nothing else) acting as `userName`; returns
+    /// its key ID. Adding a key twice returns the same ID.
+    public func addServerKey(pem: String, userName: String) throws(CKError) -> String {
+        var found: P256.Signing.PublicKey?
+        for block in Self.pemBlocks(pem) where found == nil {
+            found = (try? P256.Signing.PublicKey(pemRepresentation: block)) ?? (try? P256.Signing.PrivateKey(pemRepresentation: block))?.publicKey
+        }
+        guard let publicKey = found else {
+            throw .invalid("the key is not a PEM EC key on P-256 (prime256v1); make one with: openssl ecparam -name prime256v1 -genkey -noout -out eckey.pem")
+        }
+        try requireIdentity(userName, for: "own a server-to-server key")
+        let keyID = SHA256.hash(data: publicKey.derRepresentation).map { String(format: "%02x", $0) }.joined()
+        try update { (info: inout ContainerInfo) throws(CKError) in
+            guard !info.web.serverKeys.contains(where: { $0.keyID == keyID }) else { return }
+            info.web.serverKeys.append(.init(keyID: keyID, publicKey: publicKey.pemRepresentation, userName: userName, created: Store.now()))
+        }
+        return keyID
+    }
+
+    /// The container's server-to-server keys, oldest first.
+    public func serverKeys() throws(CKError) -> [ServerKeyInfo] {
+        try fresh().web.serverKeys.map { ServerKeyInfo(keyID: $0.keyID, userName: $0.userName, created: $0.created) }
+    }
+
+    /// Revokes a server-to-server key; `unknownItem` when the container has none such.
+    public func removeServerKey(_ keyID: String) throws(CKError) {
+        try update { (info: inout ContainerInfo) throws(CKError) in
+            guard info.web.serverKeys.contains(where: { $0.keyID == keyID }) else {
+                throw CKError(.unknownItem, "container \(identifier) has no server-to-server key \(keyID); ckfs key list shows its keys")
+            }
+            info.web.serverKeys.removeAll { $0.keyID == keyID }
+        }
+    }
+
+    /// The public key registered as `keyID` and the identity it acts as; nil when none is.
+    public func serverKey(_ keyID: String) throws(CKError) -> (publicKey: P256.Signing.PublicKey, caller: Caller)? {
+        var key = try fresh(maxAge: 1).web.serverKeys.first { $0.keyID == keyID }
+        // A key added by another process a moment ago: read the file again.
+        if key == nil { key = try fresh().web.serverKeys.first { $0.keyID == keyID } }
+        guard let key, let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKey) else { return nil }
+        return (publicKey, Caller(userName: key.userName, deviceID: "key-" + keyID.prefix(12)))
+    }
+
+    /// Who a request with these tokens acts as: `notAuthenticated` for an unknown API token,
+    /// or a web auth token that is unknown or expired.
+    public func webCaller(apiToken: String, webAuthToken: String?) throws(CKError) -> WebCaller {
+        let web = try fresh(maxAge: 1).web
+        var known = web.apiTokens.contains { $0.token == apiToken }
+        var session = webAuthToken.flatMap { t in web.webAuthTokens.first { $0.token == t } }
+        // A token made by another process a moment ago: read the file again.
+        if !known || (webAuthToken != nil && session == nil) {
+            let now = try fresh().web
+            known = now.apiTokens.contains { $0.token == apiToken }
+            session = webAuthToken.flatMap { t in now.webAuthTokens.first { $0.token == t } }
+        }
+        guard known else {
+            throw CKError(.notAuthenticated, "the API token is not one of container \(identifier)'s; make one with ckfs token create")
+        }
+        guard let webAuthToken else { return WebCaller(caller: .noAccount(deviceID: "web"), isServerKey: false) }
+        guard let session, session.expires > Store.now() else {
+            throw CKError(.notAuthenticated, "the web auth token is unknown or expired; sign in again with ckfs token sign-in --user NAME")
+        }
+        let device = "web-" + SHA256.hash(data: Data(webAuthToken.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+        return WebCaller(caller: Caller(userName: session.userName, deviceID: device), isServerKey: false)
+    }
+
+    private func requireIdentity(_ userName: String, for purpose: String) throws(CKError) {
+        guard !userName.isEmpty else { throw .invalid("a user name is needed to \(purpose)") }
+        guard try identity(of: Caller(userName: userName)) != nil else {
+            throw CKError(.notAuthenticated, "container \(identifier) has no identity \(userName) to \(purpose), and does not enrol new ones; add it with ckfs user add \(userName)")
+        }
+    }
+
+    /// The PEM blocks of a file, each with its Base64 wrapped at 64 columns as swift-crypto
+    /// reads it (some tools write longer lines, and `openssl ecparam` puts an `EC PARAMETERS`
+    /// block first).
+    static func pemBlocks(_ text: String) -> [String] {
+        var blocks: [String] = []
+        var label: String?
+        var body = ""
+        for line in text.split(whereSeparator: \.isNewline).map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("-----BEGIN "), line.hasSuffix("-----") {
+                label = String(line.dropFirst(11).dropLast(5))
+                body = ""
+            } else if let open = label, line == "-----END \(open)-----" {
+                var wrapped: [Substring] = []
+                var rest = Substring(body)
+                while !rest.isEmpty {
+                    wrapped.append(rest.prefix(64))
+                    rest = rest.dropFirst(64)
+                }
+                blocks.append((["-----BEGIN \(open)-----"] + wrapped.map(String.init) + ["-----END \(open)-----"]).joined(separator: "\n"))
+                label = nil
+            } else if label != nil {
+                body += line
+            }
+        }
+        return blocks
+    }
+
+    private static func randomHex(bytes count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<count).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}

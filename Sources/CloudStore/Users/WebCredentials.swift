@@ -1,0 +1,72 @@
+/// What lets a CloudKit Web Services client in (`ckfs serve`): the container's API tokens, the
+/// web auth tokens of signed-in users, and the public halves of server-to-server keys.
+///
+/// Kept in `container.json` under `webServices`, with the identities they act as.
+struct WebCredentials: Sendable, Equatable {
+    /// An API token: it names the container, and alone it reads the public database.
+    struct APIToken: Sendable, Equatable {
+        var token: String
+        var created: Int64
+    }
+
+    /// A web auth token: with an API token it acts as `userName` until `expires`.
+    struct WebAuthToken: Sendable, Equatable {
+        var token: String
+        var userName: String
+        /// Milliseconds since 1970.
+        var expires: Int64
+    }
+
+    /// The public half of a server-to-server key: it acts as `userName` on the public database.
+    struct ServerKey: Sendable, Equatable {
+        var keyID: String
+        /// A PEM `PUBLIC KEY` block (EC, P-256).
+        var publicKey: String
+        var userName: String
+        var created: Int64
+    }
+
+    var apiTokens: [APIToken] = []
+    var webAuthTokens: [WebAuthToken] = []
+    var serverKeys: [ServerKey] = []
+
+    var isEmpty: Bool { apiTokens.isEmpty && webAuthTokens.isEmpty && serverKeys.isEmpty }
+
+    func json() -> JSONValue {
+        .object([
+            "apiTokens": .array(apiTokens.map { .object(["token": .string($0.token), "created": .int($0.created)]) }),
+            "webAuthTokens": .array(webAuthTokens.map {
+                .object(["token": .string($0.token), "user": .string($0.userName), "expires": .int($0.expires)])
+            }),
+            "serverKeys": .array(serverKeys.map {
+                .object(["keyID": .string($0.keyID), "publicKey": .string($0.publicKey), "user": .string($0.userName),
+                         "created": .int($0.created)])
+            }),
+        ])
+    }
+
+    /// Reads `webServices`; `bad` makes the error for a wrong entry, naming it.
+    init(json: JSONValue?, bad: (String) -> CKError) throws(CKError) {
+        guard let json else { return }
+        for (i, t) in (json["apiTokens"]?.arrayValue ?? []).enumerated() {
+            guard let token = t["token"]?.stringValue, !token.isEmpty else { throw bad("webServices.apiTokens[\(i)] has no \"token\"") }
+            apiTokens.append(APIToken(token: token, created: t["created"]?.int64Value ?? 0))
+        }
+        for (i, t) in (json["webAuthTokens"]?.arrayValue ?? []).enumerated() {
+            guard let token = t["token"]?.stringValue, !token.isEmpty, let user = t["user"]?.stringValue, !user.isEmpty,
+                  let expires = t["expires"]?.int64Value else {
+                throw bad("webServices.webAuthTokens[\(i)] needs \"token\", \"user\" and \"expires\" (milliseconds since 1970)")
+            }
+            webAuthTokens.append(WebAuthToken(token: token, userName: user, expires: expires))
+        }
+        for (i, k) in (json["serverKeys"]?.arrayValue ?? []).enumerated() {
+            guard let id = k["keyID"]?.stringValue, !id.isEmpty, let pem = k["publicKey"]?.stringValue,
+                  let user = k["user"]?.stringValue, !user.isEmpty else {
+                throw bad("webServices.serverKeys[\(i)] needs \"keyID\", \"publicKey\" (PEM) and \"user\"")
+            }
+            serverKeys.append(ServerKey(keyID: id, publicKey: pem, userName: user, created: k["created"]?.int64Value ?? 0))
+        }
+    }
+
+    init() {}
+}

@@ -1,0 +1,152 @@
+import CloudStore
+
+/// A query dictionary (`recordType`, `filterBy`, `sortBy`) as the engine's ``RecordQuery``.
+///
+/// Every filter must hold (AND). Comparators the engine has no single form for are built from
+/// its parts: `NOT_IN` is NOT of IN, `CONTAINS_ANY_TOKENS` is NOT of AND of NOT, and so on.
+enum WebQueryCoding {
+    /// System fields by their Web Services names, as the engine's keys.
+    static let systemFields: [String: String] = [
+        "recordName": "recordID",
+        "createdTimestamp": "creationDate",
+        "modifiedTimestamp": "modificationDate",
+        "createdUserRecordName": "creatorUserRecordID",
+        "modifiedUserRecordName": "lastModifiedUserRecordID",
+    ]
+
+    static func decode(_ json: JSONValue?, db: Database) throws(CKError) -> RecordQuery {
+        guard let json, case .object = json else {
+            throw CKError(.invalidArguments, "\"query\" is required: an object with \"recordType\" and optional \"filterBy\" and \"sortBy\"")
+        }
+        guard let type = json["recordType"]?.stringValue, !type.isEmpty else {
+            throw CKError(.invalidArguments, "the query has no \"recordType\" string")
+        }
+        let fieldTypes = (try? db.container.schema.fields(of: type, environment: db.environment)) ?? nil
+        var parts: [QueryPredicate] = []
+        for (i, filter) in (try list(json["filterBy"], "filterBy")).enumerated() {
+            parts.append(try predicate(filter, at: "filterBy[\(i)]", fieldTypes: fieldTypes ?? [:]))
+        }
+        var sorts: [QuerySortDescriptor] = []
+        for (i, sort) in (try list(json["sortBy"], "sortBy")).enumerated() {
+            let key = try fieldKey(sort, at: "sortBy[\(i)]")
+            if sort["relativeLocation"] != nil {
+                throw CKError(.invalidArguments, "sortBy[\(i)]: sorting by distance (relativeLocation) is not supported; filter with NEAR instead")
+            }
+            sorts.append(QuerySortDescriptor(key: key, ascending: sort["ascending"]?.boolValue ?? true))
+        }
+        let predicate: QueryPredicate = parts.isEmpty ? .all : parts.count == 1 ? parts[0] : .and(parts)
+        return RecordQuery(recordType: type, predicate: predicate, sortDescriptors: sorts)
+    }
+
+    private static func list(_ json: JSONValue?, _ name: String) throws(CKError) -> [JSONValue] {
+        switch json {
+        case nil, .null?: return []
+        case .array(let items)?: return items
+        default: throw CKError(.invalidArguments, "\"\(name)\" must be an array")
+        }
+    }
+
+    private static func fieldKey(_ json: JSONValue, at place: String) throws(CKError) -> String {
+        if let system = json["systemFieldName"]?.stringValue {
+            guard let key = systemFields[system] else {
+                throw CKError(.invalidArguments, "\(place): system field \"\(system)\" cannot be queried here; use one of \(systemFields.keys.sorted().joined(separator: ", "))")
+            }
+            return key
+        }
+        guard let name = json["fieldName"]?.stringValue, !name.isEmpty else {
+            throw CKError(.invalidArguments, "\(place) needs a \"fieldName\" (or a \"systemFieldName\")")
+        }
+        return name
+    }
+
+    private static func predicate(_ filter: JSONValue, at place: String, fieldTypes: [String: FieldType]) throws(CKError) -> QueryPredicate {
+        guard case .object = filter, let comparator = filter["comparator"]?.stringValue else {
+            throw CKError(.invalidArguments, "\(place) needs a \"comparator\" string")
+        }
+        guard let fieldValue = filter["fieldValue"], case .object = fieldValue, let raw = fieldValue["value"] else {
+            throw CKError(.invalidArguments, "\(place) needs a \"fieldValue\" of the form {\"value\": …, \"type\": …}")
+        }
+        // Token searches cover every string field; a field name, if given, is not needed.
+        if comparator == "CONTAINS_ALL_TOKENS" || comparator == "CONTAINS_ANY_TOKENS" {
+            guard let text = raw.stringValue else { throw CKError(.invalidArguments, "\(place): \(comparator) needs a string of words") }
+            let words = text.split(whereSeparator: { $0.isWhitespace || $0.isPunctuation }).map(String.init)
+            if comparator == "CONTAINS_ALL_TOKENS" { return .tokens(words.joined(separator: " ")) }
+            return .not(.and(words.map { .not(.tokens($0)) }))
+        }
+        let key = try fieldKey(filter, at: place)
+        let declared = fieldValue["type"]?.stringValue.flatMap { FieldType(name: $0 == "ASSET" ? "ASSETID" : $0) }
+        let type = declared ?? fieldTypes[key] ?? (key.hasSuffix("Date") && WebQueryCoding.systemFields.values.contains(key) ? FieldType(.timestamp) : nil)
+        let value = try self.value(raw, type: type, at: place)
+        func elements() throws(CKError) -> [PredicateValue] {
+            guard case .list(let items) = value else {
+                throw CKError(.invalidArguments, "\(place): \(comparator) needs a list value, as {\"value\": [...], \"type\": \"STRING_LIST\"}")
+            }
+            return items
+        }
+        func prefix() throws(CKError) -> String {
+            guard case .string(let s) = value else { throw CKError(.invalidArguments, "\(place): \(comparator) needs a string") }
+            return s
+        }
+        switch comparator {
+        case "EQUALS": return .compare(key, .equal, value)
+        case "NOT_EQUALS": return .compare(key, .notEqual, value)
+        case "LESS_THAN": return .compare(key, .less, value)
+        case "LESS_THAN_OR_EQUALS": return .compare(key, .lessOrEqual, value)
+        case "GREATER_THAN": return .compare(key, .greater, value)
+        case "GREATER_THAN_OR_EQUALS": return .compare(key, .greaterOrEqual, value)
+        case "IN": return .isIn(key, try elements())
+        case "NOT_IN": return .not(.isIn(key, try elements()))
+        case "BEGINS_WITH", "LIST_MEMBER_BEGINS_WITH": return .beginsWith(key, try prefix())
+        case "NOT_BEGINS_WITH", "NOT_LIST_MEMBER_BEGINS_WITH": return .not(.beginsWith(key, try prefix()))
+        case "LIST_CONTAINS": return .contains(key, value)
+        case "NOT_LIST_CONTAINS": return .not(.contains(key, value))
+        case "LIST_CONTAINS_ANY": return .not(.and(try elements().map { .not(.contains(key, $0)) }))
+        case "NOT_LIST_CONTAINS_ANY": return .and(try elements().map { .not(.contains(key, $0)) })
+        case "LIST_CONTAINS_ALL": return .and(try elements().map { .contains(key, $0) })
+        case "NOT_LIST_CONTAINS_ALL": return .not(.and(try elements().map { .contains(key, $0) }))
+        case "NEAR":
+            guard case .location(let here) = value, let metres = filter["distance"]?.doubleValue else {
+                throw CKError(.invalidArguments, "\(place): NEAR needs a LOCATION value and a \"distance\" in metres")
+            }
+            return .distance(key, here, .less, metres)
+        default:
+            throw CKError(.invalidArguments, "\(place): unknown comparator \"\(comparator)\"")
+        }
+    }
+
+    /// A filter's value as a predicate constant, typed by the filter, else by the schema,
+    /// else by its JSON.
+    private static func value(_ raw: JSONValue, type: FieldType?, at place: String) throws(CKError) -> PredicateValue {
+        if case .array(let items) = raw {
+            let element = type.map { FieldType($0.kind) }
+            var values: [PredicateValue] = []
+            for item in items { values.append(try value(item, type: element, at: place)) }
+            return .list(values)
+        }
+        switch (type?.kind, raw) {
+        case (.timestamp?, _):
+            guard let ms = raw.int64Value else { throw CKError(.invalidArguments, "\(place): a TIMESTAMP value is milliseconds since 1970") }
+            return .date(ms)
+        case (.reference?, .object), (nil, .object) where raw["recordName"] != nil:
+            guard let name = raw["recordName"]?.stringValue else { throw CKError(.invalidArguments, "\(place): a REFERENCE value needs \"recordName\"") }
+            return .reference(name)
+        case (.reference?, .string(let name)):
+            return .reference(name)
+        case (.location?, .object), (nil, .object) where raw["latitude"] != nil:
+            let decoded = try RecordCoding.decodeValue(raw, as: FieldType(.location), key: place)
+            guard case .location(let l) = decoded else { throw CKError(.invalidArguments, "\(place): not a location") }
+            return .location(l)
+        case (.double?, _):
+            guard let d = raw.doubleValue else { throw CKError(.invalidArguments, "\(place): a DOUBLE value must be a number") }
+            return .double(d)
+        case (.int64?, .string(let s)):
+            guard let i = Int64(s) else { throw CKError(.invalidArguments, "\(place): an INT64 value must be an integer") }
+            return .int(i)
+        case (_, .string(let s)): return .string(s)
+        case (_, .int(let i)): return .int(i)
+        case (_, .double(let d)): return .double(d)
+        default:
+            throw CKError(.invalidArguments, "\(place): a filter cannot compare with \(raw.kindName)")
+        }
+    }
+}

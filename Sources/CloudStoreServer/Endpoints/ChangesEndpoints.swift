@@ -1,0 +1,70 @@
+import CloudStore
+
+/// `changes/zone` and the older `records/changes`: a zone's changed and deleted records since a
+/// sync token, each record once in its latest state.
+enum ChangesEndpoints {
+    /// Changes of one zone: `records/changes`.
+    static func recordChanges(_ call: WebCall) throws(CKError) -> JSONValue {
+        let db = try call.database()
+        guard call.body["zoneID"] != nil else { throw CKError(.invalidArguments, "records/changes needs \"zoneID\"") }
+        let zone = try WebRecordCoding.zoneID(call.body["zoneID"], in: db)
+        var out = try changes(db, zone: zone, token: call.body["syncToken"], limit: call.body["resultsLimit"],
+                              keys: try call.desiredKeys(call.body["desiredKeys"]), types: nil, numbersAsStrings: call.numbersAsStrings)
+        out["reverse"] = .bool(false)
+        out["zoneID"] = nil
+        return .object(out)
+    }
+
+    /// Changes of several zones: `changes/zone`, one result or zone error per zone asked for.
+    static func zoneChanges(_ call: WebCall) throws(CKError) -> JSONValue {
+        let db = try call.database()
+        let zones = try call.array("zones", limit: RecordsEndpoints.maxItems)
+        let requestKeys = try call.desiredKeys(call.body["desiredKeys"])
+        let requestTypes = try call.desiredKeys(call.body["desiredRecordTypes"])
+        var out: [JSONValue] = []
+        for (i, entry) in zones.enumerated() {
+            guard entry["zoneID"] != nil else { throw CKError(.invalidArguments, "zones[\(i)] needs a \"zoneID\"") }
+            let zone = try WebRecordCoding.zoneID(entry["zoneID"], in: db)
+            do throws(CKError) {
+                let keys = try entry["desiredKeys"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys
+                let types = try entry["desiredRecordTypes"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestTypes
+                out.append(.object(try changes(db, zone: zone, token: entry["syncToken"], limit: entry["resultsLimit"] ?? call.body["resultsLimit"],
+                                               keys: keys, types: types, numbersAsStrings: call.numbersAsStrings)))
+            } catch {
+                out.append(ZonesEndpoints.error(error, zone: zone))
+            }
+        }
+        return .object(["zones": .array(out)])
+    }
+
+    private static func changes(_ db: Database, zone: ZoneID, token raw: JSONValue?, limit rawLimit: JSONValue?,
+                                keys: [String]?, types: [String]?, numbersAsStrings: Bool) throws(CKError) -> [String: JSONValue] {
+        var token: ChangeToken?
+        switch raw {
+        case .string(let s)?:
+            guard let t = ChangeToken(string: s) else {
+                throw CKError(.invalidArguments, "\"syncToken\" \(s) is not one this server gave; leave it out to fetch every change")
+            }
+            token = t
+        case nil, .null?: break
+        default: throw CKError(.invalidArguments, "\"syncToken\" must be the string a previous response gave")
+        }
+        var limit = RecordsEndpoints.maxItems
+        if let rawLimit, rawLimit != .null {
+            guard let n = rawLimit.int64Value, n > 0 else { throw CKError(.invalidArguments, "\"resultsLimit\" must be a positive integer") }
+            limit = Int(min(n, Int64(RecordsEndpoints.maxItems)))
+        }
+        _ = try db.currentChangeToken(in: zone.zoneName)
+        let changes = try db.changes(in: zone.zoneName, since: token, limit: limit, desiredKeys: keys)
+        var records = changes.changed
+            .filter { types == nil || types!.contains($0.recordType) }
+            .map { WebRecordCoding.encode($0, numbersAsStrings: numbersAsStrings) }
+        records += changes.deleted.map(WebRecordCoding.deleted)
+        return [
+            "zoneID": WebRecordCoding.encode(zone),
+            "records": .array(records),
+            "syncToken": .string(changes.token.description),
+            "moreComing": .bool(changes.moreComing),
+        ]
+    }
+}

@@ -1,0 +1,217 @@
+import CloudStore
+
+/// `records/modify`, `records/lookup` and `records/query`.
+enum RecordsEndpoints {
+    /// CloudKit Web Services' limit on operations, records looked up, and records in one
+    /// response (the engine's own limit, for the native API, is 400 items).
+    static let maxItems = 200
+
+    // MARK: records/modify
+
+    /// One operation of a modify request, read and checked on its own.
+    private enum Planned {
+        case save(Record, SaveRule)
+        case delete(RecordID, changeTag: String?)
+        case failed(CKError, recordName: String?)
+    }
+
+    /// Saves and deletes records: one result per operation, in order, each a record, a deleted
+    /// record or a record error. `atomic` (the default) holds in custom zones of the private
+    /// database only; elsewhere each operation succeeds or fails alone, as at Apple.
+    static func modify(_ call: WebCall) throws(CKError) -> JSONValue {
+        let db = try call.database()
+        let operations = try call.array("operations", limit: maxItems)
+        guard !operations.isEmpty else { throw CKError(.invalidArguments, "\"operations\" is empty; give at least one") }
+        let zone = try WebRecordCoding.zoneID(call.body["zoneID"], in: db)
+        let requestKeys = try call.desiredKeys(call.body["desiredKeys"])
+        let atomic = (call.body["atomic"]?.boolValue ?? true) && db.scope == .private && zone.zoneName != ZoneID.defaultZoneName
+
+        // Operations that change a record without naming its type take the stored one's.
+        var storedTypes: [RecordID: String] = [:]
+        let untyped = operations.compactMap { (op) -> RecordID? in
+            guard op["record"]?["recordType"] == nil, let name = op["record"]?["recordName"]?.stringValue else { return nil }
+            let zoneID = (try? op["record"]?["zoneID"].map { (z) throws(CKError) in try WebRecordCoding.zoneID(z, in: db) }) ?? zone
+            return RecordID(recordName: name, zoneID: zoneID)
+        }
+        if !untyped.isEmpty {
+            for (id, result) in db.fetch(untyped, desiredKeys: []) {
+                if case .success(let r) = result { storedTypes[id] = r.recordType }
+            }
+        }
+
+        var planned: [Planned] = []
+        var keys: [[String]?] = []
+        for op in operations {
+            do throws(CKError) {
+                keys.append(try op["desiredKeys"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys)
+                planned.append(try plan(op, zone: zone, db: db, storedTypes: storedTypes))
+            } catch {
+                if keys.count < planned.count + 1 { keys.append(requestKeys) }
+                planned.append(.failed(error, recordName: op["record"]?["recordName"]?.stringValue))
+            }
+        }
+
+        var saving: [Record] = []
+        var deleting: [RecordID] = []
+        var options = ModifyOptions(atomic: atomic)
+        var slot: [(isSave: Bool, index: Int)?] = []
+        for item in planned {
+            switch item {
+            case .save(let record, let rule):
+                options.saveRules[record.recordID] = rule
+                slot.append((true, saving.count))
+                saving.append(record)
+            case .delete(let id, let tag):
+                if let tag { options.deleteChangeTags[id] = tag }
+                slot.append((false, deleting.count))
+                deleting.append(id)
+            case .failed:
+                slot.append(nil)
+            }
+        }
+        let anyFailed = planned.contains { if case .failed = $0 { true } else { false } }
+        var result: ModifyResult?
+        if !(atomic && anyFailed), !saving.isEmpty || !deleting.isEmpty {
+            result = try db.modify(saving: saving, deleting: deleting, options: options)
+        }
+        let notApplied = CKError(.batchRequestFailed, "not saved because another operation in this atomic batch failed; fix that one and send the batch again")
+        var out: [JSONValue] = []
+        for (i, item) in planned.enumerated() {
+            let name: String?
+            switch item {
+            case .failed(let error, let recordName):
+                out.append(WebRecordCoding.error(error, recordName: recordName))
+                continue
+            case .save(let record, _): name = record.recordID.recordName
+            case .delete(let id, _): name = id.recordName
+            }
+            guard let result, let (isSave, index) = slot[i] else {
+                out.append(WebRecordCoding.error(notApplied, recordName: name))
+                continue
+            }
+            if isSave {
+                switch result.saveResults[index].1 {
+                case .success(let saved):
+                    out.append(WebRecordCoding.encode(saved.limited(to: keys[i]), numbersAsStrings: call.numbersAsStrings))
+                case .failure(let error):
+                    out.append(WebRecordCoding.error(error, recordName: name))
+                }
+            } else {
+                switch result.deleteResults[index].1 {
+                case .success: out.append(WebRecordCoding.deleted(result.deleteResults[index].0))
+                case .failure(let error): out.append(WebRecordCoding.error(error, recordName: name))
+                }
+            }
+        }
+        return .object(["records": .array(out)])
+    }
+
+    /// Reads one operation: its type decides the change-tag check and which fields are written.
+    private static func plan(_ op: JSONValue, zone: ZoneID, db: Database, storedTypes: [RecordID: String]) throws(CKError) -> Planned {
+        guard case .object = op, let type = op["operationType"]?.stringValue else {
+            throw CKError(.invalidArguments, "an operation needs \"operationType\" (create, update, forceUpdate, replace, forceReplace, delete or forceDelete) and \"record\"")
+        }
+        guard let raw = op["record"], case .object(var members) = raw else {
+            throw CKError(.invalidArguments, "a \(type) operation needs a \"record\" dictionary")
+        }
+        let tag: String? = switch members["recordChangeTag"] {
+        case .string(let s)?: s
+        case .int(let i)?: String(i)
+        default: nil
+        }
+        switch type {
+        case "delete", "forceDelete":
+            guard let name = members["recordName"]?.stringValue else {
+                throw CKError(.invalidArguments, "a \(type) operation needs the record's \"recordName\"")
+            }
+            let zoneID = try members["zoneID"].map { (z) throws(CKError) in try WebRecordCoding.zoneID(z, in: db) } ?? zone
+            // A delete without a tag deletes whatever is stored, as Apple's own steps for delete send none.
+            return .delete(RecordID(recordName: name, zoneID: zoneID), changeTag: type == "delete" ? tag : nil)
+        case "create", "update", "forceUpdate", "replace", "forceReplace":
+            break
+        default:
+            throw CKError(.invalidArguments, "unknown operationType \"\(type)\"; use create, update, forceUpdate, replace, forceReplace, delete or forceDelete")
+        }
+        if (type == "update" || type == "replace") && tag == nil {
+            throw CKError(.invalidArguments, "an \(type) operation needs the \"recordChangeTag\" it is based on; use force\(type.prefix(1).uppercased() + type.dropFirst()) to skip the check")
+        }
+        if members["recordType"] == nil, type != "create", let name = members["recordName"]?.stringValue {
+            let zoneID = try members["zoneID"].map { (z) throws(CKError) in try WebRecordCoding.zoneID(z, in: db) } ?? zone
+            guard let stored = storedTypes[RecordID(recordName: name, zoneID: zoneID)] else {
+                throw CKError(.unknownItem, type.hasPrefix("force")
+                    ? "record \(name) does not exist in zone \(zoneID.zoneName), and the operation gives no \"recordType\" to create it with"
+                    : "record \(name) does not exist in zone \(zoneID.zoneName)")
+            }
+            members["recordType"] = .string(stored)
+        }
+        // Only update and replace are based on a version; the others ignore a tag they are sent.
+        if type != "update" && type != "replace" { members["recordChangeTag"] = nil }
+        let record = try db.fitToSchema(try WebRecordCoding.decode(.object(members), zone: zone, db: db))
+        let rule: SaveRule = switch type {
+        case "create", "replace": SaveRule(checksChangeTag: true, fields: .replaceAll)
+        case "update": SaveRule(checksChangeTag: true, fields: .changedKeys)
+        case "forceUpdate": SaveRule(checksChangeTag: false, fields: .changedKeys)
+        default: SaveRule(checksChangeTag: false, fields: .replaceAll)
+        }
+        return .save(record, rule)
+    }
+
+    // MARK: records/lookup
+
+    /// Fetches records by name: one result per name, in order; a missing one is a `NOT_FOUND`
+    /// record error inside the 200.
+    static func lookup(_ call: WebCall) throws(CKError) -> JSONValue {
+        let db = try call.database()
+        let requested = try call.array("records", limit: maxItems)
+        let zone = try WebRecordCoding.zoneID(call.body["zoneID"], in: db)
+        let requestKeys = try call.desiredKeys(call.body["desiredKeys"])
+        var ids: [RecordID] = []
+        var keys: [[String]?] = []
+        for (i, entry) in requested.enumerated() {
+            guard let name = entry["recordName"]?.stringValue else {
+                throw CKError(.invalidArguments, "records[\(i)] needs a \"recordName\" string")
+            }
+            let zoneID = try entry["zoneID"].map { (z) throws(CKError) in try WebRecordCoding.zoneID(z, in: db) } ?? zone
+            ids.append(RecordID(recordName: name, zoneID: zoneID))
+            keys.append(try entry["desiredKeys"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys)
+        }
+        let results = db.fetch(ids)
+        let out = results.enumerated().map { (i, item) -> JSONValue in
+            switch item.1 {
+            case .success(let record): WebRecordCoding.encode(record.limited(to: keys[i]), numbersAsStrings: call.numbersAsStrings)
+            case .failure(let error): WebRecordCoding.error(error, recordName: ids[i].recordName)
+            }
+        }
+        return .object(["records": .array(out)])
+    }
+
+    // MARK: records/query
+
+    /// The records of a query, at most `resultsLimit` (200 at most), in `sortBy` order, with a
+    /// `continuationMarker` while more remain.
+    static func query(_ call: WebCall) throws(CKError) -> JSONValue {
+        let db = try call.database()
+        let query = try WebQueryCoding.decode(call.body["query"], db: db)
+        let zone = try WebRecordCoding.zoneID(call.body["zoneID"], in: db)
+        if call.body["zoneID"] == nil, call.body["zoneWide"]?.boolValue == true, db.scope == .private, try db.zones().count > 1 {
+            throw CKError(.invalidArguments, "zoneWide queries across several zones are not served: query each zone with \"zoneID\" (zones/list names them)")
+        }
+        var limit = maxItems
+        if let asked = call.body["resultsLimit"], asked != .null {
+            guard let n = asked.int64Value, n > 0 else { throw CKError(.invalidArguments, "\"resultsLimit\" must be a positive integer") }
+            limit = Int(min(n, Int64(maxItems)))
+        }
+        var cursor: QueryCursor?
+        switch call.body["continuationMarker"] {
+        case .string(let marker)?: cursor = QueryCursor(text: marker)
+        case nil, .null?: break
+        default: throw CKError(.invalidArguments, "\"continuationMarker\" must be the string a previous response gave")
+        }
+        let result = try db.query(query, in: zone.zoneName, limit: limit, cursor: cursor, desiredKeys: try call.desiredKeys(call.body["desiredKeys"]))
+        var out: [String: JSONValue] = [
+            "records": .array(result.records.map { WebRecordCoding.encode($0, numbersAsStrings: call.numbersAsStrings) })
+        ]
+        if let next = result.cursor { out["continuationMarker"] = .string(next.text) }
+        return .object(out)
+    }
+}

@@ -1,0 +1,52 @@
+import CloudStore
+
+/// One authenticated request to an endpoint: the container, environment and database of its
+/// URL, who it acts as, and its JSON body.
+struct WebCall: Sendable {
+    let container: Container
+    let environment: Environment
+    /// nil for endpoints without a database segment (`tokens/…`).
+    let scope: DatabaseScope?
+    let caller: WebCaller
+    let body: JSONValue
+    /// `http://host:port` as the client reached the server, for URLs in responses.
+    let baseURL: String
+
+    /// The database of the URL as the caller sees it.
+    func database() throws(CKError) -> Database {
+        try container.database(scope ?? .public, caller: caller.caller, environment: environment)
+    }
+
+    /// A key of the body that must be an array, with at most `limit` entries.
+    func array(_ key: String, limit: Int? = nil, required: Bool = true) throws(CKError) -> [JSONValue] {
+        switch body[key] {
+        case .array(let items)?:
+            if let limit, items.count > limit {
+                throw CKError(.limitExceeded, "\"\(key)\" has \(items.count) entries; CloudKit Web Services take at most \(limit) in one request: split it")
+            }
+            return items
+        case nil, .null?:
+            guard !required else { throw CKError(.invalidArguments, "the request body needs \"\(key)\", an array") }
+            return []
+        default:
+            throw CKError(.invalidArguments, "\"\(key)\" must be an array")
+        }
+    }
+
+    /// `desiredKeys`: nil (all fields) unless the body gives a list.
+    func desiredKeys(_ json: JSONValue?) throws(CKError) -> [String]? {
+        switch json {
+        case nil, .null?: return nil
+        case .array(let keys)?:
+            var names: [String] = []
+            for k in keys {
+                guard let s = k.stringValue else { throw CKError(.invalidArguments, "\"desiredKeys\" must be an array of field names") }
+                names.append(s)
+            }
+            return names
+        default: throw CKError(.invalidArguments, "\"desiredKeys\" must be an array of field names")
+        }
+    }
+
+    var numbersAsStrings: Bool { body["numbersAsStrings"]?.boolValue ?? body["numberAsStrings"]?.boolValue ?? false }
+}

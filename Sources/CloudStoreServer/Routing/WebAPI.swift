@@ -1,0 +1,185 @@
+import CloudStore
+import Dispatch
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// The endpoints of CloudKit Web Services and what each request goes through: its body read
+/// within bounds, its URL's container, environment and database, its credentials, then the
+/// endpoint on a thread that may block (the engine's file I/O), then the JSON response.
+struct WebAPI: Sendable {
+    let store: Store
+    let configuration: WebServer.Configuration
+
+    /// Who may call an endpoint.
+    enum Access {
+        /// An API token alone reads the public database.
+        case read
+        /// Needs a signed-in user, or a server-to-server key on the public database.
+        case user
+    }
+
+    typealias Endpoint = @Sendable (WebCall) throws(CKError) -> JSONValue
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        let db = router.group("database/1/:container/:environment/:database")
+        db.post("records/modify", use: handler(.user, RecordsEndpoints.modify))
+        db.post("records/lookup", use: handler(.read, RecordsEndpoints.lookup))
+        db.post("records/query", use: handler(.read, RecordsEndpoints.query))
+        db.post("records/changes", use: handler(.user, ChangesEndpoints.recordChanges))
+        db.post("changes/zone", use: handler(.user, ChangesEndpoints.zoneChanges))
+        db.get("zones/list", use: handler(.read, ZonesEndpoints.list))
+        db.post("zones/lookup", use: handler(.read, ZonesEndpoints.lookup))
+        db.post("zones/modify", use: handler(.user, ZonesEndpoints.modify))
+        db.get("users/current", use: handler(.user, UsersEndpoints.current))
+        db.get("users/caller", use: handler(.user, UsersEndpoints.caller))
+        router.get("signin") { request, _ in Self.signInPage(request) }
+    }
+
+    /// The page `redirectURL` points at when a request needs a user: how to get a web auth token.
+    static func signInPage(_ request: Request) -> Response {
+        let container = request.uri.queryParameters["container"].map(String.init) ?? "CONTAINER"
+        let text = """
+            ckfs has no sign-in page of its own. Sign a user in from a shell on the machine that holds the store:
+
+                ckfs token sign-in --user NAME --container \(container)
+
+            It prints a web auth token. Send it with every request, percent-encoded, beside the API token:
+
+                ?ckAPIToken=…&ckWebAuthToken=…
+
+            """
+        return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    private func handler(_ access: Access, _ endpoint: @escaping Endpoint) -> @Sendable (Request, BasicRequestContext) async throws -> Response {
+        { request, context in
+            let base = "http://" + (request.head.authority ?? "\(configuration.host):\(configuration.port)")
+            let container = context.parameters.get("container") ?? ""
+            let redirect = "\(base)/signin?container=\(container)"
+            do {
+                var request = request
+                let body = try await readBody(&request)
+                let call = try await prepare(request, context, body: body, access: access, baseURL: base)
+                let result = try await Self.blocking { () throws(CKError) -> JSONValue in try endpoint(call) }
+                return Self.json(result, status: .ok)
+            } catch let failure as WebFailure {
+                return Self.json(failure.dictionary(redirectURL: redirect), status: failure.status)
+            } catch let error as CKError {
+                return Self.json(error.webServicesDictionary(redirectURL: redirect), status: error.webServicesCode.status)
+            }
+        }
+    }
+
+    /// The body, refused early when it is larger than allowed or slower than allowed.
+    private func readBody(_ request: inout Request) async throws(WebFailure) -> [UInt8] {
+        let limit = configuration.maxBodyBytes
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
+            throw WebFailure(error: CKError(.limitExceeded, "the request body is \(length) bytes; ckfs serve takes at most \(limit)"), status: .contentTooLarge)
+        }
+        let timeout = configuration.bodyTimeout
+        let body = request.body
+        do {
+            let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+                group.addTask { try await body.collect(upTo: limit) }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(timeout))
+                    return nil
+                }
+                defer { group.cancelAll() }
+                guard let first = try await group.next(), let buffer = first else {
+                    throw WebFailure(error: CKError(.invalidArguments, "the request body did not arrive within \(Int(timeout)) seconds"), status: .requestTimeout)
+                }
+                return buffer
+            }
+            return Array(buffer.readableBytesView)
+        } catch let failure as WebFailure {
+            throw failure
+        } catch {
+            throw WebFailure(error: CKError(.limitExceeded, "the request body is larger than the \(limit) bytes ckfs serve takes"), status: .contentTooLarge)
+        }
+    }
+
+    /// The URL's container, environment and database, the caller, and the JSON body.
+    private func prepare(_ request: Request, _ context: BasicRequestContext, body: [UInt8], access: Access, baseURL: String) async throws -> WebCall {
+        let containerID = context.parameters.get("container") ?? ""
+        guard let environment = Environment(rawValue: context.parameters.get("environment") ?? "") else {
+            throw WebFailure.badRequest("the environment in the URL must be development or production")
+        }
+        let databaseName = context.parameters.get("database") ?? ""
+        guard let scope = DatabaseScope(rawValue: databaseName) else {
+            throw WebFailure.badRequest(databaseName == "shared"
+                ? "the shared database is not served yet: ckfs has no sharing; use public or private"
+                : "the database in the URL must be public or private, not \"\(databaseName)\"")
+        }
+        let store = self.store
+        let configuration = self.configuration
+        let (container, caller) = try await Self.blocking { () throws(WebFailure) -> (Container, WebCaller) in
+            let known: [String]
+            do throws(CKError) { known = try store.containerIdentifiers() } catch { throw WebFailure(error: error) }
+            guard known.contains(containerID), configuration.containers?.contains(containerID) ?? true else {
+                throw WebFailure.badRequest("the store has no container \"\(containerID)\"; it has \(known.joined(separator: ", ")) (ckfs init --container ID makes one)")
+            }
+            let container: Container
+            do throws(CKError) { container = try store.container(containerID) } catch { throw WebFailure(error: error) }
+            return (container, try Self.authenticate(request, body: body, container: container))
+        }
+        if caller.isServerKey && scope != .public {
+            throw WebFailure(error: CKError(.notAuthenticated, "a server-to-server key reaches only the public database; the \(scope.rawValue) database needs a signed-in user (ckWebAuthToken)"))
+        }
+        if (access == .user || scope == .private) && !caller.caller.hasAccount {
+            throw WebFailure(error: CKError(.notAuthenticated, "this request needs a signed-in user: add ckWebAuthToken (ckfs token sign-in --user NAME) beside ckAPIToken"))
+        }
+        let json: JSONValue
+        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            json = .object([:])
+        } else {
+            do { json = try JSONParser.parse(body) } catch {
+                throw WebFailure.badRequest("the request body is not JSON: \(error)")
+            }
+            guard case .object = json else { throw WebFailure.badRequest("the request body must be a JSON object, found \(json.kindName)") }
+        }
+        return WebCall(container: container, environment: environment, scope: scope, caller: caller, body: json, baseURL: baseURL)
+    }
+
+    /// A signed request (server-to-server key) or `ckAPIToken` with an optional `ckWebAuthToken`.
+    private static func authenticate(_ request: Request, body: [UInt8], container: Container) throws(WebFailure) -> WebCaller {
+        let headers = request.headers
+        func header(_ name: String) -> String? { HTTPField.Name(name).flatMap { headers[$0] } }
+        if let keyID = header(RequestSignature.keyIDHeader) {
+            guard let date = header(RequestSignature.dateHeader), let signature = header(RequestSignature.signatureHeader) else {
+                throw .authentication("a signed request needs \(RequestSignature.dateHeader) and \(RequestSignature.signatureHeader) beside \(RequestSignature.keyIDHeader)")
+            }
+            let caller = try RequestSignature(keyID: keyID, date: date, signature: signature)
+                .verify(body: body, path: request.uri.path, query: request.uri.query, container: container)
+            return WebCaller(caller: caller, isServerKey: true)
+        }
+        let query = request.uri.queryParameters
+        guard let apiToken = query["ckAPIToken"].map(String.init), !apiToken.isEmpty else {
+            throw WebFailure(error: CKError(.notAuthenticated, "the request has no credentials: add ?ckAPIToken=… (ckfs token create), and ckWebAuthToken for a user, or sign it with a server-to-server key"))
+        }
+        let webAuthToken = query["ckWebAuthToken"].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
+        do throws(CKError) {
+            return try container.webCaller(apiToken: apiToken, webAuthToken: webAuthToken)
+        } catch {
+            throw error.code == .notAuthenticated ? .authentication(error.message) : WebFailure(error: error)
+        }
+    }
+
+    /// Runs engine work, which blocks on file I/O, on a thread of its own instead of the
+    /// server's event loops.
+    static func blocking<T: Sendable, E: Error>(_ body: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+        let result: Result<T, E> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                do throws(E) { continuation.resume(returning: .success(try body())) } catch { continuation.resume(returning: .failure(error)) }
+            }
+        }
+        return try result.get()
+    }
+
+    static func json(_ value: JSONValue, status: HTTPResponse.Status) -> Response {
+        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
+                 body: .init(byteBuffer: ByteBuffer(bytes: JSONWriter.compact(value))))
+    }
+}

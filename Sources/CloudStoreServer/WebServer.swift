@@ -1,0 +1,64 @@
+import CloudStore
+import Hummingbird
+import Logging
+import NIOCore
+
+/// `ckfs serve`: CloudKit Web Services (protocol version 1) over HTTP on a store, so that a
+/// client written for Apple's servers works against a local store by changing its base URL.
+///
+/// Requests run the same engine as the CLI and the mount, in the same store at the same time.
+public struct WebServer: Sendable {
+    /// Where the server listens and what it accepts.
+    public struct Configuration: Sendable {
+        public var host: String
+        /// 0 picks a free port.
+        public var port: Int
+        /// A request body larger than this is refused before it is read further.
+        public var maxBodyBytes: Int
+        /// A request whose body has not arrived whole after this many seconds is refused.
+        public var bodyTimeout: Double
+        /// A connection idle this long is closed.
+        public var idleTimeout: Double
+        /// The containers served; nil: every container of the store.
+        public var containers: [String]?
+
+        public init(host: String = "127.0.0.1", port: Int = 8880, maxBodyBytes: Int = 16 << 20,
+                    bodyTimeout: Double = 30, idleTimeout: Double = 60) {
+            self.host = host
+            self.port = port
+            self.maxBodyBytes = maxBodyBytes
+            self.bodyTimeout = bodyTimeout
+            self.idleTimeout = idleTimeout
+        }
+    }
+
+    let store: Store
+    let configuration: Configuration
+    let logger: Logger
+
+    public init(store: Store, configuration: Configuration = Configuration(), logger: Logger) {
+        self.store = store
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Serves until SIGTERM or SIGINT; requests in flight finish first. `onListening` gets the
+    /// base URL once the socket is bound (`http://127.0.0.1:8880`).
+    public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
+        let api = WebAPI(store: store, configuration: configuration)
+        let router = Router(context: BasicRequestContext.self)
+        router.middlewares.add(RequestLogMiddleware())
+        api.addRoutes(to: router)
+        let host = configuration.host
+        let app = Application(
+            router: router,
+            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(configuration.idleTimeout)))),
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: "ckfs"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                onListening("http://\(host):\(port)")
+            },
+            logger: logger)
+        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+    }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+import CloudStore
+
+extension KeyCommand {
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Revoke a server-to-server key.")
+        @OptionGroup var options: StoreOptions
+        @Argument(help: "The key ID, as ckfs key list shows it.") var keyID: String
+
+        func run() throws {
+            try reportingErrors {
+                try options.openStore().container(options.container).removeServerKey(keyID)
+            }
+        }
+    }
+}

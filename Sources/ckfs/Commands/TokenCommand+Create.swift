@@ -1,0 +1,15 @@
+import ArgumentParser
+import CloudStore
+
+extension TokenCommand {
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Make an API token for the container and print it.")
+        @OptionGroup var options: StoreOptions
+
+        func run() throws {
+            try reportingErrors {
+                print(try options.openStore().container(options.container).createAPIToken())
+            }
+        }
+    }
+}

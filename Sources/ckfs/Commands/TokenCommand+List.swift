@@ -1,0 +1,15 @@
+import ArgumentParser
+import CloudStore
+
+extension TokenCommand {
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the container's API tokens, one per line.")
+        @OptionGroup var options: StoreOptions
+
+        func run() throws {
+            try reportingErrors {
+                for token in try options.openStore().container(options.container).apiTokens() { print(token) }
+            }
+        }
+    }
+}

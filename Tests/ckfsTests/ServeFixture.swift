@@ -1,0 +1,99 @@
+import Foundation
+@testable import CloudStore
+
+/// `ckfs serve --port 0` on a temporary store, with an API token, web auth tokens for alice and
+/// bob, and a server-to-server key made by openssl; and a way to run the Python clients in
+/// `Tests/http` against it.
+final class ServeFixture: @unchecked Sendable {
+    let cli: CLIFixture
+    let server: Process
+    let url: String
+    let apiToken: String
+    let webToken: String
+    let webTokenBob: String
+    let keyID: String
+    let keyPEM: String
+    let container = "iCloud.local.ckfs"
+    /// The server's standard error (its log), read as it comes.
+    private let log: DataBox
+
+    static let pythonDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("http").path
+
+    init(serveArgs: [String] = []) throws {
+        let cli = try CLIFixture()
+        self.cli = cli
+        func line(_ args: [String], user: String? = "alice") throws -> String {
+            let r = cli.run(args, user: user)
+            guard r.status == 0 else { throw CKError(.internalError, "ckfs \(args.joined(separator: " ")): \(r.stderr)") }
+            return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        apiToken = try line(["token", "create"])
+        webToken = try line(["token", "sign-in"])
+        webTokenBob = try line(["token", "sign-in"], user: "bob")
+        let keyPEM = cli.store + "-key.pem"
+        self.keyPEM = keyPEM
+        let openssl = CLIFixture.exec("/usr/bin/env", ["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", keyPEM])
+        guard openssl.status == 0 else { throw CKError(.internalError, "openssl: \(openssl.stderr)") }
+        keyID = try line(["key", "add", keyPEM])
+        let log = DataBox()
+        self.log = log
+        (server, url) = try Self.start(store: cli.store, args: serveArgs, log: log)
+    }
+
+    deinit {
+        if server.isRunning { server.terminate(); server.waitUntilExit() }
+        try? FileManager.default.removeItem(atPath: keyPEM)
+    }
+
+    /// Starts `ckfs serve --port 0` and waits for its `listening on URL` line.
+    static func start(store: String, args: [String] = [], log: DataBox) throws -> (Process, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CLIFixture.binary)
+        p.arguments = ["serve", "--port", "0", "--store", store] + args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        err.fileHandleForReading.readabilityHandler = { h in
+            let d = h.availableData
+            if !d.isEmpty { log.set(log.get() + d) }
+        }
+        var first = Data()
+        while !first.contains(0x0A) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            first += chunk
+        }
+        let text = String(decoding: first, as: UTF8.self)
+        guard let line = text.split(separator: "\n").first, line.hasPrefix("listening on ") else {
+            p.terminate()
+            throw CKError(.internalError, "ckfs serve did not start: \(text) \(String(decoding: log.get(), as: UTF8.self))")
+        }
+        return (p, String(line.dropFirst("listening on ".count)))
+    }
+
+    var serverLog: String { String(decoding: log.get(), as: UTF8.self) }
+
+    /// The environment the Python clients read (see Tests/http/cloudkit_client.py).
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["CKFS_URL"] = url
+        env["CKFS_CONTAINER"] = container
+        env["CKFS_API_TOKEN"] = apiToken
+        env["CKFS_WEB_TOKEN"] = webToken
+        env["CKFS_WEB_TOKEN_BOB"] = webTokenBob
+        env["CKFS_KEY_ID"] = keyID
+        env["CKFS_KEY_PEM"] = keyPEM
+        env["CKFS_STORE"] = cli.store
+        env["CKFS_BIN"] = CLIFixture.binary
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        return env
+    }
+
+    /// Runs `python3 Tests/http/SCRIPT TESTS...`; the output says which assertion failed.
+    func python(_ script: String, _ tests: [String], extra: [String: String] = [:]) -> CLIFixture.Output {
+        CLIFixture.exec("/usr/bin/env", ["python3", Self.pythonDirectory + "/" + script] + tests,
+                        environment: environment.merging(extra) { _, new in new })
+    }
+}

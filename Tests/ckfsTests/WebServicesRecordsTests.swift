@@ -1,0 +1,21 @@
+import Foundation
+import Testing
+
+/// `ckfs serve`'s records endpoints, driven over real HTTP by Python's `requests`
+/// (`Tests/http/test_records.py`): the seven operation types, atomic batches, limits,
+/// lookups, every query comparator against a brute-force filter, and paging.
+@Suite struct WebServicesRecordsTests {
+    func run(_ test: String) throws {
+        let fixture = try ServeFixture()
+        let out = fixture.python("test_records.py", [test])
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)\nserver log:\n\(fixture.serverLog.suffix(3000))")
+        #expect(out.stdout.contains("\(test): passed"))
+    }
+
+    @Test func operationTypes() throws { try run("test_operation_types") }
+    @Test func atomicBatches() throws { try run("test_atomic_batches") }
+    @Test func limitsAndBadRequests() throws { try run("test_limits_and_bad_requests") }
+    @Test func lookupAndNumbers() throws { try run("test_lookup_and_numbers") }
+    @Test func queryComparators() throws { try run("test_query_comparators") }
+    @Test func queryPaging() throws { try run("test_query_paging") }
+}

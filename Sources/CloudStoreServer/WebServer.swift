@@ -8,29 +8,7 @@ import NIOCore
 ///
 /// Requests run the same engine as the CLI and the mount, in the same store at the same time.
 public struct WebServer: Sendable {
-    /// Where the server listens and what it accepts.
-    public struct Configuration: Sendable {
-        public var host: String
-        /// 0 picks a free port.
-        public var port: Int
-        /// A request body larger than this is refused before it is read further.
-        public var maxBodyBytes: Int
-        /// A request whose body has not arrived whole after this many seconds is refused.
-        public var bodyTimeout: Double
-        /// A connection idle this long is closed.
-        public var idleTimeout: Double
-        /// The containers served; nil: every container of the store.
-        public var containers: [String]?
-
-        public init(host: String = "127.0.0.1", port: Int = 8880, maxBodyBytes: Int = 16 << 20,
-                    bodyTimeout: Double = 30, idleTimeout: Double = 60) {
-            self.host = host
-            self.port = port
-            self.maxBodyBytes = maxBodyBytes
-            self.bodyTimeout = bodyTimeout
-            self.idleTimeout = idleTimeout
-        }
-    }
+    public typealias Configuration = WebServerConfiguration
 
     let store: Store
     let configuration: Configuration

@@ -56,8 +56,9 @@ extension Container {
     public func signIn(userName: String, lifetime: Int64 = Container.defaultWebAuthLifetime) throws(CKError) -> String {
         guard lifetime > 0 else { throw .invalid("a web auth token must last at least one second") }
         try requireIdentity(userName, for: "sign in")
-        // Base64 with '+', '/' and '=', as CloudKit's tokens: clients must percent-encode them.
-        var bytes = [UInt8](repeating: 0, count: 48)
+        // Base64 with '=' (47 bytes) and often '+' and '/', as CloudKit's tokens: clients must
+        // percent-encode them.
+        var bytes = [UInt8](repeating: 0, count: 47)
         var generator = SystemRandomNumberGenerator()
         for i in bytes.indices { bytes[i] = generator.next() }
         let token = Data(bytes).base64EncodedString()
@@ -106,26 +107,18 @@ extension Container {
 
     /// The public key registered as `keyID` and the identity it acts as; nil when none is.
     public func serverKey(_ keyID: String) throws(CKError) -> (publicKey: P256.Signing.PublicKey, caller: Caller)? {
-        var key = try fresh(maxAge: 1).web.serverKeys.first { $0.keyID == keyID }
-        // A key added by another process a moment ago: read the file again.
-        if key == nil { key = try fresh().web.serverKeys.first { $0.keyID == keyID } }
-        guard let key, let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKey) else { return nil }
+        // As the file holds it now (one stat): a revoked key stops working at once.
+        guard let key = try fresh().web.serverKeys.first(where: { $0.keyID == keyID }), let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKey) else { return nil }
         return (publicKey, Caller(userName: key.userName, deviceID: "key-" + keyID.prefix(12)))
     }
 
     /// Who a request with these tokens acts as: `notAuthenticated` for an unknown API token,
     /// or a web auth token that is unknown or expired.
     public func webCaller(apiToken: String, webAuthToken: String?) throws(CKError) -> WebCaller {
-        let web = try fresh(maxAge: 1).web
-        var known = web.apiTokens.contains { $0.token == apiToken }
-        var session = webAuthToken.flatMap { t in web.webAuthTokens.first { $0.token == t } }
-        // A token made by another process a moment ago: read the file again.
-        if !known || (webAuthToken != nil && session == nil) {
-            let now = try fresh().web
-            known = now.apiTokens.contains { $0.token == apiToken }
-            session = webAuthToken.flatMap { t in now.webAuthTokens.first { $0.token == t } }
-        }
-        guard known else {
+        // As the file holds it now (one stat): tokens made or removed by another process count at once.
+        let web = try fresh().web
+        let session = webAuthToken.flatMap { t in web.webAuthTokens.first { $0.token == t } }
+        guard web.apiTokens.contains(where: { $0.token == apiToken }) else {
             throw CKError(.notAuthenticated, "the API token is not one of container \(identifier)'s; make one with ckfs token create")
         }
         guard let webAuthToken else { return WebCaller(caller: .noAccount(deviceID: "web"), isServerKey: false) }

@@ -10,7 +10,7 @@ import NIOCore
 /// endpoint on a thread that may block (the engine's file I/O), then the JSON response.
 struct WebAPI: Sendable {
     let store: Store
-    let configuration: WebServer.Configuration
+    let configuration: WebServerConfiguration
 
     /// Who may call an endpoint.
     enum Access {

@@ -1,0 +1,23 @@
+/// Where `ckfs serve` listens and what it accepts.
+public struct WebServerConfiguration: Sendable {
+    public var host: String
+    /// 0 picks a free port.
+    public var port: Int
+    /// A request body larger than this is refused before it is read further.
+    public var maxBodyBytes: Int
+    /// A request whose body has not arrived whole after this many seconds is refused.
+    public var bodyTimeout: Double
+    /// A connection idle this long is closed.
+    public var idleTimeout: Double
+    /// The containers served; nil: every container of the store.
+    public var containers: [String]?
+
+    public init(host: String = "127.0.0.1", port: Int = 8880, maxBodyBytes: Int = 16 << 20,
+                bodyTimeout: Double = 30, idleTimeout: Double = 60) {
+        self.host = host
+        self.port = port
+        self.maxBodyBytes = maxBodyBytes
+        self.bodyTimeout = bodyTimeout
+        self.idleTimeout = idleTimeout
+    }
+}

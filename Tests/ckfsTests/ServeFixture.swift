@@ -20,7 +20,10 @@ final class ServeFixture: @unchecked Sendable {
     static let pythonDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("http").path
 
-    init(serveArgs: [String] = []) throws {
+    /// Where the store is mounted, when the fixture was made with `mounted: true`.
+    let mountPoint: String?
+
+    init(serveArgs: [String] = [], mounted: Bool = false) throws {
         let cli = try CLIFixture()
         self.cli = cli
         func line(_ args: [String], user: String? = "alice") throws -> String {
@@ -36,6 +39,15 @@ final class ServeFixture: @unchecked Sendable {
         let openssl = CLIFixture.exec("/usr/bin/env", ["openssl", "ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", keyPEM])
         guard openssl.status == 0 else { throw CKError(.internalError, "openssl: \(openssl.stderr)") }
         keyID = try line(["key", "add", keyPEM])
+        if mounted {
+            let dir = MountFixture.base + "/" + UUID().uuidString + "/M"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let r = CLIFixture.exec(CLIFixture.binary, ["mount", dir, "--store", cli.store])
+            guard r.status == 0 else { throw CKError(.internalError, "mount failed: \(r.stderr)") }
+            mountPoint = dir
+        } else {
+            mountPoint = nil
+        }
         let log = DataBox()
         self.log = log
         (server, url) = try Self.start(store: cli.store, args: serveArgs, log: log)
@@ -43,6 +55,10 @@ final class ServeFixture: @unchecked Sendable {
 
     deinit {
         if server.isRunning { server.terminate(); server.waitUntilExit() }
+        if let mountPoint {
+            _ = CLIFixture.exec(CLIFixture.binary, ["unmount", mountPoint])
+            try? FileManager.default.removeItem(atPath: (mountPoint as NSString).deletingLastPathComponent)
+        }
         try? FileManager.default.removeItem(atPath: keyPEM)
     }
 
@@ -87,6 +103,7 @@ final class ServeFixture: @unchecked Sendable {
         env["CKFS_KEY_PEM"] = keyPEM
         env["CKFS_STORE"] = cli.store
         env["CKFS_BIN"] = CLIFixture.binary
+        if let mountPoint { env["CKFS_MOUNT"] = mountPoint }
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         return env
     }

@@ -71,10 +71,10 @@ def fail(status_body, status, code, what=""):
     return body
 
 
-def ckfs(*args, user="alice"):
+def ckfs(*args, user="alice", input=None):
     """Runs the ckfs CLI on the same store; returns its standard output."""
     cmd = [CKFS, *args, "--store", STORE] + (["--user", user] if user else [])
-    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, input=input)
     assert out.returncode == 0, f"ckfs {' '.join(args)}: {out.stderr}"
     return out.stdout
 

@@ -37,6 +37,46 @@ enum ChangesEndpoints {
         return .object(["zones": .array(out)])
     }
 
+    /// Which zones changed since a database sync token: `changes/database`, and the older
+    /// `zones/changes` (with `metaSyncToken` and whole zone dictionaries).
+    static func databaseChanges(_ call: WebCall) throws(CKError) -> JSONValue {
+        try databaseChanges(call, tokenKey: "syncToken", wholeZones: false)
+    }
+
+    static func zonesChanges(_ call: WebCall) throws(CKError) -> JSONValue {
+        try databaseChanges(call, tokenKey: "metaSyncToken", wholeZones: true)
+    }
+
+    private static func databaseChanges(_ call: WebCall, tokenKey: String, wholeZones: Bool) throws(CKError) -> JSONValue {
+        let db = try call.database()
+        var token: DatabaseChangeToken?
+        switch call.body[tokenKey] {
+        case .string(let s)?:
+            guard let t = DatabaseChangeToken(string: s) else {
+                throw CKError(.invalidArguments, "\"\(tokenKey)\" is not one this server gave; leave it out to list every zone")
+            }
+            token = t
+        case nil, .null?: break
+        default: throw CKError(.invalidArguments, "\"\(tokenKey)\" must be the string a previous response gave")
+        }
+        var limit: Int?
+        if let raw = call.body["resultsLimit"], raw != .null {
+            guard let n = raw.int64Value, n > 0 else { throw CKError(.invalidArguments, "\"resultsLimit\" must be a positive integer") }
+            limit = Int(min(n, Int64(RecordsEndpoints.maxItems)))
+        }
+        let changes = try db.databaseChanges(since: token, limit: limit)
+        var zones: [JSONValue] = []
+        for zone in changes.changed {
+            if wholeZones, let found = try? db.zone(zone.zoneName) {
+                zones.append(try ZonesEndpoints.dictionary(found, db: db))
+            } else {
+                zones.append(.object(["zoneID": WebRecordCoding.encode(zone)]))
+            }
+        }
+        zones += changes.deleted.map { .object(["zoneID": WebRecordCoding.encode($0), "deleted": .bool(true)]) }
+        return .object(["zones": .array(zones), tokenKey: .string(changes.token.description), "moreComing": .bool(changes.moreComing)])
+    }
+
     private static func changes(_ db: Database, zone: ZoneID, token raw: JSONValue?, limit rawLimit: JSONValue?,
                                 keys: [String]?, types: [String]?, numbersAsStrings: Bool) throws(CKError) -> [String: JSONValue] {
         var token: ChangeToken?

@@ -29,6 +29,8 @@ struct WebAPI: Sendable {
         db.post("records/query", use: handler(.read, RecordsEndpoints.query))
         db.post("records/changes", use: handler(.user, ChangesEndpoints.recordChanges))
         db.post("changes/zone", use: handler(.user, ChangesEndpoints.zoneChanges))
+        db.post("changes/database", use: handler(.user, ChangesEndpoints.databaseChanges))
+        db.post("zones/changes", use: handler(.user, ChangesEndpoints.zonesChanges))
         db.get("zones/list", use: handler(.read, ZonesEndpoints.list))
         db.post("zones/lookup", use: handler(.read, ZonesEndpoints.lookup))
         db.post("zones/modify", use: handler(.user, ZonesEndpoints.modify))

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Where a database's zones stood when their changes were last fetched: each zone's change
+/// token. Opaque to clients as a string.
+public struct DatabaseChangeToken: Sendable, Equatable, CustomStringConvertible {
+    public var zones: [String: ChangeToken]
+
+    public init(zones: [String: ChangeToken]) { self.zones = zones }
+
+    /// Reads a token's string; nil when it is not one this store wrote.
+    public init?(string: String) {
+        var text = string.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        guard let data = Data(base64Encoded: text) else { return nil }
+        var zones: [String: ChangeToken] = [:]
+        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            guard parts.count == 2, let token = ChangeToken(string: String(parts[1])) else { return nil }
+            zones[String(parts[0])] = token
+        }
+        self.zones = zones
+    }
+
+    /// Base64url of one `zone epoch-seq` line per zone: zone names hold no spaces or newlines.
+    public var description: String {
+        let text = zones.keys.sorted().map { "\($0) \(zones[$0]!)" }.joined(separator: "\n")
+        return Data(text.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}
+
+/// Which zones of a database changed since a token.
+public struct DatabaseChanges: Sendable {
+    /// Zones created or changed (records saved or deleted), by name order.
+    public var changed: [ZoneID]
+    /// Zones deleted since the token.
+    public var deleted: [ZoneID]
+    public var token: DatabaseChangeToken
+    /// More zones changed than `limit`: fetch again with `token`.
+    public var moreComing: Bool
+}
+
+extension Database {
+    /// The zones that changed since `token` (nil: every zone, as for a first sync), at most
+    /// `limit` of them. A zone deleted and made again counts as changed.
+    public func databaseChanges(since token: DatabaseChangeToken?, limit: Int? = nil) throws(CKError) -> DatabaseChanges {
+        var now: [String: ChangeToken] = [:]
+        for name in try zoneNames() {
+            // A zone deleted while this runs is simply not there.
+            guard let t = try? currentChangeToken(in: name) else { continue }
+            now[name] = t
+        }
+        let before = token?.zones ?? [:]
+        var events: [(name: String, token: ChangeToken?)] = []
+        for (name, t) in now where before[name] != t { events.append((name, t)) }
+        for name in before.keys where now[name] == nil { events.append((name, nil)) }
+        events.sort { $0.name < $1.name }
+        var more = false
+        if let limit, events.count > limit {
+            events = Array(events.prefix(limit))
+            more = true
+        }
+        var next = before
+        for e in events { next[e.name] = e.token }
+        return DatabaseChanges(changed: events.filter { $0.token != nil }.map { zoneID($0.name) },
+                               deleted: events.filter { $0.token == nil }.map { zoneID($0.name) },
+                               token: DatabaseChangeToken(zones: next), moreComing: more)
+    }
+}

@@ -1,4 +1,5 @@
 import CloudStore
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -26,6 +27,12 @@ public struct WebServer: Sendable {
         let api = WebAPI(store: store, configuration: configuration)
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(RequestLogMiddleware())
+        // CloudKit JS in a browser page of another origin calls the server too.
+        router.middlewares.add(CORSMiddleware(
+            allowOrigin: .all,
+            allowHeaders: [.contentType, .accept, .origin] + [RequestSignature.keyIDHeader, RequestSignature.dateHeader, RequestSignature.signatureHeader]
+                .compactMap { HTTPField.Name($0) },
+            allowMethods: [.get, .post, .options]))
         api.addRoutes(to: router)
         let host = configuration.host
         let app = Application(

@@ -24,6 +24,14 @@ public struct WebCaller: Sendable, Equatable {
     }
 }
 
+/// A registered push token: whose notifications it delivers, and from where.
+public struct PushRegistration: Sendable, Equatable {
+    public var userName: String
+    public var deviceID: String?
+    public var environment: Environment
+    public var position: NotificationToken?
+}
+
 extension Container {
     /// How long a web auth token made by ``signIn(userName:lifetime:)`` lasts by default: two
     /// weeks, as CloudKit's "keep me signed in".
@@ -127,6 +135,53 @@ extension Container {
         }
         let device = "web-" + SHA256.hash(data: Data(webAuthToken.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
         return WebCaller(caller: Caller(userName: session.userName, deviceID: device), isServerKey: false)
+    }
+
+    // MARK: Push tokens
+
+    /// Makes a push token for a web client (`tokens/create`); it delivers nothing until a
+    /// user registers it.
+    public func createPushToken(apnsEnvironment: String, environment: Environment) throws(CKError) -> String {
+        guard apnsEnvironment == "development" || apnsEnvironment == "production" else {
+            throw .invalid("\"apnsEnvironment\" must be development or production")
+        }
+        let token = Self.randomHex(bytes: 32)
+        try update { (info: inout ContainerInfo) throws(CKError) in
+            info.web.pushTokens.append(.init(token: token, apnsEnvironment: apnsEnvironment, environment: environment, created: Store.now()))
+        }
+        return token
+    }
+
+    /// Registers a push token for the identity `caller` acts as (`tokens/register`): from now
+    /// on, the notifications of that identity after this moment, but for those of the
+    /// caller's own changes.
+    public func registerPushToken(_ token: String, caller: Caller) throws(CKError) {
+        let identity = try signedIn(caller, for: "register for notifications")
+        try update { (info: inout ContainerInfo) throws(CKError) in
+            guard let i = info.web.pushTokens.firstIndex(where: { $0.token == token }) else {
+                throw CKError(.unknownItem, "push token \(token) was not made here; make one with tokens/create first")
+            }
+            let environment = info.web.pushTokens[i].environment
+            let position = try notificationLog(userRecordName: identity.userRecordName, environment: environment).changes().token
+            info.web.pushTokens[i].userName = identity.name
+            info.web.pushTokens[i].deviceID = caller.deviceID
+            info.web.pushTokens[i].position = position.text
+        }
+    }
+
+    /// Where a registered push token delivers from; nil when the token is unknown or not registered.
+    public func pushRegistration(_ token: String) throws(CKError) -> PushRegistration? {
+        guard let t = try fresh().web.pushTokens.first(where: { $0.token == token }), let user = t.userName else { return nil }
+        return PushRegistration(userName: user, deviceID: t.deviceID, environment: t.environment,
+                                position: t.position.map(NotificationToken.init(text:)))
+    }
+
+    /// Notes that a push token's notifications were delivered up to `position`.
+    public func advancePushToken(_ token: String, to position: NotificationToken) throws(CKError) {
+        try update { (info: inout ContainerInfo) throws(CKError) in
+            guard let i = info.web.pushTokens.firstIndex(where: { $0.token == token }) else { return }
+            info.web.pushTokens[i].position = position.text
+        }
     }
 
     private func requireIdentity(_ userName: String, for purpose: String) throws(CKError) {

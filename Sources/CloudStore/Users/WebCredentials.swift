@@ -26,11 +26,26 @@ struct WebCredentials: Sendable, Equatable {
         var created: Int64
     }
 
+    /// A client's push token (`tokens/create`): once registered (`tokens/register`) its web
+    /// courier URL delivers the user's notifications, from `position` on.
+    struct PushToken: Sendable, Equatable {
+        var token: String
+        var apnsEnvironment: String
+        var environment: Environment
+        var userName: String?
+        /// The registering client's device ID: its own changes are not sent to it.
+        var deviceID: String?
+        /// The notification token after the last notification delivered.
+        var position: String?
+        var created: Int64
+    }
+
     var apiTokens: [APIToken] = []
     var webAuthTokens: [WebAuthToken] = []
     var serverKeys: [ServerKey] = []
+    var pushTokens: [PushToken] = []
 
-    var isEmpty: Bool { apiTokens.isEmpty && webAuthTokens.isEmpty && serverKeys.isEmpty }
+    var isEmpty: Bool { apiTokens.isEmpty && webAuthTokens.isEmpty && serverKeys.isEmpty && pushTokens.isEmpty }
 
     func json() -> JSONValue {
         .object([
@@ -41,6 +56,14 @@ struct WebCredentials: Sendable, Equatable {
             "serverKeys": .array(serverKeys.map {
                 .object(["keyID": .string($0.keyID), "publicKey": .string($0.publicKey), "user": .string($0.userName),
                          "created": .int($0.created)])
+            }),
+            "pushTokens": .array(pushTokens.map { t in
+                var o: [String: JSONValue] = ["token": .string(t.token), "apnsEnvironment": .string(t.apnsEnvironment),
+                                              "environment": .string(t.environment.rawValue), "created": .int(t.created)]
+                if let u = t.userName { o["user"] = .string(u) }
+                if let d = t.deviceID { o["device"] = .string(d) }
+                if let p = t.position { o["position"] = .string(p) }
+                return .object(o)
             }),
         ])
     }
@@ -65,6 +88,15 @@ struct WebCredentials: Sendable, Equatable {
                 throw bad("webServices.serverKeys[\(i)] needs \"keyID\", \"publicKey\" (PEM) and \"user\"")
             }
             serverKeys.append(ServerKey(keyID: id, publicKey: pem, userName: user, created: k["created"]?.int64Value ?? 0))
+        }
+        for (i, t) in (json["pushTokens"]?.arrayValue ?? []).enumerated() {
+            guard let token = t["token"]?.stringValue, !token.isEmpty,
+                  let environment = Environment(rawValue: t["environment"]?.stringValue ?? "") else {
+                throw bad("webServices.pushTokens[\(i)] needs \"token\" and \"environment\" (development or production)")
+            }
+            pushTokens.append(PushToken(token: token, apnsEnvironment: t["apnsEnvironment"]?.stringValue ?? "development",
+                                        environment: environment, userName: t["user"]?.stringValue, deviceID: t["device"]?.stringValue,
+                                        position: t["position"]?.stringValue, created: t["created"]?.int64Value ?? 0))
         }
     }
 

@@ -38,6 +38,74 @@ enum WebQueryCoding {
         return RecordQuery(recordType: type, predicate: predicate, sortDescriptors: sorts)
     }
 
+    // MARK: Back to filters
+
+    /// The filters of a predicate, for a subscription's `query`; nil when some part has no
+    /// filter of its own (a predicate saved by the CLI or the Swift API, such as an OR).
+    static func encode(_ predicate: QueryPredicate) -> [JSONValue]? {
+        switch predicate {
+        case .all: return []
+        case .and(let parts):
+            var out: [JSONValue] = []
+            for part in parts {
+                guard let f = encode(part) else { return nil }
+                out += f
+            }
+            return out
+        default:
+            return filter(predicate).map { [$0] }
+        }
+    }
+
+    private static func filter(_ p: QueryPredicate) -> JSONValue? {
+        func make(_ comparator: String, _ key: String, _ value: PredicateValue, distance: Double? = nil) -> JSONValue {
+            var o: [String: JSONValue] = ["comparator": .string(comparator), "fieldValue": fieldValue(value)]
+            if let system = systemFields.first(where: { $0.value == key })?.key {
+                o["systemFieldName"] = .string(system)
+            } else {
+                o["fieldName"] = .string(key)
+            }
+            if let distance { o["distance"] = .double(distance) }
+            return .object(o)
+        }
+        let names: [ComparisonOperator: String] = [.equal: "EQUALS", .notEqual: "NOT_EQUALS", .less: "LESS_THAN",
+                                                   .lessOrEqual: "LESS_THAN_OR_EQUALS", .greater: "GREATER_THAN",
+                                                   .greaterOrEqual: "GREATER_THAN_OR_EQUALS"]
+        switch p {
+        case .compare(let key, let op, let value): return make(names[op]!, key, value)
+        case .isIn(let key, let values): return make("IN", key, .list(values))
+        case .beginsWith(let key, let prefix): return make("BEGINS_WITH", key, .string(prefix))
+        case .contains(let key, let value): return make("LIST_CONTAINS", key, value)
+        case .tokens(let text):
+            return .object(["comparator": .string("CONTAINS_ALL_TOKENS"), "fieldName": .string("allTokens"),
+                            "fieldValue": .object(["value": .string(text), "type": .string("STRING")])])
+        case .distance(let key, let location, .less, let metres): return make("NEAR", key, .location(location), distance: metres)
+        case .not(.isIn(let key, let values)): return make("NOT_IN", key, .list(values))
+        case .not(.beginsWith(let key, let prefix)): return make("NOT_BEGINS_WITH", key, .string(prefix))
+        case .not(.contains(let key, let value)): return make("NOT_LIST_CONTAINS", key, value)
+        default: return nil
+        }
+    }
+
+    private static func fieldValue(_ value: PredicateValue) -> JSONValue {
+        func typed(_ v: PredicateValue) -> (value: JSONValue, type: String) {
+            switch v {
+            case .string(let s): return (JSONValue.string(s), "STRING")
+            case .int(let i): return (JSONValue.int(i), "INT64")
+            case .double(let d): return (JSONValue.double(d), "DOUBLE")
+            case .date(let ms): return (JSONValue.int(ms), "TIMESTAMP")
+            case .reference(let name): return (JSONValue.object(["recordName": .string(name)]), "REFERENCE")
+            case .location(let l):
+                return (JSONValue.object(["latitude": .double(l.latitude), "longitude": .double(l.longitude)]), "LOCATION")
+            case .list(let items):
+                let parts = items.map(typed)
+                return (JSONValue.array(parts.map(\.value)), (parts.first?.type ?? "STRING") + "_LIST")
+            }
+        }
+        let (v, t) = typed(value)
+        return .object(["value": v, "type": .string(t)])
+    }
+
     private static func list(_ json: JSONValue?, _ name: String) throws(CKError) -> [JSONValue] {
         switch json {
         case nil, .null?: return []
@@ -127,12 +195,14 @@ enum WebQueryCoding {
         case (.timestamp?, _):
             guard let ms = raw.int64Value else { throw CKError(.invalidArguments, "\(place): a TIMESTAMP value is milliseconds since 1970") }
             return .date(ms)
-        case (.reference?, .object), (nil, .object) where raw["recordName"] != nil:
+        case (.reference?, .object):
             guard let name = raw["recordName"]?.stringValue else { throw CKError(.invalidArguments, "\(place): a REFERENCE value needs \"recordName\"") }
             return .reference(name)
+        case (nil, .object) where raw["recordName"] != nil:
+            return .reference(raw["recordName"]?.stringValue ?? "")
         case (.reference?, .string(let name)):
             return .reference(name)
-        case (.location?, .object), (nil, .object) where raw["latitude"] != nil:
+        case (.location?, .object), (nil, .object):
             let decoded = try RecordCoding.decodeValue(raw, as: FieldType(.location), key: place)
             guard case .location(let l) = decoded else { throw CKError(.invalidArguments, "\(place): not a location") }
             return .location(l)

@@ -36,6 +36,19 @@ struct WebAPI: Sendable {
         db.post("zones/modify", use: handler(.user, ZonesEndpoints.modify))
         db.get("users/current", use: handler(.user, UsersEndpoints.current))
         db.get("users/caller", use: handler(.user, UsersEndpoints.caller))
+        db.get("subscriptions/list", use: handler(.user, SubscriptionsEndpoints.list))
+        db.post("subscriptions/lookup", use: handler(.user, SubscriptionsEndpoints.lookup))
+        db.post("subscriptions/modify", use: handler(.user, SubscriptionsEndpoints.modify))
+        // Paths without a database, as on Apple's pages; also under a database and under
+        // /device/1/, as some clients send them.
+        let environment = router.group("database/1/:container/:environment")
+        environment.post("subscriptions/lookup", use: handler(.user, SubscriptionsEndpoints.lookup))
+        for group in [environment, db, router.group("device/1/:container/:environment")] {
+            group.post("tokens/create", use: handler(.read, TokensEndpoints.create))
+            group.post("tokens/register", use: handler(.user, TokensEndpoints.register))
+        }
+        let courier = WebCourier(store: store, configuration: configuration)
+        router.get("webcourier/:container/:token") { request, context in await courier.respond(request, context) }
         router.get("signin") { request, _ in Self.signInPage(request) }
     }
 
@@ -109,11 +122,15 @@ struct WebAPI: Sendable {
         guard let environment = Environment(rawValue: context.parameters.get("environment") ?? "") else {
             throw WebFailure.badRequest("the environment in the URL must be development or production")
         }
-        let databaseName = context.parameters.get("database") ?? ""
-        guard let scope = DatabaseScope(rawValue: databaseName) else {
-            throw WebFailure.badRequest(databaseName == "shared"
-                ? "the shared database is not served yet: ckfs has no sharing; use public or private"
-                : "the database in the URL must be public or private, not \"\(databaseName)\"")
+        // Endpoints without a database segment (tokens, subscriptions/lookup) have none.
+        var scope: DatabaseScope?
+        if let databaseName = context.parameters.get("database") {
+            guard let named = DatabaseScope(rawValue: databaseName) else {
+                throw WebFailure.badRequest(databaseName == "shared"
+                    ? "the shared database is not served yet: ckfs has no sharing; use public or private"
+                    : "the database in the URL must be public or private, not \"\(databaseName)\"")
+            }
+            scope = named
         }
         let store = self.store
         let configuration = self.configuration
@@ -127,8 +144,8 @@ struct WebAPI: Sendable {
             do throws(CKError) { container = try store.container(containerID) } catch { throw WebFailure(error: error) }
             return (container, try Self.authenticate(request, body: body, container: container))
         }
-        if caller.isServerKey && scope != .public {
-            throw WebFailure(error: CKError(.notAuthenticated, "a server-to-server key reaches only the public database; the \(scope.rawValue) database needs a signed-in user (ckWebAuthToken)"))
+        if caller.isServerKey && scope == .private {
+            throw WebFailure(error: CKError(.notAuthenticated, "a server-to-server key reaches only the public database; the private database needs a signed-in user (ckWebAuthToken)"))
         }
         if (access == .user || scope == .private) && !caller.caller.hasAccount {
             throw WebFailure(error: CKError(.notAuthenticated, "this request needs a signed-in user: add ckWebAuthToken (ckfs token sign-in --user NAME) beside ckAPIToken"))

@@ -11,6 +11,8 @@ public struct WebServerConfiguration: Sendable {
     public var idleTimeout: Double
     /// The containers served; nil: every container of the store.
     public var containers: [String]?
+    /// How long a web courier poll waits for a notification before it ends with 204.
+    public var longPollSeconds: Double = 25
 
     public init(host: String = "127.0.0.1", port: Int = 8880, maxBodyBytes: Int = 16 << 20,
                 bodyTimeout: Double = 30, idleTimeout: Double = 60) {

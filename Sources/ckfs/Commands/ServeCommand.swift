@@ -25,12 +25,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The largest request body taken, in bytes.")
     var maxBody = WebServer.Configuration().maxBodyBytes
 
+    @Option(help: "How long a web courier poll waits for a notification, in seconds, before it ends with 204.")
+    var longPollSeconds = WebServer.Configuration().longPollSeconds
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (env CKFS_LOG_LEVEL; default info).")
     var logLevel: Logger.Level?
 
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxBody > 0 else { throw ValidationError("--max-body must be at least 1 byte") }
+        guard longPollSeconds > 0 else { throw ValidationError("--long-poll-seconds must be more than 0") }
     }
 
     func run() async throws {
@@ -45,6 +49,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var configuration = WebServer.Configuration(host: host, port: port, maxBodyBytes: maxBody)
         configuration.containers = container.map { [$0] }
+        configuration.longPollSeconds = longPollSeconds
         let server = WebServer(store: store, configuration: configuration,
                                logger: DaemonLog.logger(level: logLevel, label: "ckfs.serve"))
         try await server.run { url in

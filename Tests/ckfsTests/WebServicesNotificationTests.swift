@@ -1,0 +1,17 @@
+import Foundation
+import Testing
+
+/// Subscriptions over `ckfs serve`, and the web courier's long poll woken by saves made
+/// through the mount and the CLI (`Tests/http/test_notifications.py`).
+@Suite struct WebServicesNotificationTests {
+    func run(_ test: String, mounted: Bool = false) throws {
+        let fixture = try ServeFixture(serveArgs: ["--long-poll-seconds", "3"], mounted: mounted)
+        let out = fixture.python("test_notifications.py", [test])
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)\nserver log:\n\(fixture.serverLog.suffix(3000))")
+        #expect(out.stdout.contains("\(test): passed"))
+    }
+
+    @Test func subscriptions() throws { try run("test_subscriptions") }
+    @Test func longPollWokenByTheMount() throws { try run("test_long_poll_woken_by_the_mount", mounted: true) }
+    @Test func zoneNotifications() throws { try run("test_zone_notifications") }
+}

@@ -24,7 +24,7 @@ public struct WebServer: Sendable {
     /// Serves until SIGTERM or SIGINT; requests in flight finish first. `onListening` gets the
     /// base URL once the socket is bound (`http://127.0.0.1:8880`).
     public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
-        let api = WebAPI(store: store, configuration: configuration)
+        let api = WebAPI(store: store, configuration: configuration, assets: try AssetStaging())
         let router = Router(context: BasicRequestContext.self)
         router.middlewares.add(RequestLogMiddleware())
         // CloudKit JS in a browser page of another origin calls the server too.

@@ -10,16 +10,29 @@ enum WebRecordCoding {
 
     // MARK: Responses
 
-    /// A record as a response holds it: system fields, the zone with `ownerRecordName`, and
-    /// with `numbersAsStrings` every INT64 and DOUBLE value as a string.
-    static func encode(_ record: Record, numbersAsStrings: Bool) -> JSONValue {
+    /// A record as a response holds it: system fields, the zone with `ownerRecordName`, each
+    /// asset with the `downloadURL` that `downloadURL` makes for it, and with
+    /// `numbersAsStrings` every INT64 and DOUBLE value as a string.
+    static func encode(_ record: Record, numbersAsStrings: Bool, downloadURL: (Asset) -> String) -> JSONValue {
         guard case .object(var o) = RecordCoding.encode(record) else { return .null }
         o["zoneID"] = encode(record.recordID.zoneID)
         o["deleted"] = .bool(false)
-        if numbersAsStrings, case .object(let fields)? = o["fields"] {
-            o["fields"] = .object(fields.mapValues(stringifyNumbers))
+        guard case .object(var fields)? = o["fields"] else { return .object(o) }
+        for (key, value) in record.fields {
+            switch value {
+            case .asset(let a): fields[key] = .object(["type": .string("ASSETID"), "value": assetValue(a, downloadURL)])
+            case .list(.asset, let items):
+                let values = items.map { (item) -> JSONValue in if case .asset(let a) = item { assetValue(a, downloadURL) } else { .null } }
+                fields[key] = .object(["type": .string("ASSETID_LIST"), "value": .array(values)])
+            default: break
+            }
         }
+        o["fields"] = .object(numbersAsStrings ? fields.mapValues(stringifyNumbers) : fields)
         return .object(o)
+    }
+
+    private static func assetValue(_ asset: Asset, _ downloadURL: (Asset) -> String) -> JSONValue {
+        .object(["fileChecksum": .string(asset.fileChecksum), "size": .int(asset.size), "downloadURL": .string(downloadURL(asset))])
     }
 
     /// A deleted record: its name, its zone and `deleted: true`.
@@ -67,8 +80,10 @@ enum WebRecordCoding {
         return db.zoneID(name)
     }
 
-    /// A record of a request, in `zone` unless it names its own.
-    static func decode(_ json: JSONValue, zone: ZoneID, db: Database) throws(CKError) -> RecordCoding.Decoded {
+    /// A record of a request, in `zone` unless it names its own. An asset value with a
+    /// `receipt` becomes the file `stagedFile` gives for it, which the save copies into the zone.
+    static func decode(_ json: JSONValue, zone: ZoneID, db: Database,
+                       stagedFile: (String) throws(CKError) -> String) throws(CKError) -> RecordCoding.Decoded {
         guard case .object(let o) = json else {
             throw CKError(.invalidArguments, "\"record\" must be a record dictionary with \"recordType\" and \"fields\", found \(json.kindName)")
         }
@@ -79,16 +94,34 @@ enum WebRecordCoding {
         let recordZone = try members["zoneID"].map { (z) throws(CKError) in try zoneID(z, in: db) } ?? zone
         members["zoneID"] = .object(["zoneName": .string(recordZone.zoneName), "ownerName": .string(recordZone.ownerName)])
         if case .object(let fields)? = members["fields"] {
-            members["fields"] = .object(fields.mapValues(normalizedField))
+            var normalized: [String: JSONValue] = [:]
+            for (key, field) in fields { normalized[key] = try normalizedField(field, stagedFile: stagedFile) }
+            members["fields"] = .object(normalized)
         }
         return try RecordCoding.decode(.object(members), mode: .input, zoneID: recordZone)
     }
 
-    /// `ASSET` (sent by some clients) is `ASSETID`.
-    private static func normalizedField(_ field: JSONValue) -> JSONValue {
-        guard case .object(var f) = field, let type = f["type"]?.stringValue else { return field }
-        if type == "ASSET" { f["type"] = .string("ASSETID") }
-        if type == "ASSET_LIST" { f["type"] = .string("ASSETID_LIST") }
+    /// `ASSET` (sent by some clients) is `ASSETID`; an untyped value with a receipt or a
+    /// checksum is an asset (Apple's own example sends no type); receipts become staged files.
+    private static func normalizedField(_ field: JSONValue, stagedFile: (String) throws(CKError) -> String) throws(CKError) -> JSONValue {
+        guard case .object(var f) = field, let value = f["value"] else { return field }
+        var type = f["type"]?.stringValue
+        if type == nil, value["receipt"] != nil || value["fileChecksum"] != nil { type = "ASSETID" }
+        if type == nil, let first = value.arrayValue?.first, first["receipt"] != nil || first["fileChecksum"] != nil { type = "ASSETID_LIST" }
+        if type == "ASSET" { type = "ASSETID" }
+        if type == "ASSET_LIST" { type = "ASSETID_LIST" }
+        guard let type else { return field }
+        f["type"] = .string(type)
+        func asset(_ v: JSONValue) throws(CKError) -> JSONValue {
+            guard let receipt = v["receipt"]?.stringValue else { return v }
+            return .object(["path": .string(try stagedFile(receipt))])
+        }
+        if type == "ASSETID" { f["value"] = try asset(value) }
+        if type == "ASSETID_LIST", case .array(let items) = value {
+            var out: [JSONValue] = []
+            for item in items { out.append(try asset(item)) }
+            f["value"] = .array(out)
+        }
         return .object(f)
     }
 }

@@ -8,8 +8,8 @@ enum ChangesEndpoints {
         let db = try call.database()
         guard call.body["zoneID"] != nil else { throw CKError(.invalidArguments, "records/changes needs \"zoneID\"") }
         let zone = try WebRecordCoding.zoneID(call.body["zoneID"], in: db)
-        var out = try changes(db, zone: zone, token: call.body["syncToken"], limit: call.body["resultsLimit"],
-                              keys: try call.desiredKeys(call.body["desiredKeys"]), types: nil, numbersAsStrings: call.numbersAsStrings)
+        var out = try changes(call, db, zone: zone, token: call.body["syncToken"], limit: call.body["resultsLimit"],
+                              keys: try call.desiredKeys(call.body["desiredKeys"]), types: nil)
         out["reverse"] = .bool(false)
         out["zoneID"] = nil
         return .object(out)
@@ -28,8 +28,8 @@ enum ChangesEndpoints {
             do throws(CKError) {
                 let keys = try entry["desiredKeys"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys
                 let types = try entry["desiredRecordTypes"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestTypes
-                out.append(.object(try changes(db, zone: zone, token: entry["syncToken"], limit: entry["resultsLimit"] ?? call.body["resultsLimit"],
-                                               keys: keys, types: types, numbersAsStrings: call.numbersAsStrings)))
+                out.append(.object(try changes(call, db, zone: zone, token: entry["syncToken"], limit: entry["resultsLimit"] ?? call.body["resultsLimit"],
+                                               keys: keys, types: types)))
             } catch {
                 out.append(ZonesEndpoints.error(error, zone: zone))
             }
@@ -77,8 +77,8 @@ enum ChangesEndpoints {
         return .object(["zones": .array(zones), tokenKey: .string(changes.token.description), "moreComing": .bool(changes.moreComing)])
     }
 
-    private static func changes(_ db: Database, zone: ZoneID, token raw: JSONValue?, limit rawLimit: JSONValue?,
-                                keys: [String]?, types: [String]?, numbersAsStrings: Bool) throws(CKError) -> [String: JSONValue] {
+    private static func changes(_ call: WebCall, _ db: Database, zone: ZoneID, token raw: JSONValue?, limit rawLimit: JSONValue?,
+                                keys: [String]?, types: [String]?) throws(CKError) -> [String: JSONValue] {
         var token: ChangeToken?
         switch raw {
         case .string(let s)?:
@@ -98,7 +98,7 @@ enum ChangesEndpoints {
         let changes = try db.changes(in: zone.zoneName, since: token, limit: limit, desiredKeys: keys)
         var records = changes.changed
             .filter { types == nil || types!.contains($0.recordType) }
-            .map { WebRecordCoding.encode($0, numbersAsStrings: numbersAsStrings) }
+            .map(call.encode)
         records += changes.deleted.map(WebRecordCoding.deleted)
         return [
             "zoneID": WebRecordCoding.encode(zone),

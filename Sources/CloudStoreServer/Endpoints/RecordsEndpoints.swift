@@ -44,7 +44,7 @@ enum RecordsEndpoints {
         for op in operations {
             do throws(CKError) {
                 keys.append(try op["desiredKeys"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys)
-                planned.append(try plan(op, zone: zone, db: db, storedTypes: storedTypes))
+                planned.append(try plan(op, call: call, zone: zone, db: db, storedTypes: storedTypes))
             } catch {
                 if keys.count < planned.count + 1 { keys.append(requestKeys) }
                 planned.append(.failed(error, recordName: op["record"]?["recordName"]?.stringValue))
@@ -92,7 +92,7 @@ enum RecordsEndpoints {
             if isSave {
                 switch result.saveResults[index].1 {
                 case .success(let saved):
-                    out.append(WebRecordCoding.encode(saved.limited(to: keys[i]), numbersAsStrings: call.numbersAsStrings))
+                    out.append(call.encode(saved.limited(to: keys[i])))
                 case .failure(let error):
                     out.append(WebRecordCoding.error(error, recordName: name))
                 }
@@ -107,7 +107,7 @@ enum RecordsEndpoints {
     }
 
     /// Reads one operation: its type decides the change-tag check and which fields are written.
-    private static func plan(_ op: JSONValue, zone: ZoneID, db: Database, storedTypes: [RecordID: String]) throws(CKError) -> Planned {
+    private static func plan(_ op: JSONValue, call: WebCall, zone: ZoneID, db: Database, storedTypes: [RecordID: String]) throws(CKError) -> Planned {
         guard case .object = op, let type = op["operationType"]?.stringValue else {
             throw CKError(.invalidArguments, "an operation needs \"operationType\" (create, update, forceUpdate, replace, forceReplace, delete or forceDelete) and \"record\"")
         }
@@ -146,7 +146,7 @@ enum RecordsEndpoints {
         }
         // Only update and replace are based on a version; the others ignore a tag they are sent.
         if type != "update" && type != "replace" { members["recordChangeTag"] = nil }
-        let record = try db.fitToSchema(try WebRecordCoding.decode(.object(members), zone: zone, db: db))
+        let record = try db.fitToSchema(try call.decodeRecord(.object(members), zone: zone, db: db))
         let rule: SaveRule = switch type {
         case "create", "replace": SaveRule(checksChangeTag: true, fields: .replaceAll)
         case "update": SaveRule(checksChangeTag: true, fields: .changedKeys)
@@ -178,7 +178,7 @@ enum RecordsEndpoints {
         let results = db.fetch(ids)
         let out = results.enumerated().map { (i, item) -> JSONValue in
             switch item.1 {
-            case .success(let record): WebRecordCoding.encode(record.limited(to: keys[i]), numbersAsStrings: call.numbersAsStrings)
+            case .success(let record): call.encode(record.limited(to: keys[i]))
             case .failure(let error): WebRecordCoding.error(error, recordName: ids[i].recordName)
             }
         }
@@ -209,7 +209,7 @@ enum RecordsEndpoints {
         }
         let result = try db.query(query, in: zone.zoneName, limit: limit, cursor: cursor, desiredKeys: try call.desiredKeys(call.body["desiredKeys"]))
         var out: [String: JSONValue] = [
-            "records": .array(result.records.map { WebRecordCoding.encode($0, numbersAsStrings: call.numbersAsStrings) })
+            "records": .array(result.records.map(call.encode))
         ]
         if let next = result.cursor { out["continuationMarker"] = .string(next.text) }
         return .object(out)

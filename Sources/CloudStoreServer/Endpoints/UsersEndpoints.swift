@@ -1,6 +1,7 @@
 import CloudStore
 
-/// `users/current` and `users/caller`: who the signed-in user is.
+/// `users/current` and `users/caller` (who the signed-in user is), discovery, and the older
+/// lookups by email, ID and contacts.
 enum UsersEndpoints {
     /// The user dictionary: the user record name; ckfs identities have no first or last name.
     static func current(_ call: WebCall) throws(CKError) -> JSONValue {
@@ -18,6 +19,67 @@ enum UsersEndpoints {
             "lookupInfo": .object(lookup),
             "nameComponents": .object(["givenName": .string(identity.name)]),
         ])])])
+    }
+
+    /// `GET users/discover`: the discoverable users among the caller's contacts, as identities.
+    static func discoverAll(_ call: WebCall) throws(CKError) -> JSONValue {
+        .object(["users": .array(try call.container.discoverAllIdentities(caller: call.caller.caller).map(identity))])
+    }
+
+    /// `POST users/discover`: the identities found for `lookupInfos` (by email address or user
+    /// record name); those not found, or not discoverable, are left out.
+    static func discover(_ call: WebCall) throws(CKError) -> JSONValue {
+        var out: [JSONValue] = []
+        for (i, info) in try call.array("lookupInfos", limit: RecordsEndpoints.maxItems).enumerated() {
+            if let email = info["emailAddress"]?.stringValue {
+                if let found = try call.container.discoverIdentity(email: email, caller: call.caller.caller) { out.append(identity(found)) }
+            } else if let name = info["userRecordName"]?.stringValue {
+                if let found = try call.container.discoverIdentity(userRecordName: name, caller: call.caller.caller) { out.append(identity(found)) }
+            } else if info["phoneNumber"] == nil {
+                throw CKError(.invalidArguments, "lookupInfos[\(i)] needs \"emailAddress\" or \"userRecordName\"")
+            }
+            // ckfs identities have no phone numbers: a phone number finds nobody.
+        }
+        return .object(["users": .array(out)])
+    }
+
+    /// `POST users/lookup/email` and `users/lookup/id` (deprecated): user dictionaries of the
+    /// discoverable users asked for.
+    static func lookupByEmail(_ call: WebCall) throws(CKError) -> JSONValue {
+        var out: [JSONValue] = []
+        for entry in try call.array("users", limit: RecordsEndpoints.maxItems) {
+            guard let email = entry["emailAddress"]?.stringValue else { throw CKError(.invalidArguments, "each of \"users\" needs \"emailAddress\"") }
+            if let found = try call.container.discoverIdentity(email: email, caller: call.caller.caller) {
+                out.append(.object(["userRecordName": .string(found.userRecordName), "firstName": .string(found.name),
+                                    "lastName": .null, "emailAddress": .string(email)]))
+            }
+        }
+        return .object(["users": .array(out)])
+    }
+
+    static func lookupByID(_ call: WebCall) throws(CKError) -> JSONValue {
+        var out: [JSONValue] = []
+        for entry in try call.array("users", limit: RecordsEndpoints.maxItems) {
+            guard let name = entry["userRecordName"]?.stringValue else { throw CKError(.invalidArguments, "each of \"users\" needs \"userRecordName\"") }
+            if let found = try call.container.discoverIdentity(userRecordName: name, caller: call.caller.caller) {
+                out.append(.object(["userRecordName": .string(found.userRecordName), "firstName": .string(found.name), "lastName": .null]))
+            }
+        }
+        return .object(["users": .array(out)])
+    }
+
+    /// `POST users/lookup/contacts` (deprecated): the discoverable contacts, as user dictionaries.
+    static func lookupContacts(_ call: WebCall) throws(CKError) -> JSONValue {
+        .object(["users": .array(try call.container.discoverAllIdentities(caller: call.caller.caller).map {
+            .object(["userRecordName": .string($0.userRecordName), "firstName": .string($0.name), "lastName": .null])
+        })])
+    }
+
+    private static func identity(_ found: DiscoveredIdentity) -> JSONValue {
+        var lookup: [String: JSONValue] = ["userRecordName": .string(found.userRecordName)]
+        if let email = found.emails.first { lookup["emailAddress"] = .string(email) }
+        return .object(["userRecordName": .string(found.userRecordName), "lookupInfo": .object(lookup),
+                        "nameComponents": .object(["givenName": .string(found.name)])])
     }
 
     private static func signedIn(_ call: WebCall) throws(CKError) -> Identity {

@@ -11,6 +11,29 @@ struct WebCall: Sendable {
     let body: JSONValue
     /// `http://host:port` as the client reached the server, for URLs in responses.
     let baseURL: String
+    let assets: AssetStaging
+
+    /// Who staged assets and download URLs belong to.
+    var assetOwner: AssetStaging.Owner {
+        AssetStaging.Owner(container: container.identifier, environment: environment, scope: scope ?? .public, userName: caller.caller.userName)
+    }
+
+    /// A record as responses give it, with `numbersAsStrings` as asked and download URLs.
+    func encode(_ record: Record) -> JSONValue {
+        let owner = assetOwner
+        let zone = record.recordID.zoneID.zoneName
+        return WebRecordCoding.encode(record, numbersAsStrings: numbersAsStrings) { asset in
+            baseURL + assets.downloadPath(owner, zone: zone, asset: asset)
+        }
+    }
+
+    /// A record of the request, with its asset receipts checked against this caller.
+    func decodeRecord(_ json: JSONValue, zone: ZoneID, db: Database) throws(CKError) -> RecordCoding.Decoded {
+        let owner = assetOwner
+        return try WebRecordCoding.decode(json, zone: zone, db: db) { (receipt) throws(CKError) -> String in
+            try assets.stagedFile(receipt: receipt, owner: owner)
+        }
+    }
 
     /// The database of the URL as the caller sees it.
     func database() throws(CKError) -> Database {

@@ -11,6 +11,7 @@ import NIOCore
 struct WebAPI: Sendable {
     let store: Store
     let configuration: WebServerConfiguration
+    let assets: AssetStaging
 
     /// Who may call an endpoint.
     enum Access {
@@ -36,6 +37,11 @@ struct WebAPI: Sendable {
         db.post("zones/modify", use: handler(.user, ZonesEndpoints.modify))
         db.get("users/current", use: handler(.user, UsersEndpoints.current))
         db.get("users/caller", use: handler(.user, UsersEndpoints.caller))
+        db.get("users/discover", use: handler(.user, UsersEndpoints.discoverAll))
+        db.post("users/discover", use: handler(.user, UsersEndpoints.discover))
+        db.post("users/lookup/email", use: handler(.user, UsersEndpoints.lookupByEmail))
+        db.post("users/lookup/id", use: handler(.user, UsersEndpoints.lookupByID))
+        db.post("users/lookup/contacts", use: handler(.user, UsersEndpoints.lookupContacts))
         db.get("subscriptions/list", use: handler(.user, SubscriptionsEndpoints.list))
         db.post("subscriptions/lookup", use: handler(.user, SubscriptionsEndpoints.lookup))
         db.post("subscriptions/modify", use: handler(.user, SubscriptionsEndpoints.modify))
@@ -49,6 +55,13 @@ struct WebAPI: Sendable {
         }
         let courier = WebCourier(store: store, configuration: configuration)
         router.get("webcourier/:container/:token") { request, context in await courier.respond(request, context) }
+        db.post("assets/upload", use: handler(.user, AssetsEndpoints.upload))
+        db.post("assets/rereference", use: handler(.user, AssetsEndpoints.rereference))
+        let transfer = AssetTransfer(store: store, configuration: configuration, assets: assets)
+        router.post("assets/upload/:slot") { request, context in await transfer.receive(request, context) }
+        router.get("assets/download/:token") { request, context in await transfer.send(request, context) }
+        // Apple's download URLs hold `${f}`, which clients replace with a file name.
+        router.get("assets/download/:token/:file") { request, context in await transfer.send(request, context) }
         router.get("signin") { request, _ in Self.signInPage(request) }
     }
 
@@ -75,7 +88,7 @@ struct WebAPI: Sendable {
             let redirect = "\(base)/signin?container=\(container)"
             do {
                 var request = request
-                let body = try await readBody(&request)
+                let body = try await RequestBody.read(&request, limit: configuration.maxBodyBytes, timeout: configuration.bodyTimeout)
                 let call = try await prepare(request, context, body: body, access: access, baseURL: base)
                 let result = try await Self.blocking { () throws(CKError) -> JSONValue in try endpoint(call) }
                 return Self.json(result, status: .ok)
@@ -84,35 +97,6 @@ struct WebAPI: Sendable {
             } catch let error as CKError {
                 return Self.json(error.webServicesDictionary(redirectURL: redirect), status: error.webServicesCode.status)
             }
-        }
-    }
-
-    /// The body, refused early when it is larger than allowed or slower than allowed.
-    private func readBody(_ request: inout Request) async throws(WebFailure) -> [UInt8] {
-        let limit = configuration.maxBodyBytes
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > limit {
-            throw WebFailure(error: CKError(.limitExceeded, "the request body is \(length) bytes; ckfs serve takes at most \(limit)"), status: .contentTooLarge)
-        }
-        let timeout = configuration.bodyTimeout
-        let body = request.body
-        do {
-            let buffer = try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
-                group.addTask { try await body.collect(upTo: limit) }
-                group.addTask {
-                    try await Task.sleep(for: .seconds(timeout))
-                    return nil
-                }
-                defer { group.cancelAll() }
-                guard let first = try await group.next(), let buffer = first else {
-                    throw WebFailure(error: CKError(.invalidArguments, "the request body did not arrive within \(Int(timeout)) seconds"), status: .requestTimeout)
-                }
-                return buffer
-            }
-            return Array(buffer.readableBytesView)
-        } catch let failure as WebFailure {
-            throw failure
-        } catch {
-            throw WebFailure(error: CKError(.limitExceeded, "the request body is larger than the \(limit) bytes ckfs serve takes"), status: .contentTooLarge)
         }
     }
 
@@ -159,7 +143,7 @@ struct WebAPI: Sendable {
             }
             guard case .object = json else { throw WebFailure.badRequest("the request body must be a JSON object, found \(json.kindName)") }
         }
-        return WebCall(container: container, environment: environment, scope: scope, caller: caller, body: json, baseURL: baseURL)
+        return WebCall(container: container, environment: environment, scope: scope, caller: caller, body: json, baseURL: baseURL, assets: assets)
     }
 
     /// A signed request (server-to-server key) or `ckAPIToken` with an optional `ckWebAuthToken`.

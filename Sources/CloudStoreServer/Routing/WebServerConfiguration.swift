@@ -5,6 +5,8 @@ public struct WebServerConfiguration: Sendable {
     public var port: Int
     /// A request body larger than this is refused before it is read further.
     public var maxBodyBytes: Int
+    /// The largest asset file taken by an upload URL (Apple's limit: 50 MB).
+    public var maxAssetBytes = 50 << 20
     /// A request whose body has not arrived whole after this many seconds is refused.
     public var bodyTimeout: Double
     /// A connection idle this long is closed.

@@ -1,0 +1,158 @@
+import CloudStore
+import Crypto
+import Foundation
+
+/// Assets on their way into records, and the URLs they are read back by.
+///
+/// `assets/upload` opens an upload slot; the client POSTs the bytes to the slot's URL, which
+/// stages them in a folder of this server's own and answers with a receipt; a save that names
+/// the receipt gives the staged file to the engine, which copies it into the zone's
+/// content-addressed `assets/`. Download URLs name the asset and are signed with this
+/// process's key, so they are capabilities as Apple's are, until the server stops.
+///
+/// `@unchecked Sendable`: `slots` and `receipts` are only touched under `lock`.
+final class AssetStaging: @unchecked Sendable {
+    /// Where a staged asset may be used: the container, environment, database and identity
+    /// of the request that made it.
+    struct Owner: Equatable {
+        var container: String
+        var environment: Environment
+        var scope: DatabaseScope
+        var userName: String
+    }
+
+    struct Slot {
+        var owner: Owner
+        var recordName: String
+        var fieldName: String
+        var expires: Date
+    }
+
+    struct Receipt {
+        var owner: Owner
+        var path: String
+        var checksum: String
+        var size: Int64
+        var expires: Date
+        /// Whether `path` is this server's own copy, removed when the receipt expires.
+        var staged: Bool
+    }
+
+    /// Apple's upload URLs last 15 minutes; a receipt an hour, enough to save the record.
+    static let slotLifetime: TimeInterval = 15 * 60
+    static let receiptLifetime: TimeInterval = 60 * 60
+
+    let directory: String
+    private let key = SymmetricKey(size: .bits256)
+    private let lock = NSLock()
+    private var slots: [String: Slot] = [:]
+    private var receipts: [String: Receipt] = [:]
+
+    init() throws {
+        directory = NSTemporaryDirectory() + "ckfs-serve-\(getpid())-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    // MARK: Uploads
+
+    func openSlot(_ owner: Owner, recordName: String, fieldName: String) -> String {
+        let id = Self.randomID()
+        lock.withLock {
+            dropExpired()
+            slots[id] = Slot(owner: owner, recordName: recordName, fieldName: fieldName, expires: Date() + Self.slotLifetime)
+        }
+        return id
+    }
+
+    /// Takes the bytes of an upload: stages them and returns the receipt's ID, checksum and size.
+    func receive(slot id: String, bytes: [UInt8]) throws(CKError) -> (receipt: String, checksum: String, size: Int64) {
+        guard let slot = lock.withLock({ slots.removeValue(forKey: id) }), slot.expires > Date() else {
+            throw CKError(.unknownItem, "this upload URL is unknown, used or expired (they last 15 minutes and take one upload); ask assets/upload for another")
+        }
+        let checksum = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let receipt = Self.randomID()
+        let path = directory + "/" + receipt
+        guard FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
+            throw CKError(.internalError, "cannot stage the upload in \(directory)")
+        }
+        lock.withLock {
+            receipts[receipt] = Receipt(owner: slot.owner, path: path, checksum: checksum, size: Int64(bytes.count),
+                                        expires: Date() + Self.receiptLifetime, staged: true)
+        }
+        return (receipt, checksum, Int64(bytes.count))
+    }
+
+    /// A receipt for an asset a record already holds (`assets/rereference`).
+    func rereference(_ owner: Owner, path: String, checksum: String, size: Int64) -> String {
+        let receipt = Self.randomID()
+        lock.withLock {
+            receipts[receipt] = Receipt(owner: owner, path: path, checksum: checksum, size: size,
+                                        expires: Date() + Self.receiptLifetime, staged: false)
+        }
+        return receipt
+    }
+
+    /// The file a receipt stands for, when `owner` may use it.
+    func stagedFile(receipt: String, owner: Owner) throws(CKError) -> String {
+        guard let r = lock.withLock({ receipts[receipt] }), r.expires > Date() else {
+            throw CKError(.invalidArguments, "asset receipt \(receipt) is unknown or expired; upload the file again (assets/upload)")
+        }
+        guard r.owner == owner else {
+            throw CKError(.invalidArguments, "asset receipt \(receipt) was given to another user, database or container")
+        }
+        return r.path
+    }
+
+    private func dropExpired() {
+        let now = Date()
+        slots = slots.filter { $0.value.expires > now }
+        for (id, r) in receipts where r.expires <= now {
+            if r.staged { try? FileManager.default.removeItem(atPath: r.path) }
+            receipts[id] = nil
+        }
+    }
+
+    // MARK: Downloads
+
+    /// A signed download path for an asset of a record: `/assets/download/<what>.<signature>`.
+    func downloadPath(_ owner: Owner, zone: String, asset: Asset) -> String {
+        let what = [owner.container, owner.environment.rawValue, owner.scope.rawValue, owner.userName, zone, asset.fileChecksum, String(asset.size)]
+            .map { Data($0.utf8).base64EncodedString() }.joined(separator: "~")
+        let encoded = Self.base64url(Data(what.utf8))
+        return "/assets/download/\(encoded).\(signature(encoded))"
+    }
+
+    /// What a download path names, when its signature is this server's.
+    func download(_ token: String) -> (owner: Owner, zone: String, asset: Asset)? {
+        let parts = token.split(separator: ".")
+        guard parts.count == 2, signature(String(parts[0])) == parts[1], let data = Self.unbase64url(String(parts[0])) else { return nil }
+        let fields = String(decoding: data, as: UTF8.self).split(separator: "~", omittingEmptySubsequences: false)
+            .map { Data(base64Encoded: String($0)).map { String(decoding: $0, as: UTF8.self) } }
+        guard fields.count == 7, let c = fields[0], let e = fields[1].flatMap(Environment.init(rawValue:)),
+              let s = fields[2].flatMap(DatabaseScope.init(rawValue:)), let u = fields[3], let z = fields[4], let k = fields[5],
+              let n = fields[6].flatMap({ Int64($0) }) else { return nil }
+        return (Owner(container: c, environment: e, scope: s, userName: u), z, Asset(fileChecksum: k, size: n))
+    }
+
+    private func signature(_ text: String) -> String {
+        Self.base64url(Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key)))
+    }
+
+    private static func base64url(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    private static func unbase64url(_ text: String) -> Data? {
+        var s = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while s.count % 4 != 0 { s += "=" }
+        return Data(base64Encoded: s)
+    }
+
+    private static func randomID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}

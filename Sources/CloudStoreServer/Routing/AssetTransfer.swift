@@ -1,0 +1,58 @@
+import CloudStore
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// The bytes of assets: `POST /assets/upload/<slot>` takes a file (raw bytes, as `curl
+/// --data-binary`) and answers with its receipt; `GET /assets/download/<token>` gives an asset
+/// of a record back. Both URLs are capabilities, with no other credentials.
+struct AssetTransfer: Sendable {
+    let store: Store
+    let configuration: WebServerConfiguration
+    let assets: AssetStaging
+
+    func receive(_ request: Request, _ context: BasicRequestContext) async -> Response {
+        let slot = context.parameters.get("slot") ?? ""
+        do {
+            var request = request
+            let bytes = try await RequestBody.read(&request, limit: configuration.maxAssetBytes, timeout: configuration.bodyTimeout)
+            let assets = self.assets
+            let staged = try await WebAPI.blocking { () throws(CKError) in try assets.receive(slot: slot, bytes: bytes) }
+            return WebAPI.json(.object(["singleFile": .object([
+                "fileChecksum": .string(staged.checksum), "size": .int(staged.size), "receipt": .string(staged.receipt),
+                "wrappingKey": .string(""), "referenceChecksum": .string(""),
+            ])]), status: .ok)
+        } catch let failure as WebFailure {
+            return WebAPI.json(failure.dictionary(redirectURL: nil), status: failure.status)
+        } catch let error as CKError {
+            return WebAPI.json(error.webServicesDictionary(), status: error.webServicesCode.status)
+        } catch {
+            return WebAPI.json(CKError(.internalError, "\(error)").webServicesDictionary(), status: .internalServerError)
+        }
+    }
+
+    func send(_ request: Request, _ context: BasicRequestContext) async -> Response {
+        let token = context.parameters.get("token") ?? ""
+        let store = self.store
+        guard let (owner, zone, asset) = assets.download(token) else {
+            return WebAPI.json(CKError(.unknownItem, "this download URL is not one this server gave (they last until it stops); fetch the record again for a new one")
+                .webServicesDictionary(), status: .notFound)
+        }
+        do {
+            let data = try await WebAPI.blocking { () throws(CKError) -> Data in
+                let container = try store.container(owner.container)
+                let db = try container.database(owner.scope, caller: owner.userName.isEmpty ? .noAccount() : Caller(userName: owner.userName),
+                                                environment: owner.environment)
+                let path = db.assetPath(asset, zone: zone)
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw CKError(.assetFileNotFound, "the asset \(asset.fileChecksum) is no longer in zone \(zone)")
+                }
+                return data
+            }
+            return Response(status: .ok, headers: [.contentType: "application/octet-stream"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: data)))
+        } catch {
+            return WebAPI.json(error.webServicesDictionary(), status: error.webServicesCode.status)
+        }
+    }
+}

@@ -25,6 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The largest request body taken, in bytes.")
     var maxBody = WebServer.Configuration().maxBodyBytes
 
+    @Option(help: "How long a request's body may take to arrive, in seconds; a slower one is refused (408).")
+    var bodyTimeout = WebServer.Configuration().bodyTimeout
+
     @Option(help: "How long a web courier poll waits for a notification, in seconds, before it ends with 204.")
     var longPollSeconds = WebServer.Configuration().longPollSeconds
 
@@ -34,6 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxBody > 0 else { throw ValidationError("--max-body must be at least 1 byte") }
+        guard bodyTimeout > 0 else { throw ValidationError("--body-timeout must be more than 0") }
         guard longPollSeconds > 0 else { throw ValidationError("--long-poll-seconds must be more than 0") }
     }
 
@@ -47,7 +51,7 @@ struct ServeCommand: AsyncParsableCommand {
                 }
             }
         }
-        var configuration = WebServer.Configuration(host: host, port: port, maxBodyBytes: maxBody)
+        var configuration = WebServer.Configuration(host: host, port: port, maxBodyBytes: maxBody, bodyTimeout: bodyTimeout)
         configuration.containers = container.map { [$0] }
         configuration.longPollSeconds = longPollSeconds
         let server = WebServer(store: store, configuration: configuration,

@@ -1,0 +1,87 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// `ckfs serve` as a process: a thousand malformed requests, slow and huge bodies, concurrent
+/// clients (`Tests/http/test_server.py`); a clean stop on SIGTERM; and no acknowledged save
+/// lost to kill -9.
+@Suite struct WebServicesServerTests {
+    func run(_ test: String, serveArgs: [String] = []) throws {
+        let fixture = try ServeFixture(serveArgs: serveArgs)
+        let out = fixture.python("test_server.py", [test], extra: ["CKFS_SERVER_PID": String(fixture.server.processIdentifier)])
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)\nserver log:\n\(fixture.serverLog.suffix(3000))")
+        #expect(out.stdout.contains("\(test): passed"))
+        #expect(fixture.server.isRunning, "the server died")
+    }
+
+    @Test func malformedRequests() throws { try run("test_malformed_requests", serveArgs: ["--max-body", "65536", "--body-timeout", "3"]) }
+    @Test func slowAndEndlessBodies() throws { try run("test_slow_and_endless_bodies", serveArgs: ["--body-timeout", "2"]) }
+    @Test func concurrentClients() throws { try run("test_concurrent_clients") }
+
+    /// SIGTERM lets a request in flight (a long poll) finish, then the server exits 0.
+    @Test func stopsCleanlyOnSIGTERM() throws {
+        let fixture = try ServeFixture(serveArgs: ["--long-poll-seconds", "2"])
+        let script = """
+            import threading, time, requests
+            from cloudkit_client import ok, post
+            url = ok(post(None, "tokens/create", {"apnsEnvironment": "development"}, web=None))["webcourierURL"]
+            ok(post(None, "tokens/register", {"apnsEnvironment": "development", "apnsToken": url.rsplit("/", 1)[1]}))
+            print("polling", flush=True)
+            r = requests.get(url, timeout=30)
+            print("poll ended", r.status_code, flush=True)
+            """
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script]
+        python.currentDirectoryURL = URL(fileURLWithPath: ServeFixture.pythonDirectory)
+        python.environment = fixture.environment
+        let out = Pipe()
+        python.standardOutput = out
+        try python.run()
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("polling") {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += chunk
+        }
+        usleep(300_000)
+        kill(fixture.server.processIdentifier, SIGTERM)
+        fixture.server.waitUntilExit()
+        python.waitUntilExit()
+        seen += out.fileHandleForReading.readDataToEndOfFile()
+        let text = String(decoding: seen, as: UTF8.self)
+        #expect(text.contains("poll ended 204"), "\(text)\n\(fixture.serverLog.suffix(2000))")
+        #expect(fixture.server.terminationReason == .exit && fixture.server.terminationStatus == 0, "\(fixture.serverLog.suffix(2000))")
+    }
+
+    /// Four clients save over HTTP; the server is killed with SIGKILL mid-stream; every save
+    /// it acknowledged is in the store, with its value, after fsck.
+    @Test func killNineLosesNoAcknowledgedSave() throws {
+        let fixture = try ServeFixture()
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", "import test_server; test_server.writers()"]
+        python.currentDirectoryURL = URL(fileURLWithPath: ServeFixture.pythonDirectory)
+        python.environment = fixture.environment
+        let out = Pipe()
+        python.standardOutput = out
+        try python.run()
+        usleep(1_500_000)
+        kill(fixture.server.processIdentifier, SIGKILL)
+        fixture.server.waitUntilExit()
+        python.waitUntilExit()
+        let acknowledged = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .split(separator: "\n").map { $0.split(separator: " ") }
+        #expect(acknowledged.count > 20, "too few saves before the kill to prove anything: \(acknowledged.count)")
+        let fsck = fixture.cli.run(["fsck"], user: nil)
+        #expect(fsck.status == 0, "\(fsck.stdout)\(fsck.stderr)")
+        let db = try Store.open(at: fixture.cli.store).container().database(.private, caller: Caller(userName: "alice"))
+        var missing: [String] = []
+        for parts in acknowledged {
+            let name = String(parts[0])
+            guard let record = try? db.record(for: RecordID(recordName: name)),
+                  case .int64(let v)? = record["v"], String(v) == parts[1] else { missing.append(name); continue }
+        }
+        #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(10))")
+    }
+}

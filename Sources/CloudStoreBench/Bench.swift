@@ -23,6 +23,9 @@ public struct Bench: Sendable {
         public var growth = [1_000, 10_000, 100_000]
         public var growthSaves = 200
         public var growthFetches = 5_000
+        /// Row 9: records in the served zone, and seconds of load for each measurement.
+        public var serverRecords = 10_000
+        public var serverSeconds = 5
 
         public init() {}
 
@@ -40,6 +43,8 @@ public struct Bench: Sendable {
             s.edits = 20
             s.growth = [1_000, 10_000]
             s.growthSaves = 100
+            s.serverRecords = 2_000
+            s.serverSeconds = 2
             return s
         }
     }
@@ -61,13 +66,14 @@ public struct Bench: Sendable {
     public let sizes: Sizes
     /// The rows to run (ids as in the table, "8b" comes with "1"); nil runs them all.
     public let only: Set<String>?
-    /// The ckfs executable, for the rows that mount (5, 7); nil leaves them out.
+    /// The ckfs executable, for the rows that mount (5, 7) and serve (9); nil leaves them out.
     public let executable: String?
     /// Called with each row as it is measured, and with progress lines.
     public let progress: @Sendable (String) -> Void
 
     /// Every row id, in the order of the table.
-    public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b"]
+    public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b",
+                                 "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k"]
 
     public init(directory: String, sizes: Sizes, only: Set<String>? = nil, executable: String? = nil,
                 progress: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -117,6 +123,9 @@ public struct Bench: Sendable {
         if let executable {
             if wanted("5a", "5b", "5c", "5d", "5e", "5f", "5g") { rows += try mountRows(executable: executable).filter { wanted($0.id) } }
             if wanted("7a", "7b") { rows += try memoryRows(executable: executable).filter { wanted($0.id) } }
+            if wanted("9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k") {
+                rows += try serverRows(executable: executable).filter { wanted($0.id) }
+            }
         }
         return rows
     }

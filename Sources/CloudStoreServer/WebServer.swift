@@ -25,7 +25,26 @@ public struct WebServer: Sendable {
     /// base URL once the socket is bound (`http://127.0.0.1:8880`).
     public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
         let api = WebAPI(store: store, configuration: configuration, assets: try AssetStaging())
-        let router = Router(context: BasicRequestContext.self)
+        let router = Self.router()
+        api.addRoutes(to: router)
+        try await Self.serve(router, configuration: configuration, logger: logger, onListening: onListening)
+    }
+
+    /// The HTTP floor of `ckfs bench`: the same server (framework, middlewares, configuration)
+    /// answering every request with `body` and doing nothing else.
+    public static func runFloor(configuration: Configuration, body: [UInt8], logger: Logger,
+                                onListening: @escaping @Sendable (String) -> Void) async throws {
+        let router = Self.router()
+        let answer: @Sendable (Request, WebRequestContext) async throws -> Response = { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/json; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        }
+        router.post("**", use: answer)
+        router.get("**", use: answer)
+        try await serve(router, configuration: configuration, logger: logger, onListening: onListening)
+    }
+
+    private static func router() -> Router<WebRequestContext> {
+        let router = Router(context: WebRequestContext.self)
         router.middlewares.add(RequestLogMiddleware())
         // CloudKit JS in a browser page of another origin calls the server too.
         router.middlewares.add(CORSMiddleware(
@@ -33,7 +52,11 @@ public struct WebServer: Sendable {
             allowHeaders: [.contentType, .accept, .origin] + [RequestSignature.keyIDHeader, RequestSignature.dateHeader, RequestSignature.signatureHeader]
                 .compactMap { HTTPField.Name($0) },
             allowMethods: [.get, .post, .options]))
-        api.addRoutes(to: router)
+        return router
+    }
+
+    private static func serve(_ router: Router<WebRequestContext>, configuration: Configuration, logger: Logger,
+                              onListening: @escaping @Sendable (String) -> Void) async throws {
         let host = configuration.host
         let app = Application(
             router: router,

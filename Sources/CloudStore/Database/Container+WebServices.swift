@@ -90,7 +90,7 @@ extension Container {
             throw .invalid("the key is not a PEM EC key on P-256 (prime256v1); make one with: openssl ecparam -name prime256v1 -genkey -noout -out eckey.pem")
         }
         try requireIdentity(userName, for: "own a server-to-server key")
-        let keyID = SHA256.hash(data: publicKey.derRepresentation).map { String(format: "%02x", $0) }.joined()
+        let keyID = Hex.string(SHA256.hash(data: publicKey.derRepresentation))
         try update { (info: inout ContainerInfo) throws(CKError) in
             guard !info.web.serverKeys.contains(where: { $0.keyID == keyID }) else { return }
             info.web.serverKeys.append(.init(keyID: keyID, publicKey: publicKey.pemRepresentation, userName: userName, created: Store.now()))
@@ -133,7 +133,7 @@ extension Container {
         guard let session, session.expires > Store.now() else {
             throw CKError(.notAuthenticated, "the web auth token is unknown or expired; sign in again with ckfs token sign-in --user NAME")
         }
-        let device = "web-" + SHA256.hash(data: Data(webAuthToken.utf8)).prefix(6).map { String(format: "%02x", $0) }.joined()
+        let device = "web-" + Hex.string(SHA256.hash(data: Data(webAuthToken.utf8)).prefix(6))
         return WebCaller(caller: Caller(userName: session.userName, deviceID: device), isServerKey: false)
     }
 
@@ -220,6 +220,6 @@ extension Container {
 
     private static func randomHex(bytes count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        return Hex.string((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 }

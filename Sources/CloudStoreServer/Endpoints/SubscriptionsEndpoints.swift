@@ -15,8 +15,7 @@ enum SubscriptionsEndpoints {
         if call.scope != nil {
             databases = [try call.database()]
         } else {
-            databases = [try call.container.database(.private, caller: call.caller.caller, environment: call.environment),
-                         try call.container.database(.public, caller: call.caller.caller, environment: call.environment)]
+            databases = [try call.database(.private), try call.database(.public)]
         }
         var out: [JSONValue] = []
         for (i, entry) in try call.array("subscriptions", limit: RecordsEndpoints.maxItems).enumerated() {

@@ -71,7 +71,7 @@ final class AssetStaging: @unchecked Sendable {
         guard let slot = lock.withLock({ slots.removeValue(forKey: id) }), slot.expires > Date() else {
             throw CKError(.unknownItem, "this upload URL is unknown, used or expired (they last 15 minutes and take one upload); ask assets/upload for another")
         }
-        let checksum = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let checksum = Hex.string(SHA256.hash(data: bytes))
         let receipt = Self.randomID()
         let path = directory + "/" + receipt
         guard FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o600]) else {
@@ -153,6 +153,6 @@ final class AssetStaging: @unchecked Sendable {
 
     private static func randomID() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<24).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        return Hex.string((0..<24).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 }

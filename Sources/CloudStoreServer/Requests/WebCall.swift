@@ -12,6 +12,7 @@ struct WebCall: Sendable {
     /// `http://host:port` as the client reached the server, for URLs in responses.
     let baseURL: String
     let assets: AssetStaging
+    let databases: DatabaseCache
 
     /// Who staged assets and download URLs belong to.
     var assetOwner: AssetStaging.Owner {
@@ -37,7 +38,11 @@ struct WebCall: Sendable {
 
     /// The database of the URL as the caller sees it.
     func database() throws(CKError) -> Database {
-        try container.database(scope ?? .public, caller: caller.caller, environment: environment)
+        try database(scope ?? .public)
+    }
+
+    func database(_ scope: DatabaseScope) throws(CKError) -> Database {
+        try databases.database(container, scope, caller: caller.caller, environment: environment)
     }
 
     /// A key of the body that must be an array, with at most `limit` entries.

@@ -11,11 +11,11 @@ struct AssetTransfer: Sendable {
     let configuration: WebServerConfiguration
     let assets: AssetStaging
 
-    func receive(_ request: Request, _ context: BasicRequestContext) async -> Response {
+    func receive(_ request: Request, _ context: WebRequestContext) async -> Response {
         let slot = context.parameters.get("slot") ?? ""
         do {
             var request = request
-            let bytes = try await RequestBody.read(&request, limit: configuration.maxAssetBytes, timeout: configuration.bodyTimeout)
+            let bytes = try await RequestBody.read(&request, limit: configuration.maxAssetBytes, timeout: configuration.bodyTimeout, on: context.eventLoop)
             let assets = self.assets
             let staged = try await WebAPI.blocking { () throws(CKError) in try assets.receive(slot: slot, bytes: bytes) }
             return WebAPI.json(.object(["singleFile": .object([
@@ -31,7 +31,7 @@ struct AssetTransfer: Sendable {
         }
     }
 
-    func send(_ request: Request, _ context: BasicRequestContext) async -> Response {
+    func send(_ request: Request, _ context: WebRequestContext) async -> Response {
         let token = context.parameters.get("token") ?? ""
         let store = self.store
         guard let (owner, zone, asset) = assets.download(token) else {

@@ -12,6 +12,7 @@ struct WebAPI: Sendable {
     let store: Store
     let configuration: WebServerConfiguration
     let assets: AssetStaging
+    let databases = DatabaseCache()
 
     /// Who may call an endpoint.
     enum Access {
@@ -23,7 +24,7 @@ struct WebAPI: Sendable {
 
     typealias Endpoint = @Sendable (WebCall) throws(CKError) -> JSONValue
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
+    func addRoutes(to router: Router<WebRequestContext>) {
         let db = router.group("database/1/:container/:environment/:database")
         db.post("records/modify", use: handler(.user, RecordsEndpoints.modify))
         db.post("records/lookup", use: handler(.read, RecordsEndpoints.lookup))
@@ -81,16 +82,20 @@ struct WebAPI: Sendable {
         return Response(status: .ok, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    private func handler(_ access: Access, _ endpoint: @escaping Endpoint) -> @Sendable (Request, BasicRequestContext) async throws -> Response {
+    private func handler(_ access: Access, _ endpoint: @escaping Endpoint) -> @Sendable (Request, WebRequestContext) async throws -> Response {
         { request, context in
             let base = "http://" + (request.head.authority ?? "\(configuration.host):\(configuration.port)")
             let container = context.parameters.get("container") ?? ""
             let redirect = "\(base)/signin?container=\(container)"
             do {
                 var request = request
-                let body = try await RequestBody.read(&request, limit: configuration.maxBodyBytes, timeout: configuration.bodyTimeout)
-                let call = try await prepare(request, context, body: body, access: access, baseURL: base)
-                let result = try await Self.blocking { () throws(CKError) -> JSONValue in try endpoint(call) }
+                let body = try await RequestBody.read(&request, limit: configuration.maxBodyBytes, timeout: configuration.bodyTimeout, on: context.eventLoop)
+                let parameters = context.parameters
+                // One hop to a thread that may block: the credentials and the endpoint both read files.
+                let result = try await Self.blocking { [request] () throws(WebFailure) -> JSONValue in
+                    let call = try prepare(request, parameters, body: body, access: access, baseURL: base)
+                    do throws(CKError) { return try endpoint(call) } catch { throw WebFailure(error: error) }
+                }
                 return Self.json(result, status: .ok)
             } catch let failure as WebFailure {
                 return Self.json(failure.dictionary(redirectURL: redirect), status: failure.status)
@@ -101,14 +106,14 @@ struct WebAPI: Sendable {
     }
 
     /// The URL's container, environment and database, the caller, and the JSON body.
-    private func prepare(_ request: Request, _ context: BasicRequestContext, body: [UInt8], access: Access, baseURL: String) async throws -> WebCall {
-        let containerID = context.parameters.get("container") ?? ""
-        guard let environment = Environment(rawValue: context.parameters.get("environment") ?? "") else {
+    private func prepare(_ request: Request, _ parameters: Parameters, body: [UInt8], access: Access, baseURL: String) throws(WebFailure) -> WebCall {
+        let containerID = parameters.get("container") ?? ""
+        guard let environment = Environment(rawValue: parameters.get("environment") ?? "") else {
             throw WebFailure.badRequest("the environment in the URL must be development or production")
         }
         // Endpoints without a database segment (tokens, subscriptions/lookup) have none.
         var scope: DatabaseScope?
-        if let databaseName = context.parameters.get("database") {
+        if let databaseName = parameters.get("database") {
             guard let named = DatabaseScope(rawValue: databaseName) else {
                 throw WebFailure.badRequest(databaseName == "shared"
                     ? "the shared database is not served yet: ckfs has no sharing; use public or private"
@@ -116,18 +121,8 @@ struct WebAPI: Sendable {
             }
             scope = named
         }
-        let store = self.store
-        let configuration = self.configuration
-        let (container, caller) = try await Self.blocking { () throws(WebFailure) -> (Container, WebCaller) in
-            let known: [String]
-            do throws(CKError) { known = try store.containerIdentifiers() } catch { throw WebFailure(error: error) }
-            guard known.contains(containerID), configuration.containers?.contains(containerID) ?? true else {
-                throw WebFailure.badRequest("the store has no container \"\(containerID)\"; it has \(known.joined(separator: ", ")) (ckfs init --container ID makes one)")
-            }
-            let container: Container
-            do throws(CKError) { container = try store.container(containerID) } catch { throw WebFailure(error: error) }
-            return (container, try Self.authenticate(request, body: body, container: container))
-        }
+        let container = try databases.container(containerID, in: store, served: configuration.containers)
+        let caller = try Self.authenticate(request, body: body, container: container)
         if caller.isServerKey && scope == .private {
             throw WebFailure(error: CKError(.notAuthenticated, "a server-to-server key reaches only the public database; the private database needs a signed-in user (ckWebAuthToken)"))
         }
@@ -143,7 +138,8 @@ struct WebAPI: Sendable {
             }
             guard case .object = json else { throw WebFailure.badRequest("the request body must be a JSON object, found \(json.kindName)") }
         }
-        return WebCall(container: container, environment: environment, scope: scope, caller: caller, body: json, baseURL: baseURL, assets: assets)
+        return WebCall(container: container, environment: environment, scope: scope, caller: caller, body: json, baseURL: baseURL,
+                       assets: assets, databases: databases)
     }
 
     /// A signed request (server-to-server key) or `ckAPIToken` with an optional `ckWebAuthToken`.

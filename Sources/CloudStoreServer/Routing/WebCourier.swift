@@ -9,7 +9,7 @@ struct WebCourier: Sendable {
     let store: Store
     let configuration: WebServerConfiguration
 
-    func respond(_ request: Request, _ context: BasicRequestContext) async -> Response {
+    func respond(_ request: Request, _ context: WebRequestContext) async -> Response {
         let containerID = context.parameters.get("container") ?? ""
         let token = context.parameters.get("token") ?? ""
         let store = self.store

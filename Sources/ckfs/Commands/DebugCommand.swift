@@ -9,6 +9,6 @@ struct DebugCommand: ParsableCommand {
         commandName: "debug",
         abstract: "Workloads used by the tests.",
         shouldDisplay: false,
-        subcommands: [CrashWriter.self, Counter.self, WriteLoop.self, Fill.self, KeyValueClient.self, KeyValueWriter.self, QueryTiming.self]
+        subcommands: [CrashWriter.self, Counter.self, WriteLoop.self, Fill.self, KeyValueClient.self, KeyValueWriter.self, QueryTiming.self, HTTPFloor.self]
     )
 }

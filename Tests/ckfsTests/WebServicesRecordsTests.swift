@@ -18,4 +18,5 @@ import Testing
     @Test func lookupAndNumbers() throws { try run("test_lookup_and_numbers") }
     @Test func queryComparators() throws { try run("test_query_comparators") }
     @Test func queryPaging() throws { try run("test_query_paging") }
+    @Test func itemErrorCodes() throws { try run("test_item_error_codes") }
 }

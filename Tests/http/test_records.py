@@ -161,6 +161,24 @@ def test_lookup_and_numbers():
     assert fetched["fields"]["big"]["value"] == big, fetched
 
 
+def test_item_error_codes():
+    """The per-record codes that need a particular store: a DELETE_SELF reference to nothing, a
+    record past 1 MB, a save past the quota."""
+    r = ok(post("private", "records/modify", {"operations": [op("create", {"recordType": "Note", "recordName": "child", "fields": {
+        "parent": {"type": "REFERENCE", "value": {"recordName": "ghost", "action": "DELETE_SELF"}}}})]}))["records"][0]
+    assert r["serverErrorCode"] == "VALIDATING_REFERENCE_ERROR" and "ghost" in r["reason"], r
+    r = ok(post("private", "records/modify", {"operations": [op("create", {"recordType": "Note", "recordName": "huge", "fields": {
+        "text": {"value": "x" * (1024 * 1024 + 1)}}})]}))["records"][0]
+    assert r["serverErrorCode"] == "BAD_REQUEST" and "bytes" in r["reason"], r
+    ckfs("init", "--private-quota", "4000", user=None)
+    r = ok(post("private", "records/modify", {"operations": [op("create", {"recordType": "Note", "recordName": "big", "fields": {
+        "text": {"value": "x" * 5000}}})]}))["records"][0]
+    assert r["serverErrorCode"] == "QUOTA_EXCEEDED", r
+    r = ok(post("private", "records/modify", {"operations": [op("create", {"recordType": "Note", "recordName": "small", "fields": {
+        "text": {"value": "fits"}}})]}))["records"][0]
+    assert "serverErrorCode" not in r, r
+
+
 def brute_force(records, test):
     return sorted(r["recordName"] for r in records if test(r["fields"]))
 

@@ -15,7 +15,7 @@ struct AssetTransfer: Sendable {
         let slot = context.parameters.get("slot") ?? ""
         do {
             var request = request
-            let bytes = try await RequestBody.read(&request, limit: configuration.maxAssetBytes, timeout: configuration.bodyTimeout, on: context.eventLoop)
+            let bytes = try await RequestBody.read(&request, limit: configuration.maxAssetBytes, timeout: configuration.bodyTimeout, on: context.channel)
             let assets = self.assets
             let staged = try await WebAPI.blocking { () throws(CKError) in try assets.receive(slot: slot, bytes: bytes) }
             return WebAPI.json(.object(["singleFile": .object([

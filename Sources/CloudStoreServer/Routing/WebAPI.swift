@@ -89,7 +89,7 @@ struct WebAPI: Sendable {
             let redirect = "\(base)/signin?container=\(container)"
             do {
                 var request = request
-                let body = try await RequestBody.read(&request, limit: configuration.maxBodyBytes, timeout: configuration.bodyTimeout, on: context.eventLoop)
+                let body = try await RequestBody.read(&request, limit: configuration.maxBodyBytes, timeout: configuration.bodyTimeout, on: context.channel)
                 let parameters = context.parameters
                 // One hop to a thread that may block: the credentials and the endpoint both read files.
                 let result = try await Self.blocking { [request] () throws(WebFailure) -> JSONValue in

@@ -1,14 +1,14 @@
 import Hummingbird
 import NIOCore
 
-/// What a request carries besides itself: Hummingbird's core context, and the event loop of
-/// its connection, whose timers bound how long its body may take.
+/// What a request carries besides itself: Hummingbird's core context, and its connection,
+/// whose event loop's timers bound how long its body may take.
 struct WebRequestContext: RequestContext {
     var coreContext: CoreRequestContextStorage
-    let eventLoop: any EventLoop
+    let channel: any Channel
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        eventLoop = source.channel.eventLoop
+        channel = source.channel
     }
 }

@@ -165,7 +165,7 @@ def test_item_error_codes():
     """The per-record codes that need a particular store: a DELETE_SELF reference to nothing, a
     record past 1 MB, a save past the quota."""
     r = ok(post("private", "records/modify", {"operations": [op("create", {"recordType": "Note", "recordName": "child", "fields": {
-        "parent": {"type": "REFERENCE", "value": {"recordName": "ghost", "action": "DELETE_SELF"}}}})]}))["records"][0]
+        "owner": {"type": "REFERENCE", "value": {"recordName": "ghost", "action": "DELETE_SELF"}}}})]}))["records"][0]
     assert r["serverErrorCode"] == "VALIDATING_REFERENCE_ERROR" and "ghost" in r["reason"], r
     r = ok(post("private", "records/modify", {"operations": [op("create", {"recordType": "Note", "recordName": "huge", "fields": {
         "text": {"value": "x" * (1024 * 1024 + 1)}}})]}))["records"][0]

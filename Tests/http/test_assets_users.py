@@ -61,6 +61,12 @@ def test_assets():
         "recordType": "Photo", "recordName": "fake", "fields": {"image": {"value": {"receipt": "nope", "size": 1, "fileChecksum": "x"}}}}}]}))["records"][0]
     assert r["serverErrorCode"] == "BAD_REQUEST", r
 
+    # A path on the server is no asset value: a client cannot have the server copy its files.
+    for value in ({"path": STORE + "/iCloud.local.ckfs/container.json"}, [{"path": "/etc/passwd"}]):
+        typ = "ASSETID_LIST" if isinstance(value, list) else "ASSETID"
+        r = ok(post("private", "records/modify", {"operations": [{"operationType": "create", "record": {
+            "recordType": "Photo", "recordName": "theft", "fields": {"image": {"value": value, "type": typ}}}}]}))["records"][0]
+        assert r["serverErrorCode"] == "BAD_REQUEST" and "assets/upload" in r["reason"], r
     # rereference: the same asset in a record of another zone.
     ok(post("private", "zones/modify", {"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "Album"}}}]}))
     ref = ok(post("private", "assets/rereference", {"assets": [{"recordName": "photo1", "fieldName": "image"},

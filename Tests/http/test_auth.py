@@ -61,6 +61,11 @@ def test_tokens():
     assert caller["nameComponents"]["givenName"] == "alice", caller
     bob = ok(call("GET", "public", "users/current", web=WEB_TOKEN_BOB))
     assert bob["userRecordName"] != me["userRecordName"] and bob["userRecordName"].startswith("_"), bob
+    # A restricted account's token stops working, for reads too.
+    ckfs("user", "update", "bob", "--restricted", user=None)
+    fail(call("GET", "private", "zones/list", web=WEB_TOKEN_BOB), 401, "AUTHENTICATION_FAILED", "restricted")
+    ckfs("user", "update", "bob", "--no-restricted", user=None)
+    ok(call("GET", "private", "zones/list", web=WEB_TOKEN_BOB), "allowed again")
 
 
 def test_urls():
@@ -134,6 +139,14 @@ def test_server_to_server_keys():
     fresh = dict(good, **{"X-Apple-CloudKit-Request-ISO8601Date": now,
                           "X-Apple-CloudKit-Request-SignatureV1": auth.make_signature(now, '{"records":[]}', path).decode()})
     assert send(fresh, b'{"records":[]}')[0] == 200
+    # A key never stands for a web client's push token, nor reaches private subscriptions.
+    status, body = signed("POST", "tokens/create", {"apnsEnvironment": "development"})
+    assert status == 421 and body["serverErrorCode"] == "AUTHENTICATION_REQUIRED", body
+    ok(post("private", "subscriptions/modify", {"operations": [{"operationType": "create", "subscription": {
+        "subscriptionID": "mine", "subscriptionType": "query", "query": {"recordType": "Note"}, "firesOn": ["create"]}}]}))
+    r = requests.post(f"{base()}/subscriptions/lookup", data=json.dumps({"subscriptions": [{"subscriptionID": "mine"}]}),
+                      auth=SignedAuth(KEY_ID, KEY_PEM), timeout=10)
+    assert r.status_code == 200 and r.json()["subscriptions"][0]["serverErrorCode"] == "NOT_FOUND", r.text
     # A revoked key stops working at once.
     ckfs("key", "remove", KEY_ID)
     status, body = signed("GET", "zones/list")

@@ -53,9 +53,16 @@ def test_subscriptions():
     ]}))["subscriptions"]
     assert rs[0]["firesOn"] == ["delete"] and rs[1]["serverErrorCode"] == "NOT_FOUND", rs
     rs = ok(post("private", "subscriptions/modify", {"operations": [
-        {"operationType": "delete", "subscription": {"subscriptionID": "work"}},
         {"operationType": "delete", "subscription": {"subscriptionID": "work"}}]}))["subscriptions"]
-    assert rs[0] == {"subscriptionID": "work", "deleted": True} and rs[1]["serverErrorCode"] == "NOT_FOUND", rs
+    assert rs == [{"subscriptionID": "work", "deleted": True}], rs
+    rs = ok(post("private", "subscriptions/modify", {"operations": [
+        {"operationType": "delete", "subscription": {"subscriptionID": "work"}}]}))["subscriptions"]
+    assert rs[0]["serverErrorCode"] == "NOT_FOUND", rs
+    # Two operations on one subscription in one request: the second is refused.
+    rs = ok(post("private", "subscriptions/modify", {"operations": [
+        {"operationType": "delete", "subscription": {"subscriptionID": "posters"}},
+        {"operationType": "create", "subscription": query_subscription("posters")}]}))["subscriptions"]
+    assert rs[0]["deleted"] is True and rs[1]["serverErrorCode"] == "BAD_REQUEST", rs
     # Another user sees none of them.
     from cloudkit_client import WEB_TOKEN_BOB
     assert ok(call("GET", "private", "subscriptions/list", web=WEB_TOKEN_BOB))["subscriptions"] == []

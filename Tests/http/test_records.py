@@ -107,6 +107,15 @@ def test_atomic_batches():
     create("a", {}, db="private")
     rs = ok(post("private", "records/modify", {"operations": batch}))["records"]
     assert [r.get("serverErrorCode") for r in rs] == [None, "CONFLICT", None], rs
+    # Atomicity is per zone: one request with operations in Work and in the default zone.
+    ok(post("private", "zones/modify", {"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "Home"}}}]}))
+    mixed = [op("create", {"recordType": "Artist", "recordName": "w1", "fields": {}, "zoneID": {"zoneName": "Work"}}),
+             op("create", {"recordType": "Artist", "recordName": "a", "fields": {}, "zoneID": {"zoneName": "Work"}}),  # exists
+             op("create", {"recordType": "Artist", "recordName": "d1", "fields": {}}),
+             op("create", {"recordType": "Artist", "recordName": "h1", "fields": {}, "zoneID": {"zoneName": "Home"}})]
+    rs = ok(post("private", "records/modify", {"operations": mixed}))["records"]
+    assert [r.get("serverErrorCode") for r in rs] == ["ATOMIC_ERROR", "CONFLICT", None, None], rs
+    assert rs[0]["zoneID"]["zoneName"] == "Work" and rs[3]["zoneID"]["zoneName"] == "Home", rs
     # The public database neither.
     create("p1", {}, db="public")
     rs = ok(post("public", "records/modify", {"atomic": True, "operations": [

@@ -36,6 +36,12 @@ extension Container {
     /// How long a web auth token made by ``signIn(userName:lifetime:)`` lasts by default: two
     /// weeks, as CloudKit's "keep me signed in".
     public static let defaultWebAuthLifetime: Int64 = 14 * 24 * 3600
+    /// Push tokens a container keeps: the oldest go first.
+    static let maxPushTokens = 10_000
+    static let maxUnregisteredPushTokens = 1_000
+
+    /// The longest a web auth token may last: ten years.
+    public static let maxWebAuthLifetime: Int64 = 10 * 366 * 24 * 3600
 
     /// Makes an API token for this container: 64 hex digits, as CloudKit's dashboard gives.
     public func createAPIToken() throws(CKError) -> String {
@@ -62,7 +68,9 @@ extension Container {
     /// Signs `userName` in, as CloudKit's sign-in page does for a web client: a web auth token
     /// that acts as that identity for `lifetime` seconds. Expired tokens are dropped meanwhile.
     public func signIn(userName: String, lifetime: Int64 = Container.defaultWebAuthLifetime) throws(CKError) -> String {
-        guard lifetime > 0 else { throw .invalid("a web auth token must last at least one second") }
+        guard lifetime > 0, lifetime <= Self.maxWebAuthLifetime else {
+            throw .invalid("a web auth token lasts from one second to ten years (\(Self.maxWebAuthLifetime) seconds)")
+        }
         try requireIdentity(userName, for: "sign in")
         // Base64 with '=' (47 bytes) and often '+' and '/', as CloudKit's tokens: clients must
         // percent-encode them.
@@ -116,7 +124,11 @@ extension Container {
     /// The public key registered as `keyID` and the identity it acts as; nil when none is.
     public func serverKey(_ keyID: String) throws(CKError) -> (publicKey: P256.Signing.PublicKey, caller: Caller)? {
         // As the file holds it now (one stat): a revoked key stops working at once.
-        guard let key = try fresh().web.serverKeys.first(where: { $0.keyID == keyID }), let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKey) else { return nil }
+        let info = try fresh()
+        guard let key = info.web.serverKeys.first(where: { $0.keyID == keyID }), let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKey) else { return nil }
+        if let identity = info.identity(of: Caller(userName: key.userName)), info.isRestricted(identity) {
+            throw CKError(.notAuthenticated, "key \(keyID) acts as \(key.userName), whose account is restricted in container \(identifier)")
+        }
         return (publicKey, Caller(userName: key.userName, deviceID: "key-" + keyID.prefix(12)))
     }
 
@@ -124,7 +136,8 @@ extension Container {
     /// or a web auth token that is unknown or expired.
     public func webCaller(apiToken: String, webAuthToken: String?) throws(CKError) -> WebCaller {
         // As the file holds it now (one stat): tokens made or removed by another process count at once.
-        let web = try fresh().web
+        let info = try fresh()
+        let web = info.web
         let session = webAuthToken.flatMap { t in web.webAuthTokens.first { $0.token == t } }
         guard web.apiTokens.contains(where: { $0.token == apiToken }) else {
             throw CKError(.notAuthenticated, "the API token is not one of container \(identifier)'s; make one with ckfs token create")
@@ -132,6 +145,9 @@ extension Container {
         guard let webAuthToken else { return WebCaller(caller: .noAccount(deviceID: "web"), isServerKey: false) }
         guard let session, session.expires > Store.now() else {
             throw CKError(.notAuthenticated, "the web auth token is unknown or expired; sign in again with ckfs token sign-in --user NAME")
+        }
+        if let identity = info.identity(of: Caller(userName: session.userName)), info.isRestricted(identity) {
+            throw CKError(.notAuthenticated, "\(session.userName)'s account is restricted in container \(identifier) (ckfs user update --no-restricted allows it again)")
         }
         let device = "web-" + Hex.string(SHA256.hash(data: Data(webAuthToken.utf8)).prefix(6))
         return WebCaller(caller: Caller(userName: session.userName, deviceID: device), isServerKey: false)
@@ -146,8 +162,20 @@ extension Container {
             throw .invalid("\"apnsEnvironment\" must be development or production")
         }
         let token = Self.randomHex(bytes: 32)
+        let now = Store.now()
         try update { (info: inout ContainerInfo) throws(CKError) in
-            info.web.pushTokens.append(.init(token: token, apnsEnvironment: apnsEnvironment, environment: environment, created: Store.now()))
+            // An API token alone makes these (it may sit in a public web page): tokens never
+            // registered go after an hour, and the file keeps at most so many of them.
+            var tokens = info.web.pushTokens.filter { $0.userName != nil || $0.created > now - 3_600_000 }
+            let unregistered = tokens.filter { $0.userName == nil }
+            if unregistered.count >= Self.maxUnregisteredPushTokens, let oldest = unregistered.min(by: { $0.created < $1.created }) {
+                tokens.removeAll { $0.token == oldest.token }
+            }
+            if tokens.count >= Self.maxPushTokens, let oldest = tokens.min(by: { $0.created < $1.created }) {
+                tokens.removeAll { $0.token == oldest.token }
+            }
+            tokens.append(.init(token: token, apnsEnvironment: apnsEnvironment, environment: environment, created: now))
+            info.web.pushTokens = tokens
         }
         return token
     }

@@ -45,9 +45,10 @@ enum WebRecordCoding {
     }
 
     /// A failed item in a batch's 200: the record's name, the code and why.
-    static func error(_ error: CKError, recordName: String?) -> JSONValue {
+    static func error(_ error: CKError, recordName: String?, zoneID: ZoneID? = nil) -> JSONValue {
         guard case .object(var o) = error.webServicesDictionary() else { return .null }
         if let recordName { o["recordName"] = .string(recordName) }
+        if let zoneID { o["zoneID"] = encode(zoneID) }
         return .object(o)
     }
 
@@ -112,8 +113,15 @@ enum WebRecordCoding {
         if type == "ASSET_LIST" { type = "ASSETID_LIST" }
         guard let type else { return field }
         f["type"] = .string(type)
+        // A web client names an asset by the receipt of its upload, or by the checksum of one
+        // its record already holds; never by a path on the server (the engine's input form for
+        // the CLI), which would copy any file the server can read into the caller's zone.
         func asset(_ v: JSONValue) throws(CKError) -> JSONValue {
-            guard let receipt = v["receipt"]?.stringValue else { return v }
+            guard case .object(let members) = v else { return v }
+            if members["path"] != nil {
+                throw CKError(.invalidArguments, "an asset value is the singleFile dictionary of its upload (with its \"receipt\"), or one a fetched record gave; upload files with assets/upload")
+            }
+            guard let receipt = members["receipt"]?.stringValue else { return v }
             return .object(["path": .string(try stagedFile(receipt))])
         }
         if type == "ASSETID" { f["value"] = try asset(value) }

@@ -12,19 +12,28 @@ enum RecordsEndpoints {
     private enum Planned {
         case save(Record, SaveRule)
         case delete(RecordID, changeTag: String?)
-        case failed(CKError, recordName: String?)
+        case failed(CKError, recordName: String?, zone: ZoneID)
+
+        var zone: ZoneID {
+            switch self {
+            case .save(let r, _): r.recordID.zoneID
+            case .delete(let id, _): id.zoneID
+            case .failed(_, _, let z): z
+            }
+        }
     }
 
     /// Saves and deletes records: one result per operation, in order, each a record, a deleted
-    /// record or a record error. `atomic` (the default) holds in custom zones of the private
-    /// database only; elsewhere each operation succeeds or fails alone, as at Apple.
+    /// record or a record error. `atomic` (the default) holds within each custom zone of the
+    /// private database: there one failing operation saves none of that zone's; the default
+    /// zone and the public database are never atomic, as at Apple.
     static func modify(_ call: WebCall) throws(CKError) -> JSONValue {
         let db = try call.database()
         let operations = try call.array("operations", limit: maxItems)
         guard !operations.isEmpty else { throw CKError(.invalidArguments, "\"operations\" is empty; give at least one") }
         let zone = try WebRecordCoding.zoneID(call.body["zoneID"], in: db)
         let requestKeys = try call.desiredKeys(call.body["desiredKeys"])
-        let atomic = (call.body["atomic"]?.boolValue ?? true) && db.scope == .private && zone.zoneName != ZoneID.defaultZoneName
+        let atomicAsked = call.body["atomic"]?.boolValue ?? true
 
         // Operations that change a record without naming its type take the stored one's.
         var storedTypes: [RecordID: String] = [:]
@@ -47,60 +56,63 @@ enum RecordsEndpoints {
                 planned.append(try plan(op, call: call, zone: zone, db: db, storedTypes: storedTypes))
             } catch {
                 if keys.count < planned.count + 1 { keys.append(requestKeys) }
-                planned.append(.failed(error, recordName: op["record"]?["recordName"]?.stringValue))
+                let opZone = (try? op["record"]?["zoneID"].map { (z) throws(CKError) in try WebRecordCoding.zoneID(z, in: db) }) ?? zone
+                planned.append(.failed(error, recordName: op["record"]?["recordName"]?.stringValue, zone: opZone))
             }
         }
 
-        var saving: [Record] = []
-        var deleting: [RecordID] = []
-        var options = ModifyOptions(atomic: atomic)
-        var slot: [(isSave: Bool, index: Int)?] = []
-        for item in planned {
-            switch item {
-            case .save(let record, let rule):
-                options.saveRules[record.recordID] = rule
-                slot.append((true, saving.count))
-                saving.append(record)
-            case .delete(let id, let tag):
-                if let tag { options.deleteChangeTags[id] = tag }
-                slot.append((false, deleting.count))
-                deleting.append(id)
-            case .failed:
-                slot.append(nil)
+        // Each zone's operations go to the engine together, atomic where Apple's are.
+        var zoneOrder: [String] = []
+        var byZone: [String: [Int]] = [:]
+        for (i, item) in planned.enumerated() {
+            let z = item.zone.zoneName
+            if byZone[z] == nil { zoneOrder.append(z) }
+            byZone[z, default: []].append(i)
+        }
+        var results: [Int: Result<JSONValue, CKError>] = [:]
+        for z in zoneOrder {
+            let indexes = byZone[z]!
+            let atomic = atomicAsked && db.scope == .private && z != ZoneID.defaultZoneName
+            let anyFailed = indexes.contains { if case .failed = planned[$0] { true } else { false } }
+            var saving: [(Int, Record)] = [], deleting: [(Int, RecordID)] = []
+            var options = ModifyOptions(atomic: atomic)
+            for i in indexes {
+                switch planned[i] {
+                case .save(let record, let rule):
+                    options.saveRules[record.recordID] = rule
+                    saving.append((i, record))
+                case .delete(let id, let tag):
+                    if let tag { options.deleteChangeTags[id] = tag }
+                    deleting.append((i, id))
+                case .failed(let error, _, _):
+                    results[i] = .failure(error)
+                }
+            }
+            if atomic && anyFailed {
+                let notApplied = CKError(.batchRequestFailed, "not saved because another operation in this atomic batch failed in zone \(z); fix that one and send the batch again")
+                for (i, _) in saving { results[i] = .failure(notApplied) }
+                for (i, _) in deleting { results[i] = .failure(notApplied) }
+                continue
+            }
+            guard !saving.isEmpty || !deleting.isEmpty else { continue }
+            let result = try db.modify(saving: saving.map(\.1), deleting: deleting.map(\.1), options: options)
+            for (k, (i, _)) in saving.enumerated() {
+                results[i] = result.saveResults[k].1.map { call.encode($0.limited(to: keys[i])) }
+            }
+            for (k, (i, _)) in deleting.enumerated() {
+                results[i] = result.deleteResults[k].1.map { WebRecordCoding.deleted(result.deleteResults[k].0) }
             }
         }
-        let anyFailed = planned.contains { if case .failed = $0 { true } else { false } }
-        var result: ModifyResult?
-        if !(atomic && anyFailed), !saving.isEmpty || !deleting.isEmpty {
-            result = try db.modify(saving: saving, deleting: deleting, options: options)
-        }
-        let notApplied = CKError(.batchRequestFailed, "not saved because another operation in this atomic batch failed; fix that one and send the batch again")
         var out: [JSONValue] = []
         for (i, item) in planned.enumerated() {
-            let name: String?
-            switch item {
-            case .failed(let error, let recordName):
-                out.append(WebRecordCoding.error(error, recordName: recordName))
-                continue
-            case .save(let record, _): name = record.recordID.recordName
-            case .delete(let id, _): name = id.recordName
+            let name: String? = switch item {
+            case .save(let record, _): record.recordID.recordName
+            case .delete(let id, _): id.recordName
+            case .failed(_, let recordName, _): recordName
             }
-            guard let result, let (isSave, index) = slot[i] else {
-                out.append(WebRecordCoding.error(notApplied, recordName: name))
-                continue
-            }
-            if isSave {
-                switch result.saveResults[index].1 {
-                case .success(let saved):
-                    out.append(call.encode(saved.limited(to: keys[i])))
-                case .failure(let error):
-                    out.append(WebRecordCoding.error(error, recordName: name))
-                }
-            } else {
-                switch result.deleteResults[index].1 {
-                case .success: out.append(WebRecordCoding.deleted(result.deleteResults[index].0))
-                case .failure(let error): out.append(WebRecordCoding.error(error, recordName: name))
-                }
+            switch results[i] ?? .failure(CKError(.internalError, "operation \(i) got no result")) {
+            case .success(let json): out.append(json)
+            case .failure(let error): out.append(WebRecordCoding.error(error, recordName: name, zoneID: item.zone))
             }
         }
         return .object(["records": .array(out)])
@@ -179,7 +191,7 @@ enum RecordsEndpoints {
         let out = results.enumerated().map { (i, item) -> JSONValue in
             switch item.1 {
             case .success(let record): call.encode(record.limited(to: keys[i]))
-            case .failure(let error): WebRecordCoding.error(error, recordName: ids[i].recordName)
+            case .failure(let error): WebRecordCoding.error(error, recordName: ids[i].recordName, zoneID: ids[i].zoneID)
             }
         }
         return .object(["records": .array(out)])

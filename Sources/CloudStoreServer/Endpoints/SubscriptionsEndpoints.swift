@@ -38,9 +38,14 @@ enum SubscriptionsEndpoints {
         let operations = try call.array("operations", limit: RecordsEndpoints.maxItems)
         enum Planned { case save(Subscription), delete(String), failed(CKError, String?) }
         var planned: [Planned] = []
+        var seen: Set<String> = []
         for op in operations {
             let id = op["subscription"]?["subscriptionID"]?.stringValue
             do throws(CKError) {
+                // The engine saves before it deletes; one operation per ID keeps the order moot.
+                if let id, !seen.insert(id).inserted {
+                    throw CKError(.invalidArguments, "subscription \(id) has two operations in one request; send one")
+                }
                 guard let kind = op["operationType"]?.stringValue, let raw = op["subscription"] else {
                     throw CKError(.invalidArguments, "an operation needs \"operationType\" (create, update or delete) and \"subscription\"")
                 }

@@ -57,19 +57,40 @@ final class AssetStaging: @unchecked Sendable {
 
     // MARK: Uploads
 
-    func openSlot(_ owner: Owner, recordName: String, fieldName: String) -> String {
+    /// Open upload URLs one user may hold, and bytes staged for all users at once: past them,
+    /// uploads are refused until receipts are used or expire.
+    static let maxSlotsPerOwner = 1_000
+    static let maxStagedBytes: Int64 = 2 << 30
+
+    func openSlot(_ owner: Owner, recordName: String, fieldName: String) throws(CKError) -> String {
         let id = Self.randomID()
-        lock.withLock {
+        try locked { () throws(CKError) in
             dropExpired()
+            guard slots.values.lazy.filter({ $0.owner == owner }).count < Self.maxSlotsPerOwner else {
+                throw CKError(.limitExceeded, "\(Self.maxSlotsPerOwner) upload URLs are open for this user; upload to them or wait 15 minutes for them to expire")
+            }
             slots[id] = Slot(owner: owner, recordName: recordName, fieldName: fieldName, expires: Date() + Self.slotLifetime)
         }
         return id
     }
 
+    /// Whether an upload URL is open: checked before its bytes are read.
+    func hasSlot(_ id: String) -> Bool {
+        lock.withLock { slots[id].map { $0.expires > Date() } ?? false }
+    }
+
     /// Takes the bytes of an upload: stages them and returns the receipt's ID, checksum and size.
     func receive(slot id: String, bytes: [UInt8]) throws(CKError) -> (receipt: String, checksum: String, size: Int64) {
-        guard let slot = lock.withLock({ slots.removeValue(forKey: id) }), slot.expires > Date() else {
-            throw CKError(.unknownItem, "this upload URL is unknown, used or expired (they last 15 minutes and take one upload); ask assets/upload for another")
+        let slot = try locked { () throws(CKError) -> Slot in
+            dropExpired()
+            guard let slot = slots.removeValue(forKey: id) else {
+                throw CKError(.unknownItem, "this upload URL is unknown, used or expired (they last 15 minutes and take one upload); ask assets/upload for another")
+            }
+            let staged = receipts.values.reduce(Int64(0)) { $0 + ($1.staged ? $1.size : 0) }
+            guard staged + Int64(bytes.count) <= Self.maxStagedBytes else {
+                throw CKError(.quotaExceeded, "the server holds \(staged) bytes of uploads not yet saved in records; save them or wait an hour for their receipts to expire")
+            }
+            return slot
         }
         let checksum = Hex.string(SHA256.hash(data: bytes))
         let receipt = Self.randomID()
@@ -96,7 +117,10 @@ final class AssetStaging: @unchecked Sendable {
 
     /// The file a receipt stands for, when `owner` may use it.
     func stagedFile(receipt: String, owner: Owner) throws(CKError) -> String {
-        guard let r = lock.withLock({ receipts[receipt] }), r.expires > Date() else {
+        guard let r = lock.withLock({ () -> Receipt? in
+            dropExpired()
+            return receipts[receipt]
+        }) else {
             throw CKError(.invalidArguments, "asset receipt \(receipt) is unknown or expired; upload the file again (assets/upload)")
         }
         guard r.owner == owner else {
@@ -105,6 +129,14 @@ final class AssetStaging: @unchecked Sendable {
         return r.path
     }
 
+    /// `body` under `lock`, with its typed error.
+    private func locked<T>(_ body: () throws(CKError) -> T) throws(CKError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// Drops expired slots and receipts, and the files staged for them. Runs under `lock`.
     private func dropExpired() {
         let now = Date()
         slots = slots.filter { $0.value.expires > now }
@@ -127,7 +159,9 @@ final class AssetStaging: @unchecked Sendable {
     /// What a download path names, when its signature is this server's.
     func download(_ token: String) -> (owner: Owner, zone: String, asset: Asset)? {
         let parts = token.split(separator: ".")
-        guard parts.count == 2, signature(String(parts[0])) == parts[1], let data = Self.unbase64url(String(parts[0])) else { return nil }
+        guard parts.count == 2, let code = Self.unbase64url(String(parts[1])),
+              HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Data(parts[0].utf8), using: key),
+              let data = Self.unbase64url(String(parts[0])) else { return nil }
         let fields = String(decoding: data, as: UTF8.self).split(separator: "~", omittingEmptySubsequences: false)
             .map { Data(base64Encoded: String($0)).map { String(decoding: $0, as: UTF8.self) } }
         guard fields.count == 7, let c = fields[0], let e = fields[1].flatMap(Environment.init(rawValue:)),

@@ -13,6 +13,11 @@ struct AssetTransfer: Sendable {
 
     func receive(_ request: Request, _ context: WebRequestContext) async -> Response {
         let slot = context.parameters.get("slot") ?? ""
+        // An unknown URL is refused before its body is read: only a holder of one uploads.
+        guard assets.hasSlot(slot) else {
+            return WebAPI.json(CKError(.unknownItem, "this upload URL is unknown, used or expired (they last 15 minutes and take one upload); ask assets/upload for another")
+                .webServicesDictionary(), status: .notFound)
+        }
         do {
             var request = request
             let bytes = try await RequestBody.read(&request, limit: configuration.maxAssetBytes, timeout: configuration.bodyTimeout, on: context.channel)
@@ -34,7 +39,7 @@ struct AssetTransfer: Sendable {
     func send(_ request: Request, _ context: WebRequestContext) async -> Response {
         let token = context.parameters.get("token") ?? ""
         let store = self.store
-        guard let (owner, zone, asset) = assets.download(token) else {
+        guard let (owner, zone, asset) = assets.download(token), configuration.containers?.contains(owner.container) ?? true else {
             return WebAPI.json(CKError(.unknownItem, "this download URL is not one this server gave (they last until it stops); fetch the record again for a new one")
                 .webServicesDictionary(), status: .notFound)
         }

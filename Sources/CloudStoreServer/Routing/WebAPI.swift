@@ -20,6 +20,11 @@ struct WebAPI: Sendable {
         case read
         /// Needs a signed-in user, or a server-to-server key on the public database.
         case user
+        /// An API token, with a web auth token where the endpoint needs a user; never a
+        /// server-to-server key (push tokens deliver a user's private notifications).
+        case client
+        /// A signed-in user through a web auth token; never a server-to-server key.
+        case webUser
     }
 
     typealias Endpoint = @Sendable (WebCall) throws(CKError) -> JSONValue
@@ -51,8 +56,8 @@ struct WebAPI: Sendable {
         let environment = router.group("database/1/:container/:environment")
         environment.post("subscriptions/lookup", use: handler(.user, SubscriptionsEndpoints.lookup))
         for group in [environment, db, router.group("device/1/:container/:environment")] {
-            group.post("tokens/create", use: handler(.read, TokensEndpoints.create))
-            group.post("tokens/register", use: handler(.user, TokensEndpoints.register))
+            group.post("tokens/create", use: handler(.client, TokensEndpoints.create))
+            group.post("tokens/register", use: handler(.webUser, TokensEndpoints.register))
         }
         let courier = WebCourier(store: store, configuration: configuration)
         router.get("webcourier/:container/:token") { request, context in await courier.respond(request, context) }
@@ -123,10 +128,17 @@ struct WebAPI: Sendable {
         }
         let container = try databases.container(containerID, in: store, served: configuration.containers)
         let caller = try Self.authenticate(request, body: body, container: container)
-        if caller.isServerKey && scope == .private {
-            throw WebFailure(error: CKError(.notAuthenticated, "a server-to-server key reaches only the public database; the private database needs a signed-in user (ckWebAuthToken)"))
+        if caller.isServerKey {
+            guard access != .client && access != .webUser else {
+                throw WebFailure(error: CKError(.notAuthenticated, "push tokens are a web client's, for its signed-in user; use ckAPIToken (and ckWebAuthToken), not a server-to-server key"))
+            }
+            guard scope != .private else {
+                throw WebFailure(error: CKError(.notAuthenticated, "a server-to-server key reaches only the public database; the private database needs a signed-in user (ckWebAuthToken)"))
+            }
+            // Endpoints without a database segment look only in the key's one database.
+            scope = .public
         }
-        if (access == .user || scope == .private) && !caller.caller.hasAccount {
+        if (access == .user || access == .webUser || scope == .private) && !caller.caller.hasAccount {
             throw WebFailure(error: CKError(.notAuthenticated, "this request needs a signed-in user: add ckWebAuthToken (ckfs token sign-in --user NAME) beside ckAPIToken"))
         }
         let json: JSONValue

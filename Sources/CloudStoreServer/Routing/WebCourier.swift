@@ -14,8 +14,9 @@ struct WebCourier: Sendable {
         let token = context.parameters.get("token") ?? ""
         let store = self.store
         do throws(CKError) {
+            let configuration = self.configuration
             let (container, registration) = try await WebAPI.blocking { () throws(CKError) -> (Container, PushRegistration) in
-                guard try store.containerIdentifiers().contains(containerID),
+                guard configuration.containers?.contains(containerID) ?? true, try store.containerIdentifiers().contains(containerID),
                       let container = try? store.container(containerID),
                       let registration = try container.pushRegistration(token) else {
                     throw CKError(.unknownItem, "no registered push token \(token) in container \(containerID); make one with tokens/create and register it with tokens/register")
@@ -28,8 +29,13 @@ struct WebCourier: Sendable {
             while ContinuousClock.now < deadline, !Task.isCancelled {
                 let polled = try await WebAPI.blocking { [follower] () throws(CKError) -> (NotificationLog.Follower, [CloudNotification]) in
                     var f = follower
-                    let found = try f.poll()
-                    return (f, found)
+                    do throws(CKError) {
+                        return (f, try f.poll())
+                    } catch where error.code == .changeTokenExpired {
+                        // The log was started again since the last delivery: all it holds is new.
+                        f = log.follow(since: nil, excludingDevice: registration.deviceID)
+                        return (f, try f.poll())
+                    }
                 }
                 follower = polled.0
                 if let first = polled.1.first {

@@ -37,8 +37,8 @@ struct ServeCommand: AsyncParsableCommand {
     func validate() throws {
         guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         guard maxBody > 0 else { throw ValidationError("--max-body must be at least 1 byte") }
-        guard bodyTimeout > 0 else { throw ValidationError("--body-timeout must be more than 0") }
-        guard longPollSeconds > 0 else { throw ValidationError("--long-poll-seconds must be more than 0") }
+        guard bodyTimeout > 0, bodyTimeout <= 3600 else { throw ValidationError("--body-timeout must be more than 0 and at most 3600 seconds") }
+        guard longPollSeconds > 0, longPollSeconds <= 3600 else { throw ValidationError("--long-poll-seconds must be more than 0 and at most 3600 seconds") }
     }
 
     func run() async throws {

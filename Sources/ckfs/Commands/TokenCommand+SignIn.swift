@@ -10,7 +10,9 @@ extension TokenCommand {
         @Option(help: "How long the token lasts, in seconds (default: two weeks).") var lifetime: Int64 = Container.defaultWebAuthLifetime
 
         func validate() throws {
-            guard lifetime > 0 else { throw ValidationError("--lifetime must be at least 1 second") }
+            guard lifetime > 0, lifetime <= Container.maxWebAuthLifetime else {
+                throw ValidationError("--lifetime must be from 1 second to \(Container.maxWebAuthLifetime) seconds (ten years)")
+            }
         }
 
         func run() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import CloudStore
 
 /// `ckfs serve --port 0` on a temporary store, with an API token, web auth tokens for alice and
@@ -112,5 +113,15 @@ final class ServeFixture: @unchecked Sendable {
     func python(_ script: String, _ tests: [String], extra: [String: String] = [:]) -> CLIFixture.Output {
         CLIFixture.exec("/usr/bin/env", ["python3", Self.pythonDirectory + "/" + script] + tests,
                         environment: environment.merging(extra) { _, new in new })
+    }
+
+    /// Runs one `test_…` function of a script of `Tests/http/` on a new fixture and records
+    /// whether it passed, with the server's log when it did not.
+    static func expectPasses(_ script: String, _ test: String, serveArgs: [String] = [], mounted: Bool = false,
+                             sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let fixture = try ServeFixture(serveArgs: serveArgs, mounted: mounted)
+        let out = fixture.python(script, [test])
+        #expect(out.status == 0, "\(out.stdout)\(out.stderr)\nserver log:\n\(fixture.serverLog.suffix(3000))", sourceLocation: sourceLocation)
+        #expect(out.stdout.contains("\(test): passed"), sourceLocation: sourceLocation)
     }
 }

@@ -4,12 +4,7 @@ import Testing
 /// Who may call `ckfs serve`: API tokens, web auth tokens, and server-to-server keys whose
 /// requests PyPI's requests-cloudkit signs (`Tests/http/test_auth.py`).
 @Suite struct WebServicesAuthTests {
-    func run(_ test: String) throws {
-        let fixture = try ServeFixture()
-        let out = fixture.python("test_auth.py", [test])
-        #expect(out.status == 0, "\(out.stdout)\(out.stderr)\nserver log:\n\(fixture.serverLog.suffix(3000))")
-        #expect(out.stdout.contains("\(test): passed"))
-    }
+    func run(_ test: String) throws { try ServeFixture.expectPasses("test_auth.py", test) }
 
     @Test func tokens() throws { try run("test_tokens") }
     @Test func urls() throws { try run("test_urls") }

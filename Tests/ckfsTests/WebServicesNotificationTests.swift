@@ -5,10 +5,7 @@ import Testing
 /// through the mount and the CLI (`Tests/http/test_notifications.py`).
 @Suite struct WebServicesNotificationTests {
     func run(_ test: String, mounted: Bool = false) throws {
-        let fixture = try ServeFixture(serveArgs: ["--long-poll-seconds", "3"], mounted: mounted)
-        let out = fixture.python("test_notifications.py", [test])
-        #expect(out.status == 0, "\(out.stdout)\(out.stderr)\nserver log:\n\(fixture.serverLog.suffix(3000))")
-        #expect(out.stdout.contains("\(test): passed"))
+        try ServeFixture.expectPasses("test_notifications.py", test, serveArgs: ["--long-poll-seconds", "3"], mounted: mounted)
     }
 
     @Test func subscriptions() throws { try run("test_subscriptions") }

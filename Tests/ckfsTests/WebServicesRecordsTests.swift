@@ -5,12 +5,7 @@ import Testing
 /// (`Tests/http/test_records.py`): the seven operation types, atomic batches, limits,
 /// lookups, every query comparator against a brute-force filter, and paging.
 @Suite struct WebServicesRecordsTests {
-    func run(_ test: String) throws {
-        let fixture = try ServeFixture()
-        let out = fixture.python("test_records.py", [test])
-        #expect(out.status == 0, "\(out.stdout)\(out.stderr)\nserver log:\n\(fixture.serverLog.suffix(3000))")
-        #expect(out.stdout.contains("\(test): passed"))
-    }
+    func run(_ test: String) throws { try ServeFixture.expectPasses("test_records.py", test) }
 
     @Test func operationTypes() throws { try run("test_operation_types") }
     @Test func atomicBatches() throws { try run("test_atomic_batches") }

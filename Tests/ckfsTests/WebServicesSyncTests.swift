@@ -5,10 +5,7 @@ import Testing
 /// at the same time (`Tests/http/test_sync.py`).
 @Suite struct WebServicesSyncTests {
     func run(_ test: String, mounted: Bool = false) throws {
-        let fixture = try ServeFixture(mounted: mounted)
-        let out = fixture.python("test_sync.py", [test])
-        #expect(out.status == 0, "\(out.stdout)\(out.stderr)\nserver log:\n\(fixture.serverLog.suffix(3000))")
-        #expect(out.stdout.contains("\(test): passed"))
+        try ServeFixture.expectPasses("test_sync.py", test, mounted: mounted)
     }
 
     @Test func zones() throws { try run("test_zones") }

@@ -3,7 +3,8 @@ import Testing
 
 /// `ckfs serve`'s records endpoints, driven over real HTTP by Python's `requests`
 /// (`Tests/http/test_records.py`): the seven operation types, atomic batches, limits,
-/// lookups, every query comparator against a brute-force filter, and paging.
+/// lookups, every query comparator against a brute-force filter, paging, sorting by distance, and
+/// queries across zones.
 @Suite struct WebServicesRecordsTests {
     func run(_ test: String) throws { try ServeFixture.expectPasses("test_records.py", test) }
 
@@ -13,5 +14,7 @@ import Testing
     @Test func lookupAndNumbers() throws { try run("test_lookup_and_numbers") }
     @Test func queryComparators() throws { try run("test_query_comparators") }
     @Test func queryPaging() throws { try run("test_query_paging") }
+    @Test func querySortByDistance() throws { try run("test_query_sort_by_distance") }
+    @Test func zoneWideQuery() throws { try run("test_zone_wide_query") }
     @Test func itemErrorCodes() throws { try run("test_item_error_codes") }
 }

@@ -1,6 +1,7 @@
 """records/modify, records/lookup and records/query against `ckfs serve`, as a web client
 drives them. Run by WebServicesTests: `python3 test_records.py TEST...`."""
 import json
+import math
 import random
 import sys
 
@@ -300,6 +301,119 @@ def test_query_paging():
     # A limit past Apple's 200 is taken as 200.
     res = ok(post("private", "records/query", {"query": {"recordType": "Page"}, "resultsLimit": 500}))
     assert len(res["records"]) == 96 and "continuationMarker" not in res, len(res["records"])
+
+
+def haversine(a, b):
+    """Great-circle metres between two {latitude, longitude} dictionaries (mean Earth radius)."""
+    p1, p2 = math.radians(a["latitude"]), math.radians(b["latitude"])
+    dp, dl = p2 - p1, math.radians(b["longitude"] - a["longitude"])
+    h = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+    return 2 * 6371008.8 * math.asin(min(1, math.sqrt(h)))
+
+
+def test_query_sort_by_distance():
+    """A sort with relativeLocation orders by distance from the point, nearest first or last,
+    pages without repeats or gaps (a record saved between pages included), keeps records with
+    no location last, and agrees with the CLI's KEY@LAT,LON sort."""
+    random.seed(11)
+    here = {"latitude": 48.8566, "longitude": 2.3522}
+    places = {}
+    ops = []
+    for i in range(40):
+        fields = {"n": {"value": i}}
+        if i % 8 != 3:
+            places[f"c{i:02d}"] = {"latitude": random.uniform(-60, 70), "longitude": random.uniform(-170, 170)}
+            fields["at"] = {"value": places[f"c{i:02d}"], "type": "LOCATION"}
+        ops.append(op("create", {"recordType": "City", "recordName": f"c{i:02d}", "fields": fields}))
+    ok(post("private", "records/modify", {"operations": ops}))
+
+    def walk(ascending, limit, extra=None):
+        got, marker, pages = [], None, 0
+        while True:
+            body = {"query": {"recordType": "City", "sortBy": [{"fieldName": "at", "relativeLocation": here, "ascending": ascending}]},
+                    "resultsLimit": limit}
+            if marker:
+                body["continuationMarker"] = marker
+            res = ok(post("private", "records/query", body))
+            got += [r["recordName"] for r in res["records"]]
+            pages += 1
+            if pages == 2 and extra:
+                ok(post("private", "records/modify", {"operations": [extra]}))
+            marker = res.get("continuationMarker")
+            if not marker:
+                return got
+
+    nearest = sorted(places, key=lambda n: haversine(places[n], here))
+    unplaced = sorted(n for n in (f"c{i:02d}" for i in range(40)) if n not in places)
+    assert walk(True, 200) == nearest + unplaced
+    assert walk(False, 200) == nearest[::-1] + unplaced
+    # Paged 6 at a time, with a record nearer than any page yet given saved after page two:
+    # it comes neither twice nor in place of another (it sorts before the cursor, so it is not
+    # given at all).
+    near = op("create", {"recordType": "City", "recordName": "z-near", "fields": {"at": {"value": here, "type": "LOCATION"}}})
+    paged = walk(True, 6, near)
+    assert paged == nearest + unplaced, paged
+    # The CLI's distance sort is the same order.
+    out = json.loads(ckfs("record", "query", "--type", "City", "--sort", "at@48.8566,2.3522", "--limit", "200"))
+    assert [r["recordName"] for r in out["records"]] == ["z-near"] + nearest + unplaced
+    # Only a location field sorts by distance; the point must be a location.
+    fail(post("private", "records/query", {"query": {"recordType": "City", "sortBy": [{"fieldName": "n", "relativeLocation": here}]}}),
+         400, "BAD_REQUEST")
+    fail(post("private", "records/query", {"query": {"recordType": "City", "sortBy": [{"fieldName": "at", "relativeLocation": "Paris"}]}}),
+         400, "BAD_REQUEST")
+
+
+def test_zone_wide_query():
+    """zoneWide without a zoneID searches every zone: sorted across zones, ties by zone then
+    name, paged with saves in several zones between pages and no repeats or gaps; a zoneID
+    given wins over zoneWide; the default is the default zone alone."""
+    zones = ["Alpha", "Beta", "Gamma"]
+    ok(post("private", "zones/modify", {"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": z}}} for z in zones]}))
+    want = []
+    for zi, zone in enumerate(["_defaultZone"] + zones):
+        ops = [op("create", {"recordType": "Spread", "recordName": f"s{i:02d}", "fields": {"k": {"value": (i * 7 + zi) % 5}}})
+               for i in range(12)]
+        ok(post("private", "records/modify", {"zoneID": {"zoneName": zone}, "operations": ops}))
+        want += [((i * 7 + zi) % 5, zone, f"s{i:02d}") for i in range(12)]
+
+    def walk(limit, sort, later=()):
+        got, marker, pages = [], None, 0
+        while True:
+            body = {"zoneWide": True, "query": {"recordType": "Spread", "sortBy": sort}, "resultsLimit": limit}
+            if marker:
+                body["continuationMarker"] = marker
+            res = ok(post("private", "records/query", body))
+            got += [(r["fields"]["k"]["value"], r["zoneID"]["zoneName"], r["recordName"]) for r in res["records"]]
+            pages += 1
+            if pages == 2:
+                for zone, name, k in later:
+                    ok(post("private", "records/modify", {"zoneID": {"zoneName": zone}, "operations": [
+                        op("create", {"recordType": "Spread", "recordName": name, "fields": {"k": {"value": k}}})]}))
+            marker = res.get("continuationMarker")
+            if not marker:
+                return got, pages
+
+    got, _ = walk(200, [{"fieldName": "k"}])
+    assert got == sorted(want), got
+    got, _ = walk(200, [])
+    assert got == sorted(want, key=lambda t: (t[1], t[2])), got
+    # Paged 5 at a time; meanwhile a record lands before the cursor (k 0 in Alpha) and two after
+    # it (k 4 in the default zone and in Gamma): the first is not given, the others are, once.
+    later = [("Alpha", "t-early", 0), ("_defaultZone", "t-late", 4), ("Gamma", "t-late", 4)]
+    got, pages = walk(5, [{"fieldName": "k", "ascending": True}], later)
+    expected = sorted(want + [(4, "_defaultZone", "t-late"), (4, "Gamma", "t-late")])
+    assert got == expected, got
+    assert pages == (len(expected) + 4) // 5, pages
+    # A zoneID wins over zoneWide; without zoneWide the default zone alone is searched.
+    only = ok(post("private", "records/query", {"zoneWide": True, "zoneID": {"zoneName": "Beta"}, "query": {"recordType": "Spread"}}))
+    assert {r["zoneID"]["zoneName"] for r in only["records"]} == {"Beta"}, only
+    plain = ok(post("private", "records/query", {"query": {"recordType": "Spread"}}))
+    assert {r["zoneID"]["zoneName"] for r in plain["records"]} == {"_defaultZone"}, plain
+    # A marker of a one-zone query is refused by a zone-wide one, and the other way round.
+    one = ok(post("private", "records/query", {"query": {"recordType": "Spread"}, "resultsLimit": 2}))["continuationMarker"]
+    fail(post("private", "records/query", {"zoneWide": True, "query": {"recordType": "Spread"}, "continuationMarker": one}), 400, "BAD_REQUEST")
+    wide = ok(post("private", "records/query", {"zoneWide": True, "query": {"recordType": "Spread"}, "resultsLimit": 2}))["continuationMarker"]
+    fail(post("private", "records/query", {"query": {"recordType": "Spread"}, "continuationMarker": wide}), 400, "BAD_REQUEST")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,17 @@ extension Database {
     /// the records walked past to fill it, not a sort of the type.
     public func query(_ query: RecordQuery, in zone: String = ZoneID.defaultZoneName, limit: Int = 100,
                       cursor: QueryCursor? = nil, desiredKeys: [String]? = nil) throws(CKError) -> QueryResult {
+        let after = try cursor.map { (c) throws(CKError) in try CursorPosition(c, for: query, zone: zone) }
+        let page = try self.page(of: query, in: zone, limit: limit, after: after)
+        var next: QueryCursor?
+        if page.more, let last = page.entries.last {
+            next = CursorPosition(recordName: last.name, values: page.sortValues(last)).cursor(for: query, zone: zone)
+        }
+        return QueryResult(records: page.entries.map { $0.record.limited(to: desiredKeys) }, cursor: next)
+    }
+
+    /// At most `limit` records of `query` in `zone` after `after`, and whether more remain.
+    func page(of query: RecordQuery, in zone: String, limit: Int, after: CursorPosition?) throws(CKError) -> QueryPage {
         guard limit > 0 else { throw CKError(.invalidArguments, "a query's result limit must be at least 1") }
         guard query.recordType != Schema.usersRecordType else {
             throw CKError(.invalidArguments, "records of type Users cannot be queried; fetch a user record by its ID (ckfs user whoami shows yours), or discover users (ckfs user discover)")
@@ -17,8 +28,6 @@ extension Database {
         let types = try checkAgainstSchema(query)
         let zoneRecords = catalog(zone)
         try zoneRecords.refresh()
-        var after: CursorPosition?
-        if let cursor { after = try CursorPosition(cursor, for: query, zone: zone) }
         let sort = query.sortDescriptors
         // Walk the type's records in result order (kept sorted by the catalog) and stop after
         // one record more than the page: the cost is the records walked past, not the zone.
@@ -26,7 +35,7 @@ extension Database {
         // first, and only the run holding the value is walked (an index on (key, sort…)).
         let group = Self.equalityGroup(query.predicate, types)
         let order = (group.map { [QuerySortDescriptor(key: $0.key)] } ?? []) + sort
-        let (page, more) = zoneRecords.withSortedRecords(ofType: query.recordType, by: order) { sorted in
+        let (entries, more) = zoneRecords.withSortedRecords(ofType: query.recordType, by: order) { sorted in
             var first = 0
             var last = sorted.entries.count
             if let group {
@@ -50,12 +59,7 @@ extension Database {
             }
             return (page, false)
         }
-        var next: QueryCursor?
-        if more, let last = page.last {
-            let values = group == nil ? last.values : Array(last.values.dropFirst())
-            next = CursorPosition(recordName: last.name, values: values).cursor(for: query, zone: zone)
-        }
-        return QueryResult(records: page.map { $0.record.limited(to: desiredKeys) }, cursor: next)
+        return QueryPage(entries: entries, more: more, grouped: group != nil)
     }
 
     /// A `key == value` condition the whole predicate requires, on a field that holds one
@@ -117,6 +121,12 @@ extension Database {
         }
         for d in query.sortDescriptors {
             guard let t = try kind(d.key) else { continue }
+            if d.relativeLocation != nil {
+                guard t == FieldType(.location) else {
+                    throw CKError(.invalidArguments, "results can be sorted by distance only from a location field; \(d.key) is \(t.name)")
+                }
+                continue
+            }
             guard !t.isList, [.string, .int64, .double, .timestamp, .reference].contains(t.kind) else {
                 throw CKError(.invalidArguments, "results cannot be sorted by \(d.key), a \(t.name) field")
             }
@@ -134,27 +144,48 @@ extension Database {
     }
 }
 
+/// One zone's page of a query: the records in result order, each with the values it was
+/// sorted by.
+struct QueryPage {
+    var entries: [SortedRecords.Entry]
+    var more: Bool
+    /// Whether each entry's values start with the equality group's key (not a sort key).
+    var grouped: Bool
+
+    /// The values of `entry` for the query's own sort descriptors.
+    func sortValues(_ entry: SortedRecords.Entry) -> [FieldValue?] {
+        grouped ? Array(entry.values.dropFirst()) : entry.values
+    }
+}
+
 /// The last record of a page: its sort values and name.
 struct CursorPosition {
     var recordName: String
     var values: [FieldValue?]
+    /// The record's zone, in a query across zones.
+    var zoneName: String?
 
-    init(recordName: String, values: [FieldValue?]) {
+    init(recordName: String, values: [FieldValue?], zoneName: String? = nil) {
         self.recordName = recordName
         self.values = values
+        self.zoneName = zoneName
     }
 
     /// The query a cursor belongs to, as text: a cursor of another query is refused.
     private static func signature(_ query: RecordQuery, zone: String) -> String {
-        "\(zone)\u{1}\(query.recordType)\u{1}\(query.predicate)\u{1}" + query.sortDescriptors.map { "\($0.key):\($0.ascending)" }.joined(separator: ",")
+        "\(zone)\u{1}\(query.recordType)\u{1}\(query.predicate)\u{1}" + query.sortDescriptors.map { d in
+            "\(d.key):\(d.ascending)" + (d.relativeLocation.map { "@\($0.latitude),\($0.longitude)" } ?? "")
+        }.joined(separator: ",")
     }
 
     func cursor(for query: RecordQuery, zone: String) -> QueryCursor {
-        let json: JSONValue = .object([
+        var fields: [String: JSONValue] = [
             "q": .string(String(CRC32C.checksum(Array(Self.signature(query, zone: zone).utf8)), radix: 16)),
             "name": .string(recordName),
             "values": .array(values.map { $0.map(RecordCoding.encodeField) ?? .null }),
-        ])
+        ]
+        if let zoneName { fields["zone"] = .string(zoneName) }
+        let json: JSONValue = .object(fields)
         // base64url without padding, mapped by hand (Foundation's replacingOccurrences took 5%
         // of a query).
         let b64 = Data(JSONWriter.compact(json)).base64EncodedString().utf8.compactMap { c -> UInt8? in
@@ -182,6 +213,6 @@ struct CursorPosition {
                   let decoded = try? RecordCoding.decodeValue(inner, as: type, key: "cursor") else { throw bad }
             values.append(decoded)
         }
-        self.init(recordName: name, values: values)
+        self.init(recordName: name, values: values, zoneName: json["zone"]?.stringValue)
     }
 }

@@ -63,7 +63,7 @@ public enum FieldValue: Sendable, Equatable {
 }
 
 /// A point on Earth with the accuracies CoreLocation gives (CoreLocation does not exist on Linux).
-public struct Location: Sendable, Equatable {
+public struct Location: Sendable, Hashable {
     public var latitude: Double
     public var longitude: Double
     public var altitude: Double

@@ -1,13 +1,21 @@
 import Foundation
 
-/// One key to sort query results by.
+/// One key to sort query results by: a field's value, or, with `relativeLocation`, a location
+/// field's distance from a point (`CKLocationSortDescriptor`; records without the field last).
 public struct QuerySortDescriptor: Sendable, Hashable {
     public var key: String
     public var ascending: Bool
+    public var relativeLocation: Location?
 
     public init(key: String, ascending: Bool = true) {
         self.key = key
         self.ascending = ascending
+    }
+
+    /// Nearest first (ascending) or farthest first, by great-circle distance from `location`.
+    public init(key: String, relativeLocation location: Location, ascending: Bool = true) {
+        self.init(key: key, ascending: ascending)
+        relativeLocation = location
     }
 }
 
@@ -38,6 +46,17 @@ public struct QueryResult: Sendable {
     public var records: [Record]
     /// Set when more records match.
     public var cursor: QueryCursor?
+}
+
+extension QuerySortDescriptor {
+    /// What the descriptor sorts `record` by: the field's value, or its distance in metres from
+    /// `relativeLocation` (nil when the record has no such location).
+    func value(of record: Record) -> FieldValue? {
+        let field = QueryPredicate.field(key, of: record)
+        guard let relativeLocation else { return field }
+        guard case .location(let here)? = field else { return nil }
+        return .double(QueryPredicate.metres(here, relativeLocation))
+    }
 }
 
 extension RecordQuery {

@@ -43,7 +43,7 @@ struct SortedRecords {
     }
 
     private func entry(_ record: Record) -> Entry {
-        Entry(values: sort.map { QueryPredicate.field($0.key, of: record) }, record: record)
+        Entry(values: sort.map { $0.value(of: record) }, record: record)
     }
 
     /// Notes that a record changed from `old` to `new` (nil: absent).

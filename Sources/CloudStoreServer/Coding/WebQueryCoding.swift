@@ -29,10 +29,17 @@ enum WebQueryCoding {
         var sorts: [QuerySortDescriptor] = []
         for (i, sort) in (try list(json["sortBy"], "sortBy")).enumerated() {
             let key = try fieldKey(sort, at: "sortBy[\(i)]")
-            if sort["relativeLocation"] != nil {
-                throw CKError(.invalidArguments, "sortBy[\(i)]: sorting by distance (relativeLocation) is not supported; filter with NEAR instead")
+            let ascending = sort["ascending"]?.boolValue ?? true
+            if let raw = sort["relativeLocation"] {
+                // A location dictionary, as a LOCATION field's value is written.
+                let place = "sortBy[\(i)].relativeLocation"
+                guard case .object = raw, case .location(let point) = try RecordCoding.decodeValue(raw, as: FieldType(.location), key: place) else {
+                    throw CKError(.invalidArguments, "\(place) must be a location dictionary such as {\"latitude\": 48.85, \"longitude\": 2.35}")
+                }
+                sorts.append(QuerySortDescriptor(key: key, relativeLocation: point, ascending: ascending))
+            } else {
+                sorts.append(QuerySortDescriptor(key: key, ascending: ascending))
             }
-            sorts.append(QuerySortDescriptor(key: key, ascending: sort["ascending"]?.boolValue ?? true))
         }
         let predicate: QueryPredicate = parts.isEmpty ? .all : parts.count == 1 ? parts[0] : .and(parts)
         return RecordQuery(recordType: type, predicate: predicate, sortDescriptors: sorts)

@@ -205,9 +205,8 @@ enum RecordsEndpoints {
         let db = try call.database()
         let query = try WebQueryCoding.decode(call.body["query"], db: db)
         let zone = try WebRecordCoding.zoneID(call.body["zoneID"], in: db)
-        if call.body["zoneID"] == nil, call.body["zoneWide"]?.boolValue == true, db.scope == .private, try db.zones().count > 1 {
-            throw CKError(.invalidArguments, "zoneWide queries across several zones are not served: query each zone with \"zoneID\" (zones/list names them)")
-        }
+        // `zoneWide` searches every zone; a zoneID given wins, as Apple's reference says.
+        let zoneWide = call.body["zoneID"] == nil && call.body["zoneWide"]?.boolValue == true
         var limit = maxItems
         if let asked = call.body["resultsLimit"], asked != .null {
             guard let n = asked.int64Value, n > 0 else { throw CKError(.invalidArguments, "\"resultsLimit\" must be a positive integer") }
@@ -219,7 +218,9 @@ enum RecordsEndpoints {
         case nil, .null?: break
         default: throw CKError(.invalidArguments, "\"continuationMarker\" must be the string a previous response gave")
         }
-        let result = try db.query(query, in: zone.zoneName, limit: limit, cursor: cursor, desiredKeys: try call.desiredKeys(call.body["desiredKeys"]))
+        let keys = try call.desiredKeys(call.body["desiredKeys"])
+        let result = zoneWide ? try db.queryAllZones(query, limit: limit, cursor: cursor, desiredKeys: keys)
+            : try db.query(query, in: zone.zoneName, limit: limit, cursor: cursor, desiredKeys: keys)
         var out: [String: JSONValue] = [
             "records": .array(result.records.map(call.encode))
         ]

@@ -20,7 +20,8 @@ extension RecordCommand {
         @Option(help: "The predicate (default TRUEPREDICATE).") var predicate = "TRUEPREDICATE"
         @Option(help: "A %@ or %K argument, in order: TYPE:VALUE with TYPE string, int, double, date (YYYY-MM-DDTHH:MM:SSZ), location (lat,lon), reference or key; a bare number is int or double, other text a string.")
         var arg: [String] = []
-        @Option(help: "Sort by a field, KEY or KEY:desc; repeat for more keys.") var sort: [String] = []
+        @Option(help: "Sort by a field, KEY or KEY:desc, or by distance from a point, KEY@LAT,LON[:desc]; repeat for more keys.")
+        var sort: [String] = []
         @Option(help: "At most this many records.") var limit = 100
         @Option(help: "Continue after this cursor.") var cursor: String?
         @Option(help: "Only these fields, comma-separated.") var keys: String?
@@ -36,11 +37,31 @@ extension RecordCommand {
             do { parsed = try PredicateParser.parse(predicate, arguments: args) } catch {
                 throw ValidationError("--predicate: \(error)")
             }
-            let descriptors = sort.map { s -> QuerySortDescriptor in
-                let parts = s.split(separator: ":", maxSplits: 1)
-                return QuerySortDescriptor(key: String(parts[0]), ascending: parts.count < 2 || parts[1].lowercased() != "desc")
+            return RecordQuery(recordType: type, predicate: parsed, sortDescriptors: try sort.map(Self.sortDescriptor))
+        }
+
+        /// `KEY`, `KEY:asc`, `KEY:desc`, or `KEY@LAT,LON` with the same suffixes for distance.
+        static func sortDescriptor(_ text: String) throws -> QuerySortDescriptor {
+            var body = Substring(text)
+            var ascending = true
+            if let colon = body.lastIndex(of: ":") {
+                switch body[body.index(after: colon)...].lowercased() {
+                case "asc": ascending = true
+                case "desc": ascending = false
+                default: throw ValidationError("--sort \(text): the order after ':' is asc or desc")
+                }
+                body = body[..<colon]
             }
-            return RecordQuery(recordType: type, predicate: parsed, sortDescriptors: descriptors)
+            guard let at = body.firstIndex(of: "@") else {
+                guard !body.isEmpty else { throw ValidationError("--sort \(text): no field name") }
+                return QuerySortDescriptor(key: String(body), ascending: ascending)
+            }
+            let key = String(body[..<at])
+            let c = body[body.index(after: at)...].split(separator: ",").compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard !key.isEmpty, c.count == 2, (-90...90).contains(c[0]), (-180...180).contains(c[1]) else {
+                throw ValidationError("--sort \(text): a distance sort is written KEY@LAT,LON, such as place@48.85,2.35")
+            }
+            return QuerySortDescriptor(key: key, relativeLocation: Location(latitude: c[0], longitude: c[1]), ascending: ascending)
         }
 
         static func argument(_ text: String) throws -> PredicateValue {

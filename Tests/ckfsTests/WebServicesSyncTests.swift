@@ -10,5 +10,6 @@ import Testing
 
     @Test func zones() throws { try run("test_zones") }
     @Test func syncLoop() throws { try run("test_sync_loop") }
+    @Test func firstFetchPaged() throws { try run("test_first_fetch_paged") }
     @Test func otherInterfaces() throws { try run("test_other_interfaces", mounted: true) }
 }

@@ -125,6 +125,42 @@ def test_sync_loop():
     fail(post("private", "changes/database", {"syncToken": "not a token"}), 400, "BAD_REQUEST")
 
 
+def test_first_fetch_paged():
+    """A first fetch (no sync token) pages by resultsLimit like any other: each page at most
+    the limit, every record given, and a save made between pages given by the time the loop
+    ends, in its newest state; the CLI's changes --limit pages the same way."""
+    ok(post("private", "zones/modify", {"operations": [zone_op("create", "Bulk")]}))
+    for i in range(0, 30, 10):
+        save("Bulk", *[(f"r{j:02d}", "v1") for j in range(i, i + 10)])
+    pages, state, token = [], {}, None
+    while True:
+        entry = {"zoneID": {"zoneName": "Bulk"}, "resultsLimit": 7}
+        if token:
+            entry["syncToken"] = token
+        z = ok(post("private", "changes/zone", {"zones": [entry]}))["zones"][0]
+        assert "serverErrorCode" not in z, z
+        pages.append([r["recordName"] for r in z["records"]])
+        state.update({r["recordName"]: r["fields"]["text"]["value"] for r in z["records"]})
+        if len(pages) == 2:  # one record before the cursor changes, one after, one is new
+            save("Bulk", ("r01", "v2"), ("r29", "v2"), ("a-new", "v1"))
+        token = z["syncToken"]
+        if not z["moreComing"]:
+            break
+    assert all(len(p) <= 7 for p in pages) and len(pages) >= 5, pages
+    assert sorted(state) == sorted([f"r{j:02d}" for j in range(30)] + ["a-new"]), sorted(state)
+    assert state["r01"] == "v2" and state["r29"] == "v2", state
+    z = ok(post("private", "changes/zone", {"zones": [{"zoneID": {"zoneName": "Bulk"}, "syncToken": token}]}))["zones"][0]
+    assert z["records"] == [] and z["moreComing"] is False, z
+    # records/changes, the older endpoint, pages a first fetch too.
+    old = ok(post("private", "records/changes", {"zoneID": {"zoneName": "Bulk"}, "resultsLimit": 2}))
+    assert len(old["records"]) == 2 and old["moreComing"] is True, old
+    # So does the CLI, whose tokens are the same.
+    first = json.loads(ckfs("changes", "--zone", "Bulk", "--limit", "5"))
+    assert len(first["records"]) == 5 and first["moreComing"] is True, first
+    rest = json.loads(ckfs("changes", "--zone", "Bulk", "--since", first["token"]))
+    assert len(rest["records"]) == 26 and rest["moreComing"] is False, rest
+
+
 def test_other_interfaces():
     """A record saved over HTTP is a file in the mount and a record to the CLI, and an edit
     through the mount is what the next lookup and sync token see."""

@@ -12,4 +12,25 @@ public enum Hex {
         }
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// The bytes of lower- or upper-case hex digits; nil for anything else.
+    public static func bytes(_ text: some StringProtocol) -> [UInt8]? {
+        func value(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(digits.count / 2)
+        for i in stride(from: 0, to: digits.count, by: 2) {
+            guard let high = value(digits[i]), let low = value(digits[i + 1]) else { return nil }
+            out.append(high << 4 | low)
+        }
+        return out
+    }
 }

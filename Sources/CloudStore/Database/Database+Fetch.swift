@@ -56,22 +56,37 @@ extension Database {
 
 // MARK: Changes
 
-/// Marks a point in a zone's history. Opaque to clients; printed as `<epoch>-<seq>`.
+/// Marks a point in a zone's history. Opaque to clients; printed as `<epoch>-<seq>`, or, part
+/// way through a first fetch that is paged, `<epoch>-<seq>.<hex of the last record name given>`.
 public struct ChangeToken: Sendable, Hashable, CustomStringConvertible {
     public var epoch: String
     public var seq: Int64
+    /// Set part way through a first fetch: the records named after this come next, then the
+    /// changes after `seq`.
+    public var resumeAfter: String?
 
-    public init(epoch: String, seq: Int64) {
+    public init(epoch: String, seq: Int64, resumeAfter: String? = nil) {
         self.epoch = epoch
         self.seq = seq
+        self.resumeAfter = resumeAfter
     }
 
     public init?(string: String) {
-        guard let dash = string.lastIndex(of: "-"), let seq = Int64(string[string.index(after: dash)...]), seq >= 0 else { return nil }
-        self.init(epoch: String(string[..<dash]), seq: seq)
+        guard let dash = string.lastIndex(of: "-") else { return nil }
+        var tail = string[string.index(after: dash)...]
+        var resumeAfter: String?
+        if let dot = tail.firstIndex(of: ".") {
+            guard let name = Hex.bytes(tail[tail.index(after: dot)...]), !name.isEmpty else { return nil }
+            resumeAfter = String(decoding: name, as: UTF8.self)
+            tail = tail[..<dot]
+        }
+        guard let seq = Int64(tail), seq >= 0 else { return nil }
+        self.init(epoch: String(string[..<dash]), seq: seq, resumeAfter: resumeAfter)
     }
 
-    public var description: String { "\(epoch)-\(seq)" }
+    public var description: String {
+        "\(epoch)-\(seq)" + (resumeAfter.map { "." + Hex.string($0.utf8) } ?? "")
+    }
 }
 
 /// What changed in a zone since a token.
@@ -103,15 +118,11 @@ extension Database {
                         desiredKeys: [String]? = nil) throws(CKError) -> ZoneChanges {
         let storage = zoneStorage(zone)
         let meta = try storage.readMeta()
-        guard let token else {
-            let seq = try storage.peekMarker()?.seq ?? 0
-            let records = try allRecords(in: zone).map { $0.limited(to: desiredKeys) }
-            let client = try storage.history().clientChangeToken(upTo: seq)
-            return ZoneChanges(changed: records, deleted: [], token: ChangeToken(epoch: meta.epoch, seq: seq),
-                               moreComing: false, clientChangeToken: client ?? meta.clientChangeToken)
-        }
-        guard token.epoch == meta.epoch else {
+        if let token, token.epoch != meta.epoch {
             throw CKError(.changeTokenExpired, "the change token is from an earlier zone \(zone) that was deleted; fetch all changes again without a token")
+        }
+        guard let token, token.resumeAfter == nil else {
+            return try firstFetch(in: zone, storage: storage, meta: meta, resuming: token, limit: limit, desiredKeys: desiredKeys)
         }
         let history = try storage.history()
         guard let entries = history.entries(after: token.seq) else {
@@ -150,5 +161,37 @@ extension Database {
         let client = history.clientChangeToken(upTo: last)
         return ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
                            moreComing: more, clientChangeToken: client ?? meta.clientChangeToken)
+    }
+
+    /// A first fetch: every record of the zone as it is now, in name order, `limit` at a time.
+    /// Its token holds the zone's point in history when the fetch began and the last name
+    /// given; the last page's token is that point alone, so the next fetch gives what changed
+    /// meanwhile (a record saved during the paging may come twice, never not at all).
+    private func firstFetch(in zone: String, storage: ZoneStorage, meta: ZoneMeta, resuming token: ChangeToken?, limit: Int?,
+                            desiredKeys: [String]?) throws(CKError) -> ZoneChanges {
+        var seq: Int64 = 0
+        if let token { seq = token.seq } else if let marker = try storage.peekMarker() { seq = marker.seq }
+        var names = try storage.recordNames().sorted()
+        if let after = token?.resumeAfter {
+            names.removeFirst(names.firstIndex { $0 > after } ?? names.count)
+        }
+        var more = false
+        if let limit, names.count > limit {
+            names.removeLast(names.count - limit)
+            more = true
+        }
+        var records: [Record] = []
+        for name in names {
+            if let r = try storage.record(named: name) { records.append(r.limited(to: desiredKeys)) }
+        }
+        let client = try storage.history().clientChangeToken(upTo: seq)
+        var next = ChangeToken(epoch: meta.epoch, seq: seq)
+        if more, let last = names.last {
+            next.resumeAfter = last
+        } else if let now = try storage.peekMarker()?.seq, now > seq {
+            // Saves landed while the pages were read: they come next, after this token.
+            more = true
+        }
+        return ZoneChanges(changed: records, deleted: [], token: next, moreComing: more, clientChangeToken: client ?? meta.clientChangeToken)
     }
 }

@@ -10,6 +10,7 @@ struct AssetTransfer: Sendable {
     let store: Store
     let configuration: WebServerConfiguration
     let assets: AssetStaging
+    let bodyDeadlines: BodyDeadlines
 
     func receive(_ request: Request, _ context: WebRequestContext) async -> Response {
         let slot = context.parameters.get("slot") ?? ""
@@ -20,7 +21,7 @@ struct AssetTransfer: Sendable {
         }
         do {
             var request = request
-            let bytes = try await RequestBody.read(&request, limit: configuration.maxAssetBytes, timeout: configuration.bodyTimeout, on: context.channel)
+            let bytes = try await RequestBody.read(&request, limit: configuration.maxAssetBytes, deadlines: bodyDeadlines, on: context.channel)
             let assets = self.assets
             let staged = try await WebAPI.blocking { () throws(CKError) in try assets.receive(slot: slot, bytes: bytes) }
             return WebAPI.json(.object(["singleFile": .object([

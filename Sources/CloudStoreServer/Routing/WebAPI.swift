@@ -13,6 +13,14 @@ struct WebAPI: Sendable {
     let configuration: WebServerConfiguration
     let assets: AssetStaging
     let databases = DatabaseCache()
+    let bodyDeadlines: BodyDeadlines
+
+    init(store: Store, configuration: WebServerConfiguration, assets: AssetStaging) {
+        self.store = store
+        self.configuration = configuration
+        self.assets = assets
+        bodyDeadlines = BodyDeadlines(timeout: configuration.bodyTimeout)
+    }
 
     /// Who may call an endpoint.
     enum Access {
@@ -63,7 +71,7 @@ struct WebAPI: Sendable {
         router.get("webcourier/:container/:token") { request, context in await courier.respond(request, context) }
         db.post("assets/upload", use: handler(.user, AssetsEndpoints.upload))
         db.post("assets/rereference", use: handler(.user, AssetsEndpoints.rereference))
-        let transfer = AssetTransfer(store: store, configuration: configuration, assets: assets)
+        let transfer = AssetTransfer(store: store, configuration: configuration, assets: assets, bodyDeadlines: bodyDeadlines)
         router.post("assets/upload/:slot") { request, context in await transfer.receive(request, context) }
         router.get("assets/download/:token") { request, context in await transfer.send(request, context) }
         // Apple's download URLs hold `${f}`, which clients replace with a file name.
@@ -90,11 +98,11 @@ struct WebAPI: Sendable {
     private func handler(_ access: Access, _ endpoint: @escaping Endpoint) -> @Sendable (Request, WebRequestContext) async throws -> Response {
         { request, context in
             let base = "http://" + (request.head.authority ?? "\(configuration.host):\(configuration.port)")
-            let container = context.parameters.get("container") ?? ""
-            let redirect = "\(base)/signin?container=\(container)"
+            // Where a request without a user is sent: made only for the answers that need it.
+            func redirect() -> String { "\(base)/signin?container=\(context.parameters.get("container") ?? "")" }
             do {
                 var request = request
-                let body = try await RequestBody.read(&request, limit: configuration.maxBodyBytes, timeout: configuration.bodyTimeout, on: context.channel)
+                let body = try await RequestBody.read(&request, limit: configuration.maxBodyBytes, deadlines: bodyDeadlines, on: context.channel)
                 let parameters = context.parameters
                 // One hop to a thread that may block: the credentials and the endpoint both read files.
                 let result = try await Self.blocking { [request] () throws(WebFailure) -> JSONValue in
@@ -103,9 +111,9 @@ struct WebAPI: Sendable {
                 }
                 return Self.json(result, status: .ok)
             } catch let failure as WebFailure {
-                return Self.json(failure.dictionary(redirectURL: redirect), status: failure.status)
+                return Self.json(failure.dictionary(redirectURL: redirect()), status: failure.status)
             } catch let error as CKError {
-                return Self.json(error.webServicesDictionary(redirectURL: redirect), status: error.webServicesCode.status)
+                return Self.json(error.webServicesDictionary(redirectURL: redirect()), status: error.webServicesCode.status)
             }
         }
     }

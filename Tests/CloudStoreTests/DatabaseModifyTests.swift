@@ -92,7 +92,7 @@ import Testing
         #expect(db.fetch([id("g1"), id("g2")]).allSatisfy { $0.1.error?.code == .unknownItem })
         let partial = try #require(result.error)
         #expect(partial.code == .partialFailure)
-        #expect(partial.partialErrorsByItemID?.count == 3)
+        #expect(partial.partialErrors?.count == 3)
         #expect(partial.partialError(for: db.normalized(id("_bad")))?.code == .invalidArguments)
     }
 
@@ -104,7 +104,7 @@ import Testing
         #expect(result.savedRecords.map(\.recordID.recordName) == ["g1", "g3"])
         #expect(result.saveResults[1].1.error?.code == .invalidArguments, "a field's type is fixed by its first save")
         #expect(try db.record(for: id("g3"))["a"] == .int64(3))
-        #expect(result.error?.partialErrorsByItemID?.count == 1)
+        #expect(result.error?.partialErrors?.count == 1)
     }
 
     /// A record that fails after its schema check (here: a reference) adds nothing to the

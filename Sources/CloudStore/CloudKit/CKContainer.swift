@@ -135,7 +135,7 @@ public final class CKDatabase: Sendable {
     public func records(for ids: [CKRecord.ID], desiredKeys: [String]? = nil) async throws -> [CKRecord.ID: Result<CKRecord, Error>] {
         let db = try engine()
         var out: [CKRecord.ID: Result<CKRecord, Error>] = [:]
-        for (id, r) in db.fetch(ids, desiredKeys: desiredKeys) {
+        for (id, (_, r)) in zip(ids, db.fetch(ids, desiredKeys: desiredKeys)) {
             out[id] = r.map { wrap($0, db) }.mapError { $0 }
         }
         return out
@@ -154,10 +154,14 @@ public final class CKDatabase: Sendable {
         let db = try engine()
         let result = try db.modify(saving: saving.map(\.record), deleting: deleting,
                                    options: ModifyOptions(savePolicy: savePolicy, atomic: atomically))
+        // Results by the IDs the caller wrote (the engine names the zone's owner).
+        let callerIDs = saving.map(\.recordID) + deleting
         var saves: [CKRecord.ID: Result<CKRecord, Error>] = [:]
-        for (id, r) in result.saveResults { saves[id] = r.map { wrap($0, db) }.mapError { $0 } }
+        for (id, r) in result.saveResults {
+            saves[CKDatabaseOperation.callerID(id, among: callerIDs)] = r.map { wrap($0, db) }.mapError { $0 }
+        }
         var deletes: [CKRecord.ID: Result<Void, Error>] = [:]
-        for (id, r) in result.deleteResults { deletes[id] = r.mapError { $0 } }
+        for (id, r) in result.deleteResults { deletes[CKDatabaseOperation.callerID(id, among: callerIDs)] = r.mapError { $0 } }
         return (saves, deletes)
     }
 

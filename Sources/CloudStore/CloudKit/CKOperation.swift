@@ -81,8 +81,11 @@ public final class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sen
                 options: ModifyOptions(savePolicy: savePolicy, atomic: isAtomic, clientChangeToken: clientChangeTokenData),
                 progress: { id, p in if let r = byID[id] { self.perRecordProgressBlock?(r, p) } },
                 isCancelled: { self.isCancelled })
+            // Results by the IDs the caller wrote (the engine names the zone's owner).
+            let callerIDs = toSave.map(\.recordID) + (recordIDsToDelete ?? [])
             var saved: [CKRecord] = []
-            for (id, r) in result.saveResults {
+            for (engineID, r) in result.saveResults {
+                let id = Self.callerID(engineID, among: callerIDs)
                 switch r {
                 case .success(let record):
                     let out = database.wrap(record, db)
@@ -90,12 +93,12 @@ public final class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sen
                     perRecordCompletionBlock?(out, nil)
                     perRecordSaveBlock?(id, .success(out))
                 case .failure(let e):
-                    perRecordCompletionBlock?(byID[id] ?? CKRecord(recordType: "", recordID: id), e)
+                    perRecordCompletionBlock?(byID[engineID] ?? CKRecord(recordType: "", recordID: id), e)
                     perRecordSaveBlock?(id, .failure(e))
                 }
             }
-            for (id, r) in result.deleteResults { perRecordDeleteBlock?(id, r.mapError { $0 }) }
-            modifyRecordsCompletionBlock?(saved, result.deletedRecordIDs, result.error)
+            for (id, r) in result.deleteResults { perRecordDeleteBlock?(Self.callerID(id, among: callerIDs), r.mapError { $0 }) }
+            modifyRecordsCompletionBlock?(saved, result.deletedRecordIDs.map { Self.callerID($0, among: callerIDs) }, result.error?.keyed(by: callerIDs))
         } catch {
             modifyRecordsCompletionBlock?(nil, nil, error)
         }
@@ -117,7 +120,9 @@ public final class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Send
             let db = try database.engine()
             var found: [CKRecord.ID: CKRecord] = [:]
             var errors: [CKItemID: CKError] = [:]
-            for (id, r) in db.fetch(recordIDs ?? [], desiredKeys: desiredKeys) {
+            let ids = recordIDs ?? []
+            // Results by the IDs the caller wrote, in the same order as the engine's.
+            for (id, (_, r)) in zip(ids, db.fetch(ids, desiredKeys: desiredKeys)) {
                 if isCancelled {
                     errors[.record(id)] = CKError(.operationCancelled, "the operation was cancelled")
                     continue
@@ -136,5 +141,12 @@ public final class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Send
         } catch {
             fetchRecordsCompletionBlock?(nil, error)
         }
+    }
+}
+
+extension CKDatabaseOperation {
+    /// The ID among `ids` that names the same record as `id` (by record and zone name), else `id`.
+    static func callerID(_ id: CKRecord.ID, among ids: [CKRecord.ID]) -> CKRecord.ID {
+        ids.first { $0.recordName == id.recordName && $0.zoneID.zoneName == id.zoneID.zoneName } ?? id
     }
 }

@@ -119,12 +119,3 @@ public struct CKRecordZone: Sendable, Equatable {
 
 /// A point in a zone's change history.
 public typealias CKServerChangeToken = ChangeToken
-
-extension CKError {
-    /// For `serverRecordChanged`: the record as stored.
-    public var serverRecord: CKRecord? { serverRecordValue.map { CKRecord($0, assetDirectory: nil) } }
-    /// For `serverRecordChanged`: the record as the client sent it.
-    public var clientRecord: CKRecord? { clientRecordValue.map { CKRecord($0, assetDirectory: nil) } }
-    /// For `serverRecordChanged`: the version the client last fetched, when still known.
-    public var ancestorRecord: CKRecord? { ancestorRecordValue.map { CKRecord($0, assetDirectory: nil) } }
-}

@@ -10,43 +10,62 @@ import Foundation
 /// catch CKError.unknownItem { … }
 /// ```
 public struct CKError: Error, Sendable, CustomStringConvertible {
-    /// An open set of codes with CloudKit's numbers, so new codes never break a `switch`.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public var rawValue: Int
-        public init(rawValue: Int) { self.rawValue = rawValue }
+    /// CloudKit's error codes, with Apple's numbers: every one Apple declares, also those a
+    /// local store never raises (network and account codes), so CloudKit code that switches
+    /// over them compiles unchanged.
+    public enum Code: Int, Sendable, CaseIterable, CustomStringConvertible {
+        case internalError = 1
+        case partialFailure = 2
+        case networkUnavailable = 3
+        case networkFailure = 4
+        case badContainer = 5
+        case serviceUnavailable = 6
+        case requestRateLimited = 7
+        case missingEntitlement = 8
+        case notAuthenticated = 9
+        case permissionFailure = 10
+        case unknownItem = 11
+        case invalidArguments = 12
+        case resultsTruncated = 13
+        case serverRecordChanged = 14
+        case serverRejectedRequest = 15
+        case assetFileNotFound = 16
+        case assetFileModified = 17
+        case incompatibleVersion = 18
+        case constraintViolation = 19
+        case operationCancelled = 20
+        case changeTokenExpired = 21
+        case batchRequestFailed = 22
+        case zoneBusy = 23
+        case badDatabase = 24
+        case quotaExceeded = 25
+        case zoneNotFound = 26
+        case limitExceeded = 27
+        case userDeletedZone = 28
+        case tooManyParticipants = 29
+        case alreadyShared = 30
+        case referenceViolation = 31
+        case managedAccountRestricted = 32
+        case participantMayNeedVerification = 33
+        case serverResponseLost = 34
+        case assetNotAvailable = 35
+        case accountTemporarilyUnavailable = 36
+        case participantAlreadyInvited = 37
 
-        public static let internalError = Code(rawValue: 1)
-        public static let partialFailure = Code(rawValue: 2)
-        public static let badContainer = Code(rawValue: 5)
-        public static let notAuthenticated = Code(rawValue: 9)
-        public static let permissionFailure = Code(rawValue: 10)
-        public static let unknownItem = Code(rawValue: 11)
-        public static let invalidArguments = Code(rawValue: 12)
-        public static let serverRecordChanged = Code(rawValue: 14)
-        public static let serverRejectedRequest = Code(rawValue: 15)
-        public static let assetFileNotFound = Code(rawValue: 16)
-        public static let constraintViolation = Code(rawValue: 19)
-        public static let operationCancelled = Code(rawValue: 20)
-        public static let changeTokenExpired = Code(rawValue: 21)
-        public static let batchRequestFailed = Code(rawValue: 22)
-        public static let zoneBusy = Code(rawValue: 23)
-        public static let badDatabase = Code(rawValue: 24)
-        public static let quotaExceeded = Code(rawValue: 25)
-        public static let zoneNotFound = Code(rawValue: 26)
-        public static let limitExceeded = Code(rawValue: 27)
-        public static let referenceViolation = Code(rawValue: 31)
-
-        static let names: [Int: String] = [
-            1: "internalError", 2: "partialFailure", 5: "badContainer", 9: "notAuthenticated",
-            10: "permissionFailure", 11: "unknownItem", 12: "invalidArguments",
-            14: "serverRecordChanged", 15: "serverRejectedRequest", 16: "assetFileNotFound",
-            19: "constraintViolation", 20: "operationCancelled", 21: "changeTokenExpired",
-            22: "batchRequestFailed", 23: "zoneBusy", 24: "badDatabase", 25: "quotaExceeded",
-            26: "zoneNotFound", 27: "limitExceeded", 31: "referenceViolation",
+        private static let names = [
+            "internalError", "partialFailure", "networkUnavailable", "networkFailure", "badContainer",
+            "serviceUnavailable", "requestRateLimited", "missingEntitlement", "notAuthenticated",
+            "permissionFailure", "unknownItem", "invalidArguments", "resultsTruncated", "serverRecordChanged",
+            "serverRejectedRequest", "assetFileNotFound", "assetFileModified", "incompatibleVersion",
+            "constraintViolation", "operationCancelled", "changeTokenExpired", "batchRequestFailed", "zoneBusy",
+            "badDatabase", "quotaExceeded", "zoneNotFound", "limitExceeded", "userDeletedZone",
+            "tooManyParticipants", "alreadyShared", "referenceViolation", "managedAccountRestricted",
+            "participantMayNeedVerification", "serverResponseLost", "assetNotAvailable",
+            "accountTemporarilyUnavailable", "participantAlreadyInvited",
         ]
 
         /// CloudKit's name of the code, as printed by the CLI (`serverRecordChanged`).
-        public var name: String { Self.names[rawValue] ?? "code\(rawValue)" }
+        public var name: String { Self.names[rawValue - 1] }
         public var description: String { name }
     }
 
@@ -70,8 +89,16 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var cause: Cause?
 
-    /// For `partialFailure`: the error of every item that failed, by item.
-    public var partialErrorsByItemID: [CKItemID: CKError]?
+    /// For `partialFailure`: the error of every item that failed, by item. (CloudKit's
+    /// `partialErrorsByItemID` gives the same, keyed by the items' IDs.)
+    public var partialErrors: [CKItemID: CKError]?
+
+    /// For errors that pass (`zoneBusy`, `requestRateLimited`, …): how long to wait before
+    /// trying again, in seconds.
+    public var retryAfterSeconds: Double?
+
+    /// The objects made from this error's values for CloudKit code, shared by its copies.
+    public let objects = ErrorObjects()
 
     /// For `serverRecordChanged`: the record as stored, as the client sent it, and as the
     /// client last fetched it (its change tag and fields, when known).
@@ -95,7 +122,7 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
     /// ENOSPC or EDQUOT when this error comes from a disk out of room.
     public var diskFull: Int32? {
         if let full = cause?.diskFull { return full }
-        return partialErrorsByItemID?.values.lazy.compactMap(\.diskFull).first
+        return partialErrors?.values.lazy.compactMap(\.diskFull).first
     }
 
     public var description: String {
@@ -111,21 +138,44 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
 
     public var localizedDescription: String { description }
 
-
+    // `CKError.unknownItem` and the like, as Apple's CKError declares them.
     public static var internalError: Code { .internalError }
     public static var partialFailure: Code { .partialFailure }
+    public static var networkUnavailable: Code { .networkUnavailable }
+    public static var networkFailure: Code { .networkFailure }
+    public static var badContainer: Code { .badContainer }
+    public static var serviceUnavailable: Code { .serviceUnavailable }
+    public static var requestRateLimited: Code { .requestRateLimited }
+    public static var missingEntitlement: Code { .missingEntitlement }
+    public static var notAuthenticated: Code { .notAuthenticated }
+    public static var permissionFailure: Code { .permissionFailure }
     public static var unknownItem: Code { .unknownItem }
     public static var invalidArguments: Code { .invalidArguments }
+    public static var resultsTruncated: Code { .resultsTruncated }
     public static var serverRecordChanged: Code { .serverRecordChanged }
-    public static var quotaExceeded: Code { .quotaExceeded }
-    public static var limitExceeded: Code { .limitExceeded }
-    public static var zoneNotFound: Code { .zoneNotFound }
-    public static var batchRequestFailed: Code { .batchRequestFailed }
-    public static var changeTokenExpired: Code { .changeTokenExpired }
-    public static var permissionFailure: Code { .permissionFailure }
-    public static var notAuthenticated: Code { .notAuthenticated }
-    public static var referenceViolation: Code { .referenceViolation }
+    public static var serverRejectedRequest: Code { .serverRejectedRequest }
+    public static var assetFileNotFound: Code { .assetFileNotFound }
+    public static var assetFileModified: Code { .assetFileModified }
+    public static var incompatibleVersion: Code { .incompatibleVersion }
+    public static var constraintViolation: Code { .constraintViolation }
     public static var operationCancelled: Code { .operationCancelled }
+    public static var changeTokenExpired: Code { .changeTokenExpired }
+    public static var batchRequestFailed: Code { .batchRequestFailed }
+    public static var zoneBusy: Code { .zoneBusy }
+    public static var badDatabase: Code { .badDatabase }
+    public static var quotaExceeded: Code { .quotaExceeded }
+    public static var zoneNotFound: Code { .zoneNotFound }
+    public static var limitExceeded: Code { .limitExceeded }
+    public static var userDeletedZone: Code { .userDeletedZone }
+    public static var tooManyParticipants: Code { .tooManyParticipants }
+    public static var alreadyShared: Code { .alreadyShared }
+    public static var referenceViolation: Code { .referenceViolation }
+    public static var managedAccountRestricted: Code { .managedAccountRestricted }
+    public static var participantMayNeedVerification: Code { .participantMayNeedVerification }
+    public static var serverResponseLost: Code { .serverResponseLost }
+    public static var assetNotAvailable: Code { .assetNotAvailable }
+    public static var accountTemporarilyUnavailable: Code { .accountTemporarilyUnavailable }
+    public static var participantAlreadyInvited: Code { .participantAlreadyInvited }
 }
 
 /// The item an error in ``CKError/partialErrorsByItemID`` belongs to.
@@ -152,13 +202,13 @@ extension CKError.Code {
 
 extension CKError {
     /// The error of one record in a partial failure.
-    public func partialError(for recordID: RecordID) -> CKError? { partialErrorsByItemID?[.record(recordID)] }
+    public func partialError(for recordID: RecordID) -> CKError? { partialErrors?[.record(recordID)] }
 
     /// `partialFailure` holding each failed item's error; nil when no item failed.
     public static func partialFailure(_ errors: [CKItemID: CKError], _ message: String) -> CKError? {
         guard !errors.isEmpty else { return nil }
         var error = CKError(.partialFailure, message)
-        error.partialErrorsByItemID = errors
+        error.partialErrors = errors
         return error
     }
 

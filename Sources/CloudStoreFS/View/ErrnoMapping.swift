@@ -14,14 +14,14 @@ extension CKError {
         case .unknownItem, .zoneNotFound, .assetFileNotFound: ENOENT
         case .constraintViolation: EEXIST
         case .partialFailure:
-            partialErrorsByItemID?.values.first { $0.code != .batchRequestFailed }?.errno ?? EIO
+            partialErrors?.values.first { $0.code != .batchRequestFailed }?.errno ?? EIO
         default: EIO
         }
     }
 
     /// A CloudKit error as the file system reports it.
     var fsError: FSError {
-        let detail = partialErrorsByItemID?.values.first { $0.code != .batchRequestFailed }
+        let detail = partialErrors?.values.first { $0.code != .batchRequestFailed }
         return FSError(errno, detail.map { "\($0.code.name): \($0.message)" } ?? "\(code.name): \(message)")
     }
 }

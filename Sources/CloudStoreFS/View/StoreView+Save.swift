@@ -148,7 +148,7 @@ extension StoreView {
         do { result = try db.modify(saving: [record], options: options) } catch { throw error.fsError }
         logNotificationErrors(result)
         if let error = result.error {
-            let item = error.partialErrorsByItemID?.values.first ?? error
+            let item = error.partialErrors?.values.first ?? error
             if item.code == .serverRecordChanged {
                 throw FSError(ESTALE, "serverRecordChanged: record \(target.name) changed since this text was read (the text's recordChangeTag is \(record.recordChangeTag ?? "none"), the stored one \(item.serverRecordValue?.recordChangeTag ?? "?")); read the file again and redo the edit, or drop \"recordChangeTag\" from the text to overwrite")
             }

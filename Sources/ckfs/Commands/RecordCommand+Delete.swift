@@ -26,7 +26,7 @@ extension RecordCommand {
                 Report.warnings(result)
                 for id in result.deletedRecordIDs { print("deleted \(id.recordName)") }
                 if let error = result.error {
-                    if ids.count == 1, let only = error.partialErrorsByItemID?.values.first { throw only }
+                    if ids.count == 1, let only = error.partialErrors?.values.first { throw only }
                     throw error
                 }
             }

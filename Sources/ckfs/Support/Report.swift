@@ -6,7 +6,7 @@ import Foundation
 /// CloudKit code, the item and the fix; one line per failed item of a partial failure.
 enum Report {
     static func failure(_ error: CKError) -> ExitCode {
-        if let items = error.partialErrorsByItemID, !items.isEmpty {
+        if let items = error.partialErrors, !items.isEmpty {
             printError("ckfs: \(error.code.name): \(error.message)")
             for (item, e) in items.sorted(by: { $0.key.description < $1.key.description }) {
                 printError("ckfs: \(e.code.name): \(item): \(e.message)")

@@ -167,14 +167,14 @@ extension CKContainer {
 }
 
 /// Discovers users by email address or user record ID.
-public final class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Sendable {
+open class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Sendable {
     public var userIdentityLookupInfos: [CKUserIdentity.LookupInfo]
     public var userIdentityDiscoveredBlock: (@Sendable (CKUserIdentity, CKUserIdentity.LookupInfo) -> Void)?
     public var discoverUserIdentitiesCompletionBlock: (@Sendable (Error?) -> Void)?
 
     public init(userIdentityLookupInfos: [CKUserIdentity.LookupInfo]) { self.userIdentityLookupInfos = userIdentityLookupInfos }
 
-    override func main() {
+    open override func main() {
         do throws(CKError) {
             guard let container else { throw CKError(.internalError, "the operation was not added to a container") }
             for info in userIdentityLookupInfos {
@@ -192,13 +192,13 @@ public final class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Se
 }
 
 /// Discovers every discoverable user in the caller's contacts.
-public final class CKDiscoverAllUserIdentitiesOperation: CKOperation, @unchecked Sendable {
+open class CKDiscoverAllUserIdentitiesOperation: CKOperation, @unchecked Sendable {
     public var userIdentityDiscoveredBlock: (@Sendable (CKUserIdentity) -> Void)?
     public var discoverAllUserIdentitiesCompletionBlock: (@Sendable (Error?) -> Void)?
 
     public override init() {}
 
-    override func main() {
+    open override func main() {
         do throws(CKError) {
             guard let container else { throw CKError(.internalError, "the operation was not added to a container") }
             for u in try container.discoverAllIdentities() { userIdentityDiscoveredBlock?(u) }

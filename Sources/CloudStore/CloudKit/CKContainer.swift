@@ -11,8 +11,15 @@ public final class CKContainer: Sendable {
     public let environment: Environment
     /// Answers a permission request when there is no decision yet; nil: no answer.
     let prompt: @Sendable (String) -> Bool?
-    /// Operations added to the container or its databases run here, concurrently.
+    /// Completion handlers of the convenience calls run their work here, concurrently.
     let queue = DispatchQueue(label: "ckfs.container", attributes: .concurrent)
+    /// Operations added to the container or its databases run here, concurrently, each after
+    /// its dependencies.
+    let operationQueue: OperationQueue = {
+        let queue = OperationQueue()
+        queue.name = "ckfs.container.operations"
+        return queue
+    }()
 
     /// The container `identifier` (nil: the store's default) of `store`, as `user` (nil: the OS user).
     public convenience init(store: Store, identifier: String? = nil, user: String? = nil, deviceID: String = Caller.processDeviceID,
@@ -65,12 +72,12 @@ public final class CKContainer: Sendable {
 
     public func database(with scope: DatabaseScope) -> CKDatabase { CKDatabase(container: self, scope: scope) }
 
-    /// Runs an operation in the background on the container's queue, concurrently with others;
-    /// a database operation with no database set works on the private database.
+    /// Runs an operation in the background, concurrently with others and after its
+    /// dependencies; a database operation with no database set works on the private database.
     public func add(_ operation: CKOperation) {
         if let op = operation as? CKDatabaseOperation, op.database == nil { op.database = privateCloudDatabase }
         operation.container = self
-        queue.async { operation.start() }
+        operationQueue.addOperation(operation)
     }
 
     /// The caller's user record ID in this container; `notAuthenticated` with no account.

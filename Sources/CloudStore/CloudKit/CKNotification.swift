@@ -104,7 +104,7 @@ extension CKContainer {
 }
 
 /// Fetches the caller's notifications since a token.
-public final class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked Sendable {
+open class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked Sendable {
     public var previousServerChangeToken: CKNotificationToken?
     public var resultsLimit = 0
     public var notificationChangedBlock: (@Sendable (CKNotification) -> Void)?
@@ -116,9 +116,9 @@ public final class CKFetchNotificationChangesOperation: CKDatabaseOperation, @un
 
     public init(previousServerChangeToken: CKNotificationToken? = nil) { self.previousServerChangeToken = previousServerChangeToken }
 
-    override func main() {
+    open override func main() {
         do throws(CKError) {
-            guard let database else { throw CKError(.internalError, "the operation was not added to a container") }
+            let database = targetDatabase
             let container = database.container
             let changes = try container.notificationLog().changes(since: previousServerChangeToken, excludingDevice: container.caller.deviceID)
             var token = changes.token
@@ -137,15 +137,15 @@ public final class CKFetchNotificationChangesOperation: CKDatabaseOperation, @un
 }
 
 /// Marks notifications read.
-public final class CKMarkNotificationsReadOperation: CKDatabaseOperation, @unchecked Sendable {
+open class CKMarkNotificationsReadOperation: CKDatabaseOperation, @unchecked Sendable {
     public var notificationIDs: [CKNotification.ID]
     public var markNotificationsReadCompletionBlock: (@Sendable ([CKNotification.ID]?, Error?) -> Void)?
 
     public init(notificationIDsToMarkRead: [CKNotification.ID]) { notificationIDs = notificationIDsToMarkRead }
 
-    override func main() {
+    open override func main() {
         do throws(CKError) {
-            guard let database else { throw CKError(.internalError, "the operation was not added to a container") }
+            let database = targetDatabase
             try database.container.notificationLog().markRead(notificationIDs.map(\.rawValue))
             markNotificationsReadCompletionBlock?(notificationIDs, nil)
         } catch {

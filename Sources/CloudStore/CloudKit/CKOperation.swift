@@ -1,45 +1,98 @@
 import Foundation
 
-/// The base of every operation: run by ``CKContainer/add(_:)`` or ``CKDatabase/add(_:)`` on
-/// the container's concurrent queue, with completion blocks that may run on any thread.
+/// The base of every operation, a Foundation `Operation` as Apple's is: add it to a
+/// container or database (``CKContainer/add(_:)``, ``CKDatabase/add(_:)``), to an
+/// `OperationQueue` of your own, or call `start()`; dependencies, `completionBlock`,
+/// `qualityOfService` and `cancel()` work as for any operation. Its blocks run on the thread
+/// that runs the operation.
 ///
-/// Set the blocks and inputs before adding the operation; `lock` guards what changes after.
-open class CKOperation: @unchecked Sendable {
+/// Set the blocks and inputs before the operation starts; `lock` guards what changes after.
+open class CKOperation: Operation, @unchecked Sendable {
+    /// The settings of an operation. A local store uses `container`; the rest (cellular access,
+    /// time-outs, long-lived operations) are kept as set and change nothing, there being no
+    /// network.
+    /// `@unchecked Sendable`: every property is read and written under `lock`.
+    public final class Configuration: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values = (container: CKContainer?.none, qualityOfService: QualityOfService.default, allowsCellularAccess: true,
+                              isLongLived: false, timeoutIntervalForRequest: 60.0, timeoutIntervalForResource: 7 * 24 * 3600.0)
+
+        public init() {}
+
+        public var container: CKContainer? {
+            get { lock.withLock { values.container } }
+            set { lock.withLock { values.container = newValue } }
+        }
+        public var qualityOfService: QualityOfService {
+            get { lock.withLock { values.qualityOfService } }
+            set { lock.withLock { values.qualityOfService = newValue } }
+        }
+        public var allowsCellularAccess: Bool {
+            get { lock.withLock { values.allowsCellularAccess } }
+            set { lock.withLock { values.allowsCellularAccess = newValue } }
+        }
+        public var isLongLived: Bool {
+            get { lock.withLock { values.isLongLived } }
+            set { lock.withLock { values.isLongLived = newValue } }
+        }
+        public var timeoutIntervalForRequest: TimeInterval {
+            get { lock.withLock { values.timeoutIntervalForRequest } }
+            set { lock.withLock { values.timeoutIntervalForRequest = newValue } }
+        }
+        public var timeoutIntervalForResource: TimeInterval {
+            get { lock.withLock { values.timeoutIntervalForResource } }
+            set { lock.withLock { values.timeoutIntervalForResource = newValue } }
+        }
+    }
+
+    public typealias ID = String
+
+    /// Guards `storedConfiguration` here and the mutable state of subclasses.
     let lock = NSLock()
-    /// Guarded by `lock`.
-    private var cancelled = false
-    private var finished = false
-    private var storedContainer: CKContainer?
+    private var storedConfiguration = Configuration()
 
-    /// Called once when the operation is done, after its own completion block.
-    public var completionBlock: (@Sendable () -> Void)?
+    /// Names this operation, as Apple's identifies long-lived ones.
+    public let operationID: ID = UUID().uuidString
 
-    public init() {}
+    /// Called when a long-lived operation is persisted; a local store never calls it.
+    public var longLivedOperationWasPersistedBlock: (@Sendable () -> Void)?
 
-    public var isCancelled: Bool { lock.withLock { cancelled } }
-    public var isFinished: Bool { lock.withLock { finished } }
+    public override init() { super.init() }
 
-    /// Stops the operation: what it had not committed yet is not applied.
-    public func cancel() { lock.withLock { cancelled = true } }
-
-    /// The container the operation was added to (or whose database it was added to).
-    var container: CKContainer? {
-        get { lock.withLock { storedContainer } }
-        set { lock.withLock { storedContainer = newValue } }
+    /// Runs the operation. A cancelled one still runs `main()`, which gives each item and the
+    /// whole `operationCancelled`: CloudKit calls the blocks of a cancelled operation too.
+    open override func start() {
+        if isCancelled { main() }
+        super.start()
     }
 
-    func start() {
-        main()
-        lock.withLock { finished = true }
-        completionBlock?()
+    public var configuration: Configuration! {
+        get { lock.withLock { storedConfiguration } }
+        set { lock.withLock { storedConfiguration = newValue ?? Configuration() } }
     }
 
-    func main() {}
+    /// The container the operation works in: set by `add(_:)`, else the configuration's,
+    /// else `CKContainer.default()` when it runs.
+    public var container: CKContainer? {
+        get { configuration.container }
+        set { configuration.container = newValue }
+    }
+
+    public var isLongLived: Bool {
+        get { configuration.isLongLived }
+        set { configuration.isLongLived = newValue }
+    }
+
+    public var allowsCellularAccess: Bool {
+        get { configuration.allowsCellularAccess }
+        set { configuration.allowsCellularAccess = newValue }
+    }
 }
 
-/// An operation on one database; added to a container, it works on the private database.
+/// An operation on one database; with none set, it works on its container's private
+/// database, as Apple's does.
 open class CKDatabaseOperation: CKOperation, @unchecked Sendable {
-    /// Set when added; guarded by `lock`.
+    /// Guarded by `lock`.
     private var storedDatabase: CKDatabase?
 
     /// The database the operation works on: set it, or let ``CKDatabase/add(_:)`` set it.
@@ -47,10 +100,13 @@ open class CKDatabaseOperation: CKOperation, @unchecked Sendable {
         get { lock.withLock { storedDatabase } }
         set { lock.withLock { storedDatabase = newValue } }
     }
+
+    /// The database to run on: the one set, else the private database of the container.
+    var targetDatabase: CKDatabase { database ?? (container ?? CKContainer.default()).privateCloudDatabase }
 }
 
 /// Saves and deletes records in one operation.
-public final class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
+open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public typealias RecordSavePolicy = SavePolicy
 
     public var recordsToSave: [CKRecord]?
@@ -69,10 +125,10 @@ public final class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sen
         self.recordIDsToDelete = recordIDsToDelete
     }
 
-    override func main() {
+    open override func main() {
         let toSave = recordsToSave ?? []
         do throws(CKError) {
-            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            let database = targetDatabase
             let db = try database.engine()
             var byID: [CKRecord.ID: CKRecord] = [:]
             for r in toSave { byID[db.normalized(r.recordID)] = r }
@@ -106,7 +162,7 @@ public final class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sen
 }
 
 /// Fetches records by ID.
-public final class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
+open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var recordIDs: [CKRecord.ID]?
     public var desiredKeys: [String]?
     public var perRecordCompletionBlock: (@Sendable (CKRecord?, CKRecord.ID?, Error?) -> Void)?
@@ -114,9 +170,9 @@ public final class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Send
 
     public init(recordIDs: [CKRecord.ID]? = nil) { self.recordIDs = recordIDs }
 
-    override func main() {
+    open override func main() {
         do throws(CKError) {
-            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            let database = targetDatabase
             let db = try database.engine()
             var found: [CKRecord.ID: CKRecord] = [:]
             var errors: [CKItemID: CKError] = [:]

@@ -46,7 +46,7 @@ public final class CKQuery: @unchecked Sendable, CustomStringConvertible {
 
 /// Runs a query in one zone, a page at a time: `recordMatchedBlock` per record, then
 /// `queryResultBlock` with a cursor when more remain.
-public final class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
+open class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
     /// Where the next page starts: the query, its zone and the last record given.
     public final class Cursor: Sendable, CustomStringConvertible {
         let query: RecordQuery
@@ -83,9 +83,9 @@ public final class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
     public init(query: CKQuery) { self.query = query }
     public init(cursor: Cursor) { self.cursor = cursor }
 
-    override func main() {
+    open override func main() {
         do throws(CKError) {
-            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            let database = targetDatabase
             let (records, next) = try database.runQuery(query: query, cursor: cursor, zoneID: zoneID, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
             for record in records {
                 if isCancelled { throw CKError(.operationCancelled, "the query was cancelled") }

@@ -177,7 +177,7 @@ extension CKDatabase {
 }
 
 /// Saves and deletes subscriptions, each on its own.
-public final class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
+open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var subscriptionsToSave: [CKSubscription]?
     public var subscriptionIDsToDelete: [CKSubscription.ID]?
     public var perSubscriptionSaveBlock: (@Sendable (CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
@@ -189,9 +189,9 @@ public final class CKModifySubscriptionsOperation: CKDatabaseOperation, @uncheck
         self.subscriptionIDsToDelete = subscriptionIDsToDelete
     }
 
-    override func main() {
+    open override func main() {
         do throws(CKError) {
-            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            let database = targetDatabase
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; nothing was saved or deleted") }
             let result = try database.engine().modifySubscriptions(saving: (subscriptionsToSave ?? []).map(\.subscription),
                                                                    deleting: subscriptionIDsToDelete ?? [])
@@ -220,7 +220,7 @@ public final class CKModifySubscriptionsOperation: CKDatabaseOperation, @uncheck
 }
 
 /// Fetches subscriptions by ID, or all of the caller's.
-public final class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
+open class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var subscriptionIDs: [CKSubscription.ID]?
     public var perSubscriptionResultBlock: (@Sendable (CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
     public var fetchSubscriptionCompletionBlock: (@Sendable ([CKSubscription.ID: CKSubscription]?, Error?) -> Void)?
@@ -229,9 +229,9 @@ public final class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecke
 
     public static func fetchAllSubscriptionsOperation() -> CKFetchSubscriptionsOperation { CKFetchSubscriptionsOperation() }
 
-    override func main() {
+    open override func main() {
         do throws(CKError) {
-            guard let database else { throw CKError(.internalError, "the operation was not added to a database") }
+            let database = targetDatabase
             let all = try database.engine().subscriptions()
             var found: [CKSubscription.ID: CKSubscription] = [:]
             var errors: [CKItemID: CKError] = [:]

@@ -1,0 +1,87 @@
+import CloudKit
+import Testing
+
+/// CloudKit operations as Foundation operations, with `import CloudKit` alone: on a queue of
+/// the app's own with dependencies, configured, subclassed, cancelled.
+@Suite struct CKOperationTests {
+    /// A save, then a fetch that depends on it, on the app's own `OperationQueue`: the fetch
+    /// sees the save, each completion block runs once, and the queue waits for both.
+    @Test func operationsRunOnTheAppsOwnQueueAfterTheirDependencies() throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let note = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "first"))
+        note["text"] = "saved before the fetch"
+        let save = CKModifyRecordsOperation(recordsToSave: [note], recordIDsToDelete: nil)
+        save.database = db
+        save.qualityOfService = .userInitiated
+        let fetch = CKFetchRecordsOperation(recordIDs: [note.recordID])
+        fetch.database = db
+        fetch.addDependency(save)
+        let events = LockedList<String>()
+        save.modifyRecordsCompletionBlock = { saved, _, error in events.append("saved \(saved?.count ?? -1) \(error == nil)") }
+        fetch.fetchRecordsCompletionBlock = { found, error in
+            events.append("fetched \(found?[note.recordID]?["text"] as? String ?? "nothing") \(error == nil)")
+        }
+        let queue = OperationQueue()
+        queue.addOperations([fetch, save], waitUntilFinished: true)   // the dependency orders them
+        #expect(events.items == ["saved 1 true", "fetched saved before the fetch true"])
+        #expect(save.isFinished && fetch.isFinished)
+        #expect(save.qualityOfService == .userInitiated)
+    }
+
+    /// With no database set, an operation works on its configuration's container's private
+    /// database, as Apple's does.
+    @Test func theConfigurationsContainerIsUsedWithoutADatabase() async throws {
+        let container = try ImportCloudKitTests.container()
+        _ = try await container.privateCloudDatabase.save(CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "there")))
+        let fetch = CKFetchRecordsOperation(recordIDs: [CKRecord.ID(recordName: "there")])
+        let configuration = CKOperation.Configuration()
+        configuration.container = container
+        configuration.timeoutIntervalForRequest = 10
+        fetch.configuration = configuration
+        let found = LockedList<String>()
+        fetch.fetchRecordsCompletionBlock = { records, _ in found.append(records?.keys.map(\.recordName).joined() ?? "none") }
+        fetch.start()
+        #expect(found.items == ["there"])
+        #expect(fetch.configuration.timeoutIntervalForRequest == 10)
+        #expect(!fetch.operationID.isEmpty)
+    }
+
+    /// A cancelled operation still calls its blocks, with `operationCancelled`, and saves nothing.
+    @Test(.timeLimit(.minutes(1))) func aCancelledOperationReportsOperationCancelled() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let op = CKModifyRecordsOperation(recordsToSave: [CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "never"))],
+                                          recordIDsToDelete: nil)
+        op.cancel()
+        let error: Error? = await withCheckedContinuation { c in
+            op.modifyRecordsCompletionBlock = { _, _, error in c.resume(returning: error) }
+            db.add(op)
+        }
+        let code = (error as? CKError)?.code
+        #expect(code == .operationCancelled || ((error as? CKError)?.partialErrorsByItemID?.values.first as? CKError)?.code == .operationCancelled,
+                "\(String(describing: error))")
+        var missing: CKError?
+        do { _ = try await db.record(for: CKRecord.ID(recordName: "never")) } catch let e as CKError { missing = e }
+        #expect(missing?.code == .unknownItem)
+    }
+
+    /// Operation classes are open: an app's subclass adds to `main()` and still runs.
+    @Test func operationClassesCanBeSubclassed() throws {
+        final class CountingFetch: CKFetchRecordsOperation, @unchecked Sendable {
+            let runs = LockedList<Int>()
+            override func main() {
+                runs.append(1)
+                super.main()
+            }
+        }
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let op = CountingFetch(recordIDs: [CKRecord.ID(recordName: "absent")])
+        op.database = db
+        let errors = LockedList<CKError.Code?>()
+        op.fetchRecordsCompletionBlock = { _, error in errors.append((error as? CKError)?.code) }
+        let queue = OperationQueue()
+        queue.addOperation(op)
+        queue.waitUntilAllOperationsAreFinished()
+        #expect(op.runs.items == [1])
+        #expect(errors.items == [.partialFailure])
+    }
+}

@@ -150,7 +150,7 @@ import Testing
         let r = CKRecord(recordType: "Note", zoneID: zone.zoneID)
         _ = try await db.save(r)
         let changes = try await db.recordZoneChanges(inZoneWith: zone.zoneID, since: nil)
-        #expect(changes.modifications.map(\.recordID.recordName) == [r.recordID.recordName])
+        #expect(changes.modificationResultsByID.keys.map(\.recordName) == [r.recordID.recordName])
         try await db.deleteRecordZone(withID: zone.zoneID)
         #expect(try await db.allRecordZones().map(\.zoneID.zoneName) == ["_defaultZone"])
         #expect(CKCurrentUserDefaultName == "__defaultOwner__")

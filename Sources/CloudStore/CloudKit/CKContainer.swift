@@ -214,12 +214,4 @@ public final class CKDatabase: Sendable {
             return out
         }
     }
-
-    /// What changed in a zone since a token; nil fetches everything.
-    public func recordZoneChanges(inZoneWith zoneID: CKRecordZone.ID, since token: CKServerChangeToken?)
-        async throws -> (modifications: [CKRecord], deletions: [CKRecord.ID], changeToken: CKServerChangeToken, moreComing: Bool, clientChangeTokenData: Data?) {
-        let db = try engine()
-        let c = try db.changes(in: zoneID.zoneName, since: token)
-        return (c.changed.map { wrap($0, db) }, c.deleted, c.token, c.moreComing, c.clientChangeToken)
-    }
 }

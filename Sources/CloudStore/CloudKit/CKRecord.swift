@@ -12,6 +12,8 @@ public let CKOwnerDefaultName = ZoneID.currentUserOwnerName
 /// whole if that rule is broken.
 public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     public typealias ID = RecordID
+    /// A field's name.
+    public typealias FieldKey = String
     public typealias RecordType = String
 
     /// A link to another record in the same zone.
@@ -116,6 +118,3 @@ public struct CKRecordZone: Sendable, Equatable {
 
     public static func `default`() -> CKRecordZone { CKRecordZone(zoneID: .default) }
 }
-
-/// A point in a zone's change history.
-public typealias CKServerChangeToken = ChangeToken

@@ -1,0 +1,77 @@
+import Foundation
+
+extension CKDatabase {
+    /// What changed in a zone, as CloudKit's async API gives it.
+    public enum RecordZoneChange {
+        /// A record saved since the token, as it is now.
+        public struct Modification: Sendable {
+            public let record: CKRecord
+        }
+
+        /// A record deleted since the token.
+        public struct Deletion: Sendable {
+            public let recordID: CKRecord.ID
+            /// The deleted record's type; empty when the zone's history does not say.
+            public let recordType: CKRecord.RecordType
+        }
+    }
+
+    /// Which zones of a database changed, as CloudKit's async API gives it.
+    public enum DatabaseChange {
+        public struct Modification: Sendable {
+            public let zoneID: CKRecordZone.ID
+        }
+
+        public struct Deletion: Sendable {
+            public let zoneID: CKRecordZone.ID
+            /// Whether the zone was purged; a local store only deletes.
+            public let purged: Bool
+        }
+    }
+
+    /// One page of what changed in `zoneID` since `changeToken` (nil: every record), at most
+    /// `resultsLimit` records; fetch again with the answer's token while `moreComing`.
+    public func recordZoneChanges(inZoneWith zoneID: CKRecordZone.ID, since changeToken: CKServerChangeToken?,
+                                  desiredKeys: [CKRecord.FieldKey]? = nil, resultsLimit: Int? = nil) async throws
+        -> (modificationResultsByID: [CKRecord.ID: Result<RecordZoneChange.Modification, any Error>],
+            deletions: [RecordZoneChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool) {
+        let db = try engine()
+        let c = try db.changes(in: zoneID.zoneName, since: try Self.zoneToken(changeToken), limit: resultsLimit, desiredKeys: desiredKeys)
+        var modifications: [CKRecord.ID: Result<RecordZoneChange.Modification, any Error>] = [:]
+        for record in c.changed {
+            let id = CKRecord.ID(recordName: record.recordID.recordName, zoneID: zoneID)
+            modifications[id] = .success(RecordZoneChange.Modification(record: wrap(record, db)))
+        }
+        let deletions = c.deleted.map {
+            RecordZoneChange.Deletion(recordID: CKRecord.ID(recordName: $0.recordName, zoneID: zoneID), recordType: "")
+        }
+        return (modifications, deletions, CKServerChangeToken(zone: c.token), c.moreComing)
+    }
+
+    /// One page of the zones that changed in this database since `changeToken` (nil: every
+    /// zone); fetch again with the answer's token while `moreComing`.
+    public func databaseChanges(since changeToken: CKServerChangeToken?, resultsLimit: Int? = nil) async throws
+        -> (modifications: [DatabaseChange.Modification], deletions: [DatabaseChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool) {
+        let c = try engine().databaseChanges(since: try Self.databaseToken(changeToken), limit: resultsLimit)
+        return (c.changed.map { DatabaseChange.Modification(zoneID: $0) }, c.deleted.map { DatabaseChange.Deletion(zoneID: $0, purged: false) },
+                CKServerChangeToken(database: c.token), c.moreComing)
+    }
+
+    /// The zone token a `CKServerChangeToken` holds; a database token is refused.
+    static func zoneToken(_ token: CKServerChangeToken?) throws(CKError) -> ChangeToken? {
+        guard let token else { return nil }
+        guard let zone = token.zoneToken else {
+            throw CKError(.invalidArguments, "\(token) is a database's change token; a zone's fetch takes the token its own last fetch gave")
+        }
+        return zone
+    }
+
+    /// The database token a `CKServerChangeToken` holds; a zone token is refused.
+    static func databaseToken(_ token: CKServerChangeToken?) throws(CKError) -> DatabaseChangeToken? {
+        guard let token else { return nil }
+        guard let database = token.databaseToken else {
+            throw CKError(.invalidArguments, "\(token) is a zone's change token; a database's fetch takes the token its own last fetch gave")
+        }
+        return database
+    }
+}

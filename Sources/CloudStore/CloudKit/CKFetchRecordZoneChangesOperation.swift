@@ -1,0 +1,101 @@
+import Foundation
+
+/// The records saved and deleted in some zones since each zone's token: the second half of a
+/// sync loop. Records come through ``recordWasChangedBlock``, deletions through
+/// ``recordWithIDWasDeletedBlock``, each zone's new token through
+/// ``recordZoneChangeTokensUpdatedBlock`` (between pages) and ``recordZoneFetchResultBlock``
+/// (at its end).
+open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Sendable {
+    /// What to fetch of one zone.
+    /// `@unchecked Sendable`: set before the operation starts, read while it runs, as Apple's.
+    public final class ZoneConfiguration: @unchecked Sendable {
+        public var previousServerChangeToken: CKServerChangeToken?
+        /// At most this many records a page (0: the store's page).
+        public var resultsLimit: Int
+        public var desiredKeys: [CKRecord.FieldKey]?
+
+        public init(previousServerChangeToken: CKServerChangeToken? = nil, resultsLimit: Int = 0, desiredKeys: [CKRecord.FieldKey]? = nil) {
+            self.previousServerChangeToken = previousServerChangeToken
+            self.resultsLimit = resultsLimit
+            self.desiredKeys = desiredKeys
+        }
+    }
+
+    public var recordZoneIDs: [CKRecordZone.ID]?
+    public var configurationsByRecordZoneID: [CKRecordZone.ID: ZoneConfiguration]?
+    /// Fetch page after page until each zone has nothing more (the default), or stop after one.
+    public var fetchAllChanges = true
+
+    public var recordWasChangedBlock: (@Sendable (CKRecord.ID, Result<CKRecord, any Error>) -> Void)?
+    /// The older form of ``recordWasChangedBlock``.
+    public var recordChangedBlock: (@Sendable (CKRecord) -> Void)?
+    /// A deleted record and its type (empty when the zone's history does not say).
+    public var recordWithIDWasDeletedBlock: (@Sendable (CKRecord.ID, CKRecord.RecordType) -> Void)?
+    public var recordZoneChangeTokensUpdatedBlock: (@Sendable (CKRecordZone.ID, CKServerChangeToken?, Data?) -> Void)?
+    public var recordZoneFetchResultBlock: (@Sendable (CKRecordZone.ID, Result<(serverChangeToken: CKServerChangeToken, clientChangeTokenData: Data?, moreComing: Bool), any Error>) -> Void)?
+    /// The older form of ``recordZoneFetchResultBlock``.
+    public var recordZoneFetchCompletionBlock: (@Sendable (CKRecordZone.ID, CKServerChangeToken?, Data?, Bool, (any Error)?) -> Void)?
+    public var fetchRecordZoneChangesResultBlock: (@Sendable (Result<Void, any Error>) -> Void)?
+    /// The older form of ``fetchRecordZoneChangesResultBlock``.
+    public var fetchRecordZoneChangesCompletionBlock: (@Sendable ((any Error)?) -> Void)?
+
+    public init(recordZoneIDs: [CKRecordZone.ID]? = nil, configurationsByRecordZoneID: [CKRecordZone.ID: ZoneConfiguration]? = nil) {
+        self.recordZoneIDs = recordZoneIDs
+        self.configurationsByRecordZoneID = configurationsByRecordZoneID
+        super.init()
+    }
+
+    open override func main() {
+        var failures: [CKItemID: CKError] = [:]
+        do throws(CKError) {
+            let database = targetDatabase
+            let db = try database.engine()
+            for zoneID in recordZoneIDs ?? [] {
+                do throws(CKError) {
+                    try fetch(zoneID, in: db, database)
+                } catch {
+                    failures[.zone(zoneID)] = error
+                    recordZoneFetchResultBlock?(zoneID, .failure(error))
+                    recordZoneFetchCompletionBlock?(zoneID, nil, nil, false, error)
+                }
+            }
+        } catch {
+            fetchRecordZoneChangesResultBlock?(.failure(error))
+            fetchRecordZoneChangesCompletionBlock?(error)
+            return
+        }
+        if let error = CKError.partialFailure(failures, "\(failures.count) of \(recordZoneIDs?.count ?? 0) zones could not be fetched") {
+            fetchRecordZoneChangesResultBlock?(.failure(error))
+            fetchRecordZoneChangesCompletionBlock?(error)
+        } else {
+            fetchRecordZoneChangesResultBlock?(.success(()))
+            fetchRecordZoneChangesCompletionBlock?(nil)
+        }
+    }
+
+    /// Every page of one zone's changes, through the blocks; the zone's ID as the caller wrote it.
+    private func fetch(_ zoneID: CKRecordZone.ID, in db: Database, _ database: CKDatabase) throws(CKError) {
+        if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
+        let configuration = configurationsByRecordZoneID?[zoneID]
+        var token = try CKDatabase.zoneToken(configuration?.previousServerChangeToken)
+        let limit = (configuration?.resultsLimit ?? 0) > 0 ? configuration?.resultsLimit : nil
+        while true {
+            let page = try db.changes(in: zoneID.zoneName, since: token, limit: limit, desiredKeys: configuration?.desiredKeys)
+            for record in page.changed {
+                let out = database.wrap(record, db)
+                recordWasChangedBlock?(CKRecord.ID(recordName: record.recordID.recordName, zoneID: zoneID), .success(out))
+                recordChangedBlock?(out)
+            }
+            for id in page.deleted { recordWithIDWasDeletedBlock?(CKRecord.ID(recordName: id.recordName, zoneID: zoneID), "") }
+            token = page.token
+            let next = CKServerChangeToken(zone: page.token)
+            guard page.moreComing, fetchAllChanges else {
+                recordZoneFetchResultBlock?(zoneID, .success((next, page.clientChangeToken, page.moreComing)))
+                recordZoneFetchCompletionBlock?(zoneID, next, page.clientChangeToken, page.moreComing, nil)
+                return
+            }
+            recordZoneChangeTokensUpdatedBlock?(zoneID, next, page.clientChangeToken)
+            if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// A point in a zone's or a database's change history, as CloudKit's: opaque, compared with
+/// `==`, and archived with `NSKeyedArchiver` (it is `NSSecureCoding`) to hand back to the next
+/// fetch after the app restarts.
+///
+/// `@unchecked Sendable`: immutable; its one stored property is a `let`.
+public final class CKServerChangeToken: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    /// `zone <epoch>-<seq>` or `database <base64url>`: the engine's token, with its kind.
+    let text: String
+
+    init(zone token: ChangeToken) { text = "zone " + token.description }
+    init(database token: DatabaseChangeToken) { text = "database " + token.description }
+
+    /// The zone token this stands for; nil for a database token.
+    var zoneToken: ChangeToken? {
+        text.hasPrefix("zone ") ? ChangeToken(string: String(text.dropFirst(5))) : nil
+    }
+
+    /// The database token this stands for; nil for a zone token.
+    var databaseToken: DatabaseChangeToken? {
+        text.hasPrefix("database ") ? DatabaseChangeToken(string: String(text.dropFirst(9))) : nil
+    }
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) { coder.encode(text as NSString, forKey: "token") }
+
+    public init?(coder: NSCoder) {
+        guard let text = coder.decodeObject(of: NSString.self, forKey: "token") as String? else { return nil }
+        self.text = text
+    }
+
+    public func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public override func isEqual(_ object: Any?) -> Bool { (object as? CKServerChangeToken)?.text == text }
+    public override var hash: Int { text.hashValue }
+    public override var description: String { "<CKServerChangeToken \(text)>" }
+}

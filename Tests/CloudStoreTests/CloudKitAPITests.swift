@@ -146,7 +146,7 @@ import Testing
         let t = try TempStore()
         let db = try container(t).privateCloudDatabase
         let zone = try await db.save(CKRecordZone(zoneName: "Work"))
-        #expect(zone.capabilities.contains("atomic"))
+        #expect(zone.capabilities.contains(.atomic) && zone.capabilities.contains(.fetchChanges))
         let r = CKRecord(recordType: "Note", zoneID: zone.zoneID)
         _ = try await db.save(r)
         let changes = try await db.recordZoneChanges(inZoneWith: zone.zoneID, since: nil)

@@ -194,24 +194,4 @@ public final class CKDatabase: Sendable {
             return id
         }
     }
-
-    // MARK: zones and changes
-
-    @discardableResult
-    public func save(_ zone: CKRecordZone) async throws -> CKRecordZone {
-        let z = try engine().createZone(zone.zoneID.zoneName)
-        var out = CKRecordZone(zoneID: z.zoneID)
-        out.capabilities = z.capabilities
-        return out
-    }
-
-    public func deleteRecordZone(withID id: CKRecordZone.ID) async throws { try engine().deleteZone(id.zoneName) }
-
-    public func allRecordZones() async throws -> [CKRecordZone] {
-        try engine().zones().map { z in
-            var out = CKRecordZone(zoneID: z.zoneID)
-            out.capabilities = z.capabilities
-            return out
-        }
-    }
 }

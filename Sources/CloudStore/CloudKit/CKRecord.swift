@@ -110,11 +110,36 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
 /// A zone as CloudKit code names it.
 public struct CKRecordZone: Sendable, Equatable {
     public typealias ID = ZoneID
+
+    /// What a zone can do, as Apple's: a custom zone fetches changes and saves atomically.
+    public struct Capabilities: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+
+        public static let fetchChanges = Capabilities(rawValue: 1 << 0)
+        public static let atomic = Capabilities(rawValue: 1 << 1)
+        public static let sharing = Capabilities(rawValue: 1 << 2)
+        public static let zoneWideSharing = Capabilities(rawValue: 1 << 3)
+
+        /// The engine's names of capabilities (`fetchChanges`, `atomic`, …) as a set.
+        init(names: [String]) {
+            let known: [String: Capabilities] = ["fetchChanges": .fetchChanges, "atomic": .atomic,
+                                                 "sharing": .sharing, "zoneWideSharing": .zoneWideSharing]
+            self = names.reduce(into: []) { set, name in set.formUnion(known[name] ?? []) }
+        }
+    }
+
     public let zoneID: ID
-    public var capabilities: [String] = []
+    public var capabilities: Capabilities = []
 
     public init(zoneName: String) { zoneID = ID(zoneName: zoneName) }
     public init(zoneID: ID) { self.zoneID = zoneID }
+
+    /// The zone as the engine describes it.
+    init(_ zone: RecordZone) {
+        zoneID = zone.zoneID
+        capabilities = Capabilities(names: zone.capabilities)
+    }
 
     public static func `default`() -> CKRecordZone { CKRecordZone(zoneID: .default) }
 }

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Fetches zones by ID, or every zone of the database.
+open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable {
+    /// The zones to fetch; nil fetches every zone.
+    public var recordZoneIDs: [CKRecordZone.ID]?
+    public var perRecordZoneResultBlock: (@Sendable (CKRecordZone.ID, Result<CKRecordZone, any Error>) -> Void)?
+    public var fetchRecordZonesResultBlock: (@Sendable (Result<Void, any Error>) -> Void)?
+    /// The older form of ``fetchRecordZonesResultBlock``.
+    public var fetchRecordZonesCompletionBlock: (@Sendable ([CKRecordZone.ID: CKRecordZone]?, (any Error)?) -> Void)?
+
+    public required init(recordZoneIDs: [CKRecordZone.ID]? = nil) {
+        self.recordZoneIDs = recordZoneIDs
+        super.init()
+    }
+
+    /// An operation that fetches every zone of the database.
+    open class func fetchAllRecordZonesOperation() -> Self { Self(recordZoneIDs: nil) }
+
+    open override func main() {
+        do throws(CKError) {
+            if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
+            let db = try targetDatabase.engine()
+            var found: [CKRecordZone.ID: CKRecordZone] = [:]
+            var failures: [CKItemID: CKError] = [:]
+            if let ids = recordZoneIDs {
+                for id in ids {
+                    do throws(CKError) {
+                        let zone = CKRecordZone(try db.zone(id.zoneName), as: id)
+                        found[id] = zone
+                        perRecordZoneResultBlock?(id, .success(zone))
+                    } catch {
+                        failures[.zone(id)] = error
+                        perRecordZoneResultBlock?(id, .failure(error))
+                    }
+                }
+            } else {
+                for zone in try db.zones().map(CKRecordZone.init) {
+                    found[zone.zoneID] = zone
+                    perRecordZoneResultBlock?(zone.zoneID, .success(zone))
+                }
+            }
+            let error = CKError.partialFailure(failures, "\(failures.count) of \(recordZoneIDs?.count ?? 0) zones could not be fetched")
+            fetchRecordZonesResultBlock?(error.map { .failure($0) } ?? .success(()))
+            fetchRecordZonesCompletionBlock?(found, error)
+        } catch {
+            fetchRecordZonesResultBlock?(.failure(error))
+            fetchRecordZonesCompletionBlock?(nil, error)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Saves and deletes zones: what sync code runs first, to make its zone if it is not there.
+open class CKModifyRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable {
+    public var recordZonesToSave: [CKRecordZone]?
+    public var recordZoneIDsToDelete: [CKRecordZone.ID]?
+    public var perRecordZoneSaveBlock: (@Sendable (CKRecordZone.ID, Result<CKRecordZone, any Error>) -> Void)?
+    public var perRecordZoneDeleteBlock: (@Sendable (CKRecordZone.ID, Result<Void, any Error>) -> Void)?
+    public var modifyRecordZonesResultBlock: (@Sendable (Result<Void, any Error>) -> Void)?
+    /// The older form of ``modifyRecordZonesResultBlock``.
+    public var modifyRecordZonesCompletionBlock: (@Sendable ([CKRecordZone]?, [CKRecordZone.ID]?, (any Error)?) -> Void)?
+
+    public init(recordZonesToSave: [CKRecordZone]? = nil, recordZoneIDsToDelete: [CKRecordZone.ID]? = nil) {
+        self.recordZonesToSave = recordZonesToSave
+        self.recordZoneIDsToDelete = recordZoneIDsToDelete
+        super.init()
+    }
+
+    open override func main() {
+        do throws(CKError) {
+            if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; no zone was saved or deleted") }
+            let db = try targetDatabase.engine()
+            let (saves, deletes) = CKDatabase.modifyZones(db, saving: recordZonesToSave ?? [], deleting: recordZoneIDsToDelete ?? [])
+            var failures: [CKItemID: CKError] = [:]
+            var saved: [CKRecordZone] = []
+            for zone in recordZonesToSave ?? [] {
+                guard let result = saves[zone.zoneID] else { continue }
+                perRecordZoneSaveBlock?(zone.zoneID, result)
+                switch result {
+                case .success(let z): saved.append(z)
+                case .failure(let e): failures[.zone(zone.zoneID)] = e as? CKError
+                }
+            }
+            var deleted: [CKRecordZone.ID] = []
+            for id in recordZoneIDsToDelete ?? [] {
+                guard let result = deletes[id] else { continue }
+                perRecordZoneDeleteBlock?(id, result)
+                switch result {
+                case .success: deleted.append(id)
+                case .failure(let e): failures[.zone(id)] = e as? CKError
+                }
+            }
+            let error = CKError.partialFailure(failures, "\(failures.count) zones could not be saved or deleted")
+            modifyRecordZonesResultBlock?(error.map { .failure($0) } ?? .success(()))
+            modifyRecordZonesCompletionBlock?(saved, deleted, error)
+        } catch {
+            modifyRecordZonesResultBlock?(.failure(error))
+            modifyRecordZonesCompletionBlock?(nil, nil, error)
+        }
+    }
+}

@@ -84,4 +84,40 @@ import Testing
         #expect(op.runs.items == [1])
         #expect(errors.items == [.partialFailure])
     }
+
+    /// The result blocks of current CloudKit code: each record's outcome in its own block, and
+    /// a whole-operation result that fails only when the whole operation did.
+    @Test(.timeLimit(.minutes(1))) func resultBlocksReportEachRecordAndTheWhole() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let kept = try await db.save(CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "kept")))
+        let stale = CKRecord(recordType: "Note", recordID: kept.recordID)          // no change tag: a conflict
+        let fresh = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "fresh"))
+        let modify = CKModifyRecordsOperation(recordsToSave: [fresh, stale], recordIDsToDelete: nil)
+        modify.isAtomic = false
+        let outcomes = LockedList<String>()
+        modify.perRecordSaveBlock = { id, result in
+            switch result {
+            case .success(let record): outcomes.append("\(id.recordName) saved \(record.recordChangeTag != nil)")
+            case .failure(let error): outcomes.append("\(id.recordName) \((error as? CKError)?.code.name ?? "?")")
+            }
+        }
+        let whole: Result<Void, any Error> = await withCheckedContinuation { c in
+            modify.modifyRecordsResultBlock = { c.resume(returning: $0) }
+            db.add(modify)
+        }
+        #expect((try? whole.get()) != nil)
+        #expect(outcomes.items.sorted() == ["fresh saved true", "kept serverRecordChanged"])
+
+        let fetch = CKFetchRecordsOperation(recordIDs: [fresh.recordID, CKRecord.ID(recordName: "absent")])
+        let fetched = LockedList<String>()
+        fetch.perRecordResultBlock = { id, result in
+            fetched.append("\(id.recordName) \((try? result.get()) != nil ? "found" : ((try? result.get()) == nil ? "missing" : ""))")
+        }
+        let fetchWhole: Result<Void, any Error> = await withCheckedContinuation { c in
+            fetch.fetchRecordsResultBlock = { c.resume(returning: $0) }
+            db.add(fetch)
+        }
+        #expect((try? fetchWhole.get()) != nil)
+        #expect(fetched.items.sorted() == ["absent missing", "fresh found"])
+    }
 }

@@ -118,7 +118,12 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var perRecordCompletionBlock: (@Sendable (CKRecord, Error?) -> Void)?
     public var perRecordSaveBlock: (@Sendable (CKRecord.ID, Result<CKRecord, Error>) -> Void)?
     public var perRecordDeleteBlock: (@Sendable (CKRecord.ID, Result<Void, Error>) -> Void)?
+    /// The older form of ``modifyRecordsResultBlock``: the saved records, the deleted IDs, and
+    /// a `partialFailure` naming each record that failed.
     public var modifyRecordsCompletionBlock: (@Sendable ([CKRecord]?, [CKRecord.ID]?, Error?) -> Void)?
+    /// The end of the operation: a failure only when the whole operation failed; each record's
+    /// own error went to ``perRecordSaveBlock`` or ``perRecordDeleteBlock``.
+    public var modifyRecordsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
 
     public init(recordsToSave: [CKRecord]? = nil, recordIDsToDelete: [CKRecord.ID]? = nil) {
         self.recordsToSave = recordsToSave
@@ -154,9 +159,12 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
                 }
             }
             for (id, r) in result.deleteResults { perRecordDeleteBlock?(Self.callerID(id, among: callerIDs), r.mapError { $0 }) }
-            modifyRecordsCompletionBlock?(saved, result.deletedRecordIDs.map { Self.callerID($0, among: callerIDs) }, result.error?.keyed(by: callerIDs))
+            let error = result.error?.keyed(by: callerIDs)
+            modifyRecordsCompletionBlock?(saved, result.deletedRecordIDs.map { Self.callerID($0, among: callerIDs) }, error)
+            modifyRecordsResultBlock?(error.map { $0.code == .partialFailure ? .success(()) : .failure($0) } ?? .success(()))
         } catch {
             modifyRecordsCompletionBlock?(nil, nil, error)
+            modifyRecordsResultBlock?(.failure(error))
         }
     }
 }
@@ -165,8 +173,15 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
 open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var recordIDs: [CKRecord.ID]?
     public var desiredKeys: [String]?
+    /// The older form of ``perRecordResultBlock``.
     public var perRecordCompletionBlock: (@Sendable (CKRecord?, CKRecord.ID?, Error?) -> Void)?
+    /// Each record, or why it could not be fetched, by the ID asked for.
+    public var perRecordResultBlock: (@Sendable (CKRecord.ID, Result<CKRecord, Error>) -> Void)?
+    /// The older form of ``fetchRecordsResultBlock``: the records found, and a
+    /// `partialFailure` naming each one that was not.
     public var fetchRecordsCompletionBlock: (@Sendable ([CKRecord.ID: CKRecord]?, Error?) -> Void)?
+    /// The end of the operation: a failure only when the whole operation failed.
+    public var fetchRecordsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
 
     public init(recordIDs: [CKRecord.ID]? = nil) { self.recordIDs = recordIDs }
 
@@ -180,7 +195,10 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
             // Results by the IDs the caller wrote, in the same order as the engine's.
             for (id, (_, r)) in zip(ids, db.fetch(ids, desiredKeys: desiredKeys)) {
                 if isCancelled {
-                    errors[.record(id)] = CKError(.operationCancelled, "the operation was cancelled")
+                    let cancelled = CKError(.operationCancelled, "the operation was cancelled")
+                    errors[.record(id)] = cancelled
+                    perRecordCompletionBlock?(nil, id, cancelled)
+                    perRecordResultBlock?(id, .failure(cancelled))
                     continue
                 }
                 switch r {
@@ -188,14 +206,18 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
                     let out = database.wrap(record, db)
                     found[id] = out
                     perRecordCompletionBlock?(out, id, nil)
+                    perRecordResultBlock?(id, .success(out))
                 case .failure(let e):
                     errors[.record(id)] = e
                     perRecordCompletionBlock?(nil, id, e)
+                    perRecordResultBlock?(id, .failure(e))
                 }
             }
             fetchRecordsCompletionBlock?(found, CKError.partialFailure(errors, "\(errors.count) of \(recordIDs?.count ?? 0) records could not be fetched"))
+            fetchRecordsResultBlock?(.success(()))
         } catch {
             fetchRecordsCompletionBlock?(nil, error)
+            fetchRecordsResultBlock?(.failure(error))
         }
     }
 }

@@ -182,7 +182,10 @@ open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Senda
     public var subscriptionIDsToDelete: [CKSubscription.ID]?
     public var perSubscriptionSaveBlock: (@Sendable (CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
     public var perSubscriptionDeleteBlock: (@Sendable (CKSubscription.ID, Result<Void, Error>) -> Void)?
+    /// The older form of ``modifySubscriptionsResultBlock``.
     public var modifySubscriptionsCompletionBlock: (@Sendable ([CKSubscription]?, [CKSubscription.ID]?, Error?) -> Void)?
+    /// The end of the operation: a failure only when the whole operation failed.
+    public var modifySubscriptionsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
 
     public init(subscriptionsToSave: [CKSubscription]? = nil, subscriptionIDsToDelete: [CKSubscription.ID]? = nil) {
         self.subscriptionsToSave = subscriptionsToSave
@@ -213,8 +216,10 @@ open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Senda
                 perSubscriptionDeleteBlock?(id, r.mapError { $0 })
             }
             modifySubscriptionsCompletionBlock?(saved, deleted, CKError.partialFailure(errors, "\(errors.count) of \(result.saved.count + result.deleted.count) subscriptions failed"))
+            modifySubscriptionsResultBlock?(.success(()))
         } catch {
             modifySubscriptionsCompletionBlock?(nil, nil, error)
+            modifySubscriptionsResultBlock?(.failure(error))
         }
     }
 }
@@ -223,7 +228,10 @@ open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Senda
 open class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var subscriptionIDs: [CKSubscription.ID]?
     public var perSubscriptionResultBlock: (@Sendable (CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
+    /// The older form of ``fetchSubscriptionsResultBlock``.
     public var fetchSubscriptionCompletionBlock: (@Sendable ([CKSubscription.ID: CKSubscription]?, Error?) -> Void)?
+    /// The end of the operation: a failure only when the whole operation failed.
+    public var fetchSubscriptionsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
 
     public init(subscriptionIDs: [CKSubscription.ID]? = nil) { self.subscriptionIDs = subscriptionIDs }
 
@@ -246,8 +254,10 @@ open class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecked Sendab
                 }
             }
             fetchSubscriptionCompletionBlock?(found, CKError.partialFailure(errors, "\(errors.count) subscriptions could not be fetched"))
+            fetchSubscriptionsResultBlock?(.success(()))
         } catch {
             fetchSubscriptionCompletionBlock?(nil, error)
+            fetchSubscriptionsResultBlock?(.failure(error))
         }
     }
 }

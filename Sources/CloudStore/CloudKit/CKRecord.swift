@@ -77,6 +77,16 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
         set { lock.withLock { value[key] = newValue?.fieldValue } }
     }
 
+    /// A field as the type asked for, as Apple's generic subscript gives it:
+    /// `let title: String? = record["title"]`; nil when the field is missing or of another type.
+    public subscript<T: CKRecordValueProtocol>(key: CKRecord.FieldKey) -> T? {
+        get {
+            let value: (any CKRecordValueProtocol)? = self[key]
+            return value as? T
+        }
+        set { lock.withLock { value[key] = newValue?.fieldValue } }
+    }
+
     public func object(forKey key: String) -> (any CKRecordValueProtocol)? { self[key] }
     public func setObject(_ object: (any CKRecordValueProtocol)?, forKey key: String) { self[key] = object }
 

@@ -6,6 +6,9 @@ public protocol CKRecordValueProtocol: Sendable {
     var fieldValue: FieldValue { get }
 }
 
+/// Apple's name for a field's value in declarations such as `[String: CKRecordValue]`.
+public typealias CKRecordValue = CKRecordValueProtocol
+
 extension String: CKRecordValueProtocol { public var fieldValue: FieldValue { .string(self) } }
 extension Int: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(self)) } }
 extension Int64: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(self) } }

@@ -1,0 +1,38 @@
+import CloudKit
+import Testing
+
+/// Record fields as CloudKit code reads and writes them, with `import CloudKit` alone: the
+/// generic subscript (`let title: String? = record["title"]`), casts, `CKRecordValue`
+/// dictionaries and `CKRecord.FieldKey`.
+@Suite struct RecordValueTests {
+    @Test func fieldsReadAsTheTypeAskedFor() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let record = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "lamp"))
+        let defaults: [CKRecord.FieldKey: CKRecordValue] = ["title": "Lamp", "count": 3, "price": 9.5]
+        for (key, value) in defaults { record[key] = value }
+        record["tags"] = ["desk", "light"]
+        record["when"] = Date(timeIntervalSince1970: 1_700_000_000)
+        let saved = try await db.save(record)
+
+        let title: String? = saved["title"]
+        let count: Int? = saved["count"]
+        let price: Double? = saved["price"]
+        let tags: [String]? = saved["tags"]
+        let when: Date? = saved["when"]
+        #expect(title == "Lamp" && count == 3 && price == 9.5)
+        #expect(tags == ["desk", "light"])
+        #expect(when == Date(timeIntervalSince1970: 1_700_000_000))
+        let wrongType: Int? = saved["title"]
+        let missing: String? = saved["nothing"]
+        #expect(wrongType == nil && missing == nil)
+        #expect(saved["count"] as? Int == 3)                       // the cast form still works
+
+        // Written through the generic subscript and read back from the store.
+        let typed: String? = "Floor lamp"
+        saved["title"] = typed
+        let back = try await db.save(saved)
+        let newTitle: String? = back["title"]
+        #expect(newTitle == "Floor lamp")
+        #expect(back.changedKeys().isEmpty)
+    }
+}

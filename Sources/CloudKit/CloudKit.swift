@@ -5,3 +5,12 @@
 // wants the engine's own types (`Store`, `Database`, `Record`) imports instead.
 @_exported import CloudStore
 @_exported import Foundation
+
+// Linux Foundation declares NSPredicate and NSSortDescriptor without their string forms
+// (`NSPredicate(format:)`, `NSSortDescriptor(key:ascending:)` are unavailable there). These
+// names, declared in the module CloudKit code imports, stand first for the engine's classes
+// that have them. A file that imports Foundation itself as well sees two types of each name
+// in a type annotation: it writes `CloudKit.NSPredicate` there, or imports CloudKit alone.
+public typealias NSPredicate = CloudStore.CloudKitPredicate
+public typealias NSCompoundPredicate = CloudStore.CloudKitCompoundPredicate
+public typealias NSSortDescriptor = CloudStore.CloudKitSortDescriptor

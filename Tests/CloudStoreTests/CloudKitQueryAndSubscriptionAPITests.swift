@@ -26,7 +26,7 @@ import Testing
         let db = try container(t).privateCloudDatabase
         try await fill(db, count: 25)
         let query = CKQuery(recordType: "Item", predicate: try QueryPredicate(format: "n >= %@ AND title BEGINSWITH %@", .int(3), .string("odd")))
-        query.sortDescriptors = [QuerySortDescriptor(key: "n", ascending: false)]
+        query.sortDescriptors = [CloudKitSortDescriptor(key: "n", ascending: false)]
         var names: [String] = []
         var cursor: CKQueryOperation.Cursor?
         var pages = 0

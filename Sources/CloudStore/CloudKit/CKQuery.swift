@@ -1,7 +1,8 @@
 import Foundation
 
-/// NSPredicate text as CloudKit accepts it, parsed. `NSPredicate(format:)` does not
-/// exist on Linux; write `try QueryPredicate(format: "title BEGINSWITH %@", .string("Sea"))`.
+/// NSPredicate text as CloudKit accepts it, parsed, for code that uses the engine's types:
+/// `try QueryPredicate(format: "title BEGINSWITH %@", .string("Sea"))`. CloudKit code writes
+/// `NSPredicate` (``CloudKitPredicate``) instead.
 extension QueryPredicate {
     public init(format: String, _ arguments: PredicateValue...) throws(CKError) {
         try self.init(format: format, argumentArray: arguments)
@@ -20,26 +21,35 @@ extension QueryPredicate {
     }
 }
 
-/// A query as CloudKit code writes it: a record type, a predicate and sort descriptors.
+/// A query as CloudKit code writes it: a record type, an `NSPredicate` and `NSSortDescriptor`s.
 public final class CKQuery: @unchecked Sendable, CustomStringConvertible {
     public let recordType: CKRecord.RecordType
-    public let predicate: QueryPredicate
+    public let predicate: CloudKitPredicate
     /// Guards `sorts`.
     private let lock = NSLock()
-    private var sorts: [QuerySortDescriptor]?
+    private var sorts: [CloudKitSortDescriptor]?
 
-    public init(recordType: CKRecord.RecordType, predicate: QueryPredicate) {
+    public init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate) {
         self.recordType = recordType
         self.predicate = predicate
     }
 
+    /// A query with a predicate of the engine's form.
+    public convenience init(recordType: CKRecord.RecordType, predicate: QueryPredicate) {
+        self.init(recordType: recordType, predicate: CloudKitPredicate(predicate))
+    }
+
     /// The order of results; records with equal keys come by record name.
-    public var sortDescriptors: [QuerySortDescriptor]? {
+    public var sortDescriptors: [CloudKitSortDescriptor]? {
         get { lock.withLock { sorts } }
         set { lock.withLock { sorts = newValue } }
     }
 
-    var recordQuery: RecordQuery { RecordQuery(recordType: recordType, predicate: predicate, sortDescriptors: sortDescriptors ?? []) }
+    /// The engine's query; `invalidArguments` when the predicate or a sort key is not CloudKit's.
+    func recordQuery() throws(CKError) -> RecordQuery {
+        let sorts = try (sortDescriptors ?? []).map { (d) throws(CKError) in try d.querySortDescriptor() }
+        return RecordQuery(recordType: recordType, predicate: try predicate.queryPredicate(), sortDescriptors: sorts)
+    }
 
     public var description: String { "<CKQuery \(recordType) where \(predicate)>" }
 }
@@ -112,7 +122,7 @@ extension CKDatabase {
             recordQuery = cursor.query
             zone = cursor.zoneName
         } else if let query {
-            recordQuery = query.recordQuery
+            recordQuery = try query.recordQuery()
             zone = zoneID?.zoneName ?? ZoneID.defaultZoneName
         } else {
             throw CKError(.invalidArguments, "a query operation needs a query or a cursor")

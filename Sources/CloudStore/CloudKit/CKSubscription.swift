@@ -41,6 +41,8 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
     private let lock = NSLock()
     private var value: Subscription
     private var info: CKNotificationInfo?
+    /// Why the predicate given could not be read: saving the subscription fails with it.
+    private let predicateError: CKError?
 
     public convenience init(recordType: CKRecord.RecordType, predicate: QueryPredicate, options: CKSubscriptionOptions) {
         self.init(recordType: recordType, predicate: predicate, subscriptionID: UUID().uuidString, options: options)
@@ -48,6 +50,20 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
 
     public init(recordType: CKRecord.RecordType, predicate: QueryPredicate, subscriptionID: ID, options: CKSubscriptionOptions) {
         value = Subscription(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
+        predicateError = nil
+    }
+
+    /// A query subscription with the predicate as CloudKit code writes it; one that does not
+    /// parse makes the save fail with `invalidArguments`.
+    public init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, subscriptionID: ID, options: CKSubscriptionOptions) {
+        var parsed = QueryPredicate.all
+        do throws(CKError) {
+            parsed = try predicate.queryPredicate()
+            predicateError = nil
+        } catch {
+            predicateError = error
+        }
+        value = Subscription(recordType: recordType, predicate: parsed, subscriptionID: subscriptionID, options: options)
     }
 
     /// A zone subscription; `options` must be empty.
@@ -57,16 +73,20 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
 
     public init(zoneID: CKRecordZone.ID, subscriptionID: ID, options: CKSubscriptionOptions) {
         value = Subscription(zoneName: zoneID.zoneName, subscriptionID: subscriptionID, options: options)
+        predicateError = nil
     }
 
     init(_ subscription: Subscription) {
         value = subscription
         info = CKNotificationInfo(subscription.notificationInfo)
+        predicateError = nil
     }
 
-    /// The engine's value, with the notification info as set now.
-    var subscription: Subscription {
-        lock.withLock {
+    /// The engine's value, with the notification info as set now; fails when the predicate
+    /// given could not be read.
+    func engineValue() throws(CKError) -> Subscription {
+        if let predicateError { throw predicateError }
+        return lock.withLock {
             var s = value
             s.notificationInfo = info?.info ?? .init()
             return s
@@ -109,6 +129,14 @@ public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
         super.init(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
     }
 
+    public convenience init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, options: Options) {
+        self.init(recordType: recordType, predicate: predicate, subscriptionID: UUID().uuidString, options: options)
+    }
+
+    public override init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, subscriptionID: ID, options: Options) {
+        super.init(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
+    }
+
     override init(_ subscription: Subscription) { super.init(subscription) }
 
     public var querySubscriptionOptions: Options { subscriptionOptions }
@@ -129,7 +157,7 @@ public final class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable
 
 extension CKDatabase {
     public func save(_ subscription: CKSubscription) async throws -> CKSubscription {
-        CKSubscription.wrap(try engine().saveSubscription(subscription.subscription))
+        CKSubscription.wrap(try engine().saveSubscription(subscription.engineValue()))
     }
 
     public func subscription(for id: CKSubscription.ID) async throws -> CKSubscription {
@@ -148,7 +176,7 @@ extension CKDatabase {
 
     public func modifySubscriptions(saving: [CKSubscription], deleting: [CKSubscription.ID]) async throws
         -> (saveResults: [CKSubscription.ID: Result<CKSubscription, Error>], deleteResults: [CKSubscription.ID: Result<Void, Error>]) {
-        let result = try engine().modifySubscriptions(saving: saving.map(\.subscription), deleting: deleting)
+        let result = try engine().modifySubscriptions(saving: saving.map { (s) throws(CKError) in try s.engineValue() }, deleting: deleting)
         var saves: [CKSubscription.ID: Result<CKSubscription, Error>] = [:]
         for (id, r) in result.saved { saves[id] = r.map(CKSubscription.wrap).mapError { $0 } }
         var deletes: [CKSubscription.ID: Result<Void, Error>] = [:]
@@ -157,7 +185,7 @@ extension CKDatabase {
     }
 
     public func save(_ subscription: CKSubscription, completionHandler: @escaping @Sendable (CKSubscription?, Error?) -> Void) {
-        container.complete(completionHandler) { () throws(CKError) in CKSubscription.wrap(try self.engine().saveSubscription(subscription.subscription)) }
+        container.complete(completionHandler) { () throws(CKError) in CKSubscription.wrap(try self.engine().saveSubscription(subscription.engineValue())) }
     }
 
     public func fetch(withSubscriptionID id: CKSubscription.ID, completionHandler: @escaping @Sendable (CKSubscription?, Error?) -> Void) {
@@ -196,7 +224,7 @@ open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Senda
         do throws(CKError) {
             let database = targetDatabase
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; nothing was saved or deleted") }
-            let result = try database.engine().modifySubscriptions(saving: (subscriptionsToSave ?? []).map(\.subscription),
+            let result = try database.engine().modifySubscriptions(saving: (subscriptionsToSave ?? []).map { (s) throws(CKError) in try s.engineValue() },
                                                                    deleting: subscriptionIDsToDelete ?? [])
             var saved: [CKSubscription] = []
             var deleted: [CKSubscription.ID] = []

@@ -125,9 +125,17 @@ struct PredicateLexer {
                 continue
             }
             if c == "%" {
-                guard let f = peek(1) else { throw Failure(message: "% must be followed by @ or K", position: start) }
-                out.append(Located(token: .format("%" + String(f)), position: start))
-                i += 2
+                // `%@`, `%K`, or a C conversion with its length modifiers (`%d`, `%ld`, `%f`).
+                var spec = "%"
+                var j = 1
+                while let m = peek(j), "lhqzL".unicodeScalars.contains(m) {
+                    spec.unicodeScalars.append(m)
+                    j += 1
+                }
+                guard let f = peek(j) else { throw Failure(message: "% must be followed by @, K or a conversion such as d", position: start) }
+                spec.unicodeScalars.append(f)
+                out.append(Located(token: .format(spec), position: start))
+                i += j + 1
                 continue
             }
             let two = peek(1).map { String(c) + String($0) } ?? ""

@@ -39,6 +39,9 @@ public struct PredicateParser {
         return predicate
     }
 
+    /// The last letters of C conversions that stand for a number argument.
+    static let numberConversions: Set<Character> = ["d", "D", "i", "u", "U", "f", "F", "g", "G", "e", "E"]
+
     private init(tokens: [PredicateLexer.Located], arguments: [PredicateValue]) {
         self.tokens = tokens
         self.arguments = arguments
@@ -269,8 +272,9 @@ public struct PredicateParser {
             guard case .string(let key) = arguments[nextArgument] else { throw error("the argument of %K must be a key name (a string)", at: t) }
             nextArgument += 1
             result = .key(key)
-        case .format("%@"):
-            guard nextArgument < arguments.count else { throw error("%@ has no argument", at: t) }
+        case .format(let f) where f == "%@" || Self.numberConversions.contains(f.last!):
+            // `%d`, `%ld`, `%f` and the like take their value as `%@` does.
+            guard nextArgument < arguments.count else { throw error("\(f) has no argument", at: t) }
             result = .value(arguments[nextArgument])
             nextArgument += 1
         case .format(let f):

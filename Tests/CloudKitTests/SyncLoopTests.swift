@@ -13,6 +13,10 @@ import Testing
         private var databaseTokenData: Data?
         private var zoneTokenData: [String: Data] = [:]
         private(set) var tokenUpdates = 0
+        private var types: [String] = []
+
+        func noteDeletedType(_ type: String) { lock.withLock { types.append(type) } }
+        var deletedTypes: [String] { lock.withLock { types } }
 
         var records: [String: String] { lock.withLock { texts } }
         func set(_ key: String, _ text: String?) { lock.withLock { texts[key] = text } }
@@ -79,7 +83,10 @@ import Testing
             zoneChanges.recordWasChangedBlock = { id, result in
                 if case .success(let record) = result { cache.set("\(id.zoneID.zoneName)/\(id.recordName)", record["text"] as? String ?? "") }
             }
-            zoneChanges.recordWithIDWasDeletedBlock = { id, _ in cache.set("\(id.zoneID.zoneName)/\(id.recordName)", nil) }
+            zoneChanges.recordWithIDWasDeletedBlock = { id, type in
+                cache.set("\(id.zoneID.zoneName)/\(id.recordName)", nil)
+                cache.noteDeletedType(type)
+            }
             zoneChanges.recordZoneChangeTokensUpdatedBlock = { zone, token, _ in cache.setZoneToken(zone.zoneName, token, midway: true) }
             zoneChanges.recordZoneFetchResultBlock = { zone, result in
                 if case .success(let done) = result { cache.setZoneToken(zone.zoneName, done.serverChangeToken, midway: false) }
@@ -141,6 +148,7 @@ import Testing
         let now = try await Self.truth(laptop)
         #expect(cache.records == now)
         #expect(cache.records["Work/w1"] == "changed" && cache.records["Work/w2"] == nil && cache.records["Home/h0"] == nil)
+        #expect(cache.deletedTypes == ["Note"])                          // w2, with its type
 
         // A sync with nothing new changes nothing, and a zone token cannot stand for the database's.
         try await Self.sync(phone, cache)
@@ -155,7 +163,8 @@ import Testing
 
     @Test func aChangeTokenArchivesAndComparesAsCloudKitsDoes() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase
-        _ = try await db.save(Self.note("a", "x", in: "_defaultZone"))
+        let doc = CKRecord(recordType: "Doc", recordID: CKRecord.ID(recordName: "a"))
+        _ = try await db.save(doc)
         let first = try await db.recordZoneChanges(inZoneWith: .default, since: nil)
         let data = try NSKeyedArchiver.archivedData(withRootObject: first.changeToken, requiringSecureCoding: true)
         let back = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKServerChangeToken.self, from: data))
@@ -166,6 +175,7 @@ import Testing
         _ = try await db.deleteRecord(withID: CKRecord.ID(recordName: "a"))
         let gone = try await db.recordZoneChanges(inZoneWith: .default, since: back)
         #expect(gone.deletions.map(\.recordID.recordName) == ["a"])
+        #expect(gone.deletions.map(\.recordType) == ["Doc"])
         let zones = try await db.databaseChanges(since: nil)
         #expect(zones.modifications.map(\.zoneID.zoneName).contains("_defaultZone"))
     }

@@ -11,7 +11,7 @@ extension CKDatabase {
         /// A record deleted since the token.
         public struct Deletion: Sendable {
             public let recordID: CKRecord.ID
-            /// The deleted record's type; empty when the zone's history does not say.
+            /// The deleted record's type; empty for a deletion logged before ckfs kept types.
             public let recordType: CKRecord.RecordType
         }
     }
@@ -43,7 +43,7 @@ extension CKDatabase {
             modifications[id] = .success(RecordZoneChange.Modification(record: wrap(record, db)))
         }
         let deletions = c.deleted.map {
-            RecordZoneChange.Deletion(recordID: CKRecord.ID(recordName: $0.recordName, zoneID: zoneID), recordType: "")
+            RecordZoneChange.Deletion(recordID: CKRecord.ID(recordName: $0.recordName, zoneID: zoneID), recordType: c.deletedRecordTypes[$0.recordName] ?? "")
         }
         return (modifications, deletions, CKServerChangeToken(zone: c.token), c.moreComing)
     }

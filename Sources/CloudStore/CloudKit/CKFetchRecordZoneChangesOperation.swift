@@ -29,7 +29,7 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
     public var recordWasChangedBlock: (@Sendable (CKRecord.ID, Result<CKRecord, any Error>) -> Void)?
     /// The older form of ``recordWasChangedBlock``.
     public var recordChangedBlock: (@Sendable (CKRecord) -> Void)?
-    /// A deleted record and its type (empty when the zone's history does not say).
+    /// A deleted record and its type (empty for a deletion logged before ckfs kept types).
     public var recordWithIDWasDeletedBlock: (@Sendable (CKRecord.ID, CKRecord.RecordType) -> Void)?
     public var recordZoneChangeTokensUpdatedBlock: (@Sendable (CKRecordZone.ID, CKServerChangeToken?, Data?) -> Void)?
     public var recordZoneFetchResultBlock: (@Sendable (CKRecordZone.ID, Result<(serverChangeToken: CKServerChangeToken, clientChangeTokenData: Data?, moreComing: Bool), any Error>) -> Void)?
@@ -86,7 +86,9 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
                 recordWasChangedBlock?(CKRecord.ID(recordName: record.recordID.recordName, zoneID: zoneID), .success(out))
                 recordChangedBlock?(out)
             }
-            for id in page.deleted { recordWithIDWasDeletedBlock?(CKRecord.ID(recordName: id.recordName, zoneID: zoneID), "") }
+            for id in page.deleted {
+                recordWithIDWasDeletedBlock?(CKRecord.ID(recordName: id.recordName, zoneID: zoneID), page.deletedRecordTypes[id.recordName] ?? "")
+            }
             token = page.token
             let next = CKServerChangeToken(zone: page.token)
             guard page.moreComing, fetchAllChanges else {

@@ -95,6 +95,8 @@ public struct ZoneChanges: Sendable {
     public var changed: [Record]
     /// Records deleted since the token (and not saved again).
     public var deleted: [RecordID]
+    /// The type of each deleted record whose type the zone's history keeps, by name.
+    public var deletedRecordTypes: [String: String] = [:]
     /// Pass this to the next fetch.
     public var token: ChangeToken
     /// More changes remain after `token`.
@@ -130,6 +132,7 @@ extension Database {
         }
         var order: [String] = []
         var state: [String: Record?] = [:]
+        var deletedTypes: [String: String] = [:]
         var last = token.seq
         var more = false
         var count = 0
@@ -137,6 +140,7 @@ extension Database {
             for d in entry.deleted {
                 if state[d.recordName] != nil { order.removeAll { $0 == d.recordName } }
                 state[d.recordName] = .some(nil)
+                deletedTypes[d.recordName] = d.recordType
                 order.append(d.recordName)
                 count += 1
             }
@@ -159,8 +163,10 @@ extension Database {
             if let r = state[name] ?? nil { changed.append(r.limited(to: desiredKeys)) } else { deleted.append(RecordID(recordName: name, zoneID: zoneID(zone))) }
         }
         let client = history.clientChangeToken(upTo: last)
-        return ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
-                           moreComing: more, clientChangeToken: client ?? meta.clientChangeToken)
+        var changes = ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
+                                  moreComing: more, clientChangeToken: client ?? meta.clientChangeToken)
+        changes.deletedRecordTypes = deletedTypes.filter { name, _ in state[name] == .some(nil) }
+        return changes
     }
 
     /// A first fetch: every record of the zone as it is now, in name order, `limit` at a time.

@@ -383,6 +383,7 @@ extension Database {
                     } catch { failures[.save(i)] = error }
                 }
                 var deleting: [String] = []
+                var deletedTypes: [String: String] = [:]
                 for (i, id) in deletes where failures[.delete(i)] == nil {
                     do throws(CKError) {
                         try Names.checkRecordName(id.recordName, allowSystem: true)
@@ -399,6 +400,7 @@ extension Database {
                         if !deleting.contains(id.recordName) {
                             deleting.append(id.recordName)
                             oldUsage[id.recordName] = server.usageBytes
+                            deletedTypes[id.recordName] = server.recordType
                         }
                     } catch { failures[.delete(i)] = error }
                 }
@@ -436,6 +438,7 @@ extension Database {
                 for r in cascaded {
                     guard oldUsage[r] == nil, let rec = try txn.record(r) else { continue }
                     oldUsage[r] = rec.usageBytes
+                    deletedTypes[r] = rec.recordType
                     if !watching.isEmpty { before[r] = rec }
                 }
                 // Quota: checked before the commit point; deletes always pass.
@@ -469,7 +472,8 @@ extension Database {
                 let entry = LogEntry(
                     seq: 0, time: now, userRecordName: userRecordName, deviceID: caller.deviceID,
                     clientChangeToken: options.clientChangeToken, saved: toSave.map(\.1),
-                    deleted: deleting.map { .init(recordName: $0, cascade: false) } + cascaded.map { .init(recordName: $0, cascade: true) },
+                    deleted: deleting.map { .init(recordName: $0, cascade: false, recordType: deletedTypes[$0]) }
+                        + cascaded.map { .init(recordName: $0, cascade: true, recordType: deletedTypes[$0]) },
                     usage: usage)
                 return (entry, ())
             } committed: { (entry) in

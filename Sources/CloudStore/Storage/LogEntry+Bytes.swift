@@ -11,6 +11,7 @@ extension RecordWriter {
             w.beginObject()
             if d.cascade { w.key("cascade"); w.scalar(Array("true".utf8)) }
             w.key("recordName"); w.string(d.recordName)
+            if let type = d.recordType { w.key("recordType"); w.string(type) }
             w.endObject()
         }
         w.key("device"); w.string(e.deviceID)

@@ -10,6 +10,15 @@ public struct LogEntry: Sendable {
         /// Deleted because a `deleteSelf` reference pointed at a deleted record; not
         /// reported per item.
         public var cascade: Bool
+        /// The deleted record's type, for the change fetches that report it; nil in entries
+        /// written before it was kept.
+        public var recordType: String?
+
+        public init(recordName: String, cascade: Bool, recordType: String? = nil) {
+            self.recordName = recordName
+            self.cascade = cascade
+            self.recordType = recordType
+        }
     }
 
     public var seq: Int64
@@ -30,8 +39,10 @@ public struct LogEntry: Sendable {
             "seq": .int(seq), "time": .int(time), "user": .string(userRecordName), "device": .string(deviceID),
             "saved": .array(saved.map(RecordCoding.encode)),
             "deleted": .array(deleted.map { d in
-                d.cascade ? .object(["recordName": .string(d.recordName), "cascade": .bool(true)])
-                    : .object(["recordName": .string(d.recordName)])
+                var o: [String: JSONValue] = ["recordName": .string(d.recordName)]
+                if d.cascade { o["cascade"] = .bool(true) }
+                if let type = d.recordType { o["recordType"] = .string(type) }
+                return .object(o)
             }),
             "usage": .int(usage),
         ]
@@ -76,7 +87,9 @@ public struct LogEntry: Sendable {
             clientChangeToken: json["clientChangeToken"]?.stringValue.flatMap { Data(base64Encoded: $0) },
             saved: try saved.map { try RecordCoding.decode($0, mode: .stored, zoneID: zoneID).record },
             deleted: deleted.compactMap { d in
-                d["recordName"]?.stringValue.map { Deletion(recordName: $0, cascade: d["cascade"]?.boolValue ?? false) }
+                d["recordName"]?.stringValue.map {
+                    Deletion(recordName: $0, cascade: d["cascade"]?.boolValue ?? false, recordType: d["recordType"]?.stringValue)
+                }
             },
             usage: json["usage"]?.int64Value ?? 0)
     }

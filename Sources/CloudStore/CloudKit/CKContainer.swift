@@ -117,8 +117,11 @@ public final class CKDatabase: Sendable {
         try container.engine().database(scope, caller: container.caller, environment: container.environment)
     }
 
+    /// The engine's record as CloudKit code sees it: its zone owned by `CKCurrentUserDefaultName`,
+    /// so that it has the ID the caller wrote (`saved.recordID == record.recordID`).
     func wrap(_ record: Record, _ db: Database) -> CKRecord {
-        CKRecord(record, assetDirectory: StoreLayout.assetsDirectory(db.zoneDirectory(record.recordID.zoneID.zoneName)))
+        CKRecord(record.inZone(record.recordID.zoneID.asCallerWritesIt),
+                 assetDirectory: StoreLayout.assetsDirectory(db.zoneDirectory(record.recordID.zoneID.zoneName)))
     }
 
     /// Runs an operation in the background on the container's queue.

@@ -53,7 +53,8 @@ extension CKDatabase {
     public func databaseChanges(since changeToken: CKServerChangeToken?, resultsLimit: Int? = nil) async throws
         -> (modifications: [DatabaseChange.Modification], deletions: [DatabaseChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool) {
         let c = try engine().databaseChanges(since: try Self.databaseToken(changeToken), limit: resultsLimit)
-        return (c.changed.map { DatabaseChange.Modification(zoneID: $0) }, c.deleted.map { DatabaseChange.Deletion(zoneID: $0, purged: false) },
+        return (c.changed.map { DatabaseChange.Modification(zoneID: $0.asCallerWritesIt) },
+                c.deleted.map { DatabaseChange.Deletion(zoneID: $0.asCallerWritesIt, purged: false) },
                 CKServerChangeToken(database: c.token), c.moreComing)
     }
 

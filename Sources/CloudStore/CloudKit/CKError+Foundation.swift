@@ -68,11 +68,11 @@ extension CKError: CustomNSError {
     }
 
     /// For `serverRecordChanged`: the record as stored, the same object each time it is read.
-    public var serverRecord: CKRecord? { objects.object("server", from: serverRecordValue) { CKRecord($0, assetDirectory: nil) } }
+    public var serverRecord: CKRecord? { objects.object("server", from: serverRecordValue) { CKRecord($0.inZone($0.recordID.zoneID.asCallerWritesIt), assetDirectory: nil) } }
     /// For `serverRecordChanged`: the record as the client sent it.
-    public var clientRecord: CKRecord? { objects.object("client", from: clientRecordValue) { CKRecord($0, assetDirectory: nil) } }
+    public var clientRecord: CKRecord? { objects.object("client", from: clientRecordValue) { CKRecord($0.inZone($0.recordID.zoneID.asCallerWritesIt), assetDirectory: nil) } }
     /// For `serverRecordChanged`: the version the client last fetched, when still known.
-    public var ancestorRecord: CKRecord? { objects.object("ancestor", from: ancestorRecordValue) { CKRecord($0, assetDirectory: nil) } }
+    public var ancestorRecord: CKRecord? { objects.object("ancestor", from: ancestorRecordValue) { CKRecord($0.inZone($0.recordID.zoneID.asCallerWritesIt), assetDirectory: nil) } }
 
     /// This error with its records keyed by the IDs the caller wrote, found by record and zone
     /// name among `ids` (the engine names the zone's owner; the caller may have written

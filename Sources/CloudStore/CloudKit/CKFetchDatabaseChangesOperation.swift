@@ -33,8 +33,8 @@ open class CKFetchDatabaseChangesOperation: CKDatabaseOperation, @unchecked Send
             var token = try CKDatabase.databaseToken(previousServerChangeToken)
             while true {
                 let page = try db.databaseChanges(since: token, limit: resultsLimit > 0 ? resultsLimit : nil)
-                for zone in page.changed { recordZoneWithIDChangedBlock?(zone) }
-                for zone in page.deleted { recordZoneWithIDWasDeletedBlock?(zone) }
+                for zone in page.changed { recordZoneWithIDChangedBlock?(zone.asCallerWritesIt) }
+                for zone in page.deleted { recordZoneWithIDWasDeletedBlock?(zone.asCallerWritesIt) }
                 token = page.token
                 let next = CKServerChangeToken(database: page.token)
                 guard page.moreComing, fetchAllChanges, !isCancelled else {

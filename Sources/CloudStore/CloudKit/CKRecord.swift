@@ -145,11 +145,17 @@ public struct CKRecordZone: Sendable, Equatable {
     public init(zoneName: String) { zoneID = ID(zoneName: zoneName) }
     public init(zoneID: ID) { self.zoneID = zoneID }
 
-    /// The zone as the engine describes it.
+    /// The zone as the engine describes it, owned by `CKCurrentUserDefaultName`.
     init(_ zone: RecordZone) {
-        zoneID = zone.zoneID
+        zoneID = zone.zoneID.asCallerWritesIt
         capabilities = Capabilities(names: zone.capabilities)
     }
 
     public static func `default`() -> CKRecordZone { CKRecordZone(zoneID: .default) }
+}
+
+extension ZoneID {
+    /// The zone as CloudKit code names a zone of the database it works in: owned by
+    /// `CKCurrentUserDefaultName`, whatever user record the engine names as its owner.
+    var asCallerWritesIt: ZoneID { ZoneID(zoneName: zoneName, ownerName: CKCurrentUserDefaultName) }
 }

@@ -26,6 +26,10 @@ import Testing
         let missing: String? = saved["nothing"]
         #expect(wrongType == nil && missing == nil)
         #expect(saved["count"] as? Int == 3)                       // the cast form still works
+        let wide: Int64? = saved["count"]                          // other number types, as NSNumber reads them
+        let real: Double? = saved["count"]
+        let whole: Int? = saved["price"]
+        #expect(wide == 3 && real == 3.0 && whole == nil)
 
         // Written through the generic subscript and read back from the store.
         let typed: String? = "Floor lamp"

@@ -64,7 +64,9 @@ import Testing
         }
         let entries = [
             LogEntry(seq: 3, time: 9, userRecordName: "_u", deviceID: "dev", clientChangeToken: Data("tok".utf8),
-                     saved: [full, bare], deleted: [.init(recordName: "gone", cascade: false), .init(recordName: "child", cascade: true)], usage: 77),
+                     saved: [full, bare], deleted: [.init(recordName: "gone", cascade: false), .init(recordName: "child", cascade: true),
+                                                          .init(recordName: "typed", cascade: true, recordType: "Note"),
+                                                          .init(recordName: "plain", cascade: false, recordType: "Item")], usage: 77),
             LogEntry(seq: 4, time: 10, userRecordName: "_u", deviceID: "dev", clientChangeToken: nil, saved: [], deleted: [], usage: 0),
         ]
         for e in entries {

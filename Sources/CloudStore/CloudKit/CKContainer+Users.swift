@@ -175,8 +175,9 @@ open class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Sendable {
     public init(userIdentityLookupInfos: [CKUserIdentity.LookupInfo]) { self.userIdentityLookupInfos = userIdentityLookupInfos }
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
-            guard let container else { throw CKError(.internalError, "the operation was not added to a container") }
+            let container = self.container ?? CKContainer.default()
             for info in userIdentityLookupInfos {
                 if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
                 var found: CKUserIdentity?
@@ -199,8 +200,9 @@ open class CKDiscoverAllUserIdentitiesOperation: CKOperation, @unchecked Sendabl
     public override init() {}
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
-            guard let container else { throw CKError(.internalError, "the operation was not added to a container") }
+            let container = self.container ?? CKContainer.default()
             for u in try container.discoverAllIdentities() { userIdentityDiscoveredBlock?(u) }
             discoverAllUserIdentitiesCompletionBlock?(nil)
         } catch {

@@ -36,7 +36,8 @@ extension CKDatabase {
         -> (modificationResultsByID: [CKRecord.ID: Result<RecordZoneChange.Modification, any Error>],
             deletions: [RecordZoneChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool) {
         let db = try engine()
-        let c = try db.changes(in: zoneID.zoneName, since: try Self.zoneToken(changeToken), limit: resultsLimit, desiredKeys: desiredKeys)
+        let c = try db.changes(in: zoneID.zoneName, since: try Self.zoneToken(changeToken), limit: resultsLimit.flatMap { $0 > 0 ? $0 : nil },
+                               desiredKeys: desiredKeys)
         var modifications: [CKRecord.ID: Result<RecordZoneChange.Modification, any Error>] = [:]
         for record in c.changed {
             let id = CKRecord.ID(recordName: record.recordID.recordName, zoneID: zoneID)
@@ -52,7 +53,7 @@ extension CKDatabase {
     /// zone); fetch again with the answer's token while `moreComing`.
     public func databaseChanges(since changeToken: CKServerChangeToken?, resultsLimit: Int? = nil) async throws
         -> (modifications: [DatabaseChange.Modification], deletions: [DatabaseChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool) {
-        let c = try engine().databaseChanges(since: try Self.databaseToken(changeToken), limit: resultsLimit)
+        let c = try engine().databaseChanges(since: try Self.databaseToken(changeToken), limit: resultsLimit.flatMap { $0 > 0 ? $0 : nil })
         return (c.changed.map { DatabaseChange.Modification(zoneID: $0.asCallerWritesIt) },
                 c.deleted.map { DatabaseChange.Deletion(zoneID: $0.asCallerWritesIt, purged: false) },
                 CKServerChangeToken(database: c.token), c.moreComing)

@@ -2,6 +2,8 @@ import Foundation
 
 /// Which zones of a database changed since a token: the first half of a sync loop, before
 /// ``CKFetchRecordZoneChangesOperation`` fetches the records of the zones it names.
+/// `@unchecked Sendable` as every operation: inputs and blocks are set before it starts and
+/// only read while it runs (Apple's contract); its running state is under ``CKOperation``'s lock.
 open class CKFetchDatabaseChangesOperation: CKDatabaseOperation, @unchecked Sendable {
     public var previousServerChangeToken: CKServerChangeToken?
     /// At most this many zones a page (0: no limit).
@@ -27,6 +29,7 @@ open class CKFetchDatabaseChangesOperation: CKDatabaseOperation, @unchecked Send
     }
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
             let db = try targetDatabase.engine()

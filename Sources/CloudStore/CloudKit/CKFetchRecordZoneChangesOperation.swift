@@ -5,19 +5,31 @@ import Foundation
 /// ``recordWithIDWasDeletedBlock``, each zone's new token through
 /// ``recordZoneChangeTokensUpdatedBlock`` (between pages) and ``recordZoneFetchResultBlock``
 /// (at its end).
+/// `@unchecked Sendable` as every operation: inputs and blocks are set before it starts and
+/// only read while it runs (Apple's contract); its running state is under ``CKOperation``'s lock.
 open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Sendable {
     /// What to fetch of one zone.
-    /// `@unchecked Sendable`: set before the operation starts, read while it runs, as Apple's.
+    /// `@unchecked Sendable`: every property is read and written under `lock`.
     public final class ZoneConfiguration: @unchecked Sendable {
-        public var previousServerChangeToken: CKServerChangeToken?
-        /// At most this many records a page (0: the store's page).
-        public var resultsLimit: Int
-        public var desiredKeys: [CKRecord.FieldKey]?
+        private let lock = NSLock()
+        private var values: (token: CKServerChangeToken?, resultsLimit: Int, desiredKeys: [CKRecord.FieldKey]?)
 
         public init(previousServerChangeToken: CKServerChangeToken? = nil, resultsLimit: Int = 0, desiredKeys: [CKRecord.FieldKey]? = nil) {
-            self.previousServerChangeToken = previousServerChangeToken
-            self.resultsLimit = resultsLimit
-            self.desiredKeys = desiredKeys
+            values = (previousServerChangeToken, resultsLimit, desiredKeys)
+        }
+
+        public var previousServerChangeToken: CKServerChangeToken? {
+            get { lock.withLock { values.token } }
+            set { lock.withLock { values.token = newValue } }
+        }
+        /// At most this many records a page (0: the store's page).
+        public var resultsLimit: Int {
+            get { lock.withLock { values.resultsLimit } }
+            set { lock.withLock { values.resultsLimit = newValue } }
+        }
+        public var desiredKeys: [CKRecord.FieldKey]? {
+            get { lock.withLock { values.desiredKeys } }
+            set { lock.withLock { values.desiredKeys = newValue } }
         }
     }
 
@@ -35,6 +47,7 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
     public var recordZoneFetchResultBlock: (@Sendable (CKRecordZone.ID, Result<(serverChangeToken: CKServerChangeToken, clientChangeTokenData: Data?, moreComing: Bool), any Error>) -> Void)?
     /// The older form of ``recordZoneFetchResultBlock``.
     public var recordZoneFetchCompletionBlock: (@Sendable (CKRecordZone.ID, CKServerChangeToken?, Data?, Bool, (any Error)?) -> Void)?
+    /// The end of the operation: a failure only when the whole operation failed.
     public var fetchRecordZoneChangesResultBlock: (@Sendable (Result<Void, any Error>) -> Void)?
     /// The older form of ``fetchRecordZoneChangesResultBlock``.
     public var fetchRecordZoneChangesCompletionBlock: (@Sendable ((any Error)?) -> Void)?
@@ -46,6 +59,7 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
     }
 
     open override func main() {
+        guard beginMain() else { return }
         var failures: [CKItemID: CKError] = [:]
         do throws(CKError) {
             let database = targetDatabase
@@ -64,13 +78,10 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
             fetchRecordZoneChangesCompletionBlock?(error)
             return
         }
-        if let error = CKError.partialFailure(failures, "\(failures.count) of \(recordZoneIDs?.count ?? 0) zones could not be fetched") {
-            fetchRecordZoneChangesResultBlock?(.failure(error))
-            fetchRecordZoneChangesCompletionBlock?(error)
-        } else {
-            fetchRecordZoneChangesResultBlock?(.success(()))
-            fetchRecordZoneChangesCompletionBlock?(nil)
-        }
+        // As Apple's result blocks: each zone's error went to recordZoneFetchResultBlock; the
+        // older completion block gets them together as a partial failure.
+        fetchRecordZoneChangesResultBlock?(.success(()))
+        fetchRecordZoneChangesCompletionBlock?(CKError.partialFailure(failures, "\(failures.count) of \(recordZoneIDs?.count ?? 0) zones could not be fetched"))
     }
 
     /// Every page of one zone's changes, through the blocks; the zone's ID as the caller wrote it.

@@ -1,10 +1,13 @@
 import Foundation
 
 /// Fetches zones by ID, or every zone of the database.
+/// `@unchecked Sendable` as every operation: inputs and blocks are set before it starts and
+/// only read while it runs (Apple's contract); its running state is under ``CKOperation``'s lock.
 open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable {
     /// The zones to fetch; nil fetches every zone.
     public var recordZoneIDs: [CKRecordZone.ID]?
     public var perRecordZoneResultBlock: (@Sendable (CKRecordZone.ID, Result<CKRecordZone, any Error>) -> Void)?
+    /// The end of the operation: a failure only when the whole operation failed.
     public var fetchRecordZonesResultBlock: (@Sendable (Result<Void, any Error>) -> Void)?
     /// The older form of ``fetchRecordZonesResultBlock``.
     public var fetchRecordZonesCompletionBlock: (@Sendable ([CKRecordZone.ID: CKRecordZone]?, (any Error)?) -> Void)?
@@ -18,6 +21,7 @@ open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable
     open class func fetchAllRecordZonesOperation() -> Self { Self(recordZoneIDs: nil) }
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
             let db = try targetDatabase.engine()
@@ -41,7 +45,8 @@ open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable
                 }
             }
             let error = CKError.partialFailure(failures, "\(failures.count) of \(recordZoneIDs?.count ?? 0) zones could not be fetched")
-            fetchRecordZonesResultBlock?(error.map { .failure($0) } ?? .success(()))
+            // As Apple's result blocks: each zone's error went to its own block.
+            fetchRecordZonesResultBlock?(.success(()))
             fetchRecordZonesCompletionBlock?(found, error)
         } catch {
             fetchRecordZonesResultBlock?(.failure(error))

@@ -1,11 +1,14 @@
 import Foundation
 
 /// Saves and deletes zones: what sync code runs first, to make its zone if it is not there.
+/// `@unchecked Sendable` as every operation: inputs and blocks are set before it starts and
+/// only read while it runs (Apple's contract); its running state is under ``CKOperation``'s lock.
 open class CKModifyRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable {
     public var recordZonesToSave: [CKRecordZone]?
     public var recordZoneIDsToDelete: [CKRecordZone.ID]?
     public var perRecordZoneSaveBlock: (@Sendable (CKRecordZone.ID, Result<CKRecordZone, any Error>) -> Void)?
     public var perRecordZoneDeleteBlock: (@Sendable (CKRecordZone.ID, Result<Void, any Error>) -> Void)?
+    /// The end of the operation: a failure only when the whole operation failed.
     public var modifyRecordZonesResultBlock: (@Sendable (Result<Void, any Error>) -> Void)?
     /// The older form of ``modifyRecordZonesResultBlock``.
     public var modifyRecordZonesCompletionBlock: (@Sendable ([CKRecordZone]?, [CKRecordZone.ID]?, (any Error)?) -> Void)?
@@ -17,6 +20,7 @@ open class CKModifyRecordZonesOperation: CKDatabaseOperation, @unchecked Sendabl
     }
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; no zone was saved or deleted") }
             let db = try targetDatabase.engine()
@@ -41,7 +45,8 @@ open class CKModifyRecordZonesOperation: CKDatabaseOperation, @unchecked Sendabl
                 }
             }
             let error = CKError.partialFailure(failures, "\(failures.count) zones could not be saved or deleted")
-            modifyRecordZonesResultBlock?(error.map { .failure($0) } ?? .success(()))
+            // As Apple's result blocks: each zone's error went to its own block.
+            modifyRecordZonesResultBlock?(.success(()))
             modifyRecordZonesCompletionBlock?(saved, deleted, error)
         } catch {
             modifyRecordZonesResultBlock?(.failure(error))

@@ -117,6 +117,7 @@ open class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked 
     public init(previousServerChangeToken: CKNotificationToken? = nil) { self.previousServerChangeToken = previousServerChangeToken }
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
             let database = targetDatabase
             let container = database.container
@@ -144,6 +145,7 @@ open class CKMarkNotificationsReadOperation: CKDatabaseOperation, @unchecked Sen
     public init(notificationIDsToMarkRead: [CKNotification.ID]) { notificationIDs = notificationIDsToMarkRead }
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
             let database = targetDatabase
             try database.container.notificationLog().markRead(notificationIDs.map(\.rawValue))

@@ -19,6 +19,14 @@ open class CKOperation: Operation, @unchecked Sendable {
 
         public init() {}
 
+        /// A configuration with the same settings, as an operation keeps of one given to it.
+        func copy() -> Configuration {
+            let copy = Configuration()
+            let values = lock.withLock { self.values }
+            copy.lock.withLock { copy.values = values }
+            return copy
+        }
+
         public var container: CKContainer? {
             get { lock.withLock { values.container } }
             set { lock.withLock { values.container = newValue } }
@@ -59,16 +67,35 @@ open class CKOperation: Operation, @unchecked Sendable {
 
     public override init() { super.init() }
 
+    /// Guarded by `lock`: whether `main()` has begun (the operation's blocks run once).
+    private var mainBegan = false
+
     /// Runs the operation. A cancelled one still runs `main()`, which gives each item and the
     /// whole `operationCancelled`: CloudKit calls the blocks of a cancelled operation too.
     open override func start() {
         if isCancelled { main() }
         super.start()
+        // A cancel() between the check above and the one in `super.start()` made it skip main().
+        if isCancelled && !lock.withLock({ mainBegan }) { main() }
     }
 
+    /// Called first by each operation's `main()`: false when it already ran, so its blocks
+    /// are called once.
+    func beginMain() -> Bool {
+        lock.withLock {
+            defer { mainBegan = true }
+            return !mainBegan
+        }
+    }
+
+    /// The operation's own copy of the configuration given (as Apple's property copies it), so
+    /// operations given one configuration do not change each other's.
     public var configuration: Configuration! {
         get { lock.withLock { storedConfiguration } }
-        set { lock.withLock { storedConfiguration = newValue ?? Configuration() } }
+        set {
+            let copy = newValue?.copy() ?? Configuration()
+            lock.withLock { storedConfiguration = copy }
+        }
     }
 
     /// The container the operation works in: set by `add(_:)`, else the configuration's,
@@ -131,6 +158,7 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     }
 
     open override func main() {
+        guard beginMain() else { return }
         let toSave = recordsToSave ?? []
         do throws(CKError) {
             let database = targetDatabase
@@ -186,6 +214,7 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public init(recordIDs: [CKRecord.ID]? = nil) { self.recordIDs = recordIDs }
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
             let database = targetDatabase
             let db = try database.engine()

@@ -82,7 +82,13 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     public subscript<T: CKRecordValueProtocol>(key: CKRecord.FieldKey) -> T? {
         get {
             let value: (any CKRecordValueProtocol)? = self[key]
-            return value as? T
+            if let exact = value as? T { return exact }
+            // A number read as another kind of number, as Apple's NSNumber bridging reads it.
+            switch value {
+            case let n as Int: return (Int64(n) as? T) ?? (Double(n) as? T)
+            case let n as Double: return T.self == Int.self || T.self == Int64.self ? (Int64(exactly: n).flatMap { (Int($0) as? T) ?? ($0 as? T) }) : nil
+            default: return nil
+            }
         }
         set { lock.withLock { value[key] = newValue?.fieldValue } }
     }

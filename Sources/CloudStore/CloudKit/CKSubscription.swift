@@ -221,6 +221,7 @@ open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Senda
     }
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
             let database = targetDatabase
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; nothing was saved or deleted") }
@@ -266,6 +267,7 @@ open class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecked Sendab
     public static func fetchAllSubscriptionsOperation() -> CKFetchSubscriptionsOperation { CKFetchSubscriptionsOperation() }
 
     open override func main() {
+        guard beginMain() else { return }
         do throws(CKError) {
             let database = targetDatabase
             let all = try database.engine().subscriptions()

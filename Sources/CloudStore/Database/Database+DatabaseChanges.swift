@@ -44,6 +44,7 @@ extension Database {
     /// The zones that changed since `token` (nil: every zone, as for a first sync), at most
     /// `limit` of them. A zone deleted and made again counts as changed.
     public func databaseChanges(since token: DatabaseChangeToken?, limit: Int? = nil) throws(CKError) -> DatabaseChanges {
+        if let limit, limit < 1 { throw CKError(.invalidArguments, "a database change fetch's limit must be at least 1, not \(limit)") }
         var now: [String: ChangeToken] = [:]
         for name in try zoneNames() {
             // A zone deleted while this runs is simply not there.

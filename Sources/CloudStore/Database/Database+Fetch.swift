@@ -118,6 +118,7 @@ extension Database {
     /// before the kept history, or from a zone since deleted, fails with `changeTokenExpired`.
     public func changes(in zone: String = ZoneID.defaultZoneName, since token: ChangeToken?, limit: Int? = nil,
                         desiredKeys: [String]? = nil) throws(CKError) -> ZoneChanges {
+        if let limit, limit < 1 { throw CKError(.invalidArguments, "a change fetch's limit must be at least 1, not \(limit)") }
         let storage = zoneStorage(zone)
         let meta = try storage.readMeta()
         if let token, token.epoch != meta.epoch {
@@ -177,15 +178,23 @@ extension Database {
                             desiredKeys: [String]?) throws(CKError) -> ZoneChanges {
         var seq: Int64 = 0
         if let token { seq = token.seq } else if let marker = try storage.peekMarker() { seq = marker.seq }
-        var names = try storage.recordNames().sorted()
+        let all = try storage.namesForFirstFetch(epoch: meta.epoch, startedAt: seq)
+        var first = 0
         if let after = token?.resumeAfter {
-            names.removeFirst(names.firstIndex { $0 > after } ?? names.count)
+            // The first name past `after`, by binary search in the sorted names.
+            var high = all.count
+            while first < high {
+                let mid = (first + high) / 2
+                if all[mid] <= after { first = mid + 1 } else { high = mid }
+            }
         }
+        var end = all.count
         var more = false
-        if let limit, names.count > limit {
-            names.removeLast(names.count - limit)
+        if let limit, end - first > limit {
+            end = first + limit
             more = true
         }
+        let names = all[first..<end]
         var records: [Record] = []
         for name in names {
             if let r = try storage.record(named: name) { records.append(r.limited(to: desiredKeys)) }

@@ -121,9 +121,12 @@ extension Database {
         }
         for d in query.sortDescriptors {
             guard let t = try kind(d.key) else { continue }
-            if d.relativeLocation != nil {
+            if let point = d.relativeLocation {
                 guard t == FieldType(.location) else {
                     throw CKError(.invalidArguments, "results can be sorted by distance only from a location field; \(d.key) is \(t.name)")
+                }
+                guard (-90...90).contains(point.latitude), (-180...180).contains(point.longitude) else {
+                    throw CKError(.invalidArguments, "a distance sort needs a point with latitude in -90…90 and longitude in -180…180, not \(point.latitude), \(point.longitude)")
                 }
                 continue
             }

@@ -180,6 +180,11 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// the last refresh. The catalog is locked meanwhile: `body` must not call the catalog.
     func withSortedRecords<T>(ofType type: String, by sort: [QuerySortDescriptor], _ body: (SortedRecords) -> T) -> T {
         lock.withLock {
+            // A distance sort is from a point that changes from query to query: sorted for this
+            // query alone, it does not push the lists kept for other queries out.
+            if sort.contains(where: { $0.relativeLocation != nil }) {
+                return body(SortedRecords(recordType: type, sort: sort, records: records.values))
+            }
             let key = SortedKey(recordType: type, sort: sort)
             if sorted[key] == nil {
                 if sorted.count >= Self.sortedLimit, let oldest = sorted.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {

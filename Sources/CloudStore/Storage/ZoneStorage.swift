@@ -94,6 +94,9 @@ final class ZoneStorage: @unchecked Sendable {
     /// ``absorb(_:)``, and dropped with the caches. A save of a new name then needs no failed
     /// `open` of its file, a lookup in a large folder that was a tenth of a save's CPU.
     var knownNames: Set<String>?
+    /// The record names, in order, that the pages of a first change fetch begun at log entry
+    /// `seq` of the zone's `epoch` walk: listed once for all its pages instead of once a page.
+    var firstFetchNames: (epoch: String, seq: Int64, names: [String])?
     /// Each marker's bytes as last read or written by this process, and what they say.
     var commitMemo: (bytes: [UInt8], marker: CommitMarker?)?
     var applyMemo: (bytes: [UInt8], marker: ApplyMarker?)?
@@ -585,6 +588,16 @@ final class ZoneStorage: @unchecked Sendable {
             if p.record == nil { names.remove(name) } else { names.insert(name) }
         }
         return names.sorted()
+    }
+
+    /// The record names a first change fetch begun at log entry `seq` of the zone's `epoch`
+    /// pages through, in order (an epoch and a sequence number name one state of the zone);
+    /// records saved after it come in the changes after `seq`, deleted ones are skipped.
+    func namesForFirstFetch(epoch: String, startedAt seq: Int64) throws(CKError) -> [String] {
+        if let kept = locked({ firstFetchNames }), kept.epoch == epoch, kept.seq == seq { return kept.names }
+        let names = try recordNames()
+        locked { firstFetchNames = (epoch, seq, names) }
+        return names
     }
 
     /// Names of the record files, from the directory.

@@ -8,7 +8,7 @@ import NIOCore
 /// One sweep a fraction of the limit apart costs a lock and a table entry a request; a timer a
 /// request cost a cross-thread wake-up of the event loop to schedule it and another to cancel
 /// it, a tenth of a lookup's time.
-/// `@unchecked Sendable`: `entries`, `nextID` and `sweeping` are only touched under `lock`.
+/// `@unchecked Sendable`: `entries`, `nextID` and `sweeper` are only touched under `lock`.
 final class BodyDeadlines: @unchecked Sendable {
     /// One body being read.
     struct Ticket: Sendable { fileprivate let id: UInt64 }
@@ -22,7 +22,8 @@ final class BodyDeadlines: @unchecked Sendable {
     private let lock = NSLock()
     private var entries: [UInt64: Entry] = [:]
     private var nextID: UInt64 = 0
-    private var sweeping = false
+    /// The repeating sweep, once the first body started it; cancelled with the table.
+    private var sweeper: RepeatedTask?
     private let timeout: TimeAmount
     /// The limit, in seconds.
     let seconds: Double
@@ -38,18 +39,19 @@ final class BodyDeadlines: @unchecked Sendable {
     /// Starts the clock on a body read from `channel`.
     func start(_ channel: any Channel) -> Ticket {
         let deadline = NIODeadline.now() + timeout
-        let (id, startSweeping) = lock.withLock { () -> (UInt64, Bool) in
+        let interval = self.interval
+        return lock.withLock {
             nextID += 1
             entries[nextID] = Entry(deadline: deadline, channel: channel)
-            defer { sweeping = true }
-            return (nextID, !sweeping)
+            if sweeper == nil {
+                // The first body's event loop sweeps for every connection, until the table goes.
+                sweeper = channel.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in self?.sweep() }
+            }
+            return Ticket(id: nextID)
         }
-        if startSweeping {
-            // The first body's event loop sweeps for every connection; it lives as long as the server.
-            channel.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in self?.sweep() }
-        }
-        return Ticket(id: id)
     }
+
+    deinit { sweeper?.cancel() }
 
     /// Stops the clock; true when the body ran out of time first.
     func finish(_ ticket: Ticket) -> Bool {

@@ -120,4 +120,25 @@ import Testing
         #expect((try? fetchWhole.get()) != nil)
         #expect(fetched.items.sorted() == ["absent missing", "fresh found"])
     }
+
+    /// An operation in a group, with no configuration of its own, takes the group's.
+    @Test func aGroupsDefaultConfigurationReachesItsOperations() async throws {
+        let container = try ImportCloudKitTests.container()
+        _ = try await container.privateCloudDatabase.save(CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "grouped")))
+        let group = CKOperationGroup()
+        group.name = "First sync"
+        group.quantity = 1
+        group.expectedReceiveSize = .kilobytes
+        let configuration = CKOperation.Configuration()
+        configuration.container = container
+        group.defaultConfiguration = configuration
+        let fetch = CKFetchRecordsOperation(recordIDs: [CKRecord.ID(recordName: "grouped")])
+        fetch.group = group
+        let found = LockedList<String>()
+        fetch.perRecordResultBlock = { id, result in if (try? result.get()) != nil { found.append(id.recordName) } }
+        fetch.start()
+        #expect(found.items == ["grouped"])
+        #expect(fetch.configuration.container === container)
+        #expect(fetch.group?.name == "First sync" && !group.operationGroupID.isEmpty)
+    }
 }

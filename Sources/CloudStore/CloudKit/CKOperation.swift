@@ -55,9 +55,11 @@ open class CKOperation: Operation, @unchecked Sendable {
 
     public typealias ID = String
 
-    /// Guards `storedConfiguration` here and the mutable state of subclasses.
+    /// Guards `storedConfiguration`, `storedGroup` and `mainBegan` here, and the running state
+    /// of subclasses.
     let lock = NSLock()
-    private var storedConfiguration = Configuration()
+    private var storedConfiguration: Configuration?
+    private var storedGroup: CKOperationGroup?
 
     /// Names this operation, as Apple's identifies long-lived ones.
     public let operationID: ID = UUID().uuidString
@@ -90,12 +92,26 @@ open class CKOperation: Operation, @unchecked Sendable {
 
     /// The operation's own copy of the configuration given (as Apple's property copies it), so
     /// operations given one configuration do not change each other's.
+    /// Without one set, the group's default configuration, else settings of its own.
     public var configuration: Configuration! {
-        get { lock.withLock { storedConfiguration } }
+        get {
+            lock.withLock {
+                if let stored = storedConfiguration { return stored }
+                let made = storedGroup?.defaultConfiguration.copy() ?? Configuration()
+                storedConfiguration = made
+                return made
+            }
+        }
         set {
             let copy = newValue?.copy() ?? Configuration()
             lock.withLock { storedConfiguration = copy }
         }
+    }
+
+    /// The group of operations this one belongs to.
+    public var group: CKOperationGroup? {
+        get { lock.withLock { storedGroup } }
+        set { lock.withLock { storedGroup = newValue } }
     }
 
     /// The container the operation works in: set by `add(_:)`, else the configuration's,

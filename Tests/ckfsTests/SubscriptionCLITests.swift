@@ -50,6 +50,26 @@ import Testing
         #expect(cli.run(["subscription", "list"]).json == .array([]))
     }
 
+    /// `--whole-database`: one notification per commit in any zone of the private database,
+    /// listed with type database; refused in the public database and with query options.
+    @Test func aDatabaseSubscriptionHearsEveryZone() throws {
+        let cli = try CLIFixture()
+        #expect(cli.run(["zone", "create", "Work"]).status == 0)
+        let made = cli.run(["subscription", "create", "--whole-database", "--id", "everything"])
+        #expect(made.status == 0, "\(made.stderr)")
+        #expect(made.json?["subscriptionType"] == .string("database") && made.json?["zoneID"] == nil)
+        #expect(cli.run(["record", "save", "-", "--zone", "Work", "--device", "laptop"], input: #"{"recordType": "Note", "recordName": "w", "fields": {}}"#).status == 0)
+        #expect(cli.run(["record", "save", "-", "--device", "laptop"], input: #"{"recordType": "Note", "recordName": "d", "fields": {}}"#).status == 0)
+        let heard = Self.lines(cli.run(["notifications"]))
+        #expect(heard.map { $0["type"]?.stringValue } == ["database", "database"])
+        #expect(heard.map { $0["zoneID"]?["zoneName"]?.stringValue } == ["Work", ZoneID.defaultZoneName])
+        #expect(heard.allSatisfy { $0["subscriptionID"] == .string("everything") })
+        let mixed = cli.run(["subscription", "create", "--whole-database", "--zone", "Work"])
+        #expect(mixed.status == 64 && mixed.stderr.contains("--whole-database"))
+        let pub = cli.run(["subscription", "create", "--whole-database", "--database", "public"])
+        #expect(pub.status == 1 && pub.stderr.contains("private database"))
+    }
+
     @Test func notificationsTokensReadMarksAndDevices() throws {
         let cli = try CLIFixture()
         #expect(cli.run(["subscription", "create", "--type", "Note", "--on", "create,update,delete", "--keys", "title", "--badge"]).status == 0)

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A notification as CloudKit code reads it: ``CKQueryNotification`` for a query
-/// subscription, ``CKRecordZoneNotification`` for a zone one. Immutable.
+/// subscription, ``CKRecordZoneNotification`` for a zone one, ``CKDatabaseNotification`` for a
+/// database one. Immutable.
 public class CKNotification: @unchecked Sendable, CustomStringConvertible {
     public struct ID: Hashable, Sendable, CustomStringConvertible {
         public let rawValue: String
@@ -12,6 +13,8 @@ public class CKNotification: @unchecked Sendable, CustomStringConvertible {
     public enum NotificationType: Int, Sendable {
         case query = 1
         case recordZone = 2
+        case readNotification = 3
+        case database = 4
     }
 
     let value: CloudNotification
@@ -23,12 +26,21 @@ public class CKNotification: @unchecked Sendable, CustomStringConvertible {
     }
 
     static func wrap(_ n: CloudNotification, containerIdentifier: String) -> CKNotification {
-        n.kind == .query ? CKQueryNotification(n, containerIdentifier: containerIdentifier)
-            : CKRecordZoneNotification(n, containerIdentifier: containerIdentifier)
+        switch n.kind {
+        case .query: CKQueryNotification(n, containerIdentifier: containerIdentifier)
+        case .recordZone: CKRecordZoneNotification(n, containerIdentifier: containerIdentifier)
+        case .database: CKDatabaseNotification(n, containerIdentifier: containerIdentifier)
+        }
     }
 
     public var notificationID: ID? { ID(value.notificationID) }
-    public var notificationType: NotificationType { value.kind == .query ? .query : .recordZone }
+    public var notificationType: NotificationType {
+        switch value.kind {
+        case .query: .query
+        case .recordZone: .recordZone
+        case .database: .database
+        }
+    }
     public var subscriptionID: CKSubscription.ID? { value.subscriptionID }
     /// Fields were left out to keep the payload within 4 KB.
     public var isPruned: Bool { value.isPruned }
@@ -63,7 +75,13 @@ public final class CKQueryNotification: CKNotification, @unchecked Sendable {
 
 /// A zone subscription fired for one commit in its zone.
 public final class CKRecordZoneNotification: CKNotification, @unchecked Sendable {
-    public var recordZoneID: CKRecordZone.ID? { value.zoneID }
+    public var recordZoneID: CKRecordZone.ID? { value.zoneID.asCallerWritesIt }
+    public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
+}
+
+/// A database subscription fired for one commit in one of the database's zones: fetch the
+/// database's changes (``CKFetchDatabaseChangesOperation``) to learn which.
+public final class CKDatabaseNotification: CKNotification, @unchecked Sendable {
     public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
 }
 

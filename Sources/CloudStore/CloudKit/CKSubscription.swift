@@ -36,6 +36,7 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
     public enum SubscriptionType: Int, Sendable {
         case query = 1
         case recordZone = 2
+        case database = 3
     }
 
     private let lock = NSLock()
@@ -94,7 +95,15 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
     }
 
     public var subscriptionID: ID { lock.withLock { value.subscriptionID } }
-    public var subscriptionType: SubscriptionType { lock.withLock { value.recordType == nil ? .recordZone : .query } }
+    public var subscriptionType: SubscriptionType {
+        lock.withLock {
+            switch value.kind {
+            case .query: .query
+            case .recordZone: .recordZone
+            case .database: .database
+            }
+        }
+    }
     public var subscriptionOptions: CKSubscriptionOptions { lock.withLock { value.options } }
     public var recordType: CKRecord.RecordType? { lock.withLock { value.recordType } }
     public var predicate: QueryPredicate? { lock.withLock { value.predicate } }
@@ -113,7 +122,11 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
     public var description: String { "<CKSubscription \(subscriptionID)>" }
 
     static func wrap(_ s: Subscription) -> CKSubscription {
-        s.recordType == nil ? CKRecordZoneSubscription(s) : CKQuerySubscription(s)
+        switch s.kind {
+        case .query: CKQuerySubscription(s)
+        case .recordZone: CKRecordZoneSubscription(s)
+        case .database: CKDatabaseSubscription(s)
+        }
     }
 }
 
@@ -140,6 +153,18 @@ public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
     override init(_ subscription: Subscription) { super.init(subscription) }
 
     public var querySubscriptionOptions: Options { subscriptionOptions }
+}
+
+/// A subscription to every change in every zone of the private database: sync code saves one
+/// and, on each notification, fetches the database's changes.
+public final class CKDatabaseSubscription: CKSubscription, @unchecked Sendable {
+    public convenience init() { self.init(subscriptionID: UUID().uuidString) }
+
+    public init(subscriptionID: ID) {
+        super.init(Subscription.database(subscriptionID: subscriptionID))
+    }
+
+    override init(_ subscription: Subscription) { super.init(subscription) }
 }
 
 /// A subscription to every change in one custom zone.

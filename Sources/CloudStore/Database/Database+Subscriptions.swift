@@ -108,6 +108,16 @@ extension Database {
             guard let zone = s.zoneName, zone != ZoneID.defaultZoneName else {
                 throw .invalid("zone subscriptions watch a custom zone, not the default zone; use a query subscription with TRUEPREDICATE there")
             }
+        case .database:
+            guard s.options.isEmpty else {
+                throw .invalid("database subscription \(id) fires on every change in the database; its options must be empty")
+            }
+            guard scope == .private else {
+                throw .invalid("database subscriptions are for the private database; in the public database use a query subscription")
+            }
+            guard s.zoneName == nil else {
+                throw .invalid("database subscription \(id) watches every zone; give it no zone, or make a zone subscription")
+            }
         }
         if scope == .public, let zone = s.zoneName, zone != ZoneID.defaultZoneName {
             throw .invalid("the public database has only the default zone")
@@ -133,6 +143,7 @@ extension Subscription {
         switch kind {
         case .recordZone: return zoneName == zone
         case .query: return zoneName == nil || zoneName == zone
+        case .database: return true
         }
     }
 }
@@ -153,7 +164,7 @@ extension Database {
         for s in subscriptions {
             let once = s.options.contains(.firesOnce)
             switch s.kind {
-            case .recordZone:
+            case .recordZone, .database:
                 produced.append((s, CloudNotification(s, scope: scope, zoneID: zoneID, entry: entry)))
             case .query(let type, let predicate):
                 var events: [(Record, CloudNotification.Reason)] = []

@@ -7,6 +7,8 @@ public struct CloudNotification: Sendable, Equatable {
         case query
         /// A zone subscription fired for one commit in its zone.
         case recordZone
+        /// A database subscription fired for one commit in one of the database's zones.
+        case database
     }
 
     /// Why a query notification was sent (CKQueryNotification.Reason).
@@ -123,7 +125,11 @@ public struct CloudNotification: Sendable, Equatable {
 
     init(_ subscription: Subscription, scope: DatabaseScope, zoneID: ZoneID, entry: LogEntry) {
         notificationID = UUID().uuidString
-        kind = subscription.recordType == nil ? .recordZone : .query
+        kind = switch subscription.kind {
+        case .query: .query
+        case .recordZone: .recordZone
+        case .database: .database
+        }
         subscriptionID = subscription.subscriptionID
         databaseScope = scope
         self.zoneID = zoneID

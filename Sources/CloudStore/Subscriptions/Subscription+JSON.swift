@@ -20,6 +20,8 @@ extension Subscription {
             out["firesOnce"] = .bool(options.contains(.firesOnce))
         case .recordZone:
             out["subscriptionType"] = .string("zone")
+        case .database:
+            out["subscriptionType"] = .string("database")
         }
         if let zoneName { out["zoneID"] = .object(["zoneName": .string(zoneName), "ownerName": .string(ownerName)]) }
         return .object(out)
@@ -53,8 +55,10 @@ extension Subscription {
         case "zone":
             guard let zone else { throw bad("zone subscription \(id) has no zoneID") }
             self.init(zoneName: zone, subscriptionID: id, notificationInfo: info)
+        case "database":
+            self = .database(subscriptionID: id, notificationInfo: info)
         default:
-            throw bad("subscription \(id) has subscriptionType \(json["subscriptionType"].map { "\($0)" } ?? "missing"); use query or zone")
+            throw bad("subscription \(id) has subscriptionType \(json["subscriptionType"].map { "\($0)" } ?? "missing"); use query, zone or database")
         }
         ownerUserRecordName = json["owner"]?.stringValue ?? ""
         created = json["created"]?.int64Value ?? 0

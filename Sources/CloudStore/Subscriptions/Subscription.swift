@@ -44,11 +44,13 @@ public struct NotificationInfo: Sendable, Equatable {
 }
 
 /// A saved wish to hear about changes: a query subscription (a record type and a
-/// predicate, in one zone or all) or a zone subscription (every change in one zone).
+/// predicate, in one zone or all), a zone subscription (every change in one zone), or a
+/// database subscription (every change in every zone of the private database).
 public struct Subscription: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         case query(recordType: String, predicate: QueryPredicate)
         case recordZone
+        case database
     }
 
     public var subscriptionID: String
@@ -80,6 +82,14 @@ public struct Subscription: Sendable, Equatable {
         self.options = options
         self.zoneName = zoneName
         self.notificationInfo = notificationInfo
+    }
+
+    /// A database subscription: one notification for each commit in any zone.
+    public static func database(subscriptionID: String? = nil, notificationInfo: NotificationInfo = NotificationInfo()) -> Subscription {
+        var s = Subscription(zoneName: "", subscriptionID: subscriptionID, notificationInfo: notificationInfo)
+        s.kind = .database
+        s.zoneName = nil
+        return s
     }
 
     public var recordType: String? { if case .query(let t, _) = kind { t } else { nil } }

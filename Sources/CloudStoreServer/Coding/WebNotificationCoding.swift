@@ -1,7 +1,7 @@
 import CloudStore
 
 /// A notification as the web courier delivers it: the APNs payload CloudKit sends to devices,
-/// `{"aps": {…}, "ck": {"cid", "nid", "qry" | "fet": {…}}}`.
+/// `{"aps": {…}, "ck": {"cid", "nid", "qry" | "fet" | "met": {…}}}`.
 enum WebNotificationCoding {
     static func payload(_ n: CloudNotification, container: String) -> JSONValue {
         var aps: [String: JSONValue] = [:]
@@ -35,6 +35,8 @@ enum WebNotificationCoding {
         case .recordZone:
             ck["fet"] = .object(["sid": .string(n.subscriptionID), "zid": .string(n.zoneID.zoneName),
                                  "zoid": .string(n.zoneID.ownerName), "dbs": .int(dbs)])
+        case .database:
+            ck["met"] = .object(["sid": .string(n.subscriptionID), "dbs": .int(dbs)])
         }
         return .object(["aps": .object(aps), "ck": .object(ck)])
     }

@@ -22,6 +22,10 @@ enum WebSubscriptionCoding {
             o["zoneWide"] = .bool(s.zoneName == nil)
         case .recordZone:
             o["subscriptionType"] = .string("zone")
+        case .database:
+            // Not in Apple's Web Services; a database subscription saved through the Swift API
+            // or the CLI is listed, and saves back, as this type.
+            o["subscriptionType"] = .string("database")
         }
         if let zone = s.zoneName { o["zoneID"] = WebRecordCoding.encode(db.zoneID(zone)) }
         let info = s.notificationInfo
@@ -65,8 +69,10 @@ enum WebSubscriptionCoding {
         case "zone":
             guard let zone else { throw CKError(.invalidArguments, "a zone subscription needs \"zoneID\" of a custom zone of the private database") }
             return Subscription(zoneName: zone, subscriptionID: id, notificationInfo: info)
+        case "database":
+            return .database(subscriptionID: id, notificationInfo: info)
         default:
-            throw CKError(.invalidArguments, "\"subscriptionType\" must be query or zone")
+            throw CKError(.invalidArguments, "\"subscriptionType\" must be query or zone (or database, which ckfs adds)")
         }
     }
 

@@ -4,7 +4,7 @@ import Foundation
 
 extension SubscriptionCommand {
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Save a query or zone subscription and print it.")
+        static let configuration = CommandConfiguration(abstract: "Save a query, zone or database subscription and print it.")
 
         @OptionGroup var place: Place
         @Option(help: "The record type of a query subscription.") var type: String?
@@ -13,6 +13,7 @@ extension SubscriptionCommand {
         @Option(help: "When a query subscription fires: create, update, delete, comma-separated or repeated.") var on: [String] = []
         @Flag(help: "Delete the subscription after its first notification.") var once = false
         @Option(help: "The zone watched: required for a zone subscription; a query subscription without it watches every zone.") var zone: String?
+        @Flag(help: "A database subscription: a notification for every change in any zone of the private database.") var wholeDatabase = false
         @Option(help: "The subscription ID (default: a new UUID).") var id: String?
         @Option(help: "The alert text of its notifications.") var alert: String?
         @Option(help: "The alert title.") var title: String?
@@ -25,7 +26,12 @@ extension SubscriptionCommand {
         var triggers: [String] { on.flatMap(commaList).map { $0.lowercased() } }
 
         func validate() throws {
-            if type == nil {
+            if wholeDatabase {
+                guard type == nil && zone == nil else { throw ValidationError("--whole-database watches every zone: give neither --type nor --zone") }
+                guard on.isEmpty && !once && predicate == "TRUEPREDICATE" && arg.isEmpty else {
+                    throw ValidationError("--on, --once and --predicate are for query subscriptions (--type); a database subscription fires on every change")
+                }
+            } else if type == nil {
                 guard zone != nil else { throw ValidationError("give --type for a query subscription, or --zone for a zone subscription") }
                 guard on.isEmpty && !once else { throw ValidationError("--on and --once are for query subscriptions (--type); a zone subscription fires on every change") }
                 guard predicate == "TRUEPREDICATE" && arg.isEmpty else { throw ValidationError("--predicate is for query subscriptions (--type)") }
@@ -58,8 +64,10 @@ extension SubscriptionCommand {
                     if triggers.contains("delete") { options.insert(.firesOnRecordDeletion) }
                     subscription = Subscription(recordType: type, predicate: try parsedPredicate(), subscriptionID: id,
                                                 options: options, zoneName: zone, notificationInfo: info)
+                } else if let zone {
+                    subscription = Subscription(zoneName: zone, subscriptionID: id, notificationInfo: info)
                 } else {
-                    subscription = Subscription(zoneName: zone!, subscriptionID: id, notificationInfo: info)
+                    subscription = .database(subscriptionID: id, notificationInfo: info)
                 }
                 Report.printJSON(try db.saveSubscription(subscription).dictionary(in: db))
             }

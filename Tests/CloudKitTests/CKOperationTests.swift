@@ -62,6 +62,15 @@ import Testing
         var missing: CKError?
         do { _ = try await db.record(for: CKRecord.ID(recordName: "never")) } catch let e as CKError { missing = e }
         #expect(missing?.code == .unknownItem)
+
+        // A cancelled fetch ends with operationCancelled in its result block too.
+        let fetch = CKFetchRecordsOperation(recordIDs: [CKRecord.ID(recordName: "never")])
+        fetch.cancel()
+        let result: Result<Void, any Error> = await withCheckedContinuation { c in
+            fetch.fetchRecordsResultBlock = { c.resume(returning: $0) }
+            db.add(fetch)
+        }
+        if case .failure(let e) = result { #expect((e as? CKError)?.code == .operationCancelled) } else { Issue.record("a cancelled fetch succeeded") }
     }
 
     /// Operation classes are open: an app's subclass adds to `main()` and still runs.

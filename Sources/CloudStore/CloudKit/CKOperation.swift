@@ -259,7 +259,7 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
                 }
             }
             fetchRecordsCompletionBlock?(found, CKError.partialFailure(errors, "\(errors.count) of \(recordIDs?.count ?? 0) records could not be fetched"))
-            fetchRecordsResultBlock?(.success(()))
+            fetchRecordsResultBlock?(isCancelled ? .failure(CKError(.operationCancelled, "the operation was cancelled")) : .success(()))
         } catch {
             fetchRecordsCompletionBlock?(nil, error)
             fetchRecordsResultBlock?(.failure(error))

@@ -49,13 +49,21 @@ import Testing
     /// A cancelled operation still calls its blocks, with `operationCancelled`, and saves nothing.
     @Test(.timeLimit(.minutes(1))) func aCancelledOperationReportsOperationCancelled() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let capturedError = LockedList<(any Error)?>()
         let op = CKModifyRecordsOperation(recordsToSave: [CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "never"))],
                                           recordIDsToDelete: nil)
         op.cancel()
+        let whole = LockedList<String>()
+        op.modifyRecordsResultBlock = { result in
+            if case .failure(let e) = result { whole.append((e as? CKError)?.code.name ?? "?") } else { whole.append("success") }
+        }
         let error: Error? = await withCheckedContinuation { c in
-            op.modifyRecordsCompletionBlock = { _, _, error in c.resume(returning: error) }
+            op.completionBlock = { c.resume(returning: whole.items.isEmpty ? nil : capturedError.items.first ?? nil) }
+            op.modifyRecordsCompletionBlock = { _, _, error in capturedError.append(error) }
             db.add(op)
         }
+        #expect(whole.items == ["operationCancelled"])
+        #expect(op.isFinished)
         let code = (error as? CKError)?.code
         #expect(code == .operationCancelled || ((error as? CKError)?.partialErrorsByItemID?.values.first as? CKError)?.code == .operationCancelled,
                 "\(String(describing: error))")

@@ -12,6 +12,8 @@ import Testing
         for (key, value) in defaults { record[key] = value }
         record["tags"] = ["desk", "light"]
         record["when"] = Date(timeIntervalSince1970: 1_700_000_000)
+        record["done"] = true
+        record["flags"] = [true, false]
         let saved = try await db.save(record)
 
         let title: String? = saved["title"]
@@ -30,6 +32,9 @@ import Testing
         let real: Double? = saved["count"]
         let whole: Int? = saved["price"]
         #expect(wide == 3 && real == 3.0 && whole == nil)
+        let done: Bool? = saved["done"]                            // kept as INT64 1, read as Bool
+        let flags: [Bool]? = saved["flags"]
+        #expect(done == true && flags == [true, false])
 
         // Written through the generic subscript and read back from the store.
         let typed: String? = "Floor lamp"

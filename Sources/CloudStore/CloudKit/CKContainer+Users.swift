@@ -175,7 +175,6 @@ open class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Sendable {
     public init(userIdentityLookupInfos: [CKUserIdentity.LookupInfo]) { self.userIdentityLookupInfos = userIdentityLookupInfos }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
             let container = self.container ?? CKContainer.default()
             for info in userIdentityLookupInfos {
@@ -200,7 +199,6 @@ open class CKDiscoverAllUserIdentitiesOperation: CKOperation, @unchecked Sendabl
     public override init() {}
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
             let container = self.container ?? CKContainer.default()
             for u in try container.discoverAllIdentities() { userIdentityDiscoveredBlock?(u) }

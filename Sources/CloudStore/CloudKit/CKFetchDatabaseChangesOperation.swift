@@ -29,7 +29,6 @@ open class CKFetchDatabaseChangesOperation: CKDatabaseOperation, @unchecked Send
     }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
             let db = try targetDatabase.engine()

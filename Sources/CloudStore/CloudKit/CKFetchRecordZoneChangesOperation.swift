@@ -59,7 +59,6 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
     }
 
     open override func main() {
-        guard beginMain() else { return }
         var failures: [CKItemID: CKError] = [:]
         do throws(CKError) {
             let database = targetDatabase
@@ -80,7 +79,7 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
         }
         // As Apple's result blocks: each zone's error went to recordZoneFetchResultBlock; the
         // older completion block gets them together as a partial failure.
-        fetchRecordZoneChangesResultBlock?(.success(()))
+        fetchRecordZoneChangesResultBlock?(isCancelled ? .failure(CKError(.operationCancelled, "the operation was cancelled")) : .success(()))
         fetchRecordZoneChangesCompletionBlock?(CKError.partialFailure(failures, "\(failures.count) of \(recordZoneIDs?.count ?? 0) zones could not be fetched"))
     }
 

@@ -21,7 +21,6 @@ open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable
     open class func fetchAllRecordZonesOperation() -> Self { Self(recordZoneIDs: nil) }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
             let db = try targetDatabase.engine()

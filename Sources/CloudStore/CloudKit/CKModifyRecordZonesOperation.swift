@@ -20,7 +20,6 @@ open class CKModifyRecordZonesOperation: CKDatabaseOperation, @unchecked Sendabl
     }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; no zone was saved or deleted") }
             let db = try targetDatabase.engine()

@@ -81,6 +81,7 @@ public final class CKRecordZoneNotification: CKNotification, @unchecked Sendable
 
 /// A database subscription fired for one commit in one of the database's zones: fetch the
 /// database's changes (``CKFetchDatabaseChangesOperation``) to learn which.
+/// `@unchecked Sendable`: immutable, as every ``CKNotification``.
 public final class CKDatabaseNotification: CKNotification, @unchecked Sendable {
     public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
 }
@@ -135,8 +136,8 @@ open class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked 
     public init(previousServerChangeToken: CKNotificationToken? = nil) { self.previousServerChangeToken = previousServerChangeToken }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
+            if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
             let database = targetDatabase
             let container = database.container
             let changes = try container.notificationLog().changes(since: previousServerChangeToken, excludingDevice: container.caller.deviceID)
@@ -163,8 +164,8 @@ open class CKMarkNotificationsReadOperation: CKDatabaseOperation, @unchecked Sen
     public init(notificationIDsToMarkRead: [CKNotification.ID]) { notificationIDs = notificationIDsToMarkRead }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
+            if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; no notification was marked read") }
             let database = targetDatabase
             try database.container.notificationLog().markRead(notificationIDs.map(\.rawValue))
             markNotificationsReadCompletionBlock?(notificationIDs, nil)

@@ -55,8 +55,8 @@ open class CKOperation: Operation, @unchecked Sendable {
 
     public typealias ID = String
 
-    /// Guards `storedConfiguration`, `storedGroup` and `mainBegan` here, and the running state
-    /// of subclasses.
+    /// Guards `storedConfiguration`, `storedGroup` and `state` here, and the running state of
+    /// subclasses.
     let lock = NSLock()
     private var storedConfiguration: Configuration?
     private var storedGroup: CKOperationGroup?
@@ -69,29 +69,32 @@ open class CKOperation: Operation, @unchecked Sendable {
 
     public override init() { super.init() }
 
-    /// Guarded by `lock`: whether `main()` has begun (the operation's blocks run once).
-    private var mainBegan = false
+    /// Guarded by `lock`: where the operation is, as `isExecuting` and `isFinished` say.
+    private var state = (executing: false, finished: false)
 
-    /// Runs the operation. A cancelled one still runs `main()`, which gives each item and the
-    /// whole `operationCancelled`: CloudKit calls the blocks of a cancelled operation too.
+    open override var isExecuting: Bool { lock.withLock { state.executing } }
+    open override var isFinished: Bool { lock.withLock { state.finished } }
+
+    /// Runs `main()` once, then finishes. A cancelled operation runs `main()` too, which gives
+    /// each item and the whole `operationCancelled`: CloudKit calls the blocks of a cancelled
+    /// operation. (Foundation's `start()` skips `main()` when cancelled, so it is not used.)
     open override func start() {
-        if isCancelled { main() }
-        super.start()
-        // A cancel() between the check above and the one in `super.start()` made it skip main().
-        if isCancelled && !lock.withLock({ mainBegan }) { main() }
-    }
-
-    /// Called first by each operation's `main()`: false when it already ran, so its blocks
-    /// are called once.
-    func beginMain() -> Bool {
-        lock.withLock {
-            defer { mainBegan = true }
-            return !mainBegan
+        willChangeValue(forKey: "isExecuting")
+        let first = lock.withLock { () -> Bool in
+            guard !state.executing && !state.finished else { return false }
+            state.executing = true
+            return true
         }
+        didChangeValue(forKey: "isExecuting")
+        guard first else { return }
+        main()
+        willChangeValue(forKey: "isExecuting")
+        willChangeValue(forKey: "isFinished")
+        lock.withLock { state = (executing: false, finished: true) }
+        didChangeValue(forKey: "isExecuting")
+        didChangeValue(forKey: "isFinished")
     }
 
-    /// The operation's own copy of the configuration given (as Apple's property copies it), so
-    /// operations given one configuration do not change each other's.
     /// Without one set, the group's default configuration, else settings of its own.
     public var configuration: Configuration! {
         get {
@@ -174,7 +177,6 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     }
 
     open override func main() {
-        guard beginMain() else { return }
         let toSave = recordsToSave ?? []
         do throws(CKError) {
             let database = targetDatabase
@@ -205,7 +207,11 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
             for (id, r) in result.deleteResults { perRecordDeleteBlock?(Self.callerID(id, among: callerIDs), r.mapError { $0 }) }
             let error = result.error?.keyed(by: callerIDs)
             modifyRecordsCompletionBlock?(saved, result.deletedRecordIDs.map { Self.callerID($0, among: callerIDs) }, error)
-            modifyRecordsResultBlock?(error.map { $0.code == .partialFailure ? .success(()) : .failure($0) } ?? .success(()))
+            if isCancelled {
+                modifyRecordsResultBlock?(.failure(CKError(.operationCancelled, "the operation was cancelled")))
+            } else {
+                modifyRecordsResultBlock?(error.map { $0.code == .partialFailure ? .success(()) : .failure($0) } ?? .success(()))
+            }
         } catch {
             modifyRecordsCompletionBlock?(nil, nil, error)
             modifyRecordsResultBlock?(.failure(error))
@@ -230,7 +236,6 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public init(recordIDs: [CKRecord.ID]? = nil) { self.recordIDs = recordIDs }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
             let database = targetDatabase
             let db = try database.engine()

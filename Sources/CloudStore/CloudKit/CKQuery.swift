@@ -94,7 +94,6 @@ open class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
     public init(cursor: Cursor) { self.cursor = cursor }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
             let database = targetDatabase
             let (records, next) = try database.runQuery(query: query, cursor: cursor, zoneID: zoneID, resultsLimit: resultsLimit, desiredKeys: desiredKeys)

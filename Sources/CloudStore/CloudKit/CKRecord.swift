@@ -85,7 +85,8 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
             if let exact = value as? T { return exact }
             // A number read as another kind of number, as Apple's NSNumber bridging reads it.
             switch value {
-            case let n as Int: return (Int64(n) as? T) ?? (Double(n) as? T)
+            case let n as Int: return (Int64(n) as? T) ?? (Double(n) as? T) ?? (T.self == Bool.self ? (n != 0) as? T : nil)
+            case let list as [Int] where T.self == [Bool].self: return list.map { $0 != 0 } as? T
             case let n as Double: return T.self == Int.self || T.self == Int64.self ? (Int64(exactly: n).flatMap { (Int($0) as? T) ?? ($0 as? T) }) : nil
             default: return nil
             }

@@ -157,6 +157,7 @@ public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
 
 /// A subscription to every change in every zone of the private database: sync code saves one
 /// and, on each notification, fetches the database's changes.
+/// `@unchecked Sendable`: it adds no state; ``CKSubscription``'s lock guards what it has.
 public final class CKDatabaseSubscription: CKSubscription, @unchecked Sendable {
     public convenience init() { self.init(subscriptionID: UUID().uuidString) }
 
@@ -246,7 +247,6 @@ open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Senda
     }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
             let database = targetDatabase
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; nothing was saved or deleted") }
@@ -292,8 +292,8 @@ open class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecked Sendab
     public static func fetchAllSubscriptionsOperation() -> CKFetchSubscriptionsOperation { CKFetchSubscriptionsOperation() }
 
     open override func main() {
-        guard beginMain() else { return }
         do throws(CKError) {
+            if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
             let database = targetDatabase
             let all = try database.engine().subscriptions()
             var found: [CKSubscription.ID: CKSubscription] = [:]

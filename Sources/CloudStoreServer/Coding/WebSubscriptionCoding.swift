@@ -70,7 +70,9 @@ enum WebSubscriptionCoding {
             guard let zone else { throw CKError(.invalidArguments, "a zone subscription needs \"zoneID\" of a custom zone of the private database") }
             return Subscription(zoneName: zone, subscriptionID: id, notificationInfo: info)
         case "database":
-            return .database(subscriptionID: id, notificationInfo: info)
+            var s = Subscription.database(subscriptionID: id, notificationInfo: info)
+            s.zoneName = zone    // a zone given is refused when the subscription is saved
+            return s
         default:
             throw CKError(.invalidArguments, "\"subscriptionType\" must be query or zone (or database, which ckfs adds)")
         }

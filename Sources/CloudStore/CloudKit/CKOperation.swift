@@ -95,7 +95,9 @@ open class CKOperation: Operation, @unchecked Sendable {
         didChangeValue(forKey: "isFinished")
     }
 
-    /// Without one set, the group's default configuration, else settings of its own.
+    /// The operation's own copy of the configuration given (Apple's property copies too), so
+    /// operations given one configuration do not change each other's; without one given, a
+    /// copy of the group's default configuration, else settings of its own.
     public var configuration: Configuration! {
         get {
             lock.withLock {

@@ -120,8 +120,7 @@ public final class CKDatabase: Sendable {
     /// The engine's record as CloudKit code sees it: its zone owned by `CKCurrentUserDefaultName`,
     /// so that it has the ID the caller wrote (`saved.recordID == record.recordID`).
     func wrap(_ record: Record, _ db: Database) -> CKRecord {
-        CKRecord(record.inZone(record.recordID.zoneID.asCallerWritesIt),
-                 assetDirectory: StoreLayout.assetsDirectory(db.zoneDirectory(record.recordID.zoneID.zoneName)))
+        CKRecord.presented(record, assetDirectory: StoreLayout.assetsDirectory(db.zoneDirectory(record.recordID.zoneID.zoneName)))
     }
 
     /// Runs an operation in the background on the container's queue.
@@ -164,14 +163,11 @@ public final class CKDatabase: Sendable {
         let db = try engine()
         let result = try db.modify(saving: saving.map(\.record), deleting: deleting,
                                    options: ModifyOptions(savePolicy: savePolicy, atomic: atomically))
-        // Results by the IDs the caller wrote (the engine names the zone's owner).
-        let callerIDs = saving.map(\.recordID) + deleting
+        let callerIDs = CallerIDs(saving.map(\.recordID) + deleting)
         var saves: [CKRecord.ID: Result<CKRecord, Error>] = [:]
-        for (id, r) in result.saveResults {
-            saves[CKDatabaseOperation.callerID(id, among: callerIDs)] = r.map { wrap($0, db) }.mapError { $0 }
-        }
+        for (id, r) in result.saveResults { saves[callerIDs[id]] = r.map { wrap($0, db) }.mapError { $0 } }
         var deletes: [CKRecord.ID: Result<Void, Error>] = [:]
-        for (id, r) in result.deleteResults { deletes[CKDatabaseOperation.callerID(id, among: callerIDs)] = r.mapError { $0 } }
+        for (id, r) in result.deleteResults { deletes[callerIDs[id]] = r.mapError { $0 } }
         return (saves, deletes)
     }
 

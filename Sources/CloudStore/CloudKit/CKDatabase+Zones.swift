@@ -82,12 +82,7 @@ extension CKDatabase {
 extension CKRecordZone {
     /// The engine's zone under the ID the caller wrote.
     init(_ zone: RecordZone, as id: CKRecordZone.ID) {
-        self.init(zone)
-        self = CKRecordZone(zoneID: id, capabilities: capabilities)
-    }
-
-    private init(zoneID: CKRecordZone.ID, capabilities: Capabilities) {
-        self.init(zoneID: zoneID)
-        self.capabilities = capabilities
+        zoneID = id
+        capabilities = Capabilities(names: zone.capabilities)
     }
 }

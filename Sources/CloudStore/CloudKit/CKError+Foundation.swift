@@ -68,23 +68,20 @@ extension CKError: CustomNSError {
     }
 
     /// For `serverRecordChanged`: the record as stored, the same object each time it is read.
-    public var serverRecord: CKRecord? { objects.object("server", from: serverRecordValue) { CKRecord($0.inZone($0.recordID.zoneID.asCallerWritesIt), assetDirectory: nil) } }
+    public var serverRecord: CKRecord? { objects.object("server", from: serverRecordValue) { CKRecord.presented($0, assetDirectory: nil) } }
     /// For `serverRecordChanged`: the record as the client sent it.
-    public var clientRecord: CKRecord? { objects.object("client", from: clientRecordValue) { CKRecord($0.inZone($0.recordID.zoneID.asCallerWritesIt), assetDirectory: nil) } }
+    public var clientRecord: CKRecord? { objects.object("client", from: clientRecordValue) { CKRecord.presented($0, assetDirectory: nil) } }
     /// For `serverRecordChanged`: the version the client last fetched, when still known.
-    public var ancestorRecord: CKRecord? { objects.object("ancestor", from: ancestorRecordValue) { CKRecord($0.inZone($0.recordID.zoneID.asCallerWritesIt), assetDirectory: nil) } }
+    public var ancestorRecord: CKRecord? { objects.object("ancestor", from: ancestorRecordValue) { CKRecord.presented($0, assetDirectory: nil) } }
 
-    /// This error with its records keyed by the IDs the caller wrote, found by record and zone
-    /// name among `ids` (the engine names the zone's owner; the caller may have written
-    /// `__defaultOwner__`, and `partialErrorsByItemID[id]` must find its own `id`).
-    func keyed(by ids: [CKRecord.ID]) -> CKError {
+    /// This error with its records keyed by the IDs the caller wrote, so that
+    /// `partialErrorsByItemID[id]` finds the caller's own `id`.
+    func keyed(by callerIDs: CallerIDs) -> CKError {
         guard let partialErrors else { return self }
-        var callers: [String: CKRecord.ID] = [:]
-        for id in ids { callers[id.zoneID.zoneName + "\u{0}" + id.recordName] = id }
         var copy = self
         copy.partialErrors = Dictionary(partialErrors.map { (key, error) -> (CKItemID, CKError) in
-            guard case .record(let id) = key, let caller = callers[id.zoneID.zoneName + "\u{0}" + id.recordName] else { return (key, error) }
-            return (.record(caller), error)
+            guard case .record(let id) = key else { return (key, error) }
+            return (.record(callerIDs[id]), error)
         }, uniquingKeysWith: { first, _ in first })
         return copy
     }

@@ -9,28 +9,24 @@ import Foundation
 /// only read while it runs (Apple's contract); its running state is under ``CKOperation``'s lock.
 open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Sendable {
     /// What to fetch of one zone.
-    /// `@unchecked Sendable`: every property is read and written under `lock`.
+    /// `@unchecked Sendable`: its values are in a `LockedSettings`.
     public final class ZoneConfiguration: @unchecked Sendable {
-        private let lock = NSLock()
-        private var values: (token: CKServerChangeToken?, resultsLimit: Int, desiredKeys: [CKRecord.FieldKey]?)
+        private struct Values {
+            var token: CKServerChangeToken?
+            var resultsLimit: Int
+            var desiredKeys: [CKRecord.FieldKey]?
+        }
+
+        private let values: LockedSettings<Values>
 
         public init(previousServerChangeToken: CKServerChangeToken? = nil, resultsLimit: Int = 0, desiredKeys: [CKRecord.FieldKey]? = nil) {
-            values = (previousServerChangeToken, resultsLimit, desiredKeys)
+            values = LockedSettings(Values(token: previousServerChangeToken, resultsLimit: resultsLimit, desiredKeys: desiredKeys))
         }
 
-        public var previousServerChangeToken: CKServerChangeToken? {
-            get { lock.withLock { values.token } }
-            set { lock.withLock { values.token = newValue } }
-        }
+        public var previousServerChangeToken: CKServerChangeToken? { get { values[\.token] } set { values[\.token] = newValue } }
         /// At most this many records a page (0: the store's page).
-        public var resultsLimit: Int {
-            get { lock.withLock { values.resultsLimit } }
-            set { lock.withLock { values.resultsLimit = newValue } }
-        }
-        public var desiredKeys: [CKRecord.FieldKey]? {
-            get { lock.withLock { values.desiredKeys } }
-            set { lock.withLock { values.desiredKeys = newValue } }
-        }
+        public var resultsLimit: Int { get { values[\.resultsLimit] } set { values[\.resultsLimit] = newValue } }
+        public var desiredKeys: [CKRecord.FieldKey]? { get { values[\.desiredKeys] } set { values[\.desiredKeys] = newValue } }
     }
 
     public var recordZoneIDs: [CKRecordZone.ID]?

@@ -11,45 +11,36 @@ open class CKOperation: Operation, @unchecked Sendable {
     /// The settings of an operation. A local store uses `container`; the rest (cellular access,
     /// time-outs, long-lived operations) are kept as set and change nothing, there being no
     /// network.
-    /// `@unchecked Sendable`: every property is read and written under `lock`.
+    /// `@unchecked Sendable`: its values are in a `LockedSettings`.
     public final class Configuration: @unchecked Sendable {
-        private let lock = NSLock()
-        private var values = (container: CKContainer?.none, qualityOfService: QualityOfService.default, allowsCellularAccess: true,
-                              isLongLived: false, timeoutIntervalForRequest: 60.0, timeoutIntervalForResource: 7 * 24 * 3600.0)
+        private struct Values {
+            var container: CKContainer?
+            var qualityOfService = QualityOfService.default
+            var allowsCellularAccess = true
+            var isLongLived = false
+            var timeoutIntervalForRequest: TimeInterval = 60
+            var timeoutIntervalForResource: TimeInterval = 7 * 24 * 3600
+        }
 
-        public init() {}
+        private let values: LockedSettings<Values>
+
+        public convenience init() { self.init(Values()) }
+        private init(_ values: Values) { self.values = LockedSettings(values) }
 
         /// A configuration with the same settings, as an operation keeps of one given to it.
-        func copy() -> Configuration {
-            let copy = Configuration()
-            let values = lock.withLock { self.values }
-            copy.lock.withLock { copy.values = values }
-            return copy
-        }
+        func copy() -> Configuration { Configuration(values.all) }
 
-        public var container: CKContainer? {
-            get { lock.withLock { values.container } }
-            set { lock.withLock { values.container = newValue } }
-        }
-        public var qualityOfService: QualityOfService {
-            get { lock.withLock { values.qualityOfService } }
-            set { lock.withLock { values.qualityOfService = newValue } }
-        }
-        public var allowsCellularAccess: Bool {
-            get { lock.withLock { values.allowsCellularAccess } }
-            set { lock.withLock { values.allowsCellularAccess = newValue } }
-        }
-        public var isLongLived: Bool {
-            get { lock.withLock { values.isLongLived } }
-            set { lock.withLock { values.isLongLived = newValue } }
-        }
+        public var container: CKContainer? { get { values[\.container] } set { values[\.container] = newValue } }
+        public var qualityOfService: QualityOfService { get { values[\.qualityOfService] } set { values[\.qualityOfService] = newValue } }
+        public var allowsCellularAccess: Bool { get { values[\.allowsCellularAccess] } set { values[\.allowsCellularAccess] = newValue } }
+        public var isLongLived: Bool { get { values[\.isLongLived] } set { values[\.isLongLived] = newValue } }
         public var timeoutIntervalForRequest: TimeInterval {
-            get { lock.withLock { values.timeoutIntervalForRequest } }
-            set { lock.withLock { values.timeoutIntervalForRequest = newValue } }
+            get { values[\.timeoutIntervalForRequest] }
+            set { values[\.timeoutIntervalForRequest] = newValue }
         }
         public var timeoutIntervalForResource: TimeInterval {
-            get { lock.withLock { values.timeoutIntervalForResource } }
-            set { lock.withLock { values.timeoutIntervalForResource = newValue } }
+            get { values[\.timeoutIntervalForResource] }
+            set { values[\.timeoutIntervalForResource] = newValue }
         }
     }
 
@@ -190,11 +181,10 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
                 options: ModifyOptions(savePolicy: savePolicy, atomic: isAtomic, clientChangeToken: clientChangeTokenData),
                 progress: { id, p in if let r = byID[id] { self.perRecordProgressBlock?(r, p) } },
                 isCancelled: { self.isCancelled })
-            // Results by the IDs the caller wrote (the engine names the zone's owner).
-            let callerIDs = toSave.map(\.recordID) + (recordIDsToDelete ?? [])
+            let callerIDs = CallerIDs(toSave.map(\.recordID) + (recordIDsToDelete ?? []))
             var saved: [CKRecord] = []
             for (engineID, r) in result.saveResults {
-                let id = Self.callerID(engineID, among: callerIDs)
+                let id = callerIDs[engineID]
                 switch r {
                 case .success(let record):
                     let out = database.wrap(record, db)
@@ -206,9 +196,9 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
                     perRecordSaveBlock?(id, .failure(e))
                 }
             }
-            for (id, r) in result.deleteResults { perRecordDeleteBlock?(Self.callerID(id, among: callerIDs), r.mapError { $0 }) }
+            for (id, r) in result.deleteResults { perRecordDeleteBlock?(callerIDs[id], r.mapError { $0 }) }
             let error = result.error?.keyed(by: callerIDs)
-            modifyRecordsCompletionBlock?(saved, result.deletedRecordIDs.map { Self.callerID($0, among: callerIDs) }, error)
+            modifyRecordsCompletionBlock?(saved, result.deletedRecordIDs.map { callerIDs[$0] }, error)
             if isCancelled {
                 modifyRecordsResultBlock?(.failure(CKError(.operationCancelled, "the operation was cancelled")))
             } else {
@@ -271,12 +261,5 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
             fetchRecordsCompletionBlock?(nil, error)
             fetchRecordsResultBlock?(.failure(error))
         }
-    }
-}
-
-extension CKDatabaseOperation {
-    /// The ID among `ids` that names the same record as `id` (by record and zone name), else `id`.
-    static func callerID(_ id: CKRecord.ID, among ids: [CKRecord.ID]) -> CKRecord.ID {
-        ids.first { $0.recordName == id.recordName && $0.zoneID.zoneName == id.zoneID.zoneName } ?? id
     }
 }

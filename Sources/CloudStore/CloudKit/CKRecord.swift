@@ -166,3 +166,10 @@ extension ZoneID {
     /// `CKCurrentUserDefaultName`, whatever user record the engine names as its owner.
     var asCallerWritesIt: ZoneID { ZoneID(zoneName: zoneName, ownerName: CKCurrentUserDefaultName) }
 }
+
+extension CKRecord {
+    /// The engine's record as CloudKit code sees it, in its zone as the caller writes it.
+    static func presented(_ record: Record, assetDirectory: String?) -> CKRecord {
+        CKRecord(record.inZone(record.recordID.zoneID.asCallerWritesIt), assetDirectory: assetDirectory)
+    }
+}

@@ -11,12 +11,33 @@ import Glibc
 // cost of each operation, in this process, is the fourth baseline.
 extension Bench {
     /// A server started for the rows, stopped with SIGTERM.
-    struct Server {
+    final class Server {
         let pid: pid_t
         let url: String
+        /// The file that holds the server's standard error.
+        let errors: String?
+        /// The exit status, once `ended()` has found (and reaped) the server ended.
+        private var status: Int32?
+
+        init(pid: pid_t, url: String, errors: String? = nil) {
+            self.pid = pid
+            self.url = url
+            self.errors = errors
+        }
+
+        /// Why the server is no longer there, with the end of its standard error; nil while it
+        /// runs.
+        func ended() -> String? {
+            guard let status = status ?? Syscall.exitStatus(ifEnded: pid) else { return nil }
+            self.status = status
+            let text = errors.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
+            return "the server (pid \(pid)) ended with status \(status)" + (text.isEmpty ? "" : "; the end of its standard error:\n" + text.suffix(4000))
+        }
 
         /// SIGTERM, and SIGKILL after 5 s for a server that does not stop on it (moto's does not).
         func stop() {
+            // A reaped pid may belong to another process by now.
+            if status != nil { return }
             kill(pid, SIGTERM)
             // hasExited reaps the child when it has ended, so it is true only once.
             for _ in 0..<100 {
@@ -76,7 +97,8 @@ extension Bench {
         } / Double(saves) * 1e6
 
         let lookupScript = try luaScript("lookup", body: #"{"records":[{"recordName":"item-%d"}]}"#, records: n)
-        let queryScript = try luaScript("query", body: #"{"query":{"recordType":"Item","filterBy":[{"fieldName":"kind","comparator":"EQUALS","fieldValue":{"value":"k3"}}],"sortBy":[{"fieldName":"created","ascending":false}]},"resultsLimit":5}"#, records: n)
+        let queryBody = #"{"query":{"recordType":"Item","filterBy":[{"fieldName":"kind","comparator":"EQUALS","fieldValue":{"value":"k3"}}],"sortBy":[{"fieldName":"created","ascending":false}]},"resultsLimit":5}"#
+        let queryScript = try luaScript("query", body: queryBody, records: n)
         let saveScript = try luaScript("save", body: #"{"operations":[{"operationType":"forceReplace","record":{"recordType":"Item","recordName":"item-%d","fields":{"title":{"value":"Item of the benchmark, saved over HTTP"},"body":{"value":"lorem ipsum dolor sit amet lorem ipsum dolor sit amet"},"kind":{"value":"k3"},"score":{"value":7},"created":{"value":1700000000000,"type":"TIMESTAMP"}}}}]}"#, records: n)
 
         let serve = try start(executable, ["serve", "--port", "0", "--store", directory + "/serve", "--log-level", "warning"], name: "serve")
@@ -92,12 +114,15 @@ extension Bench {
             // machine whose speed drifts (a VM's neighbours) then moves both alike.
             var lookups: [Load] = [], floors: [Load] = []
             for _ in 0..<3 {
-                lookups.append(try wrk(lookupScript, serve.url + prefix + "records/lookup" + query))
-                floors.append(try wrk(lookupScript, floorURL.url + prefix + "records/lookup" + query))
+                lookups.append(try wrk(lookupScript, serve.url + prefix + "records/lookup" + query, against: serve))
+                floors.append(try wrk(lookupScript, floorURL.url + prefix + "records/lookup" + query, against: floorURL))
             }
             floor = Self.median(floors)
-            ours = (Self.median(lookups), try wrk(queryScript, serve.url + prefix + "records/query" + query),
-                    try wrk(saveScript, serve.url + prefix + "records/modify" + query))
+            // The server's first query reads the zone for its catalog, which takes seconds on a
+            // busy machine: one query first, so that wrk measures queries, not that read.
+            _ = try checkedAnswer(serve.url + prefix + "records/query" + query, body: queryBody)
+            ours = (Self.median(lookups), try wrk(queryScript, serve.url + prefix + "records/query" + query, against: serve),
+                    try wrk(saveScript, serve.url + prefix + "records/modify" + query, against: serve))
         } catch {
             serve.stop()
             floorServer?.stop()
@@ -109,9 +134,9 @@ extension Bench {
         let peer = try moto(records: n)
         let theirs: (lookup: Load, query: Load, save: Load)
         do throws(CKError) {
-            theirs = (try wrk(try motoScript("GetItem", #"{"TableName":"Items","Key":{"name":{"S":"item-%d"}}}"#, records: n), peer.url),
-                      try wrk(try motoScript("Query", #"{"TableName":"Items","IndexName":"kind-created","KeyConditionExpression":"kind = :k","ExpressionAttributeValues":{":k":{"S":"k3"}},"ScanIndexForward":false,"Limit":5}"#, records: n), peer.url),
-                      try wrk(try motoScript("PutItem", #"{"TableName":"Items","Item":{"name":{"S":"item-%d"},"kind":{"S":"k3"},"created":{"N":"1700000000000"},"score":{"N":"7"},"title":{"S":"Item of the benchmark, saved over HTTP"},"body":{"S":"lorem ipsum dolor sit amet lorem ipsum dolor sit amet"}}}"#, records: n), peer.url))
+            theirs = (try wrk(try motoScript("GetItem", #"{"TableName":"Items","Key":{"name":{"S":"item-%d"}}}"#, records: n), peer.url, against: peer),
+                      try wrk(try motoScript("Query", #"{"TableName":"Items","IndexName":"kind-created","KeyConditionExpression":"kind = :k","ExpressionAttributeValues":{":k":{"S":"k3"}},"ScanIndexForward":false,"Limit":5}"#, records: n), peer.url, against: peer),
+                      try wrk(try motoScript("PutItem", #"{"TableName":"Items","Item":{"name":{"S":"item-%d"},"kind":{"S":"k3"},"created":{"N":"1700000000000"},"score":{"N":"7"},"title":{"S":"Item of the benchmark, saved over HTTP"},"body":{"S":"lorem ipsum dolor sit amet lorem ipsum dolor sit amet"}}}"#, records: n), peer.url, against: peer))
         } catch {
             peer.stop()
             throw error
@@ -141,13 +166,13 @@ extension Bench {
 
     /// Starts a server that prints `listening on URL` first, and waits for that line.
     func start(_ path: String, _ args: [String], name: String) throws(CKError) -> Server {
-        let out = directory + "/\(name).out"
+        let out = directory + "/\(name).out", errors = directory + "/\(name).err"
         let pid = try Syscall.spawn(path, arguments: [path] + args, environment: ProcessInfo.processInfo.environment,
-                                    files: .init(output: out, error: "/dev/null")).orThrow(.internalError, "cannot start \(path)")
+                                    files: .init(output: out, error: errors)).orThrow(.internalError, "cannot start \(path)")
         for _ in 0..<300 {
             if let text = try? String(contentsOfFile: out, encoding: .utf8), let line = text.split(separator: "\n").first(where: { $0.contains("http://") }),
                let url = line.split(separator: " ").last(where: { $0.hasPrefix("http://") }) {
-                return Server(pid: pid, url: String(url).trimmingCharacters(in: CharacterSet(charactersIn: "/")))
+                return Server(pid: pid, url: String(url).trimmingCharacters(in: CharacterSet(charactersIn: "/")), errors: errors)
             }
             if Syscall.hasExited(pid) { break }
             usleep(50_000)
@@ -215,7 +240,7 @@ extension Bench {
     func checkedAnswer(_ url: String, body: String) throws(CKError) -> Int {
         let answer = try ChildProcess.shell("curl -sS -X POST '\(url)' --data-binary '\(body)'", stdoutFile: directory + "/answer").stdout
         guard answer.contains("recordChangeTag"), !answer.contains("serverErrorCode") else {
-            throw CKError(.internalError, "ckfs serve answered the bench's lookup with \(answer.prefix(300))")
+            throw CKError(.internalError, "ckfs serve answered the bench's request to \(url) with \(answer.prefix(300))")
         }
         return answer.utf8.count
     }
@@ -251,14 +276,17 @@ extension Bench {
         return path
     }
 
-    /// Runs wrk (2 threads, 8 connections) with `script` against `url`, after a second of the
-    /// same load that is not measured (a server's first query of a kind builds what later ones
-    /// walk, as the in-process figures are warm too); fails when any answer was not a success,
-    /// since a bench of errors measures nothing.
-    func wrk(_ script: String, _ url: String) throws(CKError) -> Load {
+    /// Runs wrk (2 threads, 8 connections) with `script` against `server`'s `url`, after a
+    /// second of the same load that is not measured (a server's first query of a kind builds
+    /// what later ones walk, as the in-process figures are warm too); fails when any answer was
+    /// not a success, since a bench of errors measures nothing, and says so when the server
+    /// ended under the load.
+    func wrk(_ script: String, _ url: String, against server: Server) throws(CKError) -> Load {
         let seconds = sizes.serverSeconds
-        _ = try ChildProcess.shell("wrk -t2 -c8 -d1s -s '\(script)' '\(url)'", stdoutFile: directory + "/wrk.out")
+        let warm = try ChildProcess.shell("wrk -t2 -c8 -d1s -s '\(script)' '\(url)'", stdoutFile: directory + "/wrk.out").stdout
+        if let ended = server.ended() { throw CKError(.internalError, "wrk against \(url), not yet measuring: \(ended)\n\(warm)") }
         let out = try ChildProcess.shell("wrk -t2 -c8 -d\(seconds)s --latency -s '\(script)' '\(url)'", stdoutFile: directory + "/wrk.out").stdout
+        if let ended = server.ended() { throw CKError(.internalError, "wrk against \(url): \(ended)\n\(out)") }
         if out.contains("Non-2xx or 3xx responses") || out.contains("Socket errors") {
             throw CKError(.internalError, "wrk against \(url) saw failed requests:\n\(out)")
         }

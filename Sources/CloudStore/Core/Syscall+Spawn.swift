@@ -61,6 +61,14 @@ extension Syscall {
         return waitpid(pid, &status, WNOHANG) == pid
     }
 
+    /// The exit status of the child `pid` (as `waitForExit` gives it) when it has ended, reaping
+    /// it; nil while it runs. Never waits.
+    public static func exitStatus(ifEnded pid: pid_t) -> Int32? {
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    }
+
     /// Waits for the child `pid` to end; its exit status, or 128 + the signal that ended it.
     public static func waitForExit(_ pid: pid_t) -> R<Int32> {
         var status: Int32 = 0

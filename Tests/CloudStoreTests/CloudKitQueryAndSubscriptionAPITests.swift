@@ -97,7 +97,7 @@ import Testing
         let query = heard.notifications.compactMap { $0 as? CKQueryNotification }
         #expect(query.map { $0.recordID?.recordName } == ["i002", "w"])
         #expect(query.allSatisfy { $0.queryNotificationReason == .recordCreated && $0.alertBody == "Item changed" })
-        #expect(query.first?.recordFields?["title"] == .string("even 2"))
+        #expect(query.first?.recordFields?["title"] as? String == "even 2")
         #expect(heard.notifications.compactMap { ($0 as? CKRecordZoneNotification)?.recordZoneID?.zoneName } == ["Work"])
         #expect(heard.badge == 2)
 

@@ -89,6 +89,14 @@ import Testing
         #expect(Self.lines(cli.run(["notifications", "--since", token])).count == 2)
         let bad = cli.run(["notifications", "--since", "nonsense"])
         #expect(bad.status == 1 && bad.stderr.contains("not a notification token"))
+        // As push payloads: what a device receives, which CKNotification reads back.
+        let pushes = Self.lines(cli.run(["notifications", "--apns", "--device", "laptop"]))
+        #expect(pushes.map { $0["ck"]?["qry"]?["rid"]?.stringValue } == ["b", "a"])
+        #expect(pushes.map { $0["ck"]?["qry"]?["fo"]?.int64Value } == [1, 3])
+        #expect(pushes.allSatisfy { $0["aps"]?["badge"] == .int(1) && $0["ck"]?["cid"] == .string("iCloud.local.ckfs") })
+        let userInfo = try #require(try JSONSerialization.jsonObject(with: Data(JSONWriter.compact(pushes[0]))) as? [String: Any])
+        let pushed = try #require(CKNotification(fromRemoteNotificationDictionary: userInfo) as? CKQueryNotification)
+        #expect(pushed.recordID?.recordName == "b" && pushed.recordFields?["title"] as? String == "two" && pushed.queryNotificationReason == .recordCreated)
         // Marked read once printed.
         #expect(Self.lines(cli.run(["notifications", "--unread", "--mark-read", "--device", "laptop"])).count == 2)
         let unread = Self.lines(cli.run(["notifications", "--unread"]))

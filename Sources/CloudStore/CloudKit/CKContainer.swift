@@ -138,13 +138,13 @@ public final class CKDatabase: Sendable {
 
     public func record(for recordID: CKRecord.ID) async throws -> CKRecord {
         let db = try engine()
-        return wrap(try db.record(for: recordID), db)
+        return wrap(try db.record(for: recordID.engine), db)
     }
 
     public func records(for ids: [CKRecord.ID], desiredKeys: [String]? = nil) async throws -> [CKRecord.ID: Result<CKRecord, Error>] {
         let db = try engine()
         var out: [CKRecord.ID: Result<CKRecord, Error>] = [:]
-        for (id, (_, r)) in zip(ids, db.fetch(ids, desiredKeys: desiredKeys)) {
+        for (id, (_, r)) in zip(ids, db.fetch(ids.map(\.engine), desiredKeys: desiredKeys)) {
             out[id] = r.map { wrap($0, db) }.mapError { $0 }
         }
         return out
@@ -152,7 +152,7 @@ public final class CKDatabase: Sendable {
 
     @discardableResult
     public func deleteRecord(withID id: CKRecord.ID) async throws -> CKRecord.ID {
-        try engine().delete(id)
+        try engine().delete(id.engine)
         return id
     }
 
@@ -161,7 +161,7 @@ public final class CKDatabase: Sendable {
                               atomically: Bool = true)
         async throws -> (saveResults: [CKRecord.ID: Result<CKRecord, Error>], deleteResults: [CKRecord.ID: Result<Void, Error>]) {
         let db = try engine()
-        let result = try db.modify(saving: saving.map(\.record), deleting: deleting,
+        let result = try db.modify(saving: saving.map(\.record), deleting: deleting.map(\.engine),
                                    options: ModifyOptions(savePolicy: savePolicy, atomic: atomically))
         let callerIDs = CallerIDs(saving.map(\.recordID) + deleting)
         var saves: [CKRecord.ID: Result<CKRecord, Error>] = [:]
@@ -183,13 +183,13 @@ public final class CKDatabase: Sendable {
     public func fetch(withRecordID id: CKRecord.ID, completionHandler: @escaping @Sendable (CKRecord?, Error?) -> Void) {
         container.complete(completionHandler) { () throws(CKError) in
             let db = try self.engine()
-            return self.wrap(try db.record(for: id), db)
+            return self.wrap(try db.record(for: id.engine), db)
         }
     }
 
     public func delete(withRecordID id: CKRecord.ID, completionHandler: @escaping @Sendable (CKRecord.ID?, Error?) -> Void) {
         container.complete(completionHandler) { () throws(CKError) in
-            try self.engine().delete(id)
+            try self.engine().delete(id.engine)
             return id
         }
     }

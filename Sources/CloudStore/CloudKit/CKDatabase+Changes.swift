@@ -54,8 +54,8 @@ extension CKDatabase {
     public func databaseChanges(since changeToken: CKServerChangeToken?, resultsLimit: Int? = nil) async throws
         -> (modifications: [DatabaseChange.Modification], deletions: [DatabaseChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool) {
         let c = try engine().databaseChanges(since: try Self.databaseToken(changeToken), limit: resultsLimit.flatMap { $0 > 0 ? $0 : nil })
-        return (c.changed.map { DatabaseChange.Modification(zoneID: $0.asCallerWritesIt) },
-                c.deleted.map { DatabaseChange.Deletion(zoneID: $0.asCallerWritesIt, purged: false) },
+        return (c.changed.map { DatabaseChange.Modification(zoneID: CKRecordZone.ID($0.asCallerWritesIt)) },
+                c.deleted.map { DatabaseChange.Deletion(zoneID: CKRecordZone.ID($0.asCallerWritesIt), purged: false) },
                 CKServerChangeToken(database: c.token), c.moreComing)
     }
 

@@ -29,7 +29,7 @@ extension CKDatabase {
         return id
     }
 
-    public func allRecordZones() async throws -> [CKRecordZone] { try engine().zones().map(CKRecordZone.init) }
+    public func allRecordZones() async throws -> [CKRecordZone] { try engine().zones().map { CKRecordZone($0) } }
 
     /// Saves and deletes zones, each on its own; results by the IDs given.
     public func modifyRecordZones(saving: [CKRecordZone], deleting: [CKRecordZone.ID]) async throws
@@ -47,7 +47,7 @@ extension CKDatabase {
     }
 
     public func fetchAllRecordZones(completionHandler: @escaping @Sendable ([CKRecordZone]?, (any Error)?) -> Void) {
-        container.complete(completionHandler) { () throws(CKError) in try self.engine().zones().map(CKRecordZone.init) }
+        container.complete(completionHandler) { () throws(CKError) in try self.engine().zones().map { CKRecordZone($0) } }
     }
 
     public func delete(withRecordZoneID zoneID: CKRecordZone.ID, completionHandler: @escaping @Sendable (CKRecordZone.ID?, (any Error)?) -> Void) {
@@ -76,13 +76,5 @@ extension CKDatabase {
             }
         }
         return (saves, deletes)
-    }
-}
-
-extension CKRecordZone {
-    /// The engine's zone under the ID the caller wrote.
-    init(_ zone: RecordZone, as id: CKRecordZone.ID) {
-        zoneID = id
-        capabilities = Capabilities(names: zone.capabilities)
     }
 }

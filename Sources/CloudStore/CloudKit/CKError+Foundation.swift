@@ -81,7 +81,7 @@ extension CKError: CustomNSError {
         var copy = self
         copy.partialErrors = Dictionary(partialErrors.map { (key, error) -> (CKItemID, CKError) in
             guard case .record(let id) = key else { return (key, error) }
-            return (.record(callerIDs[id]), error)
+            return (.record(callerIDs[id].engine), error)
         }, uniquingKeysWith: { first, _ in first })
         return copy
     }
@@ -91,8 +91,8 @@ extension CKItemID {
     /// The ID CloudKit code keys a partial error by.
     var itemID: AnyHashable {
         switch self {
-        case .record(let id): AnyHashable(id)
-        case .zone(let id): AnyHashable(id)
+        case .record(let id): AnyHashable(CKRecord.ID(id))
+        case .zone(let id): AnyHashable(CKRecordZone.ID(id))
         case .subscription(let id): AnyHashable(id)
         }
     }
@@ -100,8 +100,8 @@ extension CKItemID {
     /// The item of a `CKRecord.ID`, `CKRecordZone.ID` or subscription ID.
     init?(_ id: Any) {
         switch id {
-        case let id as CKRecord.ID: self = .record(id)
-        case let id as CKRecordZone.ID: self = .zone(id)
+        case let id as CKRecord.ID: self = .record(id.engine)
+        case let id as CKRecordZone.ID: self = .zone(id.engine)
         case let id as CKSubscription.ID: self = .subscription(id)
         default: return nil
         }

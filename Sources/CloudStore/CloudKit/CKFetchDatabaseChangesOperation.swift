@@ -35,8 +35,8 @@ open class CKFetchDatabaseChangesOperation: CKDatabaseOperation, @unchecked Send
             var token = try CKDatabase.databaseToken(previousServerChangeToken)
             while true {
                 let page = try db.databaseChanges(since: token, limit: resultsLimit > 0 ? resultsLimit : nil)
-                for zone in page.changed { recordZoneWithIDChangedBlock?(zone.asCallerWritesIt) }
-                for zone in page.deleted { recordZoneWithIDWasDeletedBlock?(zone.asCallerWritesIt) }
+                for zone in page.changed { recordZoneWithIDChangedBlock?(CKRecordZone.ID(zone.asCallerWritesIt)) }
+                for zone in page.deleted { recordZoneWithIDWasDeletedBlock?(CKRecordZone.ID(zone.asCallerWritesIt)) }
                 token = page.token
                 let next = CKServerChangeToken(database: page.token)
                 guard page.moreComing, fetchAllChanges, !isCancelled else {

@@ -63,7 +63,7 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
                 do throws(CKError) {
                     try fetch(zoneID, in: db, database)
                 } catch {
-                    failures[.zone(zoneID)] = error
+                    failures[.zone(zoneID.engine)] = error
                     recordZoneFetchResultBlock?(zoneID, .failure(error))
                     recordZoneFetchCompletionBlock?(zoneID, nil, nil, false, error)
                 }

@@ -33,12 +33,12 @@ open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable
                         found[id] = zone
                         perRecordZoneResultBlock?(id, .success(zone))
                     } catch {
-                        failures[.zone(id)] = error
+                        failures[.zone(id.engine)] = error
                         perRecordZoneResultBlock?(id, .failure(error))
                     }
                 }
             } else {
-                for zone in try db.zones().map(CKRecordZone.init) {
+                for zone in try db.zones().map { CKRecordZone($0) } {
                     found[zone.zoneID] = zone
                     perRecordZoneResultBlock?(zone.zoneID, .success(zone))
                 }

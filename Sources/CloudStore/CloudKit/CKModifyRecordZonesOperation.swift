@@ -31,7 +31,7 @@ open class CKModifyRecordZonesOperation: CKDatabaseOperation, @unchecked Sendabl
                 perRecordZoneSaveBlock?(zone.zoneID, result)
                 switch result {
                 case .success(let z): saved.append(z)
-                case .failure(let e): failures[.zone(zone.zoneID)] = e as? CKError
+                case .failure(let e): failures[.zone(zone.zoneID.engine)] = e as? CKError
                 }
             }
             var deleted: [CKRecordZone.ID] = []
@@ -40,7 +40,7 @@ open class CKModifyRecordZonesOperation: CKDatabaseOperation, @unchecked Sendabl
                 perRecordZoneDeleteBlock?(id, result)
                 switch result {
                 case .success: deleted.append(id)
-                case .failure(let e): failures[.zone(id)] = e as? CKError
+                case .failure(let e): failures[.zone(id.engine)] = e as? CKError
                 }
             }
             let error = CKError.partialFailure(failures, "\(failures.count) zones could not be saved or deleted")

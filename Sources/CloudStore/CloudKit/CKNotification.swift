@@ -20,12 +20,12 @@ public class CKNotification: @unchecked Sendable, CustomStringConvertible {
     let value: CloudNotification
     public let containerIdentifier: String?
 
-    init(_ value: CloudNotification, containerIdentifier: String) {
+    init(_ value: CloudNotification, containerIdentifier: String?) {
         self.value = value
         self.containerIdentifier = containerIdentifier
     }
 
-    static func wrap(_ n: CloudNotification, containerIdentifier: String) -> CKNotification {
+    static func wrap(_ n: CloudNotification, containerIdentifier: String?) -> CKNotification {
         switch n.kind {
         case .query: CKQueryNotification(n, containerIdentifier: containerIdentifier)
         case .recordZone: CKRecordZoneNotification(n, containerIdentifier: containerIdentifier)
@@ -67,15 +67,18 @@ public final class CKQueryNotification: CKNotification, @unchecked Sendable {
         }
     }
 
-    public var recordID: CKRecord.ID? { value.recordID }
-    /// The subscription's desired keys of the record, as many as fit.
-    public var recordFields: [String: FieldValue]? { value.recordFields }
+    public var recordID: CKRecord.ID? { value.recordID.map { CKRecord.ID($0) } }
+    /// The subscription's desired keys of the record, as many as fit, as the record's
+    /// subscript gives them (`String`, `Int`, `Double`, `Date`, …).
+    public var recordFields: [String: Any]? {
+        value.recordFields.isEmpty ? nil : value.recordFields.mapValues { $0.swiftValue { URL(fileURLWithPath: $0.fileChecksum) } }
+    }
     public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
 }
 
 /// A zone subscription fired for one commit in its zone.
 public final class CKRecordZoneNotification: CKNotification, @unchecked Sendable {
-    public var recordZoneID: CKRecordZone.ID? { value.zoneID.asCallerWritesIt }
+    public var recordZoneID: CKRecordZone.ID? { CKRecordZone.ID(value.zoneID.asCallerWritesIt) }
     public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
 }
 

@@ -174,10 +174,10 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
         do throws(CKError) {
             let database = targetDatabase
             let db = try database.engine()
-            var byID: [CKRecord.ID: CKRecord] = [:]
-            for r in toSave { byID[db.normalized(r.recordID)] = r }
+            var byID: [RecordID: CKRecord] = [:]
+            for r in toSave { byID[db.normalized(r.recordID.engine)] = r }
             let result = try db.modify(
-                saving: toSave.map(\.record), deleting: recordIDsToDelete ?? [],
+                saving: toSave.map(\.record), deleting: (recordIDsToDelete ?? []).map(\.engine),
                 options: ModifyOptions(savePolicy: savePolicy, atomic: isAtomic, clientChangeToken: clientChangeTokenData),
                 progress: { id, p in if let r = byID[id] { self.perRecordProgressBlock?(r, p) } },
                 isCancelled: { self.isCancelled })
@@ -235,10 +235,10 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
             var errors: [CKItemID: CKError] = [:]
             let ids = recordIDs ?? []
             // Results by the IDs the caller wrote, in the same order as the engine's.
-            for (id, (_, r)) in zip(ids, db.fetch(ids, desiredKeys: desiredKeys)) {
+            for (id, (_, r)) in zip(ids, db.fetch(ids.map(\.engine), desiredKeys: desiredKeys)) {
                 if isCancelled {
                     let cancelled = CKError(.operationCancelled, "the operation was cancelled")
-                    errors[.record(id)] = cancelled
+                    errors[.record(id.engine)] = cancelled
                     perRecordCompletionBlock?(nil, id, cancelled)
                     perRecordResultBlock?(id, .failure(cancelled))
                     continue
@@ -250,7 +250,7 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
                     perRecordCompletionBlock?(out, id, nil)
                     perRecordResultBlock?(id, .success(out))
                 case .failure(let e):
-                    errors[.record(id)] = e
+                    errors[.record(id.engine)] = e
                     perRecordCompletionBlock?(nil, id, e)
                     perRecordResultBlock?(id, .failure(e))
                 }

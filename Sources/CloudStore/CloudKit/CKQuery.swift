@@ -57,21 +57,6 @@ public final class CKQuery: @unchecked Sendable, CustomStringConvertible {
 /// Runs a query in one zone, a page at a time: `recordMatchedBlock` per record, then
 /// `queryResultBlock` with a cursor when more remain.
 open class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
-    /// Where the next page starts: the query, its zone and the last record given.
-    public final class Cursor: Sendable, CustomStringConvertible {
-        let query: RecordQuery
-        let zoneName: String
-        let cursor: QueryCursor
-
-        init(query: RecordQuery, zoneName: String, cursor: QueryCursor) {
-            self.query = query
-            self.zoneName = zoneName
-            self.cursor = cursor
-        }
-
-        public var description: String { cursor.text }
-    }
-
     /// As many records as the store gives in one page (``defaultPageSize``).
     public static let maximumResults = 0
     /// The page size when `resultsLimit` is ``maximumResults``.

@@ -11,7 +11,6 @@ public let CKOwnerDefaultName = ZoneID.currentUserOwnerName
 /// Like CloudKit's, a `CKRecord` is meant for one thread at a time; a lock still keeps it
 /// whole if that rule is broken.
 public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
-    public typealias ID = RecordID
     /// A field's name.
     public typealias FieldKey = String
     public typealias RecordType = String
@@ -30,7 +29,7 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
         public init(record: CKRecord, action: Action) { self.init(recordID: record.recordID, action: action) }
 
         init(reference: CloudStore.Reference) {
-            self.init(recordID: RecordID(recordName: reference.recordName), action: reference.action == .deleteSelf ? .deleteSelf : .none)
+            self.init(recordID: CKRecord.ID(recordName: reference.recordName), action: reference.action == .deleteSelf ? .deleteSelf : .none)
         }
 
         public var fieldValue: FieldValue {
@@ -44,13 +43,16 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     /// Where the record's assets are kept, once it came from a database.
     let assetDirectory: String?
 
-    public init(recordType: RecordType, recordID: ID = ID()) {
-        value = Record(recordType: recordType, recordID: recordID)
+    public init(recordType: RecordType, recordID: ID) {
+        value = Record(recordType: recordType, recordID: recordID.engine)
         assetDirectory = nil
     }
 
+    /// A record with a new name (a UUID) in the default zone.
+    public convenience init(recordType: RecordType) { self.init(recordType: recordType, recordID: ID(newIn: .default)) }
+
     public convenience init(recordType: RecordType, zoneID: CKRecordZone.ID) {
-        self.init(recordType: recordType, recordID: ID(zoneID: zoneID))
+        self.init(recordType: recordType, recordID: ID(newIn: zoneID))
     }
 
     init(_ record: Record, assetDirectory: String?) {
@@ -62,7 +64,7 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     public var record: Record { lock.withLock { value } }
 
     public var recordType: RecordType { record.recordType }
-    public var recordID: ID { record.recordID }
+    public var recordID: ID { ID(record.recordID) }
     public var recordChangeTag: String? { record.recordChangeTag }
     public var creationDate: Date? { record.created.map { Date(timeIntervalSince1970: Double($0.timestamp) / 1000) } }
     public var modificationDate: Date? { record.modified.map { Date(timeIntervalSince1970: Double($0.timestamp) / 1000) } }
@@ -122,43 +124,6 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     static let systemFieldsKey = "CKRecordSystemFields"
 
     public var description: String { "<CKRecord \(recordType) \(recordID.recordName) tag \(recordChangeTag ?? "none")>" }
-}
-
-/// A zone as CloudKit code names it.
-public struct CKRecordZone: Sendable, Equatable {
-    public typealias ID = ZoneID
-
-    /// What a zone can do, as Apple's: a custom zone fetches changes and saves atomically.
-    public struct Capabilities: OptionSet, Sendable, Hashable {
-        public let rawValue: UInt
-        public init(rawValue: UInt) { self.rawValue = rawValue }
-
-        public static let fetchChanges = Capabilities(rawValue: 1 << 0)
-        public static let atomic = Capabilities(rawValue: 1 << 1)
-        public static let sharing = Capabilities(rawValue: 1 << 2)
-        public static let zoneWideSharing = Capabilities(rawValue: 1 << 3)
-
-        /// The engine's names of capabilities (`fetchChanges`, `atomic`, …) as a set.
-        init(names: [String]) {
-            let known: [String: Capabilities] = ["fetchChanges": .fetchChanges, "atomic": .atomic,
-                                                 "sharing": .sharing, "zoneWideSharing": .zoneWideSharing]
-            self = names.reduce(into: []) { set, name in set.formUnion(known[name] ?? []) }
-        }
-    }
-
-    public let zoneID: ID
-    public var capabilities: Capabilities = []
-
-    public init(zoneName: String) { zoneID = ID(zoneName: zoneName) }
-    public init(zoneID: ID) { self.zoneID = zoneID }
-
-    /// The zone as the engine describes it, owned by `CKCurrentUserDefaultName`.
-    init(_ zone: RecordZone) {
-        zoneID = zone.zoneID.asCallerWritesIt
-        capabilities = Capabilities(names: zone.capabilities)
-    }
-
-    public static func `default`() -> CKRecordZone { CKRecordZone(zoneID: .default) }
 }
 
 extension ZoneID {

@@ -110,7 +110,7 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
 
     /// The zone watched; for a query subscription nil means every zone.
     public var zoneID: CKRecordZone.ID? {
-        get { lock.withLock { value.zoneName.map { ZoneID(zoneName: $0) } } }
+        get { lock.withLock { value.zoneName.map { CKRecordZone.ID(zoneName: $0) } } }
         set { lock.withLock { value.zoneName = newValue?.zoneName } }
     }
 

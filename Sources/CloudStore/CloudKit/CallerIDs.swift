@@ -10,7 +10,8 @@ struct CallerIDs {
 
     /// The caller's ID for the record the engine names `id`; `id` itself when the caller
     /// passed none.
-    subscript(_ id: CKRecord.ID) -> CKRecord.ID { byName[Self.key(id)] ?? id }
+    subscript(_ id: RecordID) -> CKRecord.ID { byName[Self.key(id.zoneID.zoneName, id.recordName)] ?? CKRecord.ID(id) }
 
-    private static func key(_ id: CKRecord.ID) -> String { id.zoneID.zoneName + "\u{0}" + id.recordName }
+    private static func key(_ id: CKRecord.ID) -> String { key(id.zoneID.zoneName, id.recordName) }
+    private static func key(_ zoneName: String, _ recordName: String) -> String { zoneName + "\u{0}" + recordName }
 }

@@ -42,7 +42,7 @@ struct WebCourier: Sendable {
                     if let position = first.token {
                         try await WebAPI.blocking { () throws(CKError) in try container.advancePushToken(token, to: position) }
                     }
-                    return WebAPI.json(WebNotificationCoding.payload(first, container: containerID), status: .ok)
+                    return WebAPI.json(first.apnsPayload(container: containerID), status: .ok)
                 }
                 try? await Task.sleep(for: .milliseconds(100))
             }

@@ -11,7 +11,8 @@ struct NotificationsCommand: ParsableCommand {
         recordUpdated, recordDeleted; none for a zone notification), the database, zone and \
         record, the desired fields (isPruned when some did not fit in 4 KB), the alert, \
         isRead, and "token": pass it to --since to go on after that notification. \
-        Notifications of this client's own changes (--device) are left out.
+        Notifications of this client's own changes (--device) are left out. With --apns each \
+        line is instead the push payload ({"aps": …, "ck": …}) a device would receive.
         """
     )
 
@@ -20,6 +21,8 @@ struct NotificationsCommand: ParsableCommand {
     @Flag(help: "Keep running and print each new notification as it arrives.") var follow = false
     @Flag(help: "Only unread notifications.") var unread = false
     @Flag(help: "Mark the printed notifications read.") var markRead = false
+    @Flag(help: "Print each notification as the push payload CloudKit sends a device, for CKNotification(fromRemoteNotificationDictionary:).")
+    var apns = false
     @Option(help: "With --follow: how often to look for new notifications, in milliseconds.") var interval = 50
 
     func validate() throws {
@@ -29,12 +32,14 @@ struct NotificationsCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let store = try options.openStore()
-            let log = try store.container(options.container).notificationLog(caller: options.caller, environment: options.environment)
+            let container = try store.container(options.container)
+            let log = try container.notificationLog(caller: options.caller, environment: options.environment)
             var follower = log.follow(since: since.map(NotificationToken.init(text:)), excludingDevice: options.deviceID)
             repeat {
                 let shown = try follower.poll().filter { !unread || !$0.isRead }
                 for n in shown {
-                    FileHandle.standardOutput.write(Data(JSONWriter.compact(n.dictionary) + [0x0A]))
+                    let line = apns ? n.apnsPayload(container: container.identifier) : n.dictionary
+                    FileHandle.standardOutput.write(Data(JSONWriter.compact(line) + [0x0A]))
                 }
                 if markRead { try log.markRead(shown.map(\.notificationID)) }
                 if follow { usleep(useconds_t(interval * 1000)) }

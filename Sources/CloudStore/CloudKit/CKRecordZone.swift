@@ -1,0 +1,71 @@
+import Foundation
+
+/// A zone as CloudKit code names it, as Apple's class: its ID and what it can do. It archives
+/// with `NSKeyedArchiver` (`NSSecureCoding`).
+///
+/// `@unchecked Sendable`: immutable, its stored properties are `let`s; `open`, as Apple's, so
+/// the compiler cannot check subclasses.
+open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    /// What a zone can do, as Apple's: a custom zone fetches changes and saves atomically.
+    public struct Capabilities: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt
+        public init(rawValue: UInt) { self.rawValue = rawValue }
+
+        public static let fetchChanges = Capabilities(rawValue: 1 << 0)
+        public static let atomic = Capabilities(rawValue: 1 << 1)
+        public static let sharing = Capabilities(rawValue: 1 << 2)
+        public static let zoneWideSharing = Capabilities(rawValue: 1 << 3)
+
+        /// The engine's names of capabilities (`fetchChanges`, `atomic`, …) as a set.
+        init(names: [String]) {
+            let known: [String: Capabilities] = ["fetchChanges": .fetchChanges, "atomic": .atomic,
+                                                 "sharing": .sharing, "zoneWideSharing": .zoneWideSharing]
+            self = names.reduce(into: []) { set, name in set.formUnion(known[name] ?? []) }
+        }
+    }
+
+    public let zoneID: ID
+    /// What the zone can do, as the store reported it; empty for a zone made here and not yet
+    /// saved or fetched.
+    public let capabilities: Capabilities
+
+    public convenience init(zoneName: String) { self.init(zoneID: ID(zoneName: zoneName)) }
+    public init(zoneID: ID) {
+        self.zoneID = zoneID
+        capabilities = []
+    }
+
+    /// The engine's zone under the ID the caller wrote (by default: owned by
+    /// `CKCurrentUserDefaultName`, whatever user record the engine names as its owner).
+    init(_ zone: RecordZone, as id: ID? = nil) {
+        zoneID = id ?? ID(zone.zoneID.asCallerWritesIt)
+        capabilities = Capabilities(names: zone.capabilities)
+    }
+
+    public class func `default`() -> CKRecordZone { CKRecordZone(zoneID: .default) }
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(zoneID, forKey: "ZoneID")
+        coder.encode(Int64(capabilities.rawValue), forKey: "capabilities")
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let id = coder.decodeObject(of: ID.self, forKey: "ZoneID") else { return nil }
+        zoneID = id
+        capabilities = Capabilities(rawValue: UInt(truncatingIfNeeded: coder.decodeInt64(forKey: "capabilities")))
+    }
+
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    /// Equal to a zone of the same ID and capabilities.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CKRecordZone else { return false }
+        return other.zoneID == zoneID && other.capabilities == capabilities
+    }
+
+    open override var hash: Int { zoneID.hash }
+
+    open override var description: String { "<CKRecordZone: \(zoneID.zoneName), capabilities \(capabilities.rawValue)>" }
+}

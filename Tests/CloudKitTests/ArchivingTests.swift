@@ -1,0 +1,101 @@
+import CloudKit
+import Testing
+
+/// What sync code keeps between launches, archived with `NSKeyedArchiver` as Apple's classes
+/// are: record and zone IDs (pending deletions, known zones), zones and a query cursor (paging
+/// on after a restart), read back with `NSKeyedUnarchiver` under secure coding.
+@Suite struct ArchivingTests {
+    static func roundTrip<T: NSObject & NSSecureCoding>(_ object: T) throws -> T {
+        let data = try NSKeyedArchiver.archivedData(withRootObject: object, requiringSecureCoding: true)
+        return try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: T.self, from: data))
+    }
+
+    @Test func idsArchiveAndFindTheirEntriesAgain() throws {
+        let zone = CKRecordZone.ID(zoneName: "Notes", ownerName: CKCurrentUserDefaultName)
+        let id = CKRecord.ID(recordName: "note-1", zoneID: zone)
+        let zoneBack = try Self.roundTrip(zone)
+        let idBack = try Self.roundTrip(id)
+        #expect(zoneBack == zone && zoneBack.zoneName == "Notes" && zoneBack.ownerName == CKCurrentUserDefaultName)
+        #expect(idBack == id && idBack.hashValue == id.hashValue && idBack.zoneID == zone && idBack.recordName == "note-1")
+        #expect(idBack !== id, "a new object, equal to the one archived")
+
+        // Pending deletions, kept as one archived array and looked up by ID after the relaunch.
+        let pending = [id, CKRecord.ID(recordName: "note-2", zoneID: zone), CKRecord.ID(recordName: "note-1")]
+        let data = try NSKeyedArchiver.archivedData(withRootObject: NSArray(array: pending), requiringSecureCoding: true)
+        let back = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClasses: [NSArray.self, CKRecord.ID.self, CKRecordZone.ID.self], from: data) as? [CKRecord.ID])
+        #expect(back == pending)
+        let position = Dictionary(uniqueKeysWithValues: pending.enumerated().map { ($1, $0) })
+        #expect(back.map { position[$0] } == [0, 1, 2])
+
+        #expect(CKRecord.ID(recordName: "note-1") != id, "the same name in another zone is another record")
+        #expect(CKRecordZone.ID(zoneName: "Notes", ownerName: "_someoneElse") != zone)
+        #expect(CKRecordZone.ID.default == CKRecordZone.ID(zoneName: CKRecordZone.ID.defaultZoneName, ownerName: CKCurrentUserDefaultName))
+        #expect(CKRecordZone.ID.defaultZoneName == "_defaultZone")
+    }
+
+    /// An app pages through a query, keeps the cursor when it is stopped, and pages on from the
+    /// archived cursor in a new launch: every record comes once, in order, including one saved
+    /// between the launches.
+    @Test func aCursorArchivesAndPagesOnAfterARelaunch() async throws {
+        let path = NSTemporaryDirectory() + "ckfs-archive-" + UUID().uuidString
+        let zoneID = CKRecordZone.ID(zoneName: "Trips")
+        let first = try CKContainer(store: Store.create(at: path), user: "mei").privateCloudDatabase
+        let zone = try await first.save(CKRecordZone(zoneID: zoneID))
+        let zoneBack = try Self.roundTrip(zone)
+        #expect(zoneBack == zone && zoneBack.zoneID == zoneID && zoneBack.capabilities.contains([.fetchChanges, .atomic]))
+        for i in 0..<11 {
+            let stop = CKRecord(recordType: "Stop", recordID: CKRecord.ID(recordName: String(format: "s%02d", i), zoneID: zoneID))
+            stop["title"] = "Stop \"\(i)\" on the way"
+            stop["day"] = Date(timeIntervalSince1970: 1_800_000_000 + Double(i % 4) * 86_400)
+            stop["rank"] = i % 3
+            _ = try await first.save(stop)
+        }
+        let query = CKQuery(recordType: "Stop", predicate: NSPredicate(format: "rank < %d AND title BEGINSWITH %@ AND day >= %@", 2, "Stop \"",
+                                                                      Date(timeIntervalSince1970: 1_800_000_000) as NSDate))
+        query.sortDescriptors = [NSSortDescriptor(key: "day", ascending: false)]
+        let page = try await first.records(matching: query, inZoneWith: zoneID, resultsLimit: 3)
+        let cursor = try #require(page.queryCursor)
+        let archived = try NSKeyedArchiver.archivedData(withRootObject: cursor, requiringSecureCoding: true)
+
+        // The next launch: a new container on the same store, and one more matching record.
+        let second = try CKContainer(store: Store.open(at: path), user: "mei").privateCloudDatabase
+        let late = CKRecord(recordType: "Stop", recordID: CKRecord.ID(recordName: "s99", zoneID: zoneID))
+        late["title"] = "Stop \"late\""
+        late["day"] = Date(timeIntervalSince1970: 1_800_000_000)
+        late["rank"] = 0
+        _ = try await second.save(late)
+        let restored = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKQueryOperation.Cursor.self, from: archived))
+        #expect(restored == cursor && restored !== cursor)
+        var names = page.matchResults.map(\.0.recordName)
+        var next: CKQueryOperation.Cursor? = restored
+        while let at = next {
+            let more = try await second.records(continuingMatchFrom: at, resultsLimit: 3)
+            names += more.matchResults.map(\.0.recordName)
+            next = more.queryCursor
+        }
+        // Day descending, then name: the order CloudKit's cursor keeps.
+        var matching: [(day: Int, name: String)] = [(day: 0, name: "s99")]
+        for i in 0..<11 where i % 3 < 2 { matching.append((day: i % 4, name: String(format: "s%02d", i))) }
+        let expected = matching.sorted { $0.day != $1.day ? $0.day > $1.day : $0.name < $1.name }.map(\.name)
+        #expect(names == expected)
+    }
+
+    /// A distance-sorted query's cursor keeps its point through the archive.
+    @Test func aDistanceCursorKeepsItsPoint() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        for (i, (lat, lon)) in [(48.85, 2.35), (51.51, -0.13), (52.52, 13.40), (41.90, 12.50), (40.42, -3.70)].enumerated() {
+            let city = CKRecord(recordType: "City", recordID: CKRecord.ID(recordName: "c\(i)"))
+            city["at"] = Location(latitude: lat, longitude: lon)
+            _ = try await db.save(city)
+        }
+        let query = CKQuery(recordType: "City", predicate: NSPredicate(value: true))
+        query.sortDescriptors = [CKLocationSortDescriptor(key: "at", relativeLocation: Location(latitude: 50.11, longitude: 8.68))]
+        let page = try await db.records(matching: query, resultsLimit: 2)
+        let cursor = try #require(page.queryCursor)
+        let restored = try Self.roundTrip(cursor)
+        #expect(restored == cursor)
+        let rest = try await db.records(continuingMatchFrom: restored, resultsLimit: 10)
+        // From Frankfurt: Paris 479 km, Berlin 424 km, London 636 km, Rome 959 km, Madrid 1,420 km.
+        #expect(page.matchResults.map(\.0.recordName) + rest.matchResults.map(\.0.recordName) == ["c2", "c0", "c1", "c3", "c4"])
+    }
+}

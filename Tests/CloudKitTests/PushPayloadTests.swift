@@ -1,0 +1,73 @@
+import CloudKit
+import Testing
+
+/// The push handler CloudKit apps write, with `import CloudKit` alone: the `userInfo` of a push
+/// becomes a `CKNotification` of the kind its subscription is, and the app acts on it. The
+/// pushes are the payloads ckfs hands out for real notifications (the web courier's and
+/// `ckfs notifications --apns`'), read back from JSON bytes as a device reads them.
+@Suite struct PushPayloadTests {
+    /// What an app's `application(_:didReceiveRemoteNotification:)` does with a push.
+    static func handle(_ userInfo: [AnyHashable: Any]) -> String {
+        guard let notification = CKNotification(fromRemoteNotificationDictionary: userInfo) else { return "not CloudKit" }
+        switch notification {
+        case let query as CKQueryNotification:
+            let title = query.recordFields?["title"] as? String ?? "-"
+            let priority = query.recordFields?["priority"] as? Int ?? -1
+            return "query \(query.subscriptionID ?? "") \(query.queryNotificationReason.rawValue) \(query.recordID?.recordName ?? "") "
+                + "\(query.recordID?.zoneID.zoneName ?? "") \(title) \(priority) \(query.databaseScope == .private ? "private" : "public")"
+        case let zone as CKRecordZoneNotification:
+            return "zone \(zone.subscriptionID ?? "") \(zone.recordZoneID?.zoneName ?? "")"
+        case let database as CKDatabaseNotification:
+            return "database \(database.subscriptionID ?? "") \(database.databaseScope == .private ? "private" : "public")"
+        default:
+            return "other"
+        }
+    }
+
+    @Test func aPushBecomesTheNotificationItsSubscriptionSends() async throws {
+        let path = NSTemporaryDirectory() + "ckfs-push-" + UUID().uuidString
+        let phone = try CKContainer(store: Store.create(at: path), user: "mei", deviceID: "phone")
+        let laptop = try CKContainer(store: Store.open(at: path), user: "mei", deviceID: "laptop")
+        let db = phone.privateCloudDatabase
+        let work = CKRecordZone.ID(zoneName: "Work")
+        _ = try await db.save(CKRecordZone(zoneID: work))
+
+        let tasks = CKQuerySubscription(recordType: "Task", predicate: NSPredicate(format: "priority > %d", 1), subscriptionID: "urgent",
+                                        options: [.firesOnRecordCreation, .firesOnRecordUpdate])
+        let info = CKSubscription.NotificationInfo()
+        info.desiredKeys = ["title", "priority"]
+        info.alertBody = "An urgent task"
+        tasks.notificationInfo = info
+        tasks.zoneID = work
+        _ = try await db.save(tasks)
+        _ = try await db.save(CKRecordZoneSubscription(zoneID: work, subscriptionID: "work-zone"))
+        _ = try await db.save(CKDatabaseSubscription(subscriptionID: "private-changes"))
+        let start = try phone.notificationChanges().token
+
+        let task = CKRecord(recordType: "Task", recordID: CKRecord.ID(recordName: "t1", zoneID: work))
+        task["title"] = "Ship the release"
+        task["priority"] = 3
+        _ = try await laptop.privateCloudDatabase.save(task)
+
+        // The payloads as a device receives them: JSON bytes, read with JSONSerialization.
+        let log = try Store.open(at: path).container().notificationLog(caller: Caller(userName: "mei"), environment: .development)
+        let sent = try log.changes(since: start, excludingDevice: "phone").notifications
+        let pushes = try sent.map { n -> [AnyHashable: Any] in
+            let bytes = JSONWriter.compact(n.apnsPayload(container: phone.containerIdentifier ?? ""))
+            return try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        }
+        #expect(Set(pushes.map(Self.handle)) == [
+            "query urgent 1 t1 Work Ship the release 3 private",
+            "zone work-zone Work",
+            "database private-changes private",
+        ])
+
+        // The subclass asked for must match; a dictionary that is not CloudKit's gives nil.
+        let query = try #require(pushes.first { Self.handle($0).hasPrefix("query") })
+        #expect(CKQueryNotification(fromRemoteNotificationDictionary: query)?.alertBody == "An urgent task")
+        #expect(CKRecordZoneNotification(fromRemoteNotificationDictionary: query) == nil)
+        #expect(CKNotification(fromRemoteNotificationDictionary: query)?.containerIdentifier == phone.containerIdentifier)
+        #expect(Self.handle(["aps": ["alert": "Hello"]]) == "not CloudKit")
+        #expect(Self.handle(["ck": ["nid": "x", "qry": ["rid": "t1"]]]) == "not CloudKit", "a query part without its subscription")
+    }
+}

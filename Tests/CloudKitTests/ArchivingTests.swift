@@ -98,4 +98,38 @@ import Testing
         // From Frankfurt: Paris 479 km, Berlin 424 km, London 636 km, Rome 959 km, Madrid 1,420 km.
         #expect(page.matchResults.map(\.0.recordName) + rest.matchResults.map(\.0.recordName) == ["c2", "c0", "c1", "c3", "c4"])
     }
+    /// An app that caches whole records archives them; the copy read back has every field
+    /// and saves as the same version (and a stale one is refused as CloudKit refuses it).
+    @Test func aWholeRecordArchivesAndSavesAsTheSameVersion() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let note = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "n1"))
+        note.setValuesForKeys(["title": "Groceries", "count": 3, "tags": ["home", "weekly"], "ignored": NSObject()])
+        note["due"] = Date(timeIntervalSince1970: 1_800_000_000)
+        note["place"] = Location(latitude: 48.85, longitude: 2.35)
+        let saved = try await db.save(note)
+
+        let data = try NSKeyedArchiver.archivedData(withRootObject: saved, requiringSecureCoding: true)
+        let cached = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKRecord.self, from: data))
+        #expect(cached !== saved && cached.recordID == saved.recordID && cached.recordChangeTag == saved.recordChangeTag)
+        #expect(cached["title"] as? String == "Groceries" && cached["count"] as? Int == 3 && cached["tags"] as? [String] == ["home", "weekly"])
+        #expect(cached["due"] as? Date == Date(timeIntervalSince1970: 1_800_000_000))
+        #expect((cached["place"] as? Location)?.latitude == 48.85)
+        #expect(Set(cached.allKeys()) == ["title", "count", "tags", "due", "place"], "a value that is not a record value is not set")
+
+        cached.setValuesForKeys(["count": 4, "tags": NSNull()])
+        let again = try await db.save(cached)
+        #expect(again["count"] as? Int == 4 && again["tags"] == nil)
+
+        // The archive made before that save is now stale.
+        let stale = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKRecord.self, from: data))
+        stale["count"] = 5
+        var code: CKError.Code?
+        do { _ = try await db.save(stale) } catch let error as CKError { code = error.code }
+        #expect(code == .serverRecordChanged)
+
+        // A copy is a record of its own.
+        let copy = try #require(again.copy() as? CKRecord)
+        copy["title"] = "Changed"
+        #expect(again["title"] as? String == "Groceries" && copy["title"] as? String == "Changed")
+    }
 }

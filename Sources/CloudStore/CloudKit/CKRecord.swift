@@ -5,12 +5,13 @@ public let CKCurrentUserDefaultName = ZoneID.currentUserOwnerName
 /// CloudKit's older name for ``CKCurrentUserDefaultName``.
 public let CKOwnerDefaultName = ZoneID.currentUserOwnerName
 
-/// A record as CloudKit code uses it: a class with a subscript, `changedKeys()`,
-/// `allTokens()` and `encodeSystemFields(with:)`.
+/// A record as CloudKit code uses it: an `NSObject` with a subscript, `changedKeys()`,
+/// `allTokens()`, `encodeSystemFields(with:)`, and `NSSecureCoding` for the whole record.
 ///
 /// Like CloudKit's, a `CKRecord` is meant for one thread at a time; a lock still keeps it
 /// whole if that rule is broken.
-public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
+/// `@unchecked Sendable`: `value` is only touched under `lock`.
+public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     /// A field's name.
     public typealias FieldKey = String
     public typealias RecordType = String
@@ -46,6 +47,7 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     public init(recordType: RecordType, recordID: ID) {
         value = Record(recordType: recordType, recordID: recordID.engine)
         assetDirectory = nil
+        super.init()
     }
 
     /// A record with a new name (a UUID) in the default zone.
@@ -58,6 +60,7 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     init(_ record: Record, assetDirectory: String?) {
         value = record
         self.assetDirectory = assetDirectory
+        super.init()
     }
 
     /// The engine's value of this record.
@@ -99,6 +102,14 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
     public func object(forKey key: String) -> (any CKRecordValueProtocol)? { self[key] }
     public func setObject(_ object: (any CKRecordValueProtocol)?, forKey key: String) { self[key] = object }
 
+    /// Sets several fields at once, as Apple's key-value coding does; `NSNull` removes a field.
+    /// A value that is not a record value (`CKRecordValueProtocol`) leaves its field as it was.
+    public func setValuesForKeys(_ keyedValues: [String: Any]) {
+        for (key, value) in keyedValues {
+            if value is NSNull { self[key] = nil } else if let value = value as? any CKRecordValueProtocol { self[key] = value }
+        }
+    }
+
     public func allKeys() -> [String] { record.allKeys }
     /// Keys changed since the record was fetched or saved.
     public func changedKeys() -> [String] { record.changedKeys.sorted() }
@@ -113,17 +124,38 @@ public final class CKRecord: @unchecked Sendable, CustomStringConvertible {
         coder.encode(Data(JSONWriter.compact(RecordCoding.encode(system))), forKey: Self.systemFieldsKey)
     }
 
-    /// A record with the system fields `encodeSystemFields(with:)` wrote and no fields.
+    /// The record as `encode(with:)` wrote it, or with only the system fields
+    /// `encodeSystemFields(with:)` wrote (and no fields).
     public convenience init?(coder: NSCoder) {
-        guard let data = coder.decodeObject(forKey: Self.systemFieldsKey) as? Data,
+        // Linux Foundation raises, rather than answer nil, for a key the archive does not have.
+        func data(_ key: String) -> Data? {
+            coder.containsValue(forKey: key) ? coder.decodeObject(of: NSData.self, forKey: key).map { Data(referencing: $0) } : nil
+        }
+        let whole = data(Self.wholeRecordKey)
+        guard let data = whole ?? data(Self.systemFieldsKey),
               let json = try? JSONParser.parse(Array(data)),
               let decoded = try? RecordCoding.decode(json, mode: .stored) else { return nil }
-        self.init(decoded.record, assetDirectory: nil)
+        let directory = whole == nil || !coder.containsValue(forKey: Self.assetDirectoryKey) ? nil
+            : coder.decodeObject(of: NSString.self, forKey: Self.assetDirectoryKey) as String?
+        self.init(decoded.record, assetDirectory: directory)
     }
 
-    static let systemFieldsKey = "CKRecordSystemFields"
+    public static var supportsSecureCoding: Bool { true }
 
-    public var description: String { "<CKRecord \(recordType) \(recordID.recordName) tag \(recordChangeTag ?? "none")>" }
+    /// Writes the whole record: its system fields, its fields, and where its assets are.
+    public func encode(with coder: NSCoder) {
+        coder.encode(NSData(data: Data(JSONWriter.compact(RecordCoding.encode(record)))), forKey: Self.wholeRecordKey)
+        if let assetDirectory { coder.encode(assetDirectory as NSString, forKey: Self.assetDirectoryKey) }
+    }
+
+    /// A new record with the same ID, version, fields and changed keys.
+    public func copy(with zone: NSZone? = nil) -> Any { CKRecord(record, assetDirectory: assetDirectory) }
+
+    static let systemFieldsKey = "CKRecordSystemFields"
+    static let wholeRecordKey = "CKRecord"
+    static let assetDirectoryKey = "CKRecordAssetDirectory"
+
+    public override var description: String { "<CKRecord \(recordType) \(recordID.recordName) tag \(recordChangeTag ?? "none")>" }
 }
 
 extension ZoneID {

@@ -3,7 +3,7 @@ import Foundation
 /// A container as CloudKit code uses it: its identifier, its two databases, the caller's
 /// account and permissions, and a queue that runs operations.
 public final class CKContainer: Sendable {
-    public let containerIdentifier: String
+    public let containerIdentifier: String?
     /// The engine's container, or why it could not be opened (then every call fails with that
     /// error and ``accountStatus()`` is `couldNotDetermine`).
     let opened: Result<Container, CKError>
@@ -70,7 +70,9 @@ public final class CKContainer: Sendable {
     public var publicCloudDatabase: CKDatabase { CKDatabase(container: self, scope: .public) }
     public var privateCloudDatabase: CKDatabase { CKDatabase(container: self, scope: .private) }
 
-    public func database(with scope: DatabaseScope) -> CKDatabase { CKDatabase(container: self, scope: scope) }
+    public func database(with scope: CKDatabase.Scope) -> CKDatabase {
+        CKDatabase(container: self, scope: scope == .public ? .public : .private)
+    }
 
     /// Runs an operation in the background, concurrently with others and after its
     /// dependencies; a database operation with no database set works on the private database.
@@ -100,7 +102,8 @@ public final class CKContainer: Sendable {
 
 /// One database of a container, for one caller.
 public final class CKDatabase: Sendable {
-    public enum Scope: Sendable { case `public`, `private` }
+    /// Apple's numbers; ckfs has no shared database yet.
+    public enum Scope: Int, Sendable { case `public` = 1, `private` = 2 }
 
     public let container: CKContainer
     public let databaseScope: Scope

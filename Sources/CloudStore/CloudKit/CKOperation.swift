@@ -225,11 +225,26 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     /// The end of the operation: a failure only when the whole operation failed.
     public var fetchRecordsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
 
-    public init(recordIDs: [CKRecord.ID]? = nil) { self.recordIDs = recordIDs }
+    /// Set by ``fetchCurrentUserRecordOperation()``: the caller's user record is fetched.
+    private var fetchesCurrentUser = false
+
+    public required init(recordIDs: [CKRecord.ID]? = nil) { self.recordIDs = recordIDs }
+
+    /// Fetches the caller's user record (type `Users`, in the public database), as Apple's.
+    public class func fetchCurrentUserRecordOperation() -> Self {
+        let operation = Self(recordIDs: nil)
+        operation.fetchesCurrentUser = true
+        return operation
+    }
 
     open override func main() {
         do throws(CKError) {
-            let database = targetDatabase
+            var database = targetDatabase
+            if fetchesCurrentUser {
+                // User records live in the public database; the ID is known once the operation runs.
+                database = database.container.publicCloudDatabase
+                recordIDs = [try database.container.userRecordID()]
+            }
             let db = try database.engine()
             var found: [CKRecord.ID: CKRecord] = [:]
             var errors: [CKItemID: CKError] = [:]

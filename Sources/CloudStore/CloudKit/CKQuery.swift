@@ -142,4 +142,16 @@ extension CKDatabase {
             try self.runQuery(query: query, cursor: nil, zoneID: zoneID, resultsLimit: 0, desiredKeys: nil).0
         }
     }
+
+    /// One page of a query, with a completion handler that takes a `Result`.
+    public func fetch(withQuery query: CKQuery, inZoneWith zoneID: CKRecordZone.ID? = nil, desiredKeys: [CKRecord.FieldKey]? = nil,
+                      resultsLimit: Int = CKQueryOperation.maximumResults,
+                      completionHandler: @escaping @Sendable (Result<(matchResults: [(CKRecord.ID, Result<CKRecord, Error>)], queryCursor: CKQueryOperation.Cursor?), Error>) -> Void) {
+        container.complete({ (page: (matchResults: [(CKRecord.ID, Result<CKRecord, Error>)], queryCursor: CKQueryOperation.Cursor?)?, error: Error?) in
+            completionHandler(page.map { .success($0) } ?? .failure(error ?? CKError(.internalError, "the query ended without a result")))
+        }) { () throws(CKError) in
+            let (records, cursor) = try self.runQuery(query: query, cursor: nil, zoneID: zoneID, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
+            return (records.map { ($0.recordID, .success($0)) }, cursor)
+        }
+    }
 }

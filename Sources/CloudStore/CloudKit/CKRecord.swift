@@ -12,6 +12,8 @@ public let CKOwnerDefaultName = ZoneID.currentUserOwnerName
 /// whole if that rule is broken.
 /// `@unchecked Sendable`: `value` is only touched under `lock`.
 public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    /// How a reference acts when its target is deleted (`CKRecord.Reference.Action`).
+    public typealias ReferenceAction = Reference.Action
     /// A field's name.
     public typealias FieldKey = String
     public typealias RecordType = String

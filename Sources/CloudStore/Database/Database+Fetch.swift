@@ -127,45 +127,39 @@ extension Database {
         guard let token, token.resumeAfter == nil else {
             return try firstFetch(in: zone, storage: storage, meta: meta, resuming: token, limit: limit, desiredKeys: desiredKeys)
         }
-        let history = try storage.history()
-        guard let entries = history.entries(after: token.seq) else {
+        guard let page = try storage.history(after: token.seq, changeLimit: limit) else {
             throw CKError(.changeTokenExpired, "the change token is older than the history zone \(zone) keeps; fetch all changes again without a token")
         }
-        var order: [String] = []
+        // Each record once, at its last change: an earlier place is blanked when it changes again.
+        var order: [String?] = []
+        var place: [String: Int] = [:]
         var state: [String: Record?] = [:]
         var deletedTypes: [String: String] = [:]
+        func moveToEnd(_ name: String) {
+            if let old = place[name] { order[old] = nil }
+            place[name] = order.count
+            order.append(name)
+        }
         var last = token.seq
-        var more = false
-        var count = 0
-        for (n, entry) in entries.enumerated() {
+        for entry in page.entries {
             for d in entry.deleted {
-                if state[d.recordName] != nil { order.removeAll { $0 == d.recordName } }
                 state[d.recordName] = .some(nil)
                 deletedTypes[d.recordName] = d.recordType
-                order.append(d.recordName)
-                count += 1
+                moveToEnd(d.recordName)
             }
             for r in entry.saved {
-                let name = r.recordID.recordName
-                if state[name] != nil { order.removeAll { $0 == name } }
-                state[name] = .some(r)
-                order.append(name)
-                count += 1
+                state[r.recordID.recordName] = .some(r)
+                moveToEnd(r.recordID.recordName)
             }
             last = entry.seq
-            if let limit, count >= limit, n < entries.count - 1 {
-                more = true
-                break
-            }
         }
         var changed: [Record] = []
         var deleted: [RecordID] = []
-        for name in order {
+        for case let name? in order {
             if let r = state[name] ?? nil { changed.append(r.limited(to: desiredKeys)) } else { deleted.append(RecordID(recordName: name, zoneID: zoneID(zone))) }
         }
-        let client = history.clientChangeToken(upTo: last)
         var changes = ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
-                                  moreComing: more, clientChangeToken: client ?? meta.clientChangeToken)
+                                  moreComing: page.moreComing, clientChangeToken: page.clientChangeToken ?? meta.clientChangeToken)
         changes.deletedRecordTypes = deletedTypes.filter { name, _ in state[name] == .some(nil) }
         return changes
     }
@@ -199,7 +193,7 @@ extension Database {
         for name in names {
             if let r = try storage.record(named: name) { records.append(r.limited(to: desiredKeys)) }
         }
-        let client = try storage.history().clientChangeToken(upTo: seq)
+        let client = try storage.clientChangeToken(upTo: seq)
         var next = ChangeToken(epoch: meta.epoch, seq: seq)
         if more, let last = names.last {
             next.resumeAfter = last

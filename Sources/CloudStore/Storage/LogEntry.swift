@@ -145,7 +145,7 @@ struct LogScanner {
 
     /// A body's keys are written sorted and `clientChangeToken` sorts first among them, so an
     /// entry with a token starts with these bytes and no other entry does.
-    private static let tokenLinePrefix = Array(#"{"body":{"clientChangeToken":""#.utf8)
+    static let tokenLinePrefix = Array(#"{"body":{"clientChangeToken":""#.utf8)
 
     /// The client change token of the last entry that gave one, parsing only the lines
     /// that start like an entry with a token, from the end.
@@ -225,6 +225,31 @@ struct LogSeeker {
         return nil
     }
 
+    /// Where the first entry numbered above `seq` starts (`size` when there is none), and the
+    /// number of the log's first entry (nil for an empty log). Nil when a probe lands on a line
+    /// that is not an entry (a damaged log), which only a whole read can tell apart.
+    mutating func start(ofFirstEntryAfter seq: Int64) throws(CKError) -> (offset: Int64, firstSeq: Int64?)? {
+        var firstSeq: Int64?
+        if let newline = try firstNewline(from: 0, below: size) {
+            guard let (found, _) = try seqOfLine(endingAt: newline, notBefore: 0) else { return nil }
+            firstSeq = found
+        }
+        // As in `entry(seq:)`: `lo` is where an entry starts and the entries before it have
+        // numbers up to `seq`; the entries whose newline is at `hi` or after have larger ones.
+        var lo: Int64 = 0
+        var hi = size
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2
+            guard let newline = try firstNewline(from: mid, below: hi) else {
+                hi = mid
+                continue
+            }
+            guard let (found, _) = try seqOfLine(endingAt: newline, notBefore: lo) else { return nil }
+            if found <= seq { lo = newline + 1 } else { hi = mid }
+        }
+        return (lo, firstSeq)
+    }
+
     /// The offset of the first newline in `from..<below`.
     private mutating func firstNewline(from: Int64, below: Int64) throws(CKError) -> Int64? {
         var at = from
@@ -284,6 +309,21 @@ struct LogSeeker {
             chunk = min(chunk * 2, 1 << 20)
         }
         return floor
+    }
+
+    /// The number in the tail of a whole line, where a log entry has it; nil when it has none.
+    static func seq(inTailOf line: ArraySlice<UInt8>) -> Int64? {
+        let tail = line[max(line.startIndex, line.endIndex - 256)...]
+        guard let key = lastIndex(of: seqKey, in: tail) else { return nil }
+        var i = key + seqKey.count
+        var value: Int64 = 0
+        var digits = 0
+        while i < tail.endIndex, tail[i] >= 0x30, tail[i] <= 0x39, digits < 18 {
+            value = value * 10 + Int64(tail[i] - 0x30)
+            digits += 1
+            i += 1
+        }
+        return digits > 0 ? value : nil
     }
 
     private static func lastIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {

@@ -64,9 +64,12 @@ extension Bench {
         return nil
     }
 
-    static func commandExists(_ name: String) -> Bool {
+    static func commandExists(_ name: String) -> Bool { commandPath(name) != nil }
+
+    /// Where `name` is found on the PATH.
+    static func commandPath(_ name: String) -> String? {
         (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-            .contains { FileManager.default.isExecutableFile(atPath: "\($0)/\(name)") }
+            .map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     func serverRows(executable: String) throws(CKError) -> [Row] {

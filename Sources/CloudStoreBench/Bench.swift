@@ -26,6 +26,8 @@ public struct Bench: Sendable {
         /// Row 9: records in the served zone, and seconds of load for each measurement.
         public var serverRecords = 10_000
         public var serverSeconds = 5
+        /// Row 10: runs of each cold process (the median counts).
+        public var coldRuns = 9
 
         public init() {}
 
@@ -45,6 +47,7 @@ public struct Bench: Sendable {
             s.growthSaves = 100
             s.serverRecords = 2_000
             s.serverSeconds = 2
+            s.coldRuns = 3
             return s
         }
     }
@@ -73,7 +76,7 @@ public struct Bench: Sendable {
 
     /// Every row id, in the order of the table.
     public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b",
-                                 "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k"]
+                                 "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "10a", "10b", "10c", "10d", "10e"]
 
     public init(directory: String, sizes: Sizes, only: Set<String>? = nil, executable: String? = nil,
                 progress: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -126,6 +129,7 @@ public struct Bench: Sendable {
             if wanted("9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k") {
                 rows += try serverRows(executable: executable).filter { wanted($0.id) }
             }
+            if wanted("10a", "10b", "10c", "10d", "10e") { rows += try coldRows(executable: executable).filter { wanted($0.id) } }
         }
         return rows
     }

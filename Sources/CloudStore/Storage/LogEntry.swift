@@ -311,21 +311,6 @@ struct LogSeeker {
         return floor
     }
 
-    /// The number in the tail of a whole line, where a log entry has it; nil when it has none.
-    static func seq(inTailOf line: ArraySlice<UInt8>) -> Int64? {
-        let tail = line[max(line.startIndex, line.endIndex - 256)...]
-        guard let key = lastIndex(of: seqKey, in: tail) else { return nil }
-        var i = key + seqKey.count
-        var value: Int64 = 0
-        var digits = 0
-        while i < tail.endIndex, tail[i] >= 0x30, tail[i] <= 0x39, digits < 18 {
-            value = value * 10 + Int64(tail[i] - 0x30)
-            digits += 1
-            i += 1
-        }
-        return digits > 0 ? value : nil
-    }
-
     private static func lastIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {
         guard hay.count >= needle.count else { return nil }
         var i = hay.endIndex - needle.count

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension ZoneStorage {
     /// A stretch of the zone's history, read from the log without reading the rest of it.
@@ -59,7 +56,10 @@ extension ZoneStorage {
             if let token = entry.clientChangeToken { page.clientChangeToken = token }
             page.entries.append(entry)
         }
-        if page.clientChangeToken == nil { page.clientChangeToken = try lastClientChangeToken(fd: fd, before: offset, after: checkpoint) }
+        if page.clientChangeToken == nil {
+            let floor = try checkpoint.flatMap { (c) throws(CKError) in try seeker.start(ofFirstEntryAfter: c)?.offset } ?? 0
+            page.clientChangeToken = try lastClientChangeToken(fd: fd, before: offset, notBefore: floor)
+        }
         return page
     }
 
@@ -78,7 +78,8 @@ extension ZoneStorage {
         var seeker = LogSeeker(fd: fd, path: logPath, size: size) { [self] n in noteLogRead(n) }
         let checkpoint = try checkpointHoldingTokens(upTo: seq)
         guard let (offset, _) = try seeker.start(ofFirstEntryAfter: seq) else { return try history().clientChangeToken(upTo: seq) }
-        return try lastClientChangeToken(fd: fd, before: offset, after: checkpoint)
+        let floor = try checkpoint.flatMap { (c) throws(CKError) in try seeker.start(ofFirstEntryAfter: c)?.offset } ?? 0
+        return try lastClientChangeToken(fd: fd, before: offset, notBefore: floor)
     }
 
     /// The checkpoint whose `zone.json` holds the last client change token up to `seq`'s: a
@@ -90,20 +91,20 @@ extension ZoneStorage {
         return checkpoint <= seq ? checkpoint : nil
     }
 
-    /// The client change token of the last entry that ends at or before `offset`, is
-    /// numbered above `checkpoint`, and gave one, reading the log backwards and parsing only the
-    /// lines that start as an entry with a token does (``LogScanner``).
-    func lastClientChangeToken(fd: Int32, before offset: Int64, after checkpoint: Int64?) throws(CKError) -> Data? {
+    /// The client change token of the last entry between `floor` and `offset` (both where
+    /// entries start) that gave one, reading the log backwards and parsing only the lines that
+    /// start as an entry with a token does (``LogScanner``).
+    func lastClientChangeToken(fd: Int32, before offset: Int64, notBefore floor: Int64) throws(CKError) -> Data? {
         var end = offset
         // Small first (the token or the checkpoint is often a few entries back), then larger.
         var chunk: Int64 = 4 << 10
-        while end > 0 {
-            let from = max(0, end - chunk)
+        while end > floor {
+            let from = max(floor, end - chunk)
             let bytes = try Syscall.pread(fd, count: Int(end - from), offset: from, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
             noteLogRead(bytes.count)
             // Lines that start in this piece: after its first newline, or at the file's start.
-            let firstLine = from == 0 ? 0 : (bytes.firstIndex(of: 0x0A).map { $0 + 1 } ?? bytes.count)
-            if firstLine == bytes.count, from > 0 {
+            let firstLine = from == floor ? 0 : (bytes.firstIndex(of: 0x0A).map { $0 + 1 } ?? bytes.count)
+            if firstLine == bytes.count, from > floor {
                 chunk *= 2
                 continue
             }
@@ -111,7 +112,6 @@ extension ZoneStorage {
             while lineEnd > firstLine {
                 let lineStart = bytes[firstLine..<(lineEnd - 1)].lastIndex(of: 0x0A).map { $0 + 1 } ?? firstLine
                 let line = bytes[lineStart..<(lineEnd - 1)]
-                if let checkpoint, let seq = LogSeeker.seq(inTailOf: line), seq <= checkpoint { return nil }
                 if line.starts(with: LogScanner.tokenLinePrefix), let token = (try? LogEntry.unframe(line, zoneID: zoneID))?.clientChangeToken {
                     return token
                 }

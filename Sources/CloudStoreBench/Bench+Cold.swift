@@ -1,0 +1,80 @@
+import CloudStore
+import Foundation
+
+// Row 10: a new process answers one question about a zone of `fetchZone` records, as a script
+// or a shell user asks it: `ckfs` against the sqlite3 shell on the same records (index on
+// (kind, created), rowid order standing for change order). Each is the median wall time of
+// whole runs, process start included; the last row is that start alone.
+extension Bench {
+    /// The tools row 10 needs, or what is missing.
+    static func coldRowsMissing() -> String? {
+        commandExists("sqlite3") ? nil : "the sqlite3 shell (apt-get install sqlite3)"
+    }
+
+    func coldRows(executable: String) throws(CKError) -> [Row] {
+        if let missing = Self.coldRowsMissing() {
+            progress("row 10 needs \(missing); scripts/bootstrap --test installs it. Row 10 is left out.")
+            return []
+        }
+        let n = sizes.fetchZone
+        let db = try store("cold")
+        let sql = try sqlite("cold")
+        try fill(db, sql, count: n)
+        try sql.execute("CREATE INDEX by_kind_created ON records (kind, created)")
+        // Ten single saves after a token: what `changes --since` then gives.
+        let token = try db.currentChangeToken()
+        guard let lastRow = try sql.prepare("SELECT max(rowid) FROM records").rows().first.flatMap({ Int(String(decoding: $0, as: UTF8.self)) }) else {
+            throw CKError(.internalError, "SQLite gave no last row")
+        }
+        let zone = db.zoneID(ZoneID.defaultZoneName)
+        let replace = try sql.prepare("INSERT OR REPLACE INTO records VALUES (?, ?, ?, ?, ?)")
+        for i in 0..<10 {
+            let r = Self.record(i * 97, zone: zone)
+            try db.save(r, policy: .allKeys)
+            try replace.run(Self.values(r))
+        }
+        progress("filled \(n) records for cold processes")
+
+        let store = ["--store", directory + "/cold"]
+        let file = directory + "/cold.sqlite"
+        let name = "item-\(n / 2)"
+        let cases: [(id: String, what: String, ckfs: [String], sqlite: String)] = [
+            ("10a", "changes --since T --limit 10", ["changes", "--since", token.description, "--limit", "10"] + store,
+             "SELECT json FROM records WHERE rowid > \(lastRow) ORDER BY rowid LIMIT 10"),
+            ("10b", "changes --limit 10 (first page)", ["changes", "--limit", "10"] + store, "SELECT json FROM records ORDER BY name LIMIT 10"),
+            ("10c", "record fetch", ["record", "fetch", name] + store, "SELECT json FROM records WHERE name = '\(name)'"),
+            ("10d", "query kind == k3 by created, 5", ["record", "query", "--type", "Item", "--predicate", "kind == 'k3'", "--sort", "created:desc", "--limit", "5"] + store,
+             "SELECT json FROM records WHERE kind = 'k3' ORDER BY created DESC LIMIT 5"),
+            ("10e", "process start (--version; select 1)", ["--version"], "SELECT 1"),
+        ]
+        guard let sqlite3 = Self.commandPath("sqlite3") else { return [] }
+        var rows: [Row] = []
+        for c in cases {
+            let ours = try coldRun([executable] + c.ckfs)
+            let theirs = try coldRun([sqlite3, file, c.sqlite])
+            progress(String(format: "cold %@: ckfs %.1f ms, sqlite3 %.1f ms", c.what, ours / 1e3, theirs / 1e3))
+            rows.append(Row(id: c.id, name: "cold process: \(c.what) (zone of \(n))", ckfs: ours, baselineName: "the sqlite3 shell, same records", baseline: theirs))
+        }
+        return rows
+    }
+
+    /// The median wall time of running `command` to its end, in µs, after one run not
+    /// counted; fails when a run fails.
+    private func coldRun(_ command: [String]) throws(CKError) -> Double {
+        var samples: [Double] = []
+        for run in 0...sizes.coldRuns {
+            let start = DispatchTime.now().uptimeNanoseconds
+            let pid = try Syscall.spawn(command[0], arguments: command,
+                                        environment: ProcessInfo.processInfo.environment,
+                                        files: .init(output: "/dev/null", error: directory + "/cold.err"))
+                .orThrow(.internalError, "cannot start \(command[0])")
+            let status = try Syscall.waitForExit(pid).orThrow(.internalError, "cannot wait for \(command[0])")
+            guard status == 0 else {
+                let errors = (try? String(contentsOfFile: directory + "/cold.err", encoding: .utf8)) ?? ""
+                throw CKError(.internalError, "\(command.joined(separator: " ")) ended with status \(status): \(errors.suffix(2000))")
+            }
+            if run > 0 { samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3) }
+        }
+        return Self.median(samples)
+    }
+}

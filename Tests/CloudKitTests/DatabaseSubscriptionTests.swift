@@ -22,13 +22,23 @@ import Testing
         _ = try await laptop.privateCloudDatabase.save(CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "w", zoneID: CKRecordZone.ID(zoneName: "Work"))))
         _ = try await laptop.privateCloudDatabase.save(CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "d")))
 
+        // The zone's creation and a commit in each zone.
         let heard = try phone.notificationChanges(since: start).notifications
-        #expect(heard.count == 2)
+        #expect(heard.count == 3)
         #expect(heard.allSatisfy { $0 is CKDatabaseNotification && $0.notificationType == .database && $0.subscriptionID == "private-changes" })
         #expect((heard.first as? CKDatabaseNotification)?.databaseScope == .private)
         // What the app does on one: fetch the database's changes.
-        let zones = try await phone.privateCloudDatabase.databaseChanges(since: nil).modifications.map(\.zoneID.zoneName)
-        #expect(Set(zones) == ["Work", "_defaultZone"])
+        let changes = try await phone.privateCloudDatabase.databaseChanges(since: nil)
+        #expect(Set(changes.modifications.map(\.zoneID.zoneName)) == ["Work", "_defaultZone"])
+
+        // A zone deleted elsewhere is heard too, and the next fetch reports the deletion; the
+        // device that makes a change does not hear it.
+        let beforeDelete = try phone.notificationChanges().token
+        _ = try await laptop.privateCloudDatabase.deleteRecordZone(withID: CKRecordZone.ID(zoneName: "Work"))
+        #expect(try phone.notificationChanges(since: beforeDelete).notifications.count == 1)
+        #expect(try laptop.notificationChanges(since: beforeDelete).notifications.isEmpty)
+        let after = try await phone.privateCloudDatabase.databaseChanges(since: changes.changeToken)
+        #expect(after.deletions.map(\.zoneID.zoneName) == ["Work"])
 
         // The public database takes no database subscription.
         var code: CKError.Code?

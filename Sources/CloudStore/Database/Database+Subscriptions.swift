@@ -202,6 +202,19 @@ extension Database {
         }
     }
 
+    /// Tells the database subscriptions that `zone` was created or deleted, as CloudKit's fire
+    /// for every change to the database's zones. Best effort, as CloudKit's pushes are: the
+    /// zone change stands when a notification cannot be written, and the next fetch of the
+    /// database's changes reports it.
+    func notifyZoneChanged(_ zone: String) {
+        guard let all = try? subscriptionFile.all() else { return }
+        let database = all.filter { if case .database = $0.kind { true } else { false } }
+        guard !database.isEmpty else { return }
+        let entry = LogEntry(seq: 0, time: Store.now(), userRecordName: userRecordName, deviceID: caller.deviceID,
+                             clientChangeToken: nil, saved: [], deleted: [], usage: 0)
+        try? notify(database, zone: zone, entry: entry, before: [:])
+    }
+
     private func deliver(_ notifications: [(owner: String, notification: CloudNotification)]) throws(CKError) {
         var byOwner: [String: [CloudNotification]] = [:]
         var order: [String] = []

@@ -97,7 +97,7 @@ extension Database {
             throw .invalid("the public database has only the default zone; create custom zones in the private database")
         }
         guard name != ZoneID.defaultZoneName else { return try zone(name) }
-        _ = try ZoneStorage.create(at: zoneDirectory(name), meta: newZoneMeta(name), io: store.io)
+        if try ZoneStorage.create(at: zoneDirectory(name), meta: newZoneMeta(name), io: store.io) { notifyZoneChanged(name) }
         return try zone(name)
     }
 
@@ -121,5 +121,6 @@ extension Database {
         }
         try storage.delete()
         store.forgetZone(directory: zoneDirectory(name))
+        notifyZoneChanged(name)
     }
 }

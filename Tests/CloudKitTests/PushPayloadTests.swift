@@ -64,7 +64,9 @@ import Testing
 
         // The subclass asked for must match; a dictionary that is not CloudKit's gives nil.
         let query = try #require(pushes.first { Self.handle($0).hasPrefix("query") })
-        #expect(CKQueryNotification(fromRemoteNotificationDictionary: query)?.alertBody == "An urgent task")
+        let queryNotification = try #require(CKQueryNotification(fromRemoteNotificationDictionary: query))
+        #expect(queryNotification.alertBody == "An urgent task")
+        #expect(queryNotification.recordID == task.recordID, "named as the app named the record")
         #expect(CKRecordZoneNotification(fromRemoteNotificationDictionary: query) == nil)
         #expect(CKNotification(fromRemoteNotificationDictionary: query)?.containerIdentifier == phone.containerIdentifier)
         #expect(Self.handle(["aps": ["alert": "Hello"]]) == "not CloudKit")

@@ -67,7 +67,11 @@ public final class CKQueryNotification: CKNotification, @unchecked Sendable {
         }
     }
 
-    public var recordID: CKRecord.ID? { value.recordID.map { CKRecord.ID($0) } }
+    /// The record, in its zone as the caller writes it (owned by `CKCurrentUserDefaultName`), as
+    /// every other result names records.
+    public var recordID: CKRecord.ID? {
+        value.recordID.map { CKRecord.ID(recordName: $0.recordName, zoneID: CKRecordZone.ID($0.zoneID.asCallerWritesIt)) }
+    }
     /// The subscription's desired keys of the record, as many as fit, as the record's
     /// subscript gives them (`String`, `Int`, `Double`, `Date`, …).
     public var recordFields: [String: Any]? {

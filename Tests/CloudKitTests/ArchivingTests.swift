@@ -127,6 +127,18 @@ import Testing
         do { _ = try await db.save(stale) } catch let error as CKError { code = error.code }
         #expect(code == .serverRecordChanged)
 
+        // Edits not yet saved survive the archive: a save of only the changed keys sends them,
+        // and a field removed before archiving stays removed.
+        let edited = try await db.record(for: again.recordID)
+        edited["title"] = "Groceries and more"
+        edited["place"] = nil
+        let editedData = try NSKeyedArchiver.archivedData(withRootObject: edited, requiringSecureCoding: true)
+        let restored = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKRecord.self, from: editedData))
+        #expect(Set(restored.changedKeys()) == ["title", "place"])
+        let modify = try await db.modifyRecords(saving: [restored], deleting: [], savePolicy: .changedKeys)
+        let stored = try modify.saveResults[restored.recordID]?.get()
+        #expect(stored?["title"] as? String == "Groceries and more" && stored?["place"] == nil && stored?["count"] as? Int == 4)
+
         // A copy is a record of its own.
         let copy = try #require(again.copy() as? CKRecord)
         copy["title"] = "Changed"

@@ -112,6 +112,25 @@ import Testing
         #expect(reads.value < Int(logBytes) / 10, "read \(reads.value) of \(logBytes) bytes")
     }
 
+    /// A writer that died mid-append leaves a torn line at the log's end: a page reads up to the
+    /// last committed entry and answers as before, without the torn bytes.
+    @Test func aTornTailIsNotRead() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let token = try db.currentChangeToken()
+        for i in 0..<5 { try db.save(record("r\(i)")) }
+        let before = try db.changes(since: token, limit: 3)
+        let path = db.zoneStorage(ZoneID.defaultZoneName).logPath
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(#"{"body":{"deleted":[],"saved":[{"recordName":"torn"#.utf8))
+        handle.closeFile()
+        let after = try db.changes(since: token, limit: 3)
+        #expect(after.changed.map(\.recordID.recordName) == before.changed.map(\.recordID.recordName) && after.token == before.token)
+        let rest = try db.changes(since: after.token)
+        #expect(rest.changed.map(\.recordID.recordName) == ["r3", "r4"] && !rest.moreComing)
+    }
+
     /// Counts bytes. `@unchecked Sendable`: `total` is only touched under `lock`.
     final class Counter: @unchecked Sendable {
         private let lock = NSLock()

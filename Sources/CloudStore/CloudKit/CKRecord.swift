@@ -139,14 +139,22 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
               let decoded = try? RecordCoding.decode(json, mode: .stored) else { return nil }
         let directory = whole == nil || !coder.containsValue(forKey: Self.assetDirectoryKey) ? nil
             : coder.decodeObject(of: NSString.self, forKey: Self.assetDirectoryKey) as String?
-        self.init(decoded.record, assetDirectory: directory)
+        var record = decoded.record
+        if whole != nil, coder.containsValue(forKey: Self.changedKeysKey),
+           let keys = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: Self.changedKeysKey) as? [String] {
+            record.markChanged(keys)
+        }
+        self.init(record, assetDirectory: directory)
     }
 
     public static var supportsSecureCoding: Bool { true }
 
-    /// Writes the whole record: its system fields, its fields, and where its assets are.
+    /// Writes the whole record: its system fields, its fields, the keys changed since it was
+    /// fetched or saved (so a save after unarchiving sends them), and where its assets are.
     public func encode(with coder: NSCoder) {
-        coder.encode(NSData(data: Data(JSONWriter.compact(RecordCoding.encode(record)))), forKey: Self.wholeRecordKey)
+        let value = record
+        coder.encode(NSData(data: Data(JSONWriter.compact(RecordCoding.encode(value)))), forKey: Self.wholeRecordKey)
+        coder.encode(NSArray(array: value.changedKeys.sorted().map { $0 as NSString }), forKey: Self.changedKeysKey)
         if let assetDirectory { coder.encode(assetDirectory as NSString, forKey: Self.assetDirectoryKey) }
     }
 
@@ -156,6 +164,7 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
     static let systemFieldsKey = "CKRecordSystemFields"
     static let wholeRecordKey = "CKRecord"
     static let assetDirectoryKey = "CKRecordAssetDirectory"
+    static let changedKeysKey = "CKRecordChangedKeys"
 
     public override var description: String { "<CKRecord \(recordType) \(recordID.recordName) tag \(recordChangeTag ?? "none")>" }
 }

@@ -159,7 +159,7 @@ extension Database {
             if let r = state[name] ?? nil { changed.append(r.limited(to: desiredKeys)) } else { deleted.append(RecordID(recordName: name, zoneID: zoneID(zone))) }
         }
         var changes = ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
-                                  moreComing: page.moreComing, clientChangeToken: page.clientChangeToken ?? meta.clientChangeToken)
+                                  moreComing: page.moreComing, clientChangeToken: page.clientChangeToken)
         changes.deletedRecordTypes = deletedTypes.filter { name, _ in state[name] == .some(nil) }
         return changes
     }
@@ -201,6 +201,6 @@ extension Database {
             // Saves landed while the pages were read: they come next, after this token.
             more = true
         }
-        return ZoneChanges(changed: records, deleted: [], token: next, moreComing: more, clientChangeToken: client ?? meta.clientChangeToken)
+        return ZoneChanges(changed: records, deleted: [], token: next, moreComing: more, clientChangeToken: client)
     }
 }

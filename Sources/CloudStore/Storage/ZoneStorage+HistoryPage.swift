@@ -7,7 +7,8 @@ extension ZoneStorage {
         var entries: [LogEntry]
         /// Whole entries follow the last one given.
         var moreComing: Bool
-        /// The client change token of the last entry, up to the page's last, that gave one.
+        /// The client change token of the last entry, up to the page's last, that gave one;
+        /// `zone.json`'s when the log holds none.
         var clientChangeToken: Data?
     }
 
@@ -16,79 +17,98 @@ extension ZoneStorage {
     /// back to `seq` (compacted away: the token expired).
     ///
     /// The first entry after `seq` is found by bisecting the log (``LogSeeker``) and the page
-    /// read forward from there, so the cost grows with the page, not the history. Like
-    /// ``loggedEntry(seq:)`` it takes no lock: the log only grows at its end and compaction
-    /// replaces it whole. A log whose bisection meets a line that is no entry is read whole,
-    /// as ``history()`` reads it.
+    /// read forward from there, up to the last entry committed when the read began (the commit
+    /// marker's), so the cost grows with the page, not the history. Like ``loggedEntry(seq:)``
+    /// it takes no lock: the log only grows at its end and compaction replaces it whole. When
+    /// anything is not as a whole log would be (a probe on a line that is no entry, a tail cut
+    /// by another process's recovery meanwhile), the log is read whole, as ``history()`` reads it.
     func history(after seq: Int64, changeLimit limit: Int?) throws(CKError) -> HistoryPage? {
         try recoverAfterRestartIfNeeded()
-        let fd: Int32
-        switch Syscall.open(logPath, O_RDONLY) {
-        case .success(let f): fd = f
-        case .failure(let e) where e.errno == ENOENT: return try wholeHistoryPage(after: seq, changeLimit: limit)
-        case .failure(let e): throw CKError(.internalError, "cannot open \(logPath)", cause: .system(e))
-        }
-        defer { Syscall.close(fd) }
-        let checkpoint = try checkpointHoldingTokens(upTo: seq)
-        let size = try Syscall.fstat(fd, path: logPath).orThrow(.internalError, "cannot stat \(logPath)").size
-        var seeker = LogSeeker(fd: fd, path: logPath, size: size) { [self] n in noteLogRead(n) }
-        guard let (offset, firstSeq) = try seeker.start(ofFirstEntryAfter: seq) else {
-            return try wholeHistoryPage(after: seq, changeLimit: limit)
-        }
-        if let firstSeq {
-            guard seq >= firstSeq - 1 else { return nil }
-        } else if seq < (try peekMarker()?.seq ?? 0) {
+        do throws(CKError) {
+            if let page = try pagedHistory(after: seq, changeLimit: limit) { return page }
+        } catch where error.code == .changeTokenExpired {
             return nil
+        } catch {}
+        return try wholeHistoryPage(after: seq, changeLimit: limit)
+    }
+
+    /// ``history(after:changeLimit:)`` by bisection; nil when the log must be read whole,
+    /// `changeTokenExpired` when it no longer reaches back to `seq`.
+    private func pagedHistory(after seq: Int64, changeLimit limit: Int?) throws(CKError) -> HistoryPage? {
+        // One reading of zone.json and the commit marker, before the log's size: what they say
+        // is then true of every byte read.
+        let meta = try readMeta()
+        guard let committed = try peekMarker()?.seq else { return nil }
+        guard let log = try openLog() else { return nil }
+        defer { Syscall.close(log.fd) }
+        var seeker = LogSeeker(fd: log.fd, path: logPath, size: log.size) { [self] n in noteLogRead(n) }
+        guard let (offset, firstSeq) = try seeker.start(ofFirstEntryAfter: seq) else { return nil }
+        if seq < (firstSeq.map { $0 - 1 } ?? committed) {
+            throw CKError(.changeTokenExpired, "the log no longer reaches back to \(seq)")
         }
-        var reader = LogLines(fd: fd, path: logPath, from: offset, size: size) { [self] n in noteLogRead(n) }
+        var reader = LogLines(fd: log.fd, path: logPath, from: offset, size: log.size) { [self] n in noteLogRead(n) }
         var page = HistoryPage(entries: [], moreComing: false, clientChangeToken: nil)
         var changes = 0
-        while let (line, lineStart) = try reader.next() {
+        while page.entries.last.map({ $0.seq < committed }) ?? (seq < committed), let (line, _) = try reader.next() {
             if let limit, changes >= limit {
                 page.moreComing = true
                 break
             }
-            let entry: LogEntry
-            do { entry = try LogEntry.unframe(line[...], zoneID: zoneID) } catch {
-                throw CKError(.internalError, "the log \(logPath) has a damaged entry at byte \(lineStart) (\(error)); run `ckfs fsck`")
-            }
+            guard let entry = try? LogEntry.unframe(line[...], zoneID: zoneID), entry.seq == (page.entries.last?.seq ?? seq) + 1 else { return nil }
             changes += entry.saved.count + entry.deleted.count
             if let token = entry.clientChangeToken { page.clientChangeToken = token }
             page.entries.append(entry)
         }
         if page.clientChangeToken == nil {
-            let floor = try checkpoint.flatMap { (c) throws(CKError) in try seeker.start(ofFirstEntryAfter: c)?.offset } ?? 0
-            page.clientChangeToken = try lastClientChangeToken(fd: fd, before: offset, notBefore: floor)
+            page.clientChangeToken = try tokenBefore(offset, upTo: seq, meta: meta, seeker: &seeker, fd: log.fd)
         }
         return page
     }
 
-    /// The client change token of the last entry up to `seq` that gave one, read as
-    /// ``history(after:changeLimit:)`` reads it.
+    /// The client change token of the last entry up to `seq` that gave one (`zone.json`'s when
+    /// the log holds none), read as ``history(after:changeLimit:)`` reads it.
     func clientChangeToken(upTo seq: Int64) throws(CKError) -> Data? {
         try recoverAfterRestartIfNeeded()
+        let meta = try readMeta()
+        do throws(CKError) {
+            if let log = try openLog() {
+                defer { Syscall.close(log.fd) }
+                var seeker = LogSeeker(fd: log.fd, path: logPath, size: log.size) { [self] n in noteLogRead(n) }
+                if let (offset, _) = try seeker.start(ofFirstEntryAfter: seq) {
+                    return try tokenBefore(offset, upTo: seq, meta: meta, seeker: &seeker, fd: log.fd)
+                }
+            } else {
+                return meta.clientChangeToken
+            }
+        } catch {}
+        return try history().clientChangeToken(upTo: seq) ?? meta.clientChangeToken
+    }
+
+    /// The token of the last entry before `offset` (where the first entry after `seq` starts)
+    /// that gave one. A checkpoint at or before `seq` notes in `zone.json` the last token up to
+    /// it, so the search back stops at the checkpoint's entry and takes `meta`'s token there;
+    /// past `seq`, it goes back through the whole log, and `meta`'s is the answer only for a
+    /// log that holds none.
+    private func tokenBefore(_ offset: Int64, upTo seq: Int64, meta: ZoneMeta, seeker: inout LogSeeker, fd: Int32) throws(CKError) -> Data? {
+        var floor: Int64 = 0
+        if meta.checkpointSeq <= seq, let start = try seeker.start(ofFirstEntryAfter: meta.checkpointSeq)?.offset { floor = start }
+        return try lastClientChangeToken(fd: fd, before: offset, notBefore: floor) ?? meta.clientChangeToken
+    }
+
+    /// The log opened for reading and its size; nil when there is no log file.
+    private func openLog() throws(CKError) -> (fd: Int32, size: Int64)? {
         let fd: Int32
         switch Syscall.open(logPath, O_RDONLY) {
         case .success(let f): fd = f
         case .failure(let e) where e.errno == ENOENT: return nil
         case .failure(let e): throw CKError(.internalError, "cannot open \(logPath)", cause: .system(e))
         }
-        defer { Syscall.close(fd) }
-        let size = try Syscall.fstat(fd, path: logPath).orThrow(.internalError, "cannot stat \(logPath)").size
-        var seeker = LogSeeker(fd: fd, path: logPath, size: size) { [self] n in noteLogRead(n) }
-        let checkpoint = try checkpointHoldingTokens(upTo: seq)
-        guard let (offset, _) = try seeker.start(ofFirstEntryAfter: seq) else { return try history().clientChangeToken(upTo: seq) }
-        let floor = try checkpoint.flatMap { (c) throws(CKError) in try seeker.start(ofFirstEntryAfter: c)?.offset } ?? 0
-        return try lastClientChangeToken(fd: fd, before: offset, notBefore: floor)
-    }
-
-    /// The checkpoint whose `zone.json` holds the last client change token up to `seq`'s: a
-    /// checkpoint notes the last token of the entries up to it, so a search back from `seq`
-    /// stops there. Nil when the checkpoint is past `seq` (its token may be a later one) and
-    /// the search goes back through the whole log.
-    private func checkpointHoldingTokens(upTo seq: Int64) throws(CKError) -> Int64? {
-        let checkpoint = try readMeta().checkpointSeq
-        return checkpoint <= seq ? checkpoint : nil
+        switch Syscall.fstat(fd, path: logPath) {
+        case .success(let st): return (fd, st.size)
+        case .failure(let e):
+            Syscall.close(fd)
+            throw CKError(.internalError, "cannot stat \(logPath)", cause: .system(e))
+        }
     }
 
     /// The client change token of the last entry between `floor` and `offset` (both where
@@ -137,7 +157,8 @@ extension ZoneStorage {
             changes += entry.saved.count + entry.deleted.count
             page.entries.append(entry)
         }
-        page.clientChangeToken = history.clientChangeToken(upTo: page.entries.last?.seq ?? seq)
+        let meta = try readMeta()
+        page.clientChangeToken = history.clientChangeToken(upTo: page.entries.last?.seq ?? seq) ?? meta.clientChangeToken
         return page
     }
 }

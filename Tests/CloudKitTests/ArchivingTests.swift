@@ -80,6 +80,29 @@ import Testing
         #expect(names == expected)
     }
 
+    /// Filters built in code: an empty AND matches everything and its cursor archives; a key
+    /// that is no field name and a number CloudKit cannot compare are refused when the query runs.
+    @Test func builtPredicatesArchiveOrAreRefused() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        for i in 0..<4 {
+            let note = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "n\(i)"))
+            note["rank"] = i
+            _ = try await db.save(note)
+        }
+        let everything = CKQuery(recordType: "Note", predicate: NSCompoundPredicate(andPredicateWithSubpredicates: []))
+        everything.sortDescriptors = [NSSortDescriptor(key: "rank", ascending: true)]
+        let page = try await db.records(matching: everything, resultsLimit: 2)
+        let restored = try Self.roundTrip(try #require(page.queryCursor))
+        let rest = try await db.records(continuingMatchFrom: restored)
+        #expect((page.matchResults + rest.matchResults).map(\.0.recordName) == ["n0", "n1", "n2", "n3"])
+
+        for predicate in [NSPredicate(format: "%K == %@", "my-field", "x"), NSPredicate(format: "rank > %@", Double.nan)] {
+            var code: CKError.Code?
+            do { _ = try await db.records(matching: CKQuery(recordType: "Note", predicate: predicate)) } catch let error as CKError { code = error.code }
+            #expect(code == .invalidArguments, "\(predicate)")
+        }
+    }
+
     /// A distance-sorted query's cursor keeps its point through the archive.
     @Test func aDistanceCursorKeepsItsPoint() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase
@@ -117,6 +140,12 @@ import Testing
         #expect(Set(cached.allKeys()) == ["title", "count", "tags", "due", "place"], "a value that is not a record value is not set")
 
         cached.setValuesForKeys(["count": 4, "tags": NSNull()])
+        // What JSONSerialization gives: NSNumber, NSString and NSArray inside Any.
+        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(#"{"score": 2.5, "label": "x", "sizes": [1, 2]}"#.utf8)) as? [String: Any])
+        let scratch = CKRecord(recordType: "Note")
+        scratch.setValuesForKeys(parsed.merging(["small": Int32(7), "ratio": Float(0.5)]) { a, _ in a })
+        #expect(scratch["score"] as? Double == 2.5 && scratch["label"] as? String == "x" && scratch["sizes"] as? [Int] == [1, 2])
+        #expect(scratch["small"] as? Int == 7 && scratch["ratio"] as? Double == 0.5)
         let again = try await db.save(cached)
         #expect(again["count"] as? Int == 4 && again["tags"] == nil)
 

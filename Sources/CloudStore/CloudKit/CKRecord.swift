@@ -105,10 +105,37 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
     public func setObject(_ object: (any CKRecordValueProtocol)?, forKey key: String) { self[key] = object }
 
     /// Sets several fields at once, as Apple's key-value coding does; `NSNull` removes a field.
-    /// A value that is not a record value (`CKRecordValueProtocol`) leaves its field as it was.
+    /// Foundation's objects (`NSNumber`, `NSString`, `NSDate`, `NSArray`, as `JSONSerialization`
+    /// and property lists give them) and other number types count as the record values they
+    /// hold; anything else leaves its field as it was.
     public func setValuesForKeys(_ keyedValues: [String: Any]) {
         for (key, value) in keyedValues {
-            if value is NSNull { self[key] = nil } else if let value = value as? any CKRecordValueProtocol { self[key] = value }
+            if value is NSNull { self[key] = nil } else if let value = Self.recordValue(value) { self[key] = value }
+        }
+    }
+
+    /// `value` as a record value, bridging Foundation's objects and other number types.
+    static func recordValue(_ value: Any) -> (any CKRecordValueProtocol)? {
+        switch value {
+        case let v as any CKRecordValueProtocol: return v
+        case let v as Int32: return Int(v)
+        case let v as Int16: return Int(v)
+        case let v as UInt32: return Int(v)
+        case let v as Float: return Double(v)
+        case let v as String: return v
+        case let v as Date: return v
+        case let v as Data: return v
+        case let v as Int: return v
+        case let v as Double: return v
+        case let list as [Any]:
+            let items = list.compactMap(recordValue)
+            guard items.count == list.count else { return nil }
+            if let strings = items as? [String] { return strings }
+            if let ints = items as? [Int] { return ints }
+            if let doubles = items.map({ ($0 as? Double) ?? ($0 as? Int).map(Double.init) }) as? [Double] { return doubles }
+            if let dates = items as? [Date] { return dates }
+            return nil
+        default: return nil
         }
     }
 

@@ -58,7 +58,9 @@ open class CloudKitPredicate: CustomStringConvertible, @unchecked Sendable {
         case let v as Int64: return .int(v)
         case let v as Int32: return .int(Int64(v))
         case let v as UInt: return .int(Int64(v))
-        case let v as Double: return .double(v)
+        case let v as Double:
+            guard v.isFinite else { throw CKError(.invalidArguments, "argument \(position) of the predicate is \(v); CloudKit compares finite numbers only") }
+            return .double(v)
         case let v as Float: return .double(Double(v))
         case let v as Date: return .date(v)
         case let v as NSNumber: return Double(v.int64Value) == v.doubleValue ? .int(v.int64Value) : .double(v.doubleValue)
@@ -112,7 +114,7 @@ open class CloudKitCompoundPredicate: CloudKitPredicate, @unchecked Sendable {
         do throws(CKError) {
             let predicates = try parts.map { (p) throws(CKError) in try p.queryPredicate() }
             switch type {
-            case .and: return .success(predicates.count == 1 ? predicates[0] : .and(predicates))
+            case .and: return .success(predicates.isEmpty ? .all : predicates.count == 1 ? predicates[0] : .and(predicates))
             case .not:
                 guard predicates.count == 1 else { throw CKError(.invalidArguments, "a NOT predicate takes one subpredicate, not \(predicates.count)") }
                 return .success(.not(predicates[0]))

@@ -270,6 +270,7 @@ public struct PredicateParser {
         case .format("%K"):
             guard nextArgument < arguments.count else { throw error("%K has no argument", at: t) }
             guard case .string(let key) = arguments[nextArgument] else { throw error("the argument of %K must be a key name (a string)", at: t) }
+            guard Names.isIdentifier(key) else { throw error("the argument of %K, \"\(key)\", is not a field name (a letter, then letters, digits or _)", at: t) }
             nextArgument += 1
             result = .key(key)
         case .format(let f) where f == "%@" || Self.numberConversions.contains(f.last!):

@@ -74,6 +74,7 @@ enum PredicatePrinter {
     static func format(_ p: QueryPredicate) -> String {
         switch p {
         case .all: return "TRUEPREDICATE"
+        case .and(let parts) where parts.isEmpty: return "TRUEPREDICATE"
         case .and(let parts): return parts.map { part in
             if case .and = part { return "(\(format(part)))" }
             return format(part)

@@ -59,19 +59,27 @@ extension Bench {
     }
 
     /// The median wall time of running `command` to its end, in µs, after one run not
-    /// counted; fails when a run fails.
+    /// counted; fails when a run fails or takes more than a minute.
     private func coldRun(_ command: [String]) throws(CKError) -> Double {
         var samples: [Double] = []
+        let errors = directory + "/cold.err"
         for run in 0...sizes.coldRuns {
+            // A run's standard error alone: the file is opened for appending.
+            _ = Syscall.unlink(errors)
             let start = DispatchTime.now().uptimeNanoseconds
             let pid = try Syscall.spawn(command[0], arguments: command,
                                         environment: ProcessInfo.processInfo.environment,
-                                        files: .init(output: "/dev/null", error: directory + "/cold.err"))
+                                        files: .init(output: "/dev/null", error: errors))
                 .orThrow(.internalError, "cannot start \(command[0])")
+            // A blocking wait keeps the clock exact; a watchdog ends a run that hangs.
+            let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
             let status = try Syscall.waitForExit(pid).orThrow(.internalError, "cannot wait for \(command[0])")
+            watchdog.cancel()
             guard status == 0 else {
-                let errors = (try? String(contentsOfFile: directory + "/cold.err", encoding: .utf8)) ?? ""
-                throw CKError(.internalError, "\(command.joined(separator: " ")) ended with status \(status): \(errors.suffix(2000))")
+                let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+                let hung = DispatchTime.now().uptimeNanoseconds - start >= 60_000_000_000 ? " (killed: it ran for a minute)" : ""
+                throw CKError(.internalError, "\(command.joined(separator: " ")) ended with status \(status)\(hung): \(said.suffix(2000))")
             }
             if run > 0 { samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3) }
         }

@@ -110,7 +110,7 @@ extension Bench {
         let ours: (lookup: Load, query: Load, save: Load)
         let floor: Load
         do throws(CKError) {
-            sampleSize = try checkedAnswer(serve.url + prefix + "records/lookup" + query, body: #"{"records":[{"recordName":"item-1"}]}"#)
+            sampleSize = try checkedAnswer(serve.url + prefix + "records/lookup" + query, body: #"{"records":[{"recordName":"item-1"}]}"#, from: serve)
             let floorURL = try start(executable, ["debug", "http-floor", "--port", "0", "--bytes", String(sampleSize), "--log-level", "warning"], name: "floor")
             floorServer = floorURL
             // The lookup and the floor take turns, three times each, and the medians count: a
@@ -123,7 +123,7 @@ extension Bench {
             floor = Self.median(floors)
             // The server's first query reads the zone for its catalog, which takes seconds on a
             // busy machine: one query first, so that wrk measures queries, not that read.
-            _ = try checkedAnswer(serve.url + prefix + "records/query" + query, body: queryBody)
+            _ = try checkedAnswer(serve.url + prefix + "records/query" + query, body: queryBody, from: serve)
             ours = (Self.median(lookups), try wrk(queryScript, serve.url + prefix + "records/query" + query, against: serve),
                     try wrk(saveScript, serve.url + prefix + "records/modify" + query, against: serve))
         } catch {
@@ -172,17 +172,22 @@ extension Bench {
         let out = directory + "/\(name).out", errors = directory + "/\(name).err"
         let pid = try Syscall.spawn(path, arguments: [path] + args, environment: ProcessInfo.processInfo.environment,
                                     files: .init(output: out, error: errors)).orThrow(.internalError, "cannot start \(path)")
+        func failure(_ how: String) -> CKError {
+            let said = [out, errors].compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.joined(separator: "\n").suffix(4000)
+            return CKError(.internalError, "\(name) (\(path) \(args.joined(separator: " "))) did not start: \(how): \(said)")
+        }
         for _ in 0..<300 {
             if let text = try? String(contentsOfFile: out, encoding: .utf8), let line = text.split(separator: "\n").first(where: { $0.contains("http://") }),
                let url = line.split(separator: " ").last(where: { $0.hasPrefix("http://") }) {
                 return Server(pid: pid, url: String(url).trimmingCharacters(in: CharacterSet(charactersIn: "/")), errors: errors)
             }
-            if Syscall.hasExited(pid) { break }
+            // Reaped here, so never signalled after: its pid may be another process's by then.
+            if let status = Syscall.exitStatus(ifEnded: pid) { throw failure("it ended with status \(status)") }
             usleep(50_000)
         }
         kill(pid, SIGKILL)
         _ = Syscall.waitForExit(pid)
-        throw CKError(.internalError, "\(name) (\(path) \(args.joined(separator: " "))) did not start: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
+        throw failure("no `listening on` line in 15 s")
     }
 
     /// moto's DynamoDB server on a free port, with a table of `records` items like the store's
@@ -230,18 +235,20 @@ extension Bench {
             if (try? ChildProcess.shell("python3 -c 'import urllib.request; urllib.request.urlopen(\"\(url)/moto-api/\")'", stdoutFile: "/dev/null")) != nil {
                 return Server(pid: pid, url: url)
             }
-            if Syscall.hasExited(pid) { break }
+            if let status = Syscall.exitStatus(ifEnded: pid) {
+                throw CKError(.internalError, "moto_server ended with status \(status): \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
+            }
             usleep(100_000)
         }
         kill(pid, SIGKILL)
         _ = Syscall.waitForExit(pid)
-        throw CKError(.internalError, "moto_server did not start: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
+        throw CKError(.internalError, "moto_server did not start in 20 s: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
     }
 
     /// Sends one request with curl and checks that it and its items succeeded; returns the
     /// answer's size, for the floor's body.
-    func checkedAnswer(_ url: String, body: String) throws(CKError) -> Int {
-        let answer = try ChildProcess.shell("curl -sS -X POST '\(url)' --data-binary '\(body)'", stdoutFile: directory + "/answer").stdout
+    func checkedAnswer(_ url: String, body: String, from server: Server) throws(CKError) -> Int {
+        let answer = try shell("curl -sS -X POST '\(url)' --data-binary '\(body)'", output: "answer", against: server)
         guard answer.contains("recordChangeTag"), !answer.contains("serverErrorCode") else {
             throw CKError(.internalError, "ckfs serve answered the bench's request to \(url) with \(answer.prefix(300))")
         }
@@ -286,9 +293,9 @@ extension Bench {
     /// ended under the load.
     func wrk(_ script: String, _ url: String, against server: Server) throws(CKError) -> Load {
         let seconds = sizes.serverSeconds
-        let warm = try ChildProcess.shell("wrk -t2 -c8 -d1s -s '\(script)' '\(url)'", stdoutFile: directory + "/wrk.out").stdout
+        let warm = try shell("wrk -t2 -c8 -d1s -s '\(script)' '\(url)'", output: "wrk.out", against: server)
         if let ended = server.ended() { throw CKError(.internalError, "wrk against \(url), not yet measuring: \(ended)\n\(warm)") }
-        let out = try ChildProcess.shell("wrk -t2 -c8 -d\(seconds)s --latency -s '\(script)' '\(url)'", stdoutFile: directory + "/wrk.out").stdout
+        let out = try shell("wrk -t2 -c8 -d\(seconds)s --latency -s '\(script)' '\(url)'", output: "wrk.out", against: server)
         if let ended = server.ended() { throw CKError(.internalError, "wrk against \(url): \(ended)\n\(out)") }
         if out.contains("Non-2xx or 3xx responses") || out.contains("Socket errors") {
             throw CKError(.internalError, "wrk against \(url) saw failed requests:\n\(out)")
@@ -299,6 +306,16 @@ extension Bench {
             throw CKError(.internalError, "cannot read wrk's output:\n\(out)")
         }
         return Load(perSecond: rate, p99Microseconds: p99)
+    }
+
+    /// Runs a client of `server` (wrk, curl); when it fails, the error says whether the server
+    /// had ended, and how.
+    private func shell(_ script: String, output: String, against server: Server) throws(CKError) -> String {
+        do throws(CKError) {
+            return try ChildProcess.shell(script, stdoutFile: directory + "/" + output).stdout
+        } catch {
+            throw CKError(.internalError, error.message + (server.ended().map { "; \($0)" } ?? "; the server is still running"))
+        }
     }
 
     /// The run of the middle rate, with its own p99.

@@ -102,7 +102,7 @@ public final class CKContainer: Sendable {
 
 /// One database of a container, for one caller.
 public final class CKDatabase: Sendable {
-    /// Apple's numbers; ckfs has no shared database yet.
+    /// Apple's numbers for the public and private databases, which ckfs has.
     public enum Scope: Int, Sendable { case `public` = 1, `private` = 2 }
 
     public let container: CKContainer

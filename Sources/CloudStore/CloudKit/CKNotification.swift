@@ -73,9 +73,14 @@ public final class CKQueryNotification: CKNotification, @unchecked Sendable {
         value.recordID.map { CKRecord.ID(recordName: $0.recordName, zoneID: CKRecordZone.ID($0.zoneID.asCallerWritesIt)) }
     }
     /// The subscription's desired keys of the record, as many as fit, as the record's
-    /// subscript gives them (`String`, `Int`, `Double`, `Date`, …).
+    /// subscript gives them (`String`, `Int`, `Double`, `Date`, …). An asset is left out: a
+    /// notification carries no file to point at; fetch the record for it.
     public var recordFields: [String: Any]? {
-        value.recordFields.isEmpty ? nil : value.recordFields.mapValues { $0.swiftValue { URL(fileURLWithPath: $0.fileChecksum) } }
+        let fields = value.recordFields.compactMapValues { (field) -> Any? in
+            if case .asset = field { return nil }
+            return field.swiftValue { _ in URL(fileURLWithPath: "/dev/null") }
+        }
+        return fields.isEmpty ? nil : fields
     }
     public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
 }

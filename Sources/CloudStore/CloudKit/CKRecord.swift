@@ -10,6 +10,7 @@ public let CKOwnerDefaultName = ZoneID.currentUserOwnerName
 ///
 /// Like CloudKit's, a `CKRecord` is meant for one thread at a time; a lock still keeps it
 /// whole if that rule is broken.
+///
 /// `@unchecked Sendable`: `value` is only touched under `lock`.
 public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     /// How a reference acts when its target is deleted (`CKRecord.Reference.Action`).

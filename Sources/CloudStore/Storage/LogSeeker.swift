@@ -1,0 +1,168 @@
+import Foundation
+
+/// Finds one entry of a log by its sequence number, reading a few small pieces of the file
+/// instead of the whole log.
+///
+/// Sequence numbers grow along the log (commits append in order; compaction keeps a suffix;
+/// recovery appends the journal's entries after the last one), so the entry is found by
+/// bisecting the file's bytes: a probe reads from a byte to the end of the line it falls in
+/// and takes the line's number from its tail, where the writer puts it (a body's keys are
+/// sorted: `…,"saved":[…],"seq":N,"time":…,"usage":…,"user":"…"}`, and nothing after `seq`
+/// can hold those bytes, since a JSON string escapes its quotes). Only the entry found is
+/// parsed, and its checksum and number checked. A line without a newline yet (an append in
+/// progress) is not an entry.
+struct LogSeeker {
+    let fd: Int32
+    let path: String
+    /// The bytes of the file taken as the log: appends after it are not looked at.
+    let size: Int64
+    /// Told the size of every read.
+    let noteRead: (Int) -> Void
+    /// The last piece read, to serve the tail of a line a probe has just read up to.
+    private var piece: (start: Int64, bytes: [UInt8]) = (0, [])
+
+    init(fd: Int32, path: String, size: Int64, noteRead: @escaping (Int) -> Void) {
+        self.fd = fd
+        self.path = path
+        self.size = size
+        self.noteRead = noteRead
+    }
+
+    private static let seqKey = Array(#""seq":"#.utf8)
+
+    /// The entry numbered `seq`, or nil when no whole entry of the log has that number.
+    mutating func entry(seq: Int64, zoneID: ZoneID) throws(CKError) -> LogEntry? {
+        // `lo` is where an entry starts, and the entries before it have smaller numbers; the
+        // entries whose newline is at `hi` or after have larger ones.
+        var lo: Int64 = 0
+        var hi = size
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2
+            guard let newline = try firstNewline(from: mid, below: hi) else {
+                hi = mid
+                continue
+            }
+            guard let (found, start) = try seqOfLine(endingAt: newline, notBefore: lo) else { return nil }
+            if found == seq {
+                let from: Int64
+                if let start { from = start } else { from = try lineStart(before: newline, notBefore: lo) }
+                let line = try read(from..<newline)
+                guard let entry = try? LogEntry.unframe(line[...], zoneID: zoneID), entry.seq == seq else { return nil }
+                return entry
+            }
+            if found < seq { lo = newline + 1 } else { hi = mid }
+        }
+        return nil
+    }
+
+    /// Where the first entry numbered above `seq` starts (`size` when there is none), and the
+    /// number of the log's first entry (nil for an empty log). Nil when a probe lands on a line
+    /// that is not an entry (a damaged log), which only a whole read can tell apart.
+    mutating func start(ofFirstEntryAfter seq: Int64) throws(CKError) -> (offset: Int64, firstSeq: Int64?)? {
+        var firstSeq: Int64?
+        if let newline = try firstNewline(from: 0, below: size) {
+            guard let (found, _) = try seqOfLine(endingAt: newline, notBefore: 0) else { return nil }
+            firstSeq = found
+        }
+        // As in `entry(seq:)`: `lo` is where an entry starts and the entries before it have
+        // numbers up to `seq`; the entries whose newline is at `hi` or after have larger ones.
+        var lo: Int64 = 0
+        var hi = size
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2
+            guard let newline = try firstNewline(from: mid, below: hi) else {
+                hi = mid
+                continue
+            }
+            guard let (found, _) = try seqOfLine(endingAt: newline, notBefore: lo) else { return nil }
+            if found <= seq { lo = newline + 1 } else { hi = mid }
+        }
+        return (lo, firstSeq)
+    }
+
+    /// The offset of the first newline in `from..<below`.
+    private mutating func firstNewline(from: Int64, below: Int64) throws(CKError) -> Int64? {
+        var at = from
+        var chunk: Int64 = 512
+        while at < below {
+            let end = min(below, at + chunk)
+            let bytes = try read(at..<end)
+            if let i = bytes.firstIndex(of: 0x0A) { return at + Int64(i) }
+            at = end
+            chunk = min(chunk * 2, 1 << 20)
+        }
+        return nil
+    }
+
+    /// The number in the tail of the line that ends at `newline` and starts at `notBefore` or
+    /// after, with the line's start when the bytes read show it; nil when the line has no
+    /// number where an entry has it (it is no entry).
+    private mutating func seqOfLine(endingAt newline: Int64, notBefore floor: Int64) throws(CKError) -> (Int64, start: Int64?)? {
+        var window: Int64 = 256
+        while true {
+            let from = max(floor, newline - window)
+            let bytes = try read(from..<newline)
+            var start: Int64? = from == floor ? floor : nil
+            var lineBytes = bytes[...]
+            if let nl = bytes.lastIndex(of: 0x0A) {
+                start = from + Int64(nl + 1)
+                lineBytes = bytes[(nl + 1)...]
+            }
+            if let key = Self.lastIndex(of: Self.seqKey, in: lineBytes) {
+                var i = key + Self.seqKey.count
+                var negative = false
+                if i < lineBytes.endIndex, lineBytes[i] == UInt8(ascii: "-") { negative = true; i += 1 }
+                var value: Int64 = 0
+                var digits = 0
+                while i < lineBytes.endIndex, lineBytes[i] >= 0x30, lineBytes[i] <= 0x39, digits < 18 {
+                    value = value * 10 + Int64(lineBytes[i] - 0x30)
+                    digits += 1
+                    i += 1
+                }
+                guard digits > 0 else { return nil }
+                return (negative ? -value : value, start)
+            }
+            if start != nil { return nil }
+            window *= 2
+        }
+    }
+
+    /// The start of the line whose newline is at `newline`, at `notBefore` or after.
+    private mutating func lineStart(before newline: Int64, notBefore floor: Int64) throws(CKError) -> Int64 {
+        var end = newline
+        var chunk: Int64 = 4096
+        while end > floor {
+            let from = max(floor, end - chunk)
+            let bytes = try read(from..<end)
+            if let nl = bytes.lastIndex(of: 0x0A) { return from + Int64(nl + 1) }
+            end = from
+            chunk = min(chunk * 2, 1 << 20)
+        }
+        return floor
+    }
+
+    private static func lastIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {
+        guard hay.count >= needle.count else { return nil }
+        var i = hay.endIndex - needle.count
+        while i >= hay.startIndex {
+            if hay[i] == needle[0], hay[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            i -= 1
+        }
+        return nil
+    }
+
+    /// The bytes of `range`, from the last piece read when it holds them.
+    private mutating func read(_ range: Range<Int64>) throws(CKError) -> [UInt8] {
+        let have = piece.start..<(piece.start + Int64(piece.bytes.count))
+        if range.lowerBound >= have.lowerBound, range.upperBound <= have.upperBound {
+            return Array(piece.bytes[Int(range.lowerBound - piece.start)..<Int(range.upperBound - piece.start)])
+        }
+        let bytes = try Syscall.pread(fd, count: Int(range.count), offset: range.lowerBound, path: path).orThrow(.internalError, "cannot read \(path)")
+        noteRead(bytes.count)
+        guard bytes.count == range.count else {
+            throw CKError(.internalError, "\(path) ended at byte \(range.lowerBound + Int64(bytes.count)) while reading up to \(range.upperBound); run `ckfs fsck`")
+        }
+        piece = (range.lowerBound, bytes)
+        return bytes
+    }
+}

@@ -69,6 +69,12 @@ import Testing
         let _: [CKRecord.FieldKey] = record.changedKeys()
         let _: (NSCoder) -> Void = record.encodeSystemFields(with:)
         let _: CKRecord = CKRecord(recordType: "T", zoneID: zoneID)
+        let named = CKRecord.ID(zoneID: zoneID)
+        #expect(named.zoneID == zoneID && UUID(uuidString: named.recordName) != nil, "a new UUID name, as Apple's")
+        #expect(CKRecord.ID(recordName: "n").zoneID == .default)
+        UserDefaults.standard.setValue(true, forKey: "ckfs-api-shape-test")
+        #expect(UserDefaults.standard.bool(forKey: "ckfs-api-shape-test"))
+        UserDefaults.standard.removeObject(forKey: "ckfs-api-shape-test")
         let _: String = id.recordName
         let _: CKRecordZone.ID = id.zoneID
         let _: String = zoneID.zoneName

@@ -75,16 +75,12 @@ open class CKRecordID: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable 
     public let recordName: String
     public let zoneID: CKRecordZone.ID
 
-    public init(recordName: String, zoneID: CKRecordZone.ID) {
+    /// A record named `recordName` (a new UUID when none is given, as Apple's) in `zoneID`
+    /// (the default zone when none is given).
+    public init(recordName: String = UUID().uuidString, zoneID: CKRecordZone.ID = .default) {
         self.recordName = recordName
         self.zoneID = zoneID
     }
-
-    /// A record in the default zone.
-    public convenience init(recordName: String) { self.init(recordName: recordName, zoneID: .default) }
-
-    /// A new record name (a UUID, as CloudKit's) in `zoneID`.
-    convenience init(newIn zoneID: CKRecordZone.ID) { self.init(recordName: UUIDName.make(), zoneID: zoneID) }
 
     /// The engine's record ID, with the same names.
     convenience init(_ recordID: RecordID) { self.init(recordName: recordID.recordName, zoneID: CKRecordZone.ID(recordID.zoneID)) }

@@ -54,10 +54,10 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
     }
 
     /// A record with a new name (a UUID) in the default zone.
-    public convenience init(recordType: RecordType) { self.init(recordType: recordType, recordID: ID(newIn: .default)) }
+    public convenience init(recordType: RecordType) { self.init(recordType: recordType, recordID: ID()) }
 
     public convenience init(recordType: RecordType, zoneID: CKRecordZone.ID) {
-        self.init(recordType: recordType, recordID: ID(newIn: zoneID))
+        self.init(recordType: recordType, recordID: ID(zoneID: zoneID))
     }
 
     init(_ record: Record, assetDirectory: String?) {

@@ -583,7 +583,10 @@ final class ZoneStorage: @unchecked Sendable {
         // The versions the files lack first, then the listing: a file written meanwhile is
         // then in one or the other.
         let pending = locked { unapplied }
-        var names = Set(try fileRecordNames())
+        let files = try fileRecordNames()
+        // Sorted already; only versions the files lack change the list.
+        guard !pending.isEmpty else { return files }
+        var names = Set(files)
         for (name, p) in pending {
             if p.record == nil { names.remove(name) } else { names.insert(name) }
         }

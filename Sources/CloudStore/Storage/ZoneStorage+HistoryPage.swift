@@ -36,9 +36,12 @@ extension ZoneStorage {
     /// `changeTokenExpired` when it no longer reaches back to `seq`.
     private func pagedHistory(after seq: Int64, changeLimit limit: Int?) throws(CKError) -> HistoryPage? {
         // One reading of zone.json and the commit marker, before the log's size: what they say
-        // is then true of every byte read.
+        // is then true of every byte read. A busy marker (an append in progress, or a writer
+        // that died in one) may be behind the log's last whole entry, which other readers
+        // already show: the whole read gives that entry too.
         let meta = try readMeta()
-        guard let committed = try peekMarker()?.seq else { return nil }
+        guard let marker = try peekMarker(), !marker.busy else { return nil }
+        let committed = marker.seq
         guard let log = try openLog() else { return nil }
         defer { Syscall.close(log.fd) }
         var seeker = LogSeeker(fd: log.fd, path: logPath, size: log.size) { [self] n in noteLogRead(n) }

@@ -59,7 +59,7 @@ import Testing
         let id = CKRecord.ID(recordName: "r", zoneID: zoneID)
         let record = CKRecord(recordType: "T", recordID: id)
         let _: CKRecord.RecordType = record.recordType
-        let _: CKRecord.ID = record.recordID
+        #expect(record.recordID === record.recordID && record.recordID === id, "one ID object, as Apple's")
         let _: String? = record.recordChangeTag
         let _: Date? = record.creationDate
         let _: Date? = record.modificationDate

@@ -14,32 +14,10 @@ extension CKNotificationFromPayload where Self: CKNotification {
     /// ckfs hands out these payloads from its web courier (`ckfs serve`) and
     /// `ckfs notifications --apns`.
     public init?(fromRemoteNotificationDictionary notificationDictionary: [AnyHashable: Any]) {
-        guard let json = CKNotification.json(notificationDictionary),
+        // A push's userInfo is a property list (as APNs and JSONSerialization give it).
+        guard let json = (try? PropertyListValue(foundationObject: notificationDictionary))?.jsonValue,
               let (notification, container) = try? CloudNotification.fromAPNSPayload(json),
               let made = CKNotification.wrap(notification, containerIdentifier: container) as? Self else { return nil }
         self = made
-    }
-}
-
-extension CKNotification {
-    /// A property-list value from a push's `userInfo` (strings, numbers, arrays and
-    /// dictionaries, as APNs and `JSONSerialization` give them) as JSON; nil for anything else.
-    static func json(_ value: Any) -> JSONValue? {
-        switch value {
-        case let s as String: return .string(s)
-        case let i as Int: return .int(Int64(i))
-        case let i as Int64: return .int(i)
-        case let d as Double: return .double(d)
-        case let b as Bool: return .bool(b)
-        case let list as [Any]: return .array(list.compactMap(json))
-        case let members as [AnyHashable: Any]:
-            var out: [String: JSONValue] = [:]
-            for (key, member) in members {
-                guard let key = key.base as? String, let value = json(member) else { continue }
-                out[key] = value
-            }
-            return .object(out)
-        default: return nil
-        }
     }
 }

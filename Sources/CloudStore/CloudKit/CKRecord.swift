@@ -49,6 +49,7 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
 
     public init(recordType: RecordType, recordID: ID) {
         value = Record(recordType: recordType, recordID: recordID.engine)
+        self.recordID = recordID
         assetDirectory = nil
         super.init()
     }
@@ -62,6 +63,7 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
 
     init(_ record: Record, assetDirectory: String?) {
         value = record
+        recordID = ID(record.recordID)
         self.assetDirectory = assetDirectory
         super.init()
     }
@@ -70,7 +72,8 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
     public var record: Record { lock.withLock { value } }
 
     public var recordType: RecordType { record.recordType }
-    public var recordID: ID { ID(record.recordID) }
+    /// Made once, as Apple's: reading it twice gives the same object. A record's ID never changes.
+    public let recordID: ID
     public var recordChangeTag: String? { record.recordChangeTag }
     public var creationDate: Date? { record.created.map { Date(timeIntervalSince1970: Double($0.timestamp) / 1000) } }
     public var modificationDate: Date? { record.modified.map { Date(timeIntervalSince1970: Double($0.timestamp) / 1000) } }
@@ -115,28 +118,31 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
         }
     }
 
-    /// `value` as a record value, bridging Foundation's objects and other number types.
+    /// `value` as a record value: a record value as it is, and Foundation's objects and other
+    /// number types through their property-list form (the key-value store's bridging).
     static func recordValue(_ value: Any) -> (any CKRecordValueProtocol)? {
+        if let v = value as? any CKRecordValueProtocol { return v }
+        return (try? PropertyListValue(foundationObject: value)).flatMap(recordValue)
+    }
+
+    /// A property-list value as a record value; a dictionary, or a list of mixed kinds, has none.
+    private static func recordValue(_ value: PropertyListValue) -> (any CKRecordValueProtocol)? {
         switch value {
-        case let v as any CKRecordValueProtocol: return v
-        case let v as Int32: return Int(v)
-        case let v as Int16: return Int(v)
-        case let v as UInt32: return Int(v)
-        case let v as Float: return Double(v)
-        case let v as String: return v
-        case let v as Date: return v
-        case let v as Data: return v
-        case let v as Int: return v
-        case let v as Double: return v
-        case let list as [Any]:
-            let items = list.compactMap(recordValue)
-            guard items.count == list.count else { return nil }
-            if let strings = items as? [String] { return strings }
-            if let ints = items as? [Int] { return ints }
-            if let doubles = items.map({ ($0 as? Double) ?? ($0 as? Int).map(Double.init) }) as? [Double] { return doubles }
-            if let dates = items as? [Date] { return dates }
+        case .string(let s): return s
+        case .integer(let i): return Int(i)
+        case .real(let d): return d
+        case .bool(let b): return b
+        case .date(let d): return d
+        case .data(let bytes): return Data(bytes)
+        case .dictionary: return nil
+        case .array(let items):
+            let values = items.compactMap(recordValue)
+            guard values.count == items.count else { return nil }
+            if let strings = values as? [String] { return strings }
+            if let ints = values as? [Int] { return ints }
+            if let doubles = values.map({ ($0 as? Double) ?? ($0 as? Int).map(Double.init) }) as? [Double] { return doubles }
+            if let dates = values as? [Date] { return dates }
             return nil
-        default: return nil
         }
     }
 

@@ -127,7 +127,7 @@ extension Database {
         guard let token, token.resumeAfter == nil else {
             return try firstFetch(in: zone, storage: storage, meta: meta, resuming: token, limit: limit, desiredKeys: desiredKeys)
         }
-        guard let page = try storage.history(after: token.seq, changeLimit: limit) else {
+        guard let page = try storage.history(after: token.seq, changeLimit: limit, meta: meta) else {
             throw CKError(.changeTokenExpired, "the change token is older than the history zone \(zone) keeps; fetch all changes again without a token")
         }
         // Each record once, at its last change: an earlier place is blanked when it changes again.
@@ -193,7 +193,7 @@ extension Database {
         for name in names {
             if let r = try storage.record(named: name) { records.append(r.limited(to: desiredKeys)) }
         }
-        let client = try storage.clientChangeToken(upTo: seq)
+        let client = try storage.clientChangeToken(upTo: seq, meta: meta)
         var next = ChangeToken(epoch: meta.epoch, seq: seq)
         if more, let last = names.last {
             next.resumeAfter = last

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Finds one entry of a log by its sequence number, reading a few small pieces of the file
-/// instead of the whole log.
+/// Finds one entry of a log by its sequence number, or where the entries after a number
+/// start, reading a few small pieces of the file instead of the whole log.
 ///
 /// Sequence numbers grow along the log (commits append in order; compaction keeps a suffix;
 /// recovery appends the journal's entries after the last one), so the entry is found by
@@ -32,7 +32,28 @@ struct LogSeeker {
 
     /// The entry numbered `seq`, or nil when no whole entry of the log has that number.
     mutating func entry(seq: Int64, zoneID: ZoneID) throws(CKError) -> LogEntry? {
-        // `lo` is where an entry starts, and the entries before it have smaller numbers; the
+        guard let start = try bisect(after: seq - 1), let newline = try firstNewline(from: start, below: size) else { return nil }
+        let line = try read(start..<newline)
+        guard let entry = try? LogEntry.unframe(line[...], zoneID: zoneID), entry.seq == seq else { return nil }
+        return entry
+    }
+
+    /// Where the first entry numbered above `seq` starts (`size` when there is none), and the
+    /// number of the log's first entry (nil for an empty log). Nil when a probe lands on a line
+    /// that is not an entry (a damaged log), which only a whole read can tell apart.
+    mutating func start(ofFirstEntryAfter seq: Int64) throws(CKError) -> (offset: Int64, firstSeq: Int64?)? {
+        var firstSeq: Int64?
+        if let newline = try firstNewline(from: 0, below: size) {
+            guard let found = try seqOfLine(endingAt: newline, notBefore: 0) else { return nil }
+            firstSeq = found
+        }
+        return try bisect(after: seq).map { ($0, firstSeq) }
+    }
+
+    /// Where the first entry numbered above `seq` starts (`size` when there is none); nil when
+    /// a probe lands on a line that is no entry.
+    private mutating func bisect(after seq: Int64) throws(CKError) -> Int64? {
+        // `lo` is where an entry starts, and the entries before it have numbers up to `seq`; the
         // entries whose newline is at `hi` or after have larger ones.
         var lo: Int64 = 0
         var hi = size
@@ -42,42 +63,10 @@ struct LogSeeker {
                 hi = mid
                 continue
             }
-            guard let (found, start) = try seqOfLine(endingAt: newline, notBefore: lo) else { return nil }
-            if found == seq {
-                let from: Int64
-                if let start { from = start } else { from = try lineStart(before: newline, notBefore: lo) }
-                let line = try read(from..<newline)
-                guard let entry = try? LogEntry.unframe(line[...], zoneID: zoneID), entry.seq == seq else { return nil }
-                return entry
-            }
-            if found < seq { lo = newline + 1 } else { hi = mid }
-        }
-        return nil
-    }
-
-    /// Where the first entry numbered above `seq` starts (`size` when there is none), and the
-    /// number of the log's first entry (nil for an empty log). Nil when a probe lands on a line
-    /// that is not an entry (a damaged log), which only a whole read can tell apart.
-    mutating func start(ofFirstEntryAfter seq: Int64) throws(CKError) -> (offset: Int64, firstSeq: Int64?)? {
-        var firstSeq: Int64?
-        if let newline = try firstNewline(from: 0, below: size) {
-            guard let (found, _) = try seqOfLine(endingAt: newline, notBefore: 0) else { return nil }
-            firstSeq = found
-        }
-        // As in `entry(seq:)`: `lo` is where an entry starts and the entries before it have
-        // numbers up to `seq`; the entries whose newline is at `hi` or after have larger ones.
-        var lo: Int64 = 0
-        var hi = size
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2
-            guard let newline = try firstNewline(from: mid, below: hi) else {
-                hi = mid
-                continue
-            }
-            guard let (found, _) = try seqOfLine(endingAt: newline, notBefore: lo) else { return nil }
+            guard let found = try seqOfLine(endingAt: newline, notBefore: lo) else { return nil }
             if found <= seq { lo = newline + 1 } else { hi = mid }
         }
-        return (lo, firstSeq)
+        return lo
     }
 
     /// The offset of the first newline in `from..<below`.
@@ -95,17 +84,17 @@ struct LogSeeker {
     }
 
     /// The number in the tail of the line that ends at `newline` and starts at `notBefore` or
-    /// after, with the line's start when the bytes read show it; nil when the line has no
-    /// number where an entry has it (it is no entry).
-    private mutating func seqOfLine(endingAt newline: Int64, notBefore floor: Int64) throws(CKError) -> (Int64, start: Int64?)? {
+    /// after; nil when the line has no number where an entry has it (it is no entry).
+    private mutating func seqOfLine(endingAt newline: Int64, notBefore floor: Int64) throws(CKError) -> Int64? {
         var window: Int64 = 256
         while true {
             let from = max(floor, newline - window)
             let bytes = try read(from..<newline)
-            var start: Int64? = from == floor ? floor : nil
+            // Whether the bytes read reach the line's start.
+            var wholeLine = from == floor
             var lineBytes = bytes[...]
             if let nl = bytes.lastIndex(of: 0x0A) {
-                start = from + Int64(nl + 1)
+                wholeLine = true
                 lineBytes = bytes[(nl + 1)...]
             }
             if let key = Self.lastIndex(of: Self.seqKey, in: lineBytes) {
@@ -120,25 +109,11 @@ struct LogSeeker {
                     i += 1
                 }
                 guard digits > 0 else { return nil }
-                return (negative ? -value : value, start)
+                return negative ? -value : value
             }
-            if start != nil { return nil }
+            if wholeLine { return nil }
             window *= 2
         }
-    }
-
-    /// The start of the line whose newline is at `newline`, at `notBefore` or after.
-    private mutating func lineStart(before newline: Int64, notBefore floor: Int64) throws(CKError) -> Int64 {
-        var end = newline
-        var chunk: Int64 = 4096
-        while end > floor {
-            let from = max(floor, end - chunk)
-            let bytes = try read(from..<end)
-            if let nl = bytes.lastIndex(of: 0x0A) { return from + Int64(nl + 1) }
-            end = from
-            chunk = min(chunk * 2, 1 << 20)
-        }
-        return floor
     }
 
     private static func lastIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {

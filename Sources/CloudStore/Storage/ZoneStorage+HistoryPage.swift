@@ -14,7 +14,8 @@ extension ZoneStorage {
 
     /// The entries after `seq`, whole, until they hold `limit` record changes (nil: to the
     /// end), with the client change token as of the last; nil when the log no longer reaches
-    /// back to `seq` (compacted away: the token expired).
+    /// back to `seq` (compacted away: the token expired). `meta` is `zone.json` as the caller
+    /// read it, before this reads the log.
     ///
     /// The first entry after `seq` is found by bisecting the log (``LogSeeker``) and the page
     /// read forward from there, up to the last entry committed when the read began (the commit
@@ -22,66 +23,61 @@ extension ZoneStorage {
     /// it takes no lock: the log only grows at its end and compaction replaces it whole. When
     /// anything is not as a whole log would be (a probe on a line that is no entry, a tail cut
     /// by another process's recovery meanwhile), the log is read whole, as ``history()`` reads it.
-    func history(after seq: Int64, changeLimit limit: Int?) throws(CKError) -> HistoryPage? {
+    func history(after seq: Int64, changeLimit limit: Int?, meta: ZoneMeta) throws(CKError) -> HistoryPage? {
         try recoverAfterRestartIfNeeded()
         do throws(CKError) {
-            if let page = try pagedHistory(after: seq, changeLimit: limit) { return page }
+            if let page = try pagedHistory(after: seq, changeLimit: limit, meta: meta) { return page }
         } catch where error.code == .changeTokenExpired {
             return nil
         } catch {}
-        return try wholeHistoryPage(after: seq, changeLimit: limit)
+        return try wholeHistoryPage(after: seq, changeLimit: limit, meta: meta)
     }
 
-    /// ``history(after:changeLimit:)`` by bisection; nil when the log must be read whole,
+    /// ``history(after:changeLimit:meta:)`` by bisection; nil when the log must be read whole,
     /// `changeTokenExpired` when it no longer reaches back to `seq`.
-    private func pagedHistory(after seq: Int64, changeLimit limit: Int?) throws(CKError) -> HistoryPage? {
-        // One reading of zone.json and the commit marker, before the log's size: what they say
-        // is then true of every byte read. A busy marker (an append in progress, or a writer
-        // that died in one) may be behind the log's last whole entry, which other readers
-        // already show: the whole read gives that entry too.
-        let meta = try readMeta()
+    private func pagedHistory(after seq: Int64, changeLimit limit: Int?, meta: ZoneMeta) throws(CKError) -> HistoryPage? {
+        // The commit marker is read before the log's size, as `meta` is: what they say is then
+        // true of every byte read. A busy marker (an append in progress, or a writer that died
+        // in one) may be behind the log's last whole entry, which other readers already show:
+        // the whole read gives that entry too.
         guard let marker = try peekMarker(), !marker.busy else { return nil }
         let committed = marker.seq
-        guard let log = try openLog() else { return nil }
-        defer { Syscall.close(log.fd) }
-        var seeker = LogSeeker(fd: log.fd, path: logPath, size: log.size) { [self] n in noteLogRead(n) }
-        guard let (offset, firstSeq) = try seeker.start(ofFirstEntryAfter: seq) else { return nil }
-        if seq < (firstSeq.map { $0 - 1 } ?? committed) {
-            throw CKError(.changeTokenExpired, "the log no longer reaches back to \(seq)")
-        }
-        var reader = LogLines(fd: log.fd, path: logPath, from: offset, size: log.size) { [self] n in noteLogRead(n) }
-        var page = HistoryPage(entries: [], moreComing: false, clientChangeToken: nil)
-        var changes = 0
-        while page.entries.last.map({ $0.seq < committed }) ?? (seq < committed), let (line, _) = try reader.next() {
-            if let limit, changes >= limit {
-                page.moreComing = true
-                break
+        return try withLogSeeker { (seeker) throws(CKError) -> HistoryPage? in
+            guard let (offset, firstSeq) = try seeker.start(ofFirstEntryAfter: seq) else { return nil }
+            if seq < (firstSeq.map { $0 - 1 } ?? committed) {
+                throw CKError(.changeTokenExpired, "the log no longer reaches back to \(seq)")
             }
-            guard let entry = try? LogEntry.unframe(line[...], zoneID: zoneID), entry.seq == (page.entries.last?.seq ?? seq) + 1 else { return nil }
-            changes += entry.saved.count + entry.deleted.count
-            if let token = entry.clientChangeToken { page.clientChangeToken = token }
-            page.entries.append(entry)
-        }
-        if page.clientChangeToken == nil {
-            page.clientChangeToken = try tokenBefore(offset, upTo: seq, meta: meta, seeker: &seeker, fd: log.fd)
-        }
-        return page
+            var reader = LogLines(fd: seeker.fd, path: logPath, from: offset, size: seeker.size) { [self] n in noteLogRead(n) }
+            var page = HistoryPage(entries: [], moreComing: false, clientChangeToken: nil)
+            var changes = 0
+            while page.entries.last.map({ $0.seq < committed }) ?? (seq < committed), let (line, _) = try reader.next() {
+                if let limit, changes >= limit {
+                    page.moreComing = true
+                    break
+                }
+                guard let entry = try? LogEntry.unframe(line[...], zoneID: zoneID), entry.seq == (page.entries.last?.seq ?? seq) + 1 else { return nil }
+                changes += entry.saved.count + entry.deleted.count
+                if let token = entry.clientChangeToken { page.clientChangeToken = token }
+                page.entries.append(entry)
+            }
+            if page.clientChangeToken == nil { page.clientChangeToken = try tokenBefore(offset, upTo: seq, meta: meta, seeker: &seeker) }
+            return page
+        } ?? nil
     }
 
     /// The client change token of the last entry up to `seq` that gave one (`zone.json`'s when
-    /// the log holds none), read as ``history(after:changeLimit:)`` reads it.
-    func clientChangeToken(upTo seq: Int64) throws(CKError) -> Data? {
+    /// the log holds none), read as ``history(after:changeLimit:meta:)`` reads it.
+    func clientChangeToken(upTo seq: Int64, meta: ZoneMeta) throws(CKError) -> Data? {
         try recoverAfterRestartIfNeeded()
-        let meta = try readMeta()
         do throws(CKError) {
-            if let log = try openLog() {
-                defer { Syscall.close(log.fd) }
-                var seeker = LogSeeker(fd: log.fd, path: logPath, size: log.size) { [self] n in noteLogRead(n) }
-                if let (offset, _) = try seeker.start(ofFirstEntryAfter: seq) {
-                    return try tokenBefore(offset, upTo: seq, meta: meta, seeker: &seeker, fd: log.fd)
-                }
-            } else {
-                return meta.clientChangeToken
+            let found = try withLogSeeker { (seeker) throws(CKError) -> Data?? in
+                guard let (offset, _) = try seeker.start(ofFirstEntryAfter: seq) else { return nil }
+                return .some(try tokenBefore(offset, upTo: seq, meta: meta, seeker: &seeker))
+            }
+            switch found {
+            case nil: return meta.clientChangeToken          // no log file
+            case .some(.some(let token)): return token
+            case .some(nil): break                           // a probe met a line that is no entry
             }
         } catch {}
         return try history().clientChangeToken(upTo: seq) ?? meta.clientChangeToken
@@ -92,26 +88,10 @@ extension ZoneStorage {
     /// it, so the search back stops at the checkpoint's entry and takes `meta`'s token there;
     /// past `seq`, it goes back through the whole log, and `meta`'s is the answer only for a
     /// log that holds none.
-    private func tokenBefore(_ offset: Int64, upTo seq: Int64, meta: ZoneMeta, seeker: inout LogSeeker, fd: Int32) throws(CKError) -> Data? {
+    private func tokenBefore(_ offset: Int64, upTo seq: Int64, meta: ZoneMeta, seeker: inout LogSeeker) throws(CKError) -> Data? {
         var floor: Int64 = 0
         if meta.checkpointSeq <= seq, let start = try seeker.start(ofFirstEntryAfter: meta.checkpointSeq)?.offset { floor = start }
-        return try lastClientChangeToken(fd: fd, before: offset, notBefore: floor) ?? meta.clientChangeToken
-    }
-
-    /// The log opened for reading and its size; nil when there is no log file.
-    private func openLog() throws(CKError) -> (fd: Int32, size: Int64)? {
-        let fd: Int32
-        switch Syscall.open(logPath, O_RDONLY) {
-        case .success(let f): fd = f
-        case .failure(let e) where e.errno == ENOENT: return nil
-        case .failure(let e): throw CKError(.internalError, "cannot open \(logPath)", cause: .system(e))
-        }
-        switch Syscall.fstat(fd, path: logPath) {
-        case .success(let st): return (fd, st.size)
-        case .failure(let e):
-            Syscall.close(fd)
-            throw CKError(.internalError, "cannot stat \(logPath)", cause: .system(e))
-        }
+        return try lastClientChangeToken(fd: seeker.fd, before: offset, notBefore: floor) ?? meta.clientChangeToken
     }
 
     /// The client change token of the last entry between `floor` and `offset` (both where
@@ -147,7 +127,7 @@ extension ZoneStorage {
     }
 
     /// The page from the whole log, for a log the bisection cannot walk.
-    private func wholeHistoryPage(after seq: Int64, changeLimit limit: Int?) throws(CKError) -> HistoryPage? {
+    private func wholeHistoryPage(after seq: Int64, changeLimit limit: Int?, meta: ZoneMeta) throws(CKError) -> HistoryPage? {
         let history = try history()
         guard let all = history.entries(after: seq) else { return nil }
         var page = HistoryPage(entries: [], moreComing: false, clientChangeToken: nil)
@@ -160,7 +140,6 @@ extension ZoneStorage {
             changes += entry.saved.count + entry.deleted.count
             page.entries.append(entry)
         }
-        let meta = try readMeta()
         page.clientChangeToken = history.clientChangeToken(upTo: page.entries.last?.seq ?? seq) ?? meta.clientChangeToken
         return page
     }

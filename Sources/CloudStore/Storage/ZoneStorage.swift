@@ -667,6 +667,12 @@ final class ZoneStorage: @unchecked Sendable {
     /// which holds no committed entry. A writer calls it after releasing the zone (the ancestor
     /// of a refused save), so other saves to the zone never wait for it.
     func loggedEntry(seq: Int64) throws(CKError) -> LogEntry? {
+        try withLogSeeker { (seeker) throws(CKError) in try seeker.entry(seq: seq, zoneID: zoneID) } ?? nil
+    }
+
+    /// Runs `body` with a ``LogSeeker`` on the log as it is now (its descriptor and size);
+    /// nil when the zone has no log file.
+    func withLogSeeker<T>(_ body: (inout LogSeeker) throws(CKError) -> T) throws(CKError) -> T? {
         let fd: Int32
         switch Syscall.open(logPath, O_RDONLY) {
         case .success(let f): fd = f
@@ -676,7 +682,7 @@ final class ZoneStorage: @unchecked Sendable {
         defer { Syscall.close(fd) }
         let size = try Syscall.fstat(fd, path: logPath).orThrow(.internalError, "cannot stat \(logPath)").size
         var seeker = LogSeeker(fd: fd, path: logPath, size: size) { [self] n in noteLogRead(n) }
-        return try seeker.entry(seq: seq, zoneID: zoneID)
+        return try body(&seeker)
     }
 
     /// Stores an asset's contents content-addressed (before the commit point), durably.

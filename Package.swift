@@ -23,10 +23,13 @@ let package = Package(
     ],
     targets: [
         .target(name: "CCloudStoreShims"),
+        // Each zone's index (index.sqlite), and the bench's baseline.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(
             name: "CloudStore",
             dependencies: [
                 "CCloudStoreShims",
+                "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -37,9 +40,7 @@ let package = Package(
         // The FUSE request loop, in C: threads taking turns at /dev/fuse.
         .target(name: "CFuse3Loop", dependencies: ["CFuse3"]),
         .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3", "CFuse3Loop", .product(name: "Logging", package: "swift-log")]),
-        // The benchmarks' baseline: SQLite linked in-process.
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        .target(name: "CloudStoreBench", dependencies: ["CloudStore", "CSQLite"]),
+        .target(name: "CloudStoreBench", dependencies: ["CloudStore"]),
         // CloudKit Web Services over HTTP (`ckfs serve`), on Hummingbird.
         .target(
             name: "CloudStoreServer",

@@ -4,11 +4,13 @@ import Testing
 
 /// Queries against the store: every comparator on the field types it applies to, and
 /// random queries over 1,000 random records equal to a brute-force filter and sort written
-/// here independently, across cursor pages.
+/// here independently, across cursor pages. Each runs twice: reading the zone into memory,
+/// and from its index file.
 @Suite struct RecordQueryTests {
     typealias G = PropertyListCodingTests.Generator
 
-    static let words = ["old", "tower", "Lighthouse", "café", "CAFE", "sea", "ink"]
+    /// "café" twice: composed, and as "e" with a combining accent (equal to Swift, unequal bytes).
+    static let words = ["old", "tower", "Lighthouse", "café", "CAFE", "sea", "ink", "cafe\u{301}s"]
 
     static func randomRecords(_ count: Int, _ g: inout G) -> [Record] {
         (0..<count).map { i in
@@ -102,20 +104,23 @@ import Testing
         }
     }
 
-    func store(with records: [Record]) throws -> (TempStore, Database) {
+    /// A store holding `records`, and its private database as a store opened with `reading`
+    /// reads it.
+    func store(with records: [Record], reading: ZoneReading = .inMemory) throws -> (TempStore, Database) {
         let t = try TempStore()
         let db = try t.db()
         for chunk in stride(from: 0, to: records.count, by: 400) {
             let result = try db.modify(saving: Array(records[chunk..<min(chunk + 400, records.count)]))
             if let e = result.error { throw e }
         }
-        return (t, db)
+        return (t, try t.reopen(reading: reading).container().database(.private, caller: Caller(userName: "alice", deviceID: "test-device")))
     }
 
-    @Test func randomQueriesEqualABruteForceFilterAcrossPages() throws {
+    @Test(arguments: [ZoneReading.inMemory, .indexed])
+    func randomQueriesEqualABruteForceFilterAcrossPages(reading: ZoneReading) throws {
         var g = G(state: 2026)
         let records = Self.randomRecords(1_000, &g)
-        let (t, db) = try store(with: records)
+        let (t, db) = try store(with: records, reading: reading)
         _ = t
         let stored = try db.allRecords()
         for round in 0..<120 {
@@ -158,10 +163,11 @@ import Testing
     /// saves, edits and deletes in between, one at a time and in batches past the one-pass
     /// threshold, from this opening and from another, leave every page equal to a fresh
     /// brute-force sort.
-    @Test func sortedRecordsStayRightAcrossWritesBetweenQueries() throws {
+    @Test(arguments: [ZoneReading.inMemory, .indexed])
+    func sortedRecordsStayRightAcrossWritesBetweenQueries(reading: ZoneReading) throws {
         var g = G(state: 77)
         let records = Self.randomRecords(600, &g)
-        let (t, db) = try store(with: records)
+        let (t, db) = try store(with: records, reading: reading)
         let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
         let sorts: [[QuerySortDescriptor]] = [[QuerySortDescriptor(key: "n")], [QuerySortDescriptor(key: "score", ascending: false), QuerySortDescriptor(key: "title")], []]
         func check(_ round: Int) throws {
@@ -215,7 +221,8 @@ import Testing
         }
     }
 
-    @Test func everyComparatorOnEveryFieldTypeItAppliesTo() throws {
+    @Test(arguments: [ZoneReading.inMemory, .indexed])
+    func everyComparatorOnEveryFieldTypeItAppliesTo(reading: ZoneReading) throws {
         let day: Int64 = 86_400_000
         let records = [
             Record(recordType: "T", recordID: RecordID(recordName: "a"), fields: ["s": .string("apple"), "i": .int64(1), "d": .double(1.5), "t": .timestamp(day),
@@ -226,7 +233,7 @@ import Testing
                                                                              "li": .list(.int64, [.int64(5)])]),
             Record(recordType: "T", recordID: RecordID(recordName: "c"), fields: ["s": .string("cherry"), "i": .int64(3), "d": .double(3.5), "t": .timestamp(3 * day)]),
         ]
-        let (t, db) = try store(with: records)
+        let (t, db) = try store(with: records, reading: reading)
         _ = t
         func names(_ format: String, _ args: [PredicateValue] = []) throws -> [String] {
             try db.query(RecordQuery(recordType: "T", predicate: PredicateParser.parse(format, arguments: args))).records.map(\.recordID.recordName)
@@ -276,9 +283,10 @@ import Testing
         #expect(throws: CKError.self) { try db.query(RecordQuery(recordType: "T", sortDescriptors: [QuerySortDescriptor(key: "l")])) }
     }
 
-    @Test func cursorsSurviveWritesAndRefuseOtherQueries() throws {
+    @Test(arguments: [ZoneReading.inMemory, .indexed])
+    func cursorsSurviveWritesAndRefuseOtherQueries(reading: ZoneReading) throws {
         let records = (0..<10).map { Record(recordType: "T", recordID: RecordID(recordName: "r\($0)"), fields: ["n": .int64(Int64($0))]) }
-        let (t, db) = try store(with: records)
+        let (t, db) = try store(with: records, reading: reading)
         let q = RecordQuery(recordType: "T", sortDescriptors: [QuerySortDescriptor(key: "n")])
         let first = try db.query(q, limit: 4)
         #expect(first.records.map(\.recordID.recordName) == ["r0", "r1", "r2", "r3"])

@@ -20,8 +20,8 @@ final class TempStore: @unchecked Sendable {
     }
 
     /// A second, independent opening of the same directory, as another process would have.
-    func reopen(io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws -> Store {
-        try Store.open(at: path, io: io, tuning: tuning)
+    func reopen(io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil, reading: ZoneReading = .inMemory) throws -> Store {
+        try Store.open(at: path, io: io, tuning: tuning, reading: reading)
     }
 }
 

@@ -172,23 +172,7 @@ extension Database {
                             desiredKeys: [String]?) throws(CKError) -> ZoneChanges {
         var seq: Int64 = 0
         if let token { seq = token.seq } else if let marker = try storage.peekMarker() { seq = marker.seq }
-        let all = try storage.namesForFirstFetch(epoch: meta.epoch, startedAt: seq)
-        var first = 0
-        if let after = token?.resumeAfter {
-            // The first name past `after`, by binary search in the sorted names.
-            var high = all.count
-            while first < high {
-                let mid = (first + high) / 2
-                if all[mid] <= after { first = mid + 1 } else { high = mid }
-            }
-        }
-        var end = all.count
-        var more = false
-        if let limit, end - first > limit {
-            end = first + limit
-            more = true
-        }
-        let names = all[first..<end]
+        var (names, more) = try firstFetchNames(storage: storage, meta: meta, startedAt: seq, after: token?.resumeAfter, limit: limit)
         var records: [Record] = []
         for name in names {
             if let r = try storage.record(named: name) { records.append(r.limited(to: desiredKeys)) }
@@ -202,5 +186,35 @@ extension Database {
             more = true
         }
         return ZoneChanges(changed: records, deleted: [], token: next, moreComing: more, clientChangeToken: client)
+    }
+
+    /// The names of a first fetch's page: at most `limit` after `after`, in order, and whether
+    /// more follow. Read from the index file when the store reads zones that way (records saved
+    /// since `seq` may then come in this fetch and again in the changes after it, as a record
+    /// saved during the paging may); else from the names listed once for the whole fetch.
+    private func firstFetchNames(storage: ZoneStorage, meta: ZoneMeta, startedAt seq: Int64, after: String?,
+                                 limit: Int?) throws(CKError) -> (ArraySlice<String>, Bool) {
+        if store.reading == .indexed, let index = storage.currentIndex() {
+            let found = try index.read { (reader) throws(CKError) in try reader.names(after: after, limit: limit.map { $0 + 1 } ?? -1) }
+            if let limit, found.count > limit { return (found[..<limit], true) }
+            return (found[...], false)
+        }
+        let all = try storage.namesForFirstFetch(epoch: meta.epoch, startedAt: seq)
+        var first = 0
+        if let after {
+            // The first name past `after`, by binary search in the sorted names.
+            var high = all.count
+            while first < high {
+                let mid = (first + high) / 2
+                if all[mid] <= after { first = mid + 1 } else { high = mid }
+            }
+        }
+        var end = all.count
+        var more = false
+        if let limit, end - first > limit {
+            end = first + limit
+            more = true
+        }
+        return (all[first..<end], more)
     }
 }

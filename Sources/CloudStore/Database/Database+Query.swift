@@ -26,6 +26,9 @@ extension Database {
             throw CKError(.invalidArguments, "records of type Users cannot be queried; fetch a user record by its ID (ckfs user whoami shows yours), or discover users (ckfs user discover)")
         }
         let types = try checkAgainstSchema(query)
+        if store.reading == .indexed, let page = try indexedPage(of: query, in: zone, types: types, limit: limit, after: after) {
+            return page
+        }
         let zoneRecords = catalog(zone)
         try zoneRecords.refresh()
         let sort = query.sortDescriptors

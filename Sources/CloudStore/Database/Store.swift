@@ -13,6 +13,8 @@ public final class Store: @unchecked Sendable {
     let io: any StorageIO
     let writer: FileWriter
     public let tuning: ZoneTuning
+    /// How queries and first change fetches read a zone.
+    public let reading: ZoneReading
 
     /// Guards `zones`, `catalogs`, `subscriptionFiles`, `containers`, `listings` and `zoneNameLists`.
     private let lock = NSLock()
@@ -26,17 +28,19 @@ public final class Store: @unchecked Sendable {
     /// decode and sort them again while the folder is unchanged.
     private var zoneNameLists: [String: (listing: [String], names: [String])] = [:]
 
-    private init(layout: StoreLayout, settings: StoreSettings, io: any StorageIO, tuning: ZoneTuning) {
+    private init(layout: StoreLayout, settings: StoreSettings, io: any StorageIO, tuning: ZoneTuning, reading: ZoneReading) {
         self.layout = layout
         self.settings = settings
         self.io = io
         self.writer = FileWriter(io: io)
         self.tuning = tuning
+        self.reading = reading
     }
 
     /// Opens the store at `path`; fails with a hint when there is none.
     /// `tuning` overrides the store's settings (tests use it).
-    public static func open(at path: String, io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws(CKError) -> Store {
+    public static func open(at path: String, io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil,
+                            reading: ZoneReading = .inMemory) throws(CKError) -> Store {
         let layout = StoreLayout(root: path)
         guard let bytes = try Syscall.readFile(layout.settingsFile).orThrow(.internalError, "cannot read \(layout.settingsFile)") else {
             throw CKError(.badDatabase, "no store at \(path); create one with `ckfs init --store \(path)`")
@@ -47,18 +51,19 @@ public final class Store: @unchecked Sendable {
         }
         let settings = StoreSettings(json: json)
         SpaceReserve.ensure(layout)
-        return Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning)
+        return Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning, reading: reading)
     }
 
     /// Creates the store at `path` (harmless when it exists: its settings are kept).
     @discardableResult
-    public static func create(at path: String, settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws(CKError) -> Store {
+    public static func create(at path: String, settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil,
+                              reading: ZoneReading = .inMemory) throws(CKError) -> Store {
         let layout = StoreLayout(root: path)
-        if case .success(_?) = Syscall.stat(layout.settingsFile) { return try open(at: path, io: io, tuning: tuning) }
+        if case .success(_?) = Syscall.stat(layout.settingsFile) { return try open(at: path, io: io, tuning: tuning, reading: reading) }
         let writer = FileWriter(io: io)
         try makeDirectories(layout.root, writer: writer)
         try writer.replace(layout.settingsFile, with: JSONWriter.pretty(settings.json()), durable: true)
-        let store = Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning)
+        let store = Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning, reading: reading)
         _ = try store.container(settings.defaultContainer)
         return store
     }

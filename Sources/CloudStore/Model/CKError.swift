@@ -77,6 +77,8 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
         case syntax(SyntaxError)
         /// Anything else, described.
         case other(String)
+        /// SQLite answered with this result code (extended), for the index it keeps of a zone.
+        case database(Int32)
 
         /// ENOSPC or EDQUOT when a system call failed for want of room.
         var diskFull: Int32? {
@@ -131,6 +133,7 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
         case .system(let e)?: text += " (\(e))"
         case .syntax(let e)?: text += " (\(e))"
         case .other(let s)?: text += " (\(s))"
+        case .database(let code)?: text += " (SQLite result code \(code))"
         case nil: break
         }
         return text

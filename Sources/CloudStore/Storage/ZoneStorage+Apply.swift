@@ -45,6 +45,7 @@ extension ZoneStorage {
         try writeFiles(coalescing: todo.map(\.0))
         try writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: last.0.seq, end: last.end))
         locked { noteApplied(last.0.seq) }
+        keepIndex(todo.map(\.0))
     }
 
     /// Writes each record's newest version once (a record saved ten times in the batch is

@@ -74,6 +74,11 @@ final class ZoneStorage: @unchecked Sendable {
     /// is cached only if no entry arrived meanwhile.
     var generation: UInt64 = 0
     var index: ZoneIndex?
+    /// The zone's index file as this process has it open (``ZoneIndexFile``), and whether its
+    /// state was found to belong to this log since it was opened.
+    var indexFile: ZoneIndexFile?
+    var indexInode: UInt64 = 0
+    var indexTrusted = false
     var fenced: CKError?
     var lockFD: Int32 = -1
     var lockInode: UInt64 = 0

@@ -24,7 +24,9 @@ struct StoreOptions: ParsableArguments {
 
     var storePath: String { store ?? Store.defaultPath }
 
-    func openStore() throws -> Store { try Store.open(at: storePath) }
+    /// The store, read as a short-lived process reads it: a zone from its index file, not
+    /// whole into memory.
+    func openStore() throws -> Store { try Store.open(at: storePath, reading: .indexed) }
 
     var userName: String { caller.userName }
 

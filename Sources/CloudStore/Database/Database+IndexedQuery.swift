@@ -1,0 +1,119 @@
+import Foundation
+
+extension Database {
+    /// A page of `query` answered from the zone's index file (``ZoneReading/indexed``): the
+    /// index gives the names of the records that may match, in result order, and only those
+    /// records are read, each checked against the whole predicate as the in-memory path checks
+    /// it. Nil when the index cannot answer (a sort by distance, or no usable index): the
+    /// caller reads the zone into memory instead.
+    ///
+    /// Conditions the index cannot test (`NOT`, token search, distance, a value it does not
+    /// keep) are left to the check of each record read: the query then reads records until its
+    /// page is full, which the log says, since on a large zone that may be most of them.
+    func indexedPage(of query: RecordQuery, in zone: String, types: [String: FieldType], limit: Int,
+                     after: CursorPosition?) throws(CKError) -> QueryPage? {
+        var sort: [ZoneIndexFile.Sort] = []
+        for d in query.sortDescriptors {
+            guard d.relativeLocation == nil else { return nil }
+            sort.append(ZoneIndexFile.Sort(key: d.key == "recordID" ? ZoneIndexFile.Sort.recordName : d.key, ascending: d.ascending))
+        }
+        let (conditions, unindexed) = Self.indexConditions(query.predicate)
+        let storage = zoneStorage(zone)
+        guard let index = storage.currentIndex() else { return nil }
+        if unindexed > 0 {
+            ZoneStorage.indexLogger.notice("query of \(query.recordType) in zone \(zone): \(unindexed) condition(s) of \(query.predicate) are not in the index; records are read to test them")
+        }
+        // Rows are taken from the index a batch at a time and the records read between
+        // batches, so the index is never held while a record file is read. A batch that ends
+        // before the page is full is followed by a larger one, from where it stopped.
+        var position = after
+        var batch = limit + 1
+        var page: [SortedRecords.Entry] = []
+        while true {
+            var rows: [(name: String, values: [FieldValue?])] = []
+            try index.read { (reader) throws(CKError) in
+                try reader.select(type: query.recordType, where: conditions, sort: sort) { name, values in
+                    let fieldValues = zip(query.sortDescriptors, values).map { d, v in Self.fieldValue(v, types[d.key]) }
+                    if let position, RecordQuery.compare(fieldValues, name, position.values, position.recordName, query.sortDescriptors) <= 0 {
+                        return true
+                    }
+                    rows.append((name, fieldValues))
+                    return rows.count < batch
+                }
+            }
+            for row in rows {
+                guard let record = try storage.record(named: row.name), record.recordType == query.recordType,
+                      query.predicate.evaluate(record) else { continue }
+                page.append(SortedRecords.Entry(values: query.sortDescriptors.map { $0.value(of: record) }, record: record))
+                if page.count > limit { return QueryPage(entries: Array(page.prefix(limit)), more: true, grouped: false) }
+            }
+            guard rows.count == batch, let last = rows.last else { break }
+            position = CursorPosition(recordName: last.name, values: last.values)
+            batch = min(batch * 4, 1 << 16)
+        }
+        return QueryPage(entries: page, more: false, grouped: false)
+    }
+
+    /// The conditions of `predicate` the index can test (those every match must meet), and how
+    /// many it cannot.
+    static func indexConditions(_ predicate: QueryPredicate) -> ([ZoneIndexFile.Condition], Int) {
+        var parts: [QueryPredicate] = []
+        func flatten(_ p: QueryPredicate) {
+            if case .and(let inner) = p { inner.forEach(flatten) } else if p != .all { parts.append(p) }
+        }
+        flatten(predicate)
+        var conditions: [ZoneIndexFile.Condition] = []
+        var unindexed = 0
+        for part in parts {
+            if let c = indexCondition(part) { conditions.append(c) } else { unindexed += 1 }
+        }
+        return (conditions, unindexed)
+    }
+
+    private static func indexCondition(_ part: QueryPredicate) -> ZoneIndexFile.Condition? {
+        func key(_ k: String) -> String { k == "recordID" ? ZoneIndexFile.Sort.recordName : k }
+        switch part {
+        case .compare(let k, let op, let v):
+            guard let value = indexValue(v) else { return nil }
+            return ZoneIndexFile.Condition(key: key(k), test: .compare(op == .equal ? "=" : op.rawValue, value))
+        case .contains(let k, let v):
+            guard let value = indexValue(v) else { return nil }
+            return ZoneIndexFile.Condition(key: key(k), test: .compare("=", value))
+        case .between(let k, let low, let high):
+            guard let l = indexValue(low), let h = indexValue(high) else { return nil }
+            return ZoneIndexFile.Condition(key: key(k), test: .between(l, h))
+        case .isIn(let k, let values):
+            let vs = values.compactMap(indexValue)
+            guard vs.count == values.count, !vs.isEmpty else { return nil }
+            return ZoneIndexFile.Condition(key: key(k), test: .oneOf(vs))
+        case .beginsWith(let k, let prefix):
+            return ZoneIndexFile.Condition(key: key(k), test: .prefix(ZoneIndexFile.normalized(prefix)))
+        case .all, .and, .not, .tokens, .distance:
+            return nil
+        }
+    }
+
+    /// A predicate's constant as the index keeps values.
+    private static func indexValue(_ v: PredicateValue) -> SQLiteDatabase.Value? {
+        switch v {
+        case .string(let s): .text(ZoneIndexFile.normalized(s))
+        case .int(let n), .date(let n): .int(n)
+        case .double(let d): .double(d)
+        case .reference(let name): .text(name)
+        case .location, .list: nil
+        }
+    }
+
+    /// A value from the index as the field it was made from (`type` tells a string from a
+    /// reference and a timestamp from an integer).
+    private static func fieldValue(_ v: SQLiteDatabase.Value, _ type: FieldType?) -> FieldValue? {
+        switch (v, type?.kind) {
+        case (.null, _): nil
+        case (.text(let s), .reference?): .reference(Reference(recordName: s))
+        case (.text(let s), _): .string(s)
+        case (.int(let n), .timestamp?): .timestamp(n)
+        case (.int(let n), _): .int64(n)
+        case (.double(let d), _): .double(d)
+        }
+    }
+}

@@ -1,0 +1,354 @@
+import Foundation
+
+/// A zone's index on disk, `index.sqlite` in the zone's folder: every record's name, type and
+/// change sequence, the values of its fields a query filters and sorts on, and its `deleteSelf`
+/// references. A process that starts cold answers a query or a change fetch from it in a few
+/// page reads, instead of reading every record of the zone into memory.
+///
+/// It is derived data: the log and the record files are the truth. Its `state` row says up to
+/// which log entry it holds the zone (`applied`), with that entry's time and device, so a
+/// reader can tell an index that belongs to this log from one restored from elsewhere. Whoever
+/// uses it first brings it up to the log's last committed entry (``ZoneStorage`` does that),
+/// and it is rebuilt from the files and the log when it is missing, damaged, or too old for
+/// the log to bring up to date. Its commits are not synced (`synchronous=NORMAL`): a power loss
+/// may take back the last ones, and the log brings them back.
+///
+/// SQLite rather than a file format of ckfs's own: a B-tree with crash-safe commits, readers
+/// beside one writer across processes, and a query planner, all well tested; the record JSON
+/// files stay the data people read and edit.
+///
+/// Each value is kept as SQLite compares it in the order queries compare it: strings in NFC
+/// (so byte order is Swift's order of the strings), references by record name, timestamps as
+/// milliseconds, and each element of a list in a row of its own. Bytes, assets and locations
+/// are not kept: queries on them read the records.
+final class ZoneIndexFile: @unchecked Sendable {
+    /// The layout of the tables; an index of another format is rebuilt.
+    static let format: Int64 = 1
+
+    let path: String
+    /// Guards `db` and the statements: one connection, used by one thread at a time.
+    private let lock = NSLock()
+    private let db: SQLiteDatabase
+    private var statements: [String: SQLiteDatabase.Statement] = [:]
+
+    /// How far the index holds the zone.
+    struct State: Equatable {
+        /// `zone.json`'s epoch: a zone made again is another zone.
+        var epoch: String
+        /// The last log entry taken in, and its time and device (0 and "" before any).
+        var applied: Int64
+        var time: Int64
+        var device: String
+    }
+
+    /// Opens the index at `path`; with `create`, makes it (0600, as every store file) when it
+    /// is not there. Nil when it is not there and `create` is false.
+    static func open(_ path: String, create: Bool) throws(CKError) -> ZoneIndexFile? {
+        if case .success(nil) = Syscall.stat(path) {
+            guard create else { return nil }
+            // Made here so that SQLite opens a file with the store's mode; its -wal and -shm
+            // files take the same mode.
+            if case .success(let fd) = Syscall.open(path, O_RDWR | O_CREAT) { Syscall.close(fd) }
+        }
+        let index = ZoneIndexFile(path: path, db: try SQLiteDatabase(path: path, durability: .rebuildable, create: false))
+        try index.prepareTables()
+        return index
+    }
+
+    private init(path: String, db: SQLiteDatabase) {
+        self.path = path
+        self.db = db
+    }
+
+    /// Makes the tables of an empty file; an index of another format is emptied and made anew.
+    private func prepareTables() throws(CKError) {
+        try locked { () throws(CKError) in
+            db.setBusyTimeout(milliseconds: 10_000)
+            // A rebuild writes the whole index through the WAL: cut it back after checkpoints.
+            try db.execute("PRAGMA journal_size_limit = \(4 << 20)")
+            var version: Int64 = 0
+            try db.prepare("PRAGMA user_version").forEachRow { row in
+                version = row.int(0)
+                return false
+            }
+            if version == Self.format { return }
+            try db.writeTransaction { () throws(CKError) in
+                for table in ["state", "records", "fields", "refs"] { try db.execute("DROP TABLE IF EXISTS \(table)") }
+                try db.execute("""
+                    CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL, applied INTEGER NOT NULL,
+                                       time INTEGER NOT NULL, device TEXT NOT NULL);
+                    CREATE TABLE records(name TEXT PRIMARY KEY, type TEXT NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
+                    CREATE INDEX records_by_type ON records(type, name);
+                    CREATE TABLE fields(name TEXT NOT NULL, key TEXT NOT NULL, value NOT NULL,
+                                        PRIMARY KEY (name, key, value)) WITHOUT ROWID;
+                    CREATE INDEX fields_by_value ON fields(key, value, name);
+                    CREATE TABLE refs(name TEXT NOT NULL, target TEXT NOT NULL);
+                    CREATE INDEX refs_by_target ON refs(target, name);
+                    CREATE INDEX refs_by_name ON refs(name);
+                    PRAGMA user_version = \(Self.format);
+                    """)
+            }
+        }
+    }
+
+    // MARK: State
+
+    /// How far the index holds the zone; nil for an index that holds nothing yet.
+    func state() throws(CKError) -> State? {
+        try locked { () throws(CKError) in try readState() }
+    }
+
+    private func readState() throws(CKError) -> State? {
+        var state: State?
+        try statement("SELECT epoch, applied, time, device FROM state WHERE id = 1").forEachRow { row in
+            state = State(epoch: row.text(0), applied: row.int(1), time: row.int(2), device: row.text(3))
+            return false
+        }
+        return state
+    }
+
+    /// Runs `body` in a write transaction with the state as it is inside it; the state `body`
+    /// returns is written before the commit. `waitingMilliseconds` bounds the wait for another
+    /// process's transaction (then `body` does not run and this throws a busy error).
+    func update(waitingMilliseconds: Int32, _ body: (State?, Writer) throws(CKError) -> State?) throws(CKError) {
+        try locked { () throws(CKError) in
+            db.setBusyTimeout(milliseconds: waitingMilliseconds)
+            defer { db.setBusyTimeout(milliseconds: 10_000) }
+            try db.writeTransaction { () throws(CKError) in
+                let before = try readState()
+                guard let after = try body(before, Writer(index: self)), after != before else { return }
+                try statement("INSERT OR REPLACE INTO state(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
+                    .run([.text(after.epoch), .int(after.applied), .int(after.time), .text(after.device)])
+            }
+        }
+    }
+
+    /// Changes to the index, inside ``update(waitingMilliseconds:_:)``.
+    struct Writer {
+        fileprivate let index: ZoneIndexFile
+
+        /// Empties the index (before a rebuild).
+        func removeAll() throws(CKError) {
+            for table in ["state", "records", "fields", "refs"] { try index.db.execute("DELETE FROM \(table)") }
+        }
+
+        /// Takes in one log entry: each change newer than what the index holds of its record.
+        func apply(_ entry: LogEntry) throws(CKError) {
+            for d in entry.deleted where try index.seq(of: d.recordName).map({ $0 < entry.seq }) ?? false {
+                try index.remove(d.recordName)
+            }
+            for r in entry.saved { try put(r, seq: entry.seq) }
+        }
+
+        /// Keeps `record` as of change `seq`, unless the index holds a newer version.
+        func put(_ record: Record, seq: Int64) throws(CKError) {
+            let name = record.recordID.recordName
+            if let held = try index.seq(of: name) {
+                guard held < seq else { return }
+                try index.remove(name)
+            }
+            try index.statement("INSERT INTO records(name, type, seq) VALUES (?, ?, ?)").run([.text(name), .text(record.recordType), .int(seq)])
+            // A list holding a value twice keeps it once: a record matches when any element does.
+            let insertField = try index.statement("INSERT OR IGNORE INTO fields(name, key, value) VALUES (?, ?, ?)")
+            for (key, value) in ZoneIndexFile.indexedValues(of: record) {
+                try insertField.run([.text(name), .text(key), value])
+            }
+            let insertRef = try index.statement("INSERT INTO refs(name, target) VALUES (?, ?)")
+            for target in Set(record.deleteSelfReferences.map(\.target)) {
+                try insertRef.run([.text(name), .text(target)])
+            }
+        }
+    }
+
+    private func seq(of name: String) throws(CKError) -> Int64? {
+        var seq: Int64?
+        try statement("SELECT seq FROM records WHERE name = ?").forEachRow([.text(name)]) { row in
+            seq = row.int(0)
+            return false
+        }
+        return seq
+    }
+
+    private func remove(_ name: String) throws(CKError) {
+        try statement("DELETE FROM records WHERE name = ?").run([.text(name)])
+        try statement("DELETE FROM fields WHERE name = ?").run([.text(name)])
+        try statement("DELETE FROM refs WHERE name = ?").run([.text(name)])
+    }
+
+    private func locked<T>(_ body: () throws(CKError) -> T) throws(CKError) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// A statement prepared once per connection. Lock held.
+    private func statement(_ sql: String) throws(CKError) -> SQLiteDatabase.Statement {
+        if let s = statements[sql] { return s }
+        let s = try db.prepare(sql)
+        statements[sql] = s
+        return s
+    }
+
+    // MARK: Values
+
+    /// The values a record is found by: its fields' (a list's each element) and the system
+    /// fields queries name.
+    static func indexedValues(of record: Record) -> [(String, SQLiteDatabase.Value)] {
+        var out: [(String, SQLiteDatabase.Value)] = []
+        for (key, value) in record.fields {
+            if case .list(_, let items) = value {
+                for item in items { if let v = indexValue(item) { out.append((key, v)) } }
+            } else if let v = indexValue(value) {
+                out.append((key, v))
+            }
+        }
+        if let c = record.created {
+            out.append(("creationDate", .int(c.timestamp)))
+            out.append(("creatorUserRecordID", .text(c.userRecordName)))
+        }
+        if let m = record.modified {
+            out.append(("modificationDate", .int(m.timestamp)))
+            out.append(("lastModifiedUserRecordID", .text(m.userRecordName)))
+        }
+        return out
+    }
+
+    /// A field value as the index keeps it; nil for kinds it does not keep.
+    static func indexValue(_ value: FieldValue) -> SQLiteDatabase.Value? {
+        switch value {
+        case .string(let s): .text(normalized(s))
+        case .int64(let n), .timestamp(let n): .int(n)
+        case .double(let d): .double(d)
+        case .reference(let r): .text(r.recordName)
+        case .bytes, .location, .asset, .list: nil
+        }
+    }
+
+    /// `s` in NFC: the UTF-8 bytes of NFC strings are in the order Swift compares strings.
+    static func normalized(_ s: String) -> String {
+        s.utf8.allSatisfy({ $0 < 0x80 }) ? s : s.precomposedStringWithCanonicalMapping
+    }
+
+    // MARK: Reading
+
+    /// Runs `body` in one read transaction: what it reads is one state of the index.
+    func read<T>(_ body: (Reader) throws(CKError) -> T) throws(CKError) -> T {
+        try locked { () throws(CKError) in
+            try db.readTransaction { () throws(CKError) in try body(Reader(index: self)) }
+        }
+    }
+
+    /// Questions the index answers, inside ``read(_:)``.
+    struct Reader {
+        fileprivate let index: ZoneIndexFile
+
+        func state() throws(CKError) -> State? { try index.readState() }
+
+        /// Record names after `after` (all when nil), in order, at most `limit`.
+        func names(after: String?, limit: Int) throws(CKError) -> [String] {
+            var out: [String] = []
+            try index.statement("SELECT name FROM records WHERE name > ? ORDER BY name LIMIT ?")
+                .forEachRow([.text(after ?? ""), .int(Int64(limit))]) { row in
+                    out.append(row.text(0))
+                    return true
+                }
+            return out
+        }
+
+        /// Names of the records with a `deleteSelf` reference to `target`.
+        func referrers(of target: String) throws(CKError) -> [String] {
+            var out: [String] = []
+            try index.statement("SELECT name FROM refs WHERE target = ? ORDER BY name").forEachRow([.text(target)]) { row in
+                out.append(row.text(0))
+                return true
+            }
+            return out
+        }
+
+        /// How many records the index holds.
+        func count() throws(CKError) -> Int {
+            var n = 0
+            try index.statement("SELECT count(*) FROM records").forEachRow { row in
+                n = Int(row.int(0))
+                return false
+            }
+            return n
+        }
+
+        /// The records of `type` that meet every condition, in the order of `sort` (values a
+        /// record lacks last, then by name), each with its sort values: `body` is called for
+        /// each until it returns false. A superset when a condition is looser in SQL than in
+        /// the query (the caller checks each record it reads).
+        func select(type: String, where conditions: [Condition], sort: [Sort],
+                    _ body: (_ name: String, _ values: [SQLiteDatabase.Value]) throws(CKError) -> Bool) throws(CKError) {
+            var sql = "SELECT r.name"
+            var joins = ""
+            var order: [String] = []
+            var args: [SQLiteDatabase.Value] = []
+            for (i, s) in sort.enumerated() {
+                if s.key == Sort.recordName {
+                    sql += ", r.name"
+                    order.append("r.name" + (s.ascending ? "" : " DESC"))
+                    continue
+                }
+                sql += ", s\(i).value"
+                joins += " LEFT JOIN fields s\(i) ON s\(i).name = r.name AND s\(i).key = ?"
+                args.append(.text(s.key))
+                order.append("s\(i).value IS NULL, s\(i).value" + (s.ascending ? "" : " DESC"))
+            }
+            sql += " FROM records r" + joins + " WHERE r.type = ?"
+            args.append(.text(type))
+            for c in conditions {
+                let (clause, values) = c.sql
+                sql += " AND " + clause
+                args += values
+            }
+            sql += " ORDER BY " + (order + ["r.name"]).joined(separator: ", ")
+            try index.statement(sql).forEachRow(args) { (row) throws(CKError) -> Bool in
+                let values = (0..<sort.count).map { row.value(Int32($0 + 1)) }
+                return try body(row.text(0), values)
+            }
+        }
+    }
+
+    /// A condition the index can test: on the record name, or on a key's values (a record
+    /// matches when one of its values for the key does).
+    struct Condition {
+        enum Test {
+            case compare(String, SQLiteDatabase.Value)
+            case between(SQLiteDatabase.Value, SQLiteDatabase.Value)
+            case oneOf([SQLiteDatabase.Value])
+            case prefix(String)
+        }
+
+        var key: String
+        var test: Test
+
+        var sql: (String, [SQLiteDatabase.Value]) {
+            let (test, values) = Self.sql(test, column: key == Sort.recordName ? "r.name" : "value")
+            if key == Sort.recordName { return (test, values) }
+            return ("r.name IN (SELECT name FROM fields WHERE key = ? AND \(test))", [.text(key)] + values)
+        }
+
+        private static func sql(_ test: Test, column: String) -> (String, [SQLiteDatabase.Value]) {
+            switch test {
+            case .compare(let op, let v): return ("\(column) \(op) ?", [v])
+            case .between(let low, let high): return ("\(column) BETWEEN ? AND ?", [low, high])
+            case .oneOf(let values): return ("\(column) IN (\(values.map { _ in "?" }.joined(separator: ", ")))", values)
+            case .prefix(let p):
+                // GLOB with the pattern's own characters escaped; SQLite turns it into a range
+                // of its index.
+                var pattern = ""
+                for c in p { pattern += "*?[".contains(c) ? "[\(c)]" : String(c) }
+                return ("\(column) GLOB ?", [.text(pattern + "*")])
+            }
+        }
+    }
+
+    /// A sort key: a field, or ``recordName``.
+    struct Sort {
+        static let recordName = "\u{0}name"
+        var key: String
+        var ascending: Bool
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Logging
+
+// Keeping the zone's index file (``ZoneIndexFile``) in step with the log. The applier takes
+// in the entries it has just written the files of, never waiting for the index; a reader that
+// wants the index first brings it up to the log's end itself, or rebuilds it from the record
+// files and the log when the log cannot bring it up to date. Neither ever changes what a save
+// does: the index is derived data, and a failure to keep it only leaves it behind the log.
+extension ZoneStorage {
+    var indexPath: String { StoreLayout.indexFile(directory) }
+
+    static let indexLogger = Logger(label: "ckfs.index")
+
+    /// The index as this process has it open, opened (with `create`, made) when it is not;
+    /// nil when there is no index file and `create` is false. A file replaced since it was
+    /// opened (a zone made again, a restored backup) is opened anew.
+    func openIndex(create: Bool) throws(CKError) -> ZoneIndexFile? {
+        let st = try Syscall.stat(indexPath).orThrow(.internalError, "cannot stat \(indexPath)")
+        if let (open, inode) = locked({ indexFile.map { ($0, indexInode) } }), let st, st.inode == inode { return open }
+        guard st != nil || create else { return nil }
+        let opened: ZoneIndexFile?
+        do {
+            opened = try ZoneIndexFile.open(indexPath, create: create)
+        } catch where Self.isDamage(error) {
+            // Not a database, or damaged: it is only derived data, so it is made anew.
+            Self.indexLogger.warning("the index of zone \(zoneID.zoneName) is damaged (\(error)); it is made again from the records and the log")
+            removeIndexFiles()
+            opened = try ZoneIndexFile.open(indexPath, create: create)
+        }
+        guard let opened else { return nil }
+        let inode = (try Syscall.stat(indexPath).orThrow(.internalError, "cannot stat \(indexPath)"))?.inode ?? 0
+        locked {
+            indexFile = opened
+            indexInode = inode
+            indexTrusted = false
+        }
+        return opened
+    }
+
+    /// Whether SQLite found the file damaged: not a database, damaged pages, or shorter than
+    /// its header says (a truncated copy).
+    static func isDamage(_ error: CKError) -> Bool {
+        guard case .database(let code)? = error.cause else { return false }
+        return SQLiteDatabase.isDamage(code)
+    }
+
+    /// Removes the index file and SQLite's files beside it.
+    func removeIndexFiles() {
+        for suffix in ["", "-wal", "-shm"] { _ = Syscall.unlink(indexPath + suffix) }
+        locked {
+            indexFile = nil
+            indexTrusted = false
+        }
+    }
+
+    /// With the apply lock held, after the files of `entries` were written: the index, when
+    /// the zone has one, takes them in. It never waits for another process's index
+    /// transaction, and takes nothing in when it is behind the first of them (a reader then
+    /// brings it up to date from the log).
+    func keepIndex(_ entries: [LogEntry]) {
+        guard let last = entries.last else { return }
+        do throws(CKError) {
+            guard let index = try openIndex(create: false) else { return }
+            try index.update(waitingMilliseconds: 0) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
+                guard let state, state.applied < last.seq, state.applied + 1 >= entries[0].seq,
+                      try trusts(state, of: index) else { return state }
+                for e in entries where e.seq > state.applied { try writer.apply(e) }
+                return ZoneIndexFile.State(epoch: state.epoch, applied: last.seq, time: last.time, device: last.deviceID)
+            }
+        } catch {
+            if !SQLiteDatabase.isBusy(error) {
+                Self.indexLogger.notice("the index of zone \(zoneID.zoneName) was not updated (\(error)); the next reader brings it up to date")
+            }
+        }
+    }
+
+    /// Whether `state` is of this log: the entry it names is in the log with the same time and
+    /// device. Checked once per opening of the index; after that this process keeps it.
+    func trusts(_ state: ZoneIndexFile.State, of index: ZoneIndexFile) throws(CKError) -> Bool {
+        if locked({ indexTrusted && indexFile === index }) { return true }
+        let ok: Bool
+        if state.applied == 0 {
+            ok = state.time == 0 && state.device.isEmpty
+        } else if let entry = try loggedEntry(seq: state.applied) {
+            ok = entry.time == state.time && entry.deviceID == state.device
+        } else {
+            ok = false
+        }
+        if ok { locked { if indexFile === index { indexTrusted = true } } }
+        return ok
+    }
+
+    /// The index brought up to the last entry of the log, made when there is none; nil (with
+    /// a line in the log saying why) when it cannot be used, and the caller reads the records
+    /// another way.
+    func currentIndex() -> ZoneIndexFile? {
+        do throws(CKError) {
+            return try bringIndexUpToDate()
+        } catch where Self.isDamage(error) {
+            removeIndexFiles()
+            do throws(CKError) { return try bringIndexUpToDate() } catch {
+                Self.indexLogger.warning("the index of zone \(zoneID.zoneName) cannot be used: \(error)")
+                return nil
+            }
+        } catch {
+            if error.code != .zoneNotFound {
+                Self.indexLogger.warning("the index of zone \(zoneID.zoneName) cannot be used: \(error)")
+            }
+            return nil
+        }
+    }
+
+    private func bringIndexUpToDate() throws(CKError) -> ZoneIndexFile? {
+        try recoverAfterRestartIfNeeded()
+        guard let index = try openIndex(create: true) else { return nil }
+        let meta = try readMeta()
+        let marker = try peekMarker()
+        // Up to date: nothing to write, so no write lock to wait for.
+        if let state = try index.state(), let marker, !marker.busy, state.applied == marker.seq,
+           state.epoch == meta.epoch, try trusts(state, of: index) {
+            return index
+        }
+        try index.update(waitingMilliseconds: 10_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
+            if let state, state.epoch == meta.epoch, try trusts(state, of: index) {
+                guard let page = try history(after: state.applied, changeLimit: nil, meta: meta) else {
+                    return try rebuildIndex(writer, epoch: meta.epoch)
+                }
+                guard let last = page.entries.last else { return state }
+                for e in page.entries { try writer.apply(e) }
+                return ZoneIndexFile.State(epoch: meta.epoch, applied: last.seq, time: last.time, device: last.deviceID)
+            }
+            return try rebuildIndex(writer, epoch: meta.epoch)
+        }
+        return index
+    }
+
+    /// Empties the index and fills it from the record files, then the log entries they may
+    /// not hold yet (after the apply marker, read before the files), as ``ZoneCatalog`` loads
+    /// a zone. Records are read one at a time, never the whole zone at once.
+    private func rebuildIndex(_ writer: ZoneIndexFile.Writer, epoch: String) throws(CKError) -> ZoneIndexFile.State {
+        Self.indexLogger.notice("making the index of zone \(zoneID.zoneName) from its records and log")
+        locked { indexTrusted = false }
+        try writer.removeAll()
+        let applied = currentApplyMarker()
+        guard let st = try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)") else {
+            throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
+        }
+        for name in try fileRecordNames() {
+            guard let record = try readRecordFile(name) else { continue }
+            try writer.put(record, seq: record.recordChangeTag.flatMap { Int64($0) } ?? 0)
+        }
+        let (entries, _) = try entriesFollowing(applied?.applied ?? Int64.min, from: applied?.end ?? -1, to: st.size)
+        for (e, _) in entries { try writer.apply(e) }
+        let state: ZoneIndexFile.State
+        if let last = entries.last?.0 {
+            state = ZoneIndexFile.State(epoch: epoch, applied: last.seq, time: last.time, device: last.deviceID)
+        } else if let seq = applied?.applied, seq > 0, let entry = try loggedEntry(seq: seq) {
+            state = ZoneIndexFile.State(epoch: epoch, applied: seq, time: entry.time, device: entry.deviceID)
+        } else if let last = try history().entries.last {
+            state = ZoneIndexFile.State(epoch: epoch, applied: last.seq, time: last.time, device: last.deviceID)
+        } else {
+            state = ZoneIndexFile.State(epoch: epoch, applied: 0, time: 0, device: "")
+        }
+        return state
+    }
+}

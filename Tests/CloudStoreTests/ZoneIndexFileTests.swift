@@ -1,0 +1,183 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// The zone's index file (``ZoneIndexFile``) is derived data: whatever happens to it (deleted,
+/// truncated, overwritten with garbage, an older copy restored, a copy from another history,
+/// left behind by a compacted log), a store that reads zones from it answers every query and
+/// first change fetch as a brute-force scan of the records does.
+@Suite struct ZoneIndexFileTests {
+    typealias G = PropertyListCodingTests.Generator
+
+    /// Queries covering each kind of condition the index tests, and one it does not.
+    static let queries: [RecordQuery] = [
+        RecordQuery(recordType: "Thing"),
+        RecordQuery(recordType: "Thing", predicate: .compare("n", .greater, .int(0)), sortDescriptors: [QuerySortDescriptor(key: "score", ascending: false)]),
+        RecordQuery(recordType: "Thing", predicate: .and([.compare("owner", .equal, .reference("p1")), .compare("n", .lessOrEqual, .int(20))]),
+                    sortDescriptors: [QuerySortDescriptor(key: "title"), QuerySortDescriptor(key: "n", ascending: false)]),
+        RecordQuery(recordType: "Thing", predicate: .beginsWith("title", "caf"), sortDescriptors: [QuerySortDescriptor(key: "when")]),
+        RecordQuery(recordType: "Thing", predicate: .contains("tags", .string("b")), sortDescriptors: [QuerySortDescriptor(key: "recordID", ascending: false)]),
+        RecordQuery(recordType: "Thing", predicate: .not(.compare("n", .less, .int(0))), sortDescriptors: [QuerySortDescriptor(key: "n")]),
+    ]
+
+    /// Every query, paged, from a store that reads the zone from its index, against the
+    /// records as a fresh in-memory read of the zone holds them, filtered and sorted here.
+    static func expectAnswersMatch(_ t: TempStore, _ when: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let truth = try t.reopen().container().database(.private, caller: Caller(userName: "alice")).allRecords()
+        let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        for query in queries {
+            var got: [String] = []
+            var cursor: QueryCursor?
+            repeat {
+                let page = try indexed.query(query, limit: 37, cursor: cursor)
+                got += page.records.map(\.recordID.recordName)
+                cursor = page.cursor
+            } while cursor != nil && got.count <= truth.count
+            let sort = query.sortDescriptors
+            let expected = truth.filter { $0.recordType == query.recordType && query.predicate.matches($0) }.sorted { a, b in
+                RecordQuery.compare(sort.map { QueryPredicate.field($0.key, of: a) }, a.recordID.recordName,
+                                    sort.map { QueryPredicate.field($0.key, of: b) }, b.recordID.recordName, sort) < 0
+            }.map(\.recordID.recordName)
+            #expect(got == expected, "\(when): \(query.predicate) sorted by \(sort.map(\.key))", sourceLocation: sourceLocation)
+        }
+        // A first change fetch, in pages: every record once, in name order.
+        var names: [String] = []
+        var token: ChangeToken?
+        var more = true
+        while more {
+            let page = try indexed.changes(since: token, limit: 50)
+            names += page.changed.map(\.recordID.recordName)
+            token = page.token
+            more = page.moreComing && page.token.resumeAfter != nil
+        }
+        #expect(names == truth.map(\.recordID.recordName).sorted(), "\(when): first change fetch", sourceLocation: sourceLocation)
+        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        #expect(storage.locked { storage.indexFile != nil }, "\(when): the index answered", sourceLocation: sourceLocation)
+    }
+
+    /// Saves, edits and deletes `count` random changes through another opening of the store.
+    static func churn(_ t: TempStore, _ g: inout G, count: Int, round: Int) throws {
+        let db = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        let all = try db.allRecords()
+        var saves: [Record] = []
+        var deletes: [RecordID] = []
+        var touched: Set<String> = []
+        for i in 0..<count {
+            let pick = all.randomElement(using: &g)!
+            guard !touched.contains(pick.recordID.recordName) else { continue }
+            switch Int.random(in: 0..<3, using: &g) {
+            case 0:
+                var r = pick
+                r["n"] = .int64(Int64.random(in: -50...50, using: &g))
+                r["title"] = Bool.random(using: &g) ? nil : .string(RecordQueryTests.words.randomElement(using: &g)!)
+                saves.append(r)
+                touched.insert(pick.recordID.recordName)
+            case 1:
+                deletes.append(pick.recordID)
+                touched.insert(pick.recordID.recordName)
+            default:
+                saves.append(Record(recordType: "Thing", recordID: RecordID(recordName: "new\(round)-\(i)"),
+                                    fields: ["n": .int64(Int64.random(in: -50...50, using: &g)), "owner": .reference(Reference(recordName: "p1"))]))
+            }
+        }
+        if let e = try db.modify(saving: saves, deleting: deletes, options: ModifyOptions(savePolicy: .changedKeys)).error { throw e }
+        db.store.waitForRecordFiles()
+    }
+
+    func makeStore(_ g: inout G, tuning: ZoneTuning? = nil) throws -> (TempStore, String) {
+        let t = try TempStore(tuning: tuning)
+        let db = try t.db()
+        let records = RecordQueryTests.randomRecords(500, &g)
+        for chunk in stride(from: 0, to: records.count, by: 100) {
+            if let e = try db.modify(saving: Array(records[chunk..<min(chunk + 100, records.count)])).error { throw e }
+        }
+        db.store.waitForRecordFiles()
+        return (t, db.zoneStorage(ZoneID.defaultZoneName).indexPath)
+    }
+
+    static func copyIndex(_ path: String, to dest: String) throws {
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            try? FileManager.default.removeItem(atPath: dest + suffix)
+            try FileManager.default.copyItem(atPath: path + suffix, toPath: dest + suffix)
+        }
+    }
+
+    static func removeIndex(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    @Test func theIndexFollowsWritesFromEveryOpening() throws {
+        var g = G(state: 11)
+        let (t, path) = try makeStore(&g)
+        try Self.expectAnswersMatch(t, "made from the records")
+        #expect(FileManager.default.fileExists(atPath: path))
+        for round in 0..<4 {
+            // The writers' appliers keep the index; nothing is rebuilt.
+            try Self.churn(t, &g, count: [3, 40, 150, 1][round], round: round)
+            let state = try #require(try ZoneIndexFile.open(path, create: false)?.state())
+            let marker = try #require(try t.reopen().container().database(.private, caller: Caller(userName: "alice")).zoneStorage(ZoneID.defaultZoneName).peekMarker())
+            #expect(state.applied == marker.seq, "round \(round): the writer brought the index to its last entry")
+            try Self.expectAnswersMatch(t, "after churn \(round)")
+        }
+    }
+
+    @Test func aDeletedTruncatedOrGarbageIndexIsMadeAgain() throws {
+        var g = G(state: 12)
+        let (t, path) = try makeStore(&g)
+        try Self.expectAnswersMatch(t, "first")
+        Self.removeIndex(path)
+        try Self.churn(t, &g, count: 30, round: 1)
+        try Self.expectAnswersMatch(t, "after the index was deleted")
+        // Truncated to half: SQLite finds it damaged (or short), and it is made again.
+        let st = try #require(try Syscall.stat(path).get())
+        #expect(truncate(path, off_t(st.size / 2)) == 0)
+        _ = try? FileManager.default.removeItem(atPath: path + "-wal")
+        try Self.churn(t, &g, count: 30, round: 2)
+        try Self.expectAnswersMatch(t, "after the index was truncated")
+        // Not a database at all.
+        Self.removeIndex(path)
+        try Data(repeating: 0x42, count: 10_000).write(to: URL(fileURLWithPath: path))
+        try Self.expectAnswersMatch(t, "after the index was overwritten")
+    }
+
+    @Test func anOlderCopyIsBroughtUpToDateAndOneFromAnotherHistoryIsMadeAgain() throws {
+        var g = G(state: 13)
+        let (t, path) = try makeStore(&g)
+        try Self.expectAnswersMatch(t, "first")
+        let backup = t.path + "/index-backup.sqlite"
+        try Self.copyIndex(path, to: backup)
+        try Self.churn(t, &g, count: 60, round: 1)
+        try Self.copyIndex(backup, to: path)
+        try Self.expectAnswersMatch(t, "with an index restored from before 60 changes")
+
+        // The zone restored from a backup (log, records, markers) while the newer index stays:
+        // the index names an entry this log does not have, so it is made again.
+        let zone = (path as NSString).deletingLastPathComponent
+        let zoneBackup = t.path + "/zone-backup"
+        try FileManager.default.copyItem(atPath: zone, toPath: zoneBackup)
+        try Self.churn(t, &g, count: 40, round: 2)
+        try Self.copyIndex(path, to: backup)
+        try FileManager.default.removeItem(atPath: zone)
+        try FileManager.default.copyItem(atPath: zoneBackup, toPath: zone)
+        try Self.copyIndex(backup, to: path)
+        try Self.expectAnswersMatch(t, "with a newer index than the restored zone")
+        // The restored zone goes on with changes of its own up to the same sequence numbers
+        // the newer index was at: its entries differ in time, so the index is still not trusted.
+        usleep(5_000)
+        try Self.churn(t, &g, count: 40, round: 3)
+        Self.removeIndex(path)
+        try Self.copyIndex(backup, to: path)
+        try Self.expectAnswersMatch(t, "with an index of another history at the same sequence number")
+    }
+
+    @Test func anIndexLeftBehindByACompactedLogIsMadeAgain() throws {
+        var g = G(state: 14)
+        let (t, path) = try makeStore(&g, tuning: .with { $0.compactLogBytes = 20_000; $0.checkpointEvery = 5 })
+        try Self.expectAnswersMatch(t, "first")
+        let backup = t.path + "/index-backup.sqlite"
+        try Self.copyIndex(path, to: backup)
+        for round in 1...6 { try Self.churn(t, &g, count: 20, round: round) }
+        try Self.copyIndex(backup, to: path)
+        try Self.expectAnswersMatch(t, "with an index older than the compacted log")
+    }
+}

@@ -180,4 +180,21 @@ import Testing
         try Self.copyIndex(backup, to: path)
         try Self.expectAnswersMatch(t, "with an index older than the compacted log")
     }
+
+    /// An index whose rows were changed behind its back (its state still says it is up to
+    /// date) is found by `fsck`, which makes it again; a good one is left as it is.
+    @Test func fsckFindsAnIndexThatDiffersFromTheRecordsAndMakesItAgain() throws {
+        var g = G(state: 15)
+        let (t, path) = try makeStore(&g)
+        try Self.expectAnswersMatch(t, "first")
+        let clean = t.store.check()
+        #expect(clean.damage.isEmpty && !clean.repaired.contains { $0.contains("index") }, "\(clean.repaired) \(clean.damage)")
+        let sql = try SQLiteDatabase(path: path, durability: .rebuildable, create: false)
+        try sql.execute("DELETE FROM fields WHERE key = 'n' AND name IN (SELECT name FROM records ORDER BY name LIMIT 3)")
+        try sql.execute("UPDATE records SET type = 'Other' WHERE name = (SELECT max(name) FROM records)")
+        let report = try t.reopen().check()
+        #expect(report.repaired.contains { $0.contains("index (index.sqlite) differed from the records in 4 records") }, "\(report.repaired)")
+        #expect(report.damage.isEmpty, "\(report.damage)")
+        try Self.expectAnswersMatch(t, "after fsck")
+    }
 }

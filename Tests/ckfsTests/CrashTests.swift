@@ -3,7 +3,8 @@ import Testing
 @testable import CloudStore
 
 /// A writer killed with SIGKILL at random moments loses no acknowledged batch and never
-/// leaves one half-applied; `ckfs fsck` is clean after every kill.
+/// leaves one half-applied, nor an index that answers otherwise than the records; `ckfs fsck`
+/// is clean after every kill.
 @Suite struct CrashTests {
     static let kills = 200
 
@@ -25,8 +26,22 @@ import Testing
             let reported = lines.compactMap { $0.hasPrefix("saved ") ? Int64($0.dropFirst(6)) : nil }.max() ?? known
             acknowledged += lines.count
 
+            // The index the killed writer kept (fsck made it after the first kill) answers as the
+            // records do, before fsck looks at anything.
+            if round > 0 {
+                let query = RecordQuery(recordType: "Crash", predicate: .compare("batch", .greater, .int(known - 8)),
+                                        sortDescriptors: [QuerySortDescriptor(key: "batch", ascending: false)])
+                let indexed = try Store.open(at: cli.store, reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+                let fromIndex = try indexed.query(query, limit: 500).records.map(\.recordID.recordName)
+                let truth = try cli.database().allRecords().filter { query.predicate.matches($0) }.sorted { a, b in
+                    RecordQuery.compare([a["batch"]], a.recordID.recordName, [b["batch"]], b.recordID.recordName, query.sortDescriptors) < 0
+                }.map(\.recordID.recordName)
+                try #require(fromIndex == truth, "round \(round): the index answered \(fromIndex), the records \(truth)")
+            }
+
             let fsck = cli.run(["fsck"])
             try #require(fsck.status == 0, "round \(round): fsck: \(fsck.stderr)")
+            try #require(!fsck.stdout.contains("index (index.sqlite) differed"), "round \(round): \(fsck.stdout)")
             if fsck.stdout.contains("repaired:") { repairs += 1 }
 
             let db = try cli.database()

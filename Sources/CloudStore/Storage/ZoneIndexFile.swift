@@ -127,6 +127,9 @@ final class ZoneIndexFile: @unchecked Sendable {
     struct Writer {
         fileprivate let index: ZoneIndexFile
 
+        /// Reads inside the same transaction.
+        var reader: Reader { Reader(index: index) }
+
         /// Empties the index (before a rebuild).
         func removeAll() throws(CKError) {
             for table in ["state", "records", "fields", "refs"] { try index.db.execute("DELETE FROM \(table)") }
@@ -265,6 +268,25 @@ final class ZoneIndexFile: @unchecked Sendable {
             return out
         }
 
+        /// Everything the index holds of each record, by name, for `fsck` to compare with the
+        /// records (``ZoneIndexFile/Entry/init(_:)``).
+        func entries() throws(CKError) -> [String: Entry] {
+            var out: [String: Entry] = [:]
+            try index.statement("SELECT name, type, seq FROM records").forEachRow { row in
+                out[row.text(0)] = Entry(type: row.text(1), seq: row.int(2), values: [], targets: [])
+                return true
+            }
+            try index.statement("SELECT name, key, value FROM fields").forEachRow { row in
+                out[row.text(0), default: Entry(type: "", seq: -1, values: [], targets: [])].values.insert(Entry.describe(row.text(1), row.value(2)))
+                return true
+            }
+            try index.statement("SELECT name, target FROM refs").forEachRow { row in
+                out[row.text(0), default: Entry(type: "", seq: -1, values: [], targets: [])].targets.insert(row.text(1))
+                return true
+            }
+            return out
+        }
+
         /// How many records the index holds.
         func count() throws(CKError) -> Int {
             var n = 0
@@ -309,6 +331,31 @@ final class ZoneIndexFile: @unchecked Sendable {
                 return try body(row.text(0), values)
             }
         }
+    }
+
+    /// What the index holds of one record.
+    struct Entry: Equatable {
+        var type: String
+        var seq: Int64
+        var values: Set<String>
+        var targets: Set<String>
+
+        /// What the index should hold of `record`, saved at change `seq`.
+        init(_ record: Record, seq: Int64) {
+            type = record.recordType
+            self.seq = seq
+            values = Set(ZoneIndexFile.indexedValues(of: record).map { Self.describe($0.0, $0.1) })
+            targets = Set(record.deleteSelfReferences.map(\.target))
+        }
+
+        init(type: String, seq: Int64, values: Set<String>, targets: Set<String>) {
+            self.type = type
+            self.seq = seq
+            self.values = values
+            self.targets = targets
+        }
+
+        static func describe(_ key: String, _ value: SQLiteDatabase.Value) -> String { "\(key)=\(value)" }
     }
 
     /// A condition the index can test: on the record name, or on a key's values (a record

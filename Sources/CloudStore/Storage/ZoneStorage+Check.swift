@@ -34,6 +34,7 @@ extension ZoneStorage {
         } catch {
             result.damage.append("zone \(name): \(error.message)")
         }
+        if result.damage.isEmpty && result.diskFull.isEmpty { checkIndex(&result) }
         return result
     }
 

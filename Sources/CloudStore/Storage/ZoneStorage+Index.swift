@@ -164,3 +164,35 @@ extension ZoneStorage {
         return state
     }
 }
+
+extension ZoneStorage {
+    /// `fsck`'s look at the index, after the files were checked: brought up to the log's end
+    /// (made when missing or damaged), then compared with every record file; made again when
+    /// it differs. Runs without the zone's locks (the index takes its own).
+    func checkIndex(_ result: inout CheckResult) {
+        let name = zoneID.zoneName
+        guard let index = currentIndex() else {
+            result.damage.append("zone \(name): its index (\(indexPath)) cannot be made; queries read the whole zone until it can (see the warning above)")
+            return
+        }
+        do throws(CKError) {
+            var differing = 0
+            try index.update(waitingMilliseconds: 10_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
+                var held = try writer.reader.entries()
+                for file in try fileRecordNames() {
+                    guard let record = try readRecordFile(file) else { continue }
+                    let expected = ZoneIndexFile.Entry(record, seq: record.recordChangeTag.flatMap { Int64($0) } ?? 0)
+                    if held.removeValue(forKey: file) != expected { differing += 1 }
+                }
+                differing += held.count
+                guard differing > 0 else { return state }
+                return try rebuildIndex(writer, epoch: try readMeta().epoch)
+            }
+            if differing > 0 {
+                result.repaired.append("zone \(name): its index (index.sqlite) differed from the records in \(differing) records; made it again from the records and the log")
+            }
+        } catch {
+            result.damage.append("zone \(name): cannot check its index (\(indexPath)): \(error.message); remove the file and run `ckfs fsck` again")
+        }
+    }
+}

@@ -144,10 +144,12 @@ import Testing
         #expect(half.saveResults[1].1.error?.code == .operationCancelled)
     }
 
-    /// DeleteSelf references.
-    @Test func deleteSelfTargetMustExistAndDeletesCascadeTransitively() throws {
+    /// DeleteSelf references, found in memory and, by a store that reads zones from their
+    /// index files, in the index.
+    @Test(arguments: [ZoneReading.inMemory, .indexed])
+    func deleteSelfTargetMustExistAndDeletesCascadeTransitively(reading: ZoneReading) throws {
         let t = try TempStore()
-        let db = try t.db()
+        let db = try t.reopen(reading: reading).container().database(.private, caller: Caller(userName: "alice", deviceID: "test-device"))
         let missing = try db.modify(saving: [record("child", ["owner": .reference(Reference(recordName: "nobody", action: .deleteSelf))])])
         #expect(missing.saveResults[0].1.error?.code == .referenceViolation)
         // A NONE reference may dangle.
@@ -169,9 +171,10 @@ import Testing
         #expect(Set(changes.changed.map(\.recordID.recordName)) == ["loose", "d"])
     }
 
-    @Test func deletingARecordTargetedInTheSameOperationFails() throws {
+    @Test(arguments: [ZoneReading.inMemory, .indexed])
+    func deletingARecordTargetedInTheSameOperationFails(reading: ZoneReading) throws {
         let t = try TempStore()
-        let db = try t.db()
+        let db = try t.reopen(reading: reading).container().database(.private, caller: Caller(userName: "alice", deviceID: "test-device"))
         try db.save(record("t"))
         let r = try db.modify(saving: [record("s", ["to": .reference(Reference(recordName: "t", action: .deleteSelf))])], deleting: [id("t")])
         #expect(r.saveResults[0].1.error?.code == .referenceViolation)

@@ -97,7 +97,7 @@ public final class Store: @unchecked Sendable {
     func zoneStorage(directory: String, zoneID: ZoneID) -> ZoneStorage {
         lock.withLock {
             if let z = zones[directory] { return z }
-            let z = ZoneStorage(directory: directory, zoneID: zoneID, io: io, tuning: tuning)
+            let z = ZoneStorage(directory: directory, zoneID: zoneID, io: io, tuning: tuning, reading: reading)
             zones[directory] = z
             return z
         }

@@ -24,12 +24,16 @@ import Foundation
 final class ZoneIndexFile: @unchecked Sendable {
     /// The layout of the tables; an index of another format is rebuilt.
     static let format: Int64 = 1
+    /// Records written by one update past which the WAL is checkpointed at once.
+    static let checkpointAfter = 1_000
 
     let path: String
     /// Guards `db` and the statements: one connection, used by one thread at a time.
     private let lock = NSLock()
     private let db: SQLiteDatabase
     private var statements: [String: SQLiteDatabase.Statement] = [:]
+    /// Records put or removed by the current update.
+    private var recordsWritten = 0
 
     /// How far the index holds the zone.
     struct State: Equatable {
@@ -114,12 +118,16 @@ final class ZoneIndexFile: @unchecked Sendable {
         try locked { () throws(CKError) in
             db.setBusyTimeout(milliseconds: waitingMilliseconds)
             defer { db.setBusyTimeout(milliseconds: 10_000) }
+            recordsWritten = 0
             try db.writeTransaction { () throws(CKError) in
                 let before = try readState()
                 guard let after = try body(before, Writer(index: self)), after != before else { return }
                 try statement("INSERT OR REPLACE INTO state(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
                     .run([.text(after.epoch), .int(after.applied), .int(after.time), .text(after.device)])
             }
+            // After a large update (a rebuild), the WAL holds a copy of most of the file: move
+            // it into the file now and empty it, rather than leave it to readers to look up.
+            if recordsWritten > Self.checkpointAfter { try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         }
     }
 
@@ -151,6 +159,7 @@ final class ZoneIndexFile: @unchecked Sendable {
                 try index.remove(name)
             }
             try index.statement("INSERT INTO records(name, type, seq) VALUES (?, ?, ?)").run([.text(name), .text(record.recordType), .int(seq)])
+            index.recordsWritten += 1
             // A list holding a value twice keeps it once: a record matches when any element does.
             let insertField = try index.statement("INSERT OR IGNORE INTO fields(name, key, value) VALUES (?, ?, ?)")
             for (key, value) in ZoneIndexFile.indexedValues(of: record) {
@@ -173,6 +182,7 @@ final class ZoneIndexFile: @unchecked Sendable {
     }
 
     private func remove(_ name: String) throws(CKError) {
+        recordsWritten += 1
         try statement("DELETE FROM records WHERE name = ?").run([.text(name)])
         try statement("DELETE FROM fields WHERE name = ?").run([.text(name)])
         try statement("DELETE FROM refs WHERE name = ?").run([.text(name)])

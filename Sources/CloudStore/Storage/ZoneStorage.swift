@@ -47,6 +47,8 @@ final class ZoneStorage: @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
     let tuning: ZoneTuning
+    /// Whether this process reads the zone whole into memory or from its index file.
+    let reading: ZoneReading
     let writer: FileWriter
     let io: any StorageIO
 
@@ -123,12 +125,13 @@ final class ZoneStorage: @unchecked Sendable {
     var lockPath: String { StoreLayout.lockFile(directory) }
     var recordsPath: String { StoreLayout.recordsDirectory(directory) }
 
-    init(directory: String, zoneID: ZoneID, io: any StorageIO, tuning: ZoneTuning) {
+    init(directory: String, zoneID: ZoneID, io: any StorageIO, tuning: ZoneTuning, reading: ZoneReading = .inMemory) {
         self.directory = directory
         self.zoneID = zoneID
         self.io = io
         self.writer = FileWriter(io: io)
         self.tuning = tuning
+        self.reading = reading
     }
 
     deinit {
@@ -718,9 +721,14 @@ final class ZoneTransaction {
     /// The record as committed so far (the writer's lock is held, the log taken in).
     func record(_ name: String) throws(CKError) -> Record? { try storage.currentRecord(named: name, underWriteLock: true) { true } }
 
-    /// Records holding a `deleteSelf` reference to `name`.
+    /// Records holding a `deleteSelf` reference to `name`: from the index file, brought up to
+    /// the last commit, when the process reads zones that way and has not built the edges in
+    /// memory; else from the edges in memory (built from every record file once).
     func referrers(of name: String) throws(CKError) -> [String] {
-        try storage.withIndex { $0.referrers[name].map { Array($0) } ?? [] }
+        if storage.reading == .indexed, storage.locked({ storage.index == nil }), let index = storage.currentIndex() {
+            return try index.read { (reader) throws(CKError) in try reader.referrers(of: name) }
+        }
+        return try storage.withIndex { $0.referrers[name].map { Array($0) } ?? [] }
     }
 
     func storeAsset(from path: String) throws(CKError) -> Asset { try storage.storeAsset(from: path) }

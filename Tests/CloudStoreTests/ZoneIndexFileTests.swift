@@ -197,4 +197,53 @@ import Testing
         #expect(report.damage.isEmpty, "\(report.damage)")
         try Self.expectAnswersMatch(t, "after fsck")
     }
+
+    /// When most records match, every page of a query walks the sort key's order from the
+    /// cursor instead of sorting every match; when few match, the matches are found first.
+    /// Both give the brute-force order.
+    @Test func aCommonMatchWalksTheSortOrderAndARareOneSortsTheMatches() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        var records: [Record] = []
+        for i in 0..<600 {
+            let kind: FieldValue = .string(i % 200 == 0 ? "rare" : "common")
+            let rank: FieldValue = .int64(Int64(i * 7919 % 600))
+            records.append(Record(recordType: "Item", recordID: RecordID(recordName: String(format: "i%03d", i)), fields: ["kind": kind, "rank": rank]))
+        }
+        for half in [records[..<300], records[300...]] {
+            if let e = try db.modify(saving: Array(half)).error { throw e }
+        }
+        let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        let plans = LockedPlans()
+        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        storage.locked { storage.queryPlanObserver = { plans.append($0) } }
+        for (kind, plan) in [("common", ZoneStorage.QueryPlan.sortOrder), ("rare", .matchesSorted)] {
+            for ascending in [true, false] {
+                plans.reset()
+                let query = RecordQuery(recordType: "Item", predicate: .compare("kind", .equal, .string(kind)),
+                                        sortDescriptors: [QuerySortDescriptor(key: "rank", ascending: ascending)])
+                var got: [String] = []
+                var cursor: QueryCursor?
+                repeat {
+                    let page = try indexed.query(query, limit: 5, cursor: cursor)
+                    got += page.records.map(\.recordID.recordName)
+                    cursor = page.cursor
+                } while cursor != nil && got.count < 20
+                let expected = records.filter { query.predicate.matches($0) }.sorted { a, b in
+                    RecordQuery.compare([a["rank"]], a.recordID.recordName, [b["rank"]], b.recordID.recordName, query.sortDescriptors) < 0
+                }.prefix(20).map { (r: Record) in r.recordID.recordName }
+                #expect(got == Array(expected), "\(kind), ascending \(ascending)")
+                #expect(plans.all == Array(repeating: plan, count: kind == "rare" ? 1 : 4), "\(kind), ascending \(ascending): \(plans.all)")
+            }
+        }
+    }
+
+    /// Plans seen. `@unchecked Sendable`: `plans` is only touched under `lock`.
+    final class LockedPlans: @unchecked Sendable {
+        private let lock = NSLock()
+        private var plans: [ZoneStorage.QueryPlan] = []
+        func append(_ p: ZoneStorage.QueryPlan) { lock.withLock { plans.append(p) } }
+        func reset() { lock.withLock { plans = [] } }
+        var all: [ZoneStorage.QueryPlan] { lock.withLock { plans } }
+    }
 }

@@ -23,6 +23,12 @@ extension Database {
         if unindexed > 0 {
             ZoneStorage.indexLogger.notice("query of \(query.recordType) in zone \(zone): \(unindexed) condition(s) of \(query.predicate) are not in the index; records are read to test them")
         }
+        if let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: conditions, sort: sort,
+                                          types: types, limit: limit, after: after) {
+            storage.locked { storage.queryPlanObserver }?(.sortOrder)
+            return page
+        }
+        storage.locked { storage.queryPlanObserver }?(.matchesSorted)
         // Rows are taken from the index a batch at a time and the records read between
         // batches, so the index is never held while a record file is read. A batch that ends
         // before the page is full is followed by a larger one, from where it stopped.
@@ -53,6 +59,47 @@ extension Database {
         }
         return QueryPage(entries: page, more: false, grouped: false)
     }
+
+    /// A page found by walking the first sort key's values in order and testing each record,
+    /// when that fills the page within a bounded walk (most records match); nil when it does
+    /// not, and the matches are found first and sorted (``indexedPage``). Only records that
+    /// have the first sort key are walked: the page must fill before the records without it,
+    /// which sort last.
+    private func pageInSortOrder(of query: RecordQuery, storage: ZoneStorage, index: ZoneIndexFile,
+                                 conditions: [ZoneIndexFile.Condition], sort: [ZoneIndexFile.Sort],
+                                 types: [String: FieldType], limit: Int, after: CursorPosition?) throws(CKError) -> QueryPage? {
+        guard !conditions.isEmpty, let first = sort.first, first.key != ZoneIndexFile.Sort.recordName else { return nil }
+        var from: SQLiteDatabase.Value?
+        if let after {
+            // A cursor among the records without the first key: past what this walk covers.
+            guard let value = after.values.first ?? nil, let bound = ZoneIndexFile.indexValue(value) else { return nil }
+            from = bound
+        }
+        let walk = Self.sortWalkRows * (limit + 1)
+        var rows: [(name: String, values: [FieldValue?])] = []
+        try index.read { (reader) throws(CKError) in
+            try reader.selectInSortOrder(type: query.recordType, where: conditions, sort: sort, from: from, limit: walk) { name, values in
+                let fieldValues = zip(query.sortDescriptors, values).map { d, v in Self.fieldValue(v, types[d.key]) }
+                if let after, RecordQuery.compare(fieldValues, name, after.values, after.recordName, query.sortDescriptors) <= 0 {
+                    return true
+                }
+                rows.append((name, fieldValues))
+                return true
+            }
+        }
+        var page: [SortedRecords.Entry] = []
+        for row in rows {
+            guard let record = try storage.record(named: row.name), record.recordType == query.recordType,
+                  query.predicate.evaluate(record) else { continue }
+            page.append(SortedRecords.Entry(values: query.sortDescriptors.map { $0.value(of: record) }, record: record))
+            if page.count > limit { return QueryPage(entries: Array(page.prefix(limit)), more: true, grouped: false) }
+        }
+        return nil
+    }
+
+    /// How many rows per result a walk in sort order may take before the matches are found
+    /// and sorted instead.
+    static let sortWalkRows = 64
 
     /// The conditions of `predicate` the index can test (those every match must meet), and how
     /// many it cannot.

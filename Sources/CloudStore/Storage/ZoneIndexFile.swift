@@ -331,11 +331,55 @@ final class ZoneIndexFile: @unchecked Sendable {
             sql += " FROM records r" + joins + " WHERE r.type = ?"
             args.append(.text(type))
             for c in conditions {
-                let (clause, values) = c.sql
+                let (clause, values) = c.sql(correlated: false)
                 sql += " AND " + clause
                 args += values
             }
             sql += " ORDER BY " + (order + ["r.name"]).joined(separator: ", ")
+            try index.statement(sql).forEachRow(args) { (row) throws(CKError) -> Bool in
+                let values = (0..<sort.count).map { row.value(Int32($0 + 1)) }
+                return try body(row.text(0), values)
+            }
+        }
+
+        /// As ``select(type:where:sort:_:)``, for the records that have a value for the first
+        /// sort key only, walked in that key's order from the index (from `from`, included,
+        /// when given) and each tested against the conditions, at most `limit` rows: when most
+        /// records match, a page costs the rows walked to fill it, not a sort of every match.
+        func selectInSortOrder(type: String, where conditions: [Condition], sort: [Sort], from: SQLiteDatabase.Value?,
+                               limit: Int, _ body: (_ name: String, _ values: [SQLiteDatabase.Value]) throws(CKError) -> Bool) throws(CKError) {
+            guard let first = sort.first, first.key != Sort.recordName else { return }
+            var sql = "SELECT r.name"
+            var joins = ""
+            var order: [String] = []
+            var args: [SQLiteDatabase.Value] = []
+            for (i, s) in sort.enumerated() {
+                if s.key == Sort.recordName {
+                    sql += ", r.name"
+                    order.append("r.name" + (s.ascending ? "" : " DESC"))
+                } else if i == 0 {
+                    sql += ", s0.value"
+                    order.append("s0.value" + (s.ascending ? "" : " DESC"))
+                } else {
+                    sql += ", s\(i).value"
+                    joins += " LEFT JOIN fields s\(i) ON s\(i).name = r.name AND s\(i).key = ?"
+                    args.append(.text(s.key))
+                    order.append("s\(i).value IS NULL, s\(i).value" + (s.ascending ? "" : " DESC"))
+                }
+            }
+            sql += " FROM fields s0 JOIN records r ON r.name = s0.name" + joins + " WHERE s0.key = ? AND r.type = ?"
+            args += [.text(first.key), .text(type)]
+            if let from {
+                sql += " AND s0.value " + (first.ascending ? ">= ?" : "<= ?")
+                args.append(from)
+            }
+            for c in conditions {
+                let (clause, values) = c.sql(correlated: true)
+                sql += " AND " + clause
+                args += values
+            }
+            sql += " ORDER BY " + (order + ["r.name"]).joined(separator: ", ") + " LIMIT ?"
+            args.append(.int(Int64(limit)))
             try index.statement(sql).forEachRow(args) { (row) throws(CKError) -> Bool in
                 let values = (0..<sort.count).map { row.value(Int32($0 + 1)) }
                 return try body(row.text(0), values)
@@ -381,10 +425,13 @@ final class ZoneIndexFile: @unchecked Sendable {
         var key: String
         var test: Test
 
-        var sql: (String, [SQLiteDatabase.Value]) {
-            let (test, values) = Self.sql(test, column: key == Sort.recordName ? "r.name" : "value")
+        /// The condition in SQL on `records r`: as a set of names to start from (`IN`), or
+        /// tested record by record (`EXISTS`) when the rows come in the order of a sort key.
+        func sql(correlated: Bool) -> (String, [SQLiteDatabase.Value]) {
+            let (test, values) = Self.sql(test, column: key == Sort.recordName ? "r.name" : "f.value")
             if key == Sort.recordName { return (test, values) }
-            return ("r.name IN (SELECT name FROM fields WHERE key = ? AND \(test))", [.text(key)] + values)
+            if correlated { return ("EXISTS (SELECT 1 FROM fields f WHERE f.name = r.name AND f.key = ? AND \(test))", [.text(key)] + values) }
+            return ("r.name IN (SELECT f.name FROM fields f WHERE f.key = ? AND \(test))", [.text(key)] + values)
         }
 
         private static func sql(_ test: Test, column: String) -> (String, [SQLiteDatabase.Value]) {

@@ -115,6 +115,17 @@ final class ZoneStorage: @unchecked Sendable {
     /// Told the size of every read of the log this opening makes (called outside
     /// `stateLock`): tests measure with it what a lookup reads, and whether under the lock.
     var logReadObserver: (@Sendable (Int) -> Void)?
+    /// Told how each query answered from the index found its page (`QueryPlan`), outside
+    /// `stateLock`: tests check with it that a plan is taken where it should be.
+    var queryPlanObserver: (@Sendable (QueryPlan) -> Void)?
+
+    /// How a query answered from the index file found its page.
+    enum QueryPlan: Sendable, Equatable {
+        /// Walking the first sort key's values in order, testing each record.
+        case sortOrder
+        /// Finding the matches, then sorting them.
+        case matchesSorted
+    }
 
     struct Pending {
         var seq: Int64

@@ -4,11 +4,13 @@ import Foundation
 // Row 10: a new process answers one question about a zone of `fetchZone` records, as a script
 // or a shell user asks it: `ckfs` against the sqlite3 shell on the same records (index on
 // (kind, created), rowid order standing for change order). Each is the median wall time of
-// whole runs, process start included; the last row is that start alone.
+// whole runs, process start included; row 10e is that start alone, and rows 10f-10i the peak
+// memory of the questions of 10a-10d.
 extension Bench {
     /// The tools row 10 needs, or what is missing.
     static func coldRowsMissing() -> String? {
-        commandExists("sqlite3") ? nil : "the sqlite3 shell (apt-get install sqlite3)"
+        if !commandExists("sqlite3") { return "the sqlite3 shell (apt-get install sqlite3)" }
+        return FileManager.default.isExecutableFile(atPath: "/usr/bin/time") ? nil : "GNU time (apt-get install time)"
     }
 
     func coldRows(executable: String) throws(CKError) -> [Row] {
@@ -49,18 +51,25 @@ extension Bench {
         ]
         guard let sqlite3 = Self.commandPath("sqlite3") else { return [] }
         var rows: [Row] = []
-        for c in cases {
+        var memoryRows: [Row] = []
+        for (i, c) in cases.enumerated() {
             let ours = try coldRun([executable] + c.ckfs)
             let theirs = try coldRun([sqlite3, file, c.sqlite])
-            progress(String(format: "cold %@: ckfs %.1f ms, sqlite3 %.1f ms", c.what, ours / 1e3, theirs / 1e3))
-            rows.append(Row(id: c.id, name: "cold process: \(c.what) (zone of \(n))", ckfs: ours, baselineName: "the sqlite3 shell, same records", baseline: theirs))
+            progress(String(format: "cold %@: ckfs %.1f ms, sqlite3 %.1f ms; peak memory %d and %d KiB", c.what, ours.time / 1e3, theirs.time / 1e3, ours.peakKiB, theirs.peakKiB))
+            rows.append(Row(id: c.id, name: "cold process: \(c.what) (zone of \(n))", ckfs: ours.time, baselineName: "the sqlite3 shell, same records", baseline: theirs.time))
+            // Peak memory of the questions (not of the start alone): rows 10f-10i.
+            if i < cases.count - 1 {
+                let id = "10" + String(UnicodeScalar(UInt8(ascii: "f") + UInt8(i)))
+                memoryRows.append(Row(id: id, name: "cold process peak memory, KiB: \(c.what)", ckfs: Double(ours.peakKiB),
+                                      baselineName: "the sqlite3 shell's peak memory, KiB", baseline: Double(theirs.peakKiB)))
+            }
         }
-        return rows
+        return rows + memoryRows
     }
 
     /// The median wall time of running `command` to its end, in µs, after one run not
-    /// counted; fails when a run fails or takes more than a minute.
-    private func coldRun(_ command: [String]) throws(CKError) -> Double {
+    /// counted, and its peak memory; fails when a run fails or takes more than a minute.
+    private func coldRun(_ command: [String]) throws(CKError) -> (time: Double, peakKiB: Int) {
         var samples: [Double] = []
         let errors = directory + "/cold.err"
         for run in 0...sizes.coldRuns {
@@ -83,6 +92,22 @@ extension Bench {
             }
             if run > 0 { samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3) }
         }
-        return Self.median(samples)
+        return (Self.median(samples), try peakMemory(command))
+    }
+
+    /// The peak resident memory of one more run of `command`, in KiB, as GNU time reports it
+    /// (`wait4`'s figure would keep this process's own peak across the spawn's exec).
+    private func peakMemory(_ command: [String]) throws(CKError) -> Int {
+        let report = directory + "/cold.rss"
+        let pid = try Syscall.spawn("/usr/bin/time", arguments: ["/usr/bin/time", "-f", "%M", "-o", report] + command,
+                                    environment: ProcessInfo.processInfo.environment,
+                                    files: .init(output: "/dev/null", error: "/dev/null"))
+            .orThrow(.internalError, "cannot start /usr/bin/time")
+        let status = try Syscall.waitForExit(pid).orThrow(.internalError, "cannot wait for /usr/bin/time")
+        guard status == 0, let text = try? String(contentsOfFile: report, encoding: .utf8),
+              let kib = Int(text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? "") else {
+            throw CKError(.internalError, "\(command.joined(separator: " ")) under /usr/bin/time failed with \(status); is GNU time installed (apt-get install time)?")
+        }
+        return kib
     }
 }

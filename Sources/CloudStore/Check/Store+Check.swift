@@ -124,6 +124,7 @@ extension Store {
             report.repaired += result.repaired
             report.damage += result.damage
             report.diskFull += result.diskFull
+            report.warnings += result.warnings
         }
     }
 }

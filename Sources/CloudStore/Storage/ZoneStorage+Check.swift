@@ -10,6 +10,8 @@ extension ZoneStorage {
         var damage: [String] = []
         /// What could not be checked or repaired for want of room on the disk: not damage.
         var diskFull: [String] = []
+        /// What is not as it should be but loses nothing (the index, which is derived data).
+        var warnings: [String] = []
     }
 
     /// Checks the zone under its lock: recovery, then every record file against the log

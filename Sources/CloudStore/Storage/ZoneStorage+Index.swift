@@ -171,8 +171,10 @@ extension ZoneStorage {
     /// it differs. Runs without the zone's locks (the index takes its own).
     func checkIndex(_ result: inout CheckResult) {
         let name = zoneID.zoneName
+        // The index is derived: one that cannot be made or checked (a full disk, a read-only
+        // folder) loses nothing, and queries read the zone itself meanwhile.
         guard let index = currentIndex() else {
-            result.damage.append("zone \(name): its index (\(indexPath)) cannot be made; queries read the whole zone until it can (see the warning above)")
+            result.warnings.append("zone \(name): its index (\(indexPath)) cannot be made now; the CLI reads the whole zone for queries until it can (see the line before)")
             return
         }
         do throws(CKError) {
@@ -192,7 +194,7 @@ extension ZoneStorage {
                 result.repaired.append("zone \(name): its index (index.sqlite) differed from the records in \(differing) records; made it again from the records and the log")
             }
         } catch {
-            result.damage.append("zone \(name): cannot check its index (\(indexPath)): \(error.message); remove the file and run `ckfs fsck` again")
+            result.warnings.append("zone \(name): cannot check its index (\(indexPath)): \(error.message); remove the file and run `ckfs fsck` again")
         }
     }
 }

@@ -116,6 +116,18 @@ import Testing
         #expect(prod.stderr.contains("ckfs schema deploy"))
         #expect(cli.run(["schema", "deploy"]).stdout.contains("1 new record types, 1 new fields"))
         #expect(cli.run(["record", "save", "--environment", "production"], input: #"{"recordType":"Artist","recordName":"a","fields":{"name":"x"}}"#).status == 0)
+        // Indexes: every index a string can have, until one is removed.
+        let indexes = try #require(cli.run(["schema", "show"]).json)["indexes"]
+        #expect(indexes?["development"]?["Artist"]?["name"] == .array([.string("QUERYABLE"), .string("SEARCHABLE"), .string("SORTABLE")]))
+        let removed = cli.run(["schema", "index", "remove", "Artist", "name", "queryable"])
+        #expect(removed.status == 0 && removed.stdout.contains("Artist.name is no longer queryable in development"), "\(removed.stderr)")
+        let refused = cli.run(["record", "query", "--type", "Artist", "--predicate", "name == 'x'"])
+        #expect(refused.status == 1 && refused.stderr.contains("not marked queryable") && refused.stderr.contains("ckfs schema index add Artist name queryable"), "\(refused.stderr)")
+        #expect(cli.run(["record", "query", "--type", "Artist", "--predicate", "name == 'x'", "--environment", "production"]).status == 0, "production keeps its indexes until a deploy")
+        #expect(cli.run(["schema", "index", "add", "Artist", "name", "queryable"]).status == 0)
+        #expect(cli.run(["record", "query", "--type", "Artist", "--predicate", "name == 'x'"]).status == 0)
+        let bad = cli.run(["schema", "index", "add", "Artist", "name", "fast"])
+        #expect(bad.status == 64 && bad.stderr.contains("say queryable, sortable or searchable"), "\(bad.stderr)")
     }
 
     @Test func quotaExceededThenDeleteSucceeds() throws {

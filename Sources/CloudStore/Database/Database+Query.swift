@@ -137,7 +137,37 @@ extension Database {
                 throw CKError(.invalidArguments, "results cannot be sorted by \(d.key), a \(t.name) field")
             }
         }
+        try checkIndexes(query, fields: fields)
         return types
+    }
+
+    /// Fails, naming the index and how to add it, when the query uses a field in a way its
+    /// schema indexes do not allow (CloudKit's "not marked queryable"). System fields are
+    /// always indexed.
+    private func checkIndexes(_ query: RecordQuery, fields: [String: FieldType]) throws(CKError) {
+        let schema = container.schema
+        let type = query.recordType
+        func require(_ index: SchemaIndex, _ key: String, for use: String) throws(CKError) {
+            guard !QueryPredicate.systemKeys.contains(key),
+                  !(try schema.indexes(of: type, field: key, environment: environment).contains(index)) else { return }
+            throw CKError(.invalidArguments, "field \"\(key)\" of record type \(type) is not marked \(index.word) in the \(environment.rawValue) schema, so a query cannot \(use) it; "
+                + "add the index with `ckfs schema index add \(type) \(key) \(index.word)`" + (environment == .production ? " in development, then `ckfs schema deploy`" : ""))
+        }
+        for need in query.predicate.indexNeeds {
+            guard let key = need.key else {
+                var searchable = false
+                for (k, t) in fields where t.kind == .string && !searchable {
+                    searchable = try schema.indexes(of: type, field: k, environment: environment).contains(.searchable)
+                }
+                guard searchable else {
+                    throw CKError(.invalidArguments, "record type \(type) has no string field marked searchable in the \(environment.rawValue) schema, so a query cannot search its words; "
+                        + "add the index with `ckfs schema index add \(type) FIELD searchable`" + (environment == .production ? " in development, then `ckfs schema deploy`" : ""))
+                }
+                continue
+            }
+            try require(need.index, key, for: need.index == .queryable ? "test its value" : "compare its range")
+        }
+        for d in query.sortDescriptors { try require(.sortable, d.key, for: "sort by") }
     }
 
     static func comparable(_ kind: FieldType.Kind, _ v: PredicateValue) -> Bool {

@@ -3,8 +3,14 @@ import Foundation
 /// Record types and the type of each of their fields, per environment, kept in
 /// `schema.json`. In development the schema grows as records are saved; production changes
 /// only by ``deploy()``.
+///
+/// Each field also has indexes (``SchemaIndex``): every index its type can have, as CloudKit's
+/// development environment gives a field it creates, unless `schema.json`'s `indexes` names
+/// the ones it has (``setIndex(_:on:of:present:)``, in development; ``deploy()`` copies them).
 public final class Schema: @unchecked Sendable {
     public typealias Types = [String: [String: FieldType]]
+    /// Indexes set by hand: record type → field → the indexes it has.
+    public typealias Indexes = [String: [String: Set<SchemaIndex>]]
 
     let path: String
     private let writer: FileWriter
@@ -12,6 +18,7 @@ public final class Schema: @unchecked Sendable {
     /// re-reads the file.
     private let lock = NSLock()
     private var cached: [Environment: Types] = [:]
+    private var cachedIndexes: [Environment: Indexes] = [:]
     private var loaded = false
 
     init(path: String, writer: FileWriter) {
@@ -40,6 +47,7 @@ public final class Schema: @unchecked Sendable {
         if !force && lock.withLock({ loaded }) { return }
         let json = try readJSONFile(path)
         var all: [Environment: Types] = [:]
+        var allIndexes: [Environment: Indexes] = [:]
         for env in Environment.allCases {
             var types: Types = [:]
             for (typeName, fields) in json?[env.rawValue]?.objectValue ?? [:] {
@@ -48,10 +56,47 @@ public final class Schema: @unchecked Sendable {
                 types[typeName] = fs
             }
             all[env] = types
+            var indexes: Indexes = [:]
+            for (typeName, fields) in json?["indexes"]?[env.rawValue]?.objectValue ?? [:] {
+                for (k, v) in fields.objectValue ?? [:] {
+                    indexes[typeName, default: [:]][k] = Set((v.arrayValue ?? []).compactMap { $0.stringValue.flatMap(SchemaIndex.init(rawValue:)) })
+                }
+            }
+            allIndexes[env] = indexes
         }
         lock.withLock {
             cached = all
+            cachedIndexes = allIndexes
             loaded = true
+        }
+    }
+
+    /// The indexes a field has: those set for it, else every index its type can have. Empty
+    /// for a field the schema does not have.
+    public func indexes(of type: String, field: String, environment: Environment) throws(CKError) -> Set<SchemaIndex> {
+        guard let fieldType = try fields(of: type, environment: environment)?[field] else { return [] }
+        return lock.withLock { cachedIndexes[environment]?[type]?[field] } ?? SchemaIndex.applicable(to: fieldType)
+    }
+
+    /// Adds (`present`) or removes an index of a field in development, durably.
+    public func setIndex(_ index: SchemaIndex, on field: String, of type: String, present: Bool) throws(CKError) {
+        try withFileLock(path + ".lock") { () throws(CKError) in
+            try reloadIfNeeded(force: true)
+            let (all, allIndexes) = lock.withLock { (cached, cachedIndexes) }
+            guard let fields = all[.development]?[type] else {
+                throw .invalid("no record type \(type) in the development schema; save a record of that type first, or check the name")
+            }
+            guard let fieldType = fields[field] else {
+                throw .invalid("record type \(type) has no field \"\(field)\"; its fields are \(fields.keys.sorted().joined(separator: ", "))")
+            }
+            guard SchemaIndex.applicable(to: fieldType).contains(index) else {
+                throw .invalid("a \(fieldType.name) field cannot be \(index.word); it can be \(SchemaIndex.applicable(to: fieldType).sorted().map(\.word).joined(separator: ", "))")
+            }
+            var indexes = allIndexes
+            var set = indexes[.development]?[type]?[field] ?? SchemaIndex.applicable(to: fieldType)
+            if present { set.insert(index) } else { set.remove(index) }
+            indexes[.development, default: [:]][type, default: [:]][field] = set
+            try write(all, indexes)
         }
     }
 
@@ -125,7 +170,7 @@ public final class Schema: @unchecked Sendable {
                 }
             }
             all[environment] = types
-            try write(all)
+            try write(all, lock.withLock { cachedIndexes })
         }
     }
 
@@ -146,29 +191,49 @@ public final class Schema: @unchecked Sendable {
                 }
             }
             all[.production] = prod
-            try write(all)
+            // Production's indexes become development's.
+            var indexes = lock.withLock { cachedIndexes }
+            indexes[.production] = indexes[.development] ?? [:]
+            try write(all, indexes)
             return added
         }
     }
 
-    private func write(_ all: [Environment: Types]) throws(CKError) {
+    private func write(_ all: [Environment: Types], _ indexes: [Environment: Indexes]) throws(CKError) {
         var o: [String: JSONValue] = ["format": .int(1)]
+        var indexJSON: [String: JSONValue] = [:]
         for env in Environment.allCases {
             o[env.rawValue] = .object((all[env] ?? [:]).mapValues { .object($0.mapValues { .string($0.name) }) })
+            if let set = indexes[env], !set.isEmpty { indexJSON[env.rawValue] = Self.json(set) }
         }
+        if !indexJSON.isEmpty { o["indexes"] = .object(indexJSON) }
         try writer.replace(path, with: JSONWriter.pretty(.object(o)), durable: true)
         lock.withLock {
             cached = all
+            cachedIndexes = indexes
             loaded = true
         }
     }
 
-    /// The schema as JSON, as `ckfs schema show` prints it.
+    private static func json(_ indexes: Indexes) -> JSONValue {
+        .object(indexes.mapValues { .object($0.mapValues { .array($0.sorted().map { .string($0.rawValue) }) }) })
+    }
+
+    /// The schema as JSON, as `ckfs schema show` prints it: each environment's types and
+    /// fields, and under `indexes` the indexes every field has.
     public func json() throws(CKError) -> JSONValue {
         var o: [String: JSONValue] = [:]
+        var indexes: [String: JSONValue] = [:]
         for env in Environment.allCases {
-            o[env.rawValue] = .object(try types(env).mapValues { .object($0.mapValues { .string($0.name) }) })
+            let types = try types(env)
+            o[env.rawValue] = .object(types.mapValues { .object($0.mapValues { .string($0.name) }) })
+            var every: Indexes = [:]
+            for (t, fields) in types {
+                for k in fields.keys { every[t, default: [:]][k] = try self.indexes(of: t, field: k, environment: env) }
+            }
+            indexes[env.rawValue] = Self.json(every)
         }
+        o["indexes"] = .object(indexes)
         return .object(o)
     }
 }

@@ -160,6 +160,20 @@ extension QueryPredicate {
         }
     }
 
+    /// The schema index each key the predicate names needs (nil key: token search, which
+    /// needs a searchable field of the type).
+    var indexNeeds: [(key: String?, index: SchemaIndex)] {
+        switch self {
+        case .all: return []
+        case .tokens: return [(nil, .searchable)]
+        case .and(let parts): return parts.flatMap(\.indexNeeds)
+        case .not(let inner): return inner.indexNeeds
+        case .compare(let k, let op, _): return [(k, op == .equal || op == .notEqual ? .queryable : .sortable)]
+        case .between(let k, _, _): return [(k, .sortable)]
+        case .isIn(let k, _), .contains(let k, _), .beginsWith(let k, _), .distance(let k, _, _, _): return [(k, .queryable)]
+        }
+    }
+
     enum KeyUse {
         case compared(PredicateValue)
         case prefix

@@ -4,7 +4,7 @@ import CloudStore
 struct SchemaCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "schema",
-        abstract: "Show the schema and deploy it from development to production.",
-        subcommands: [Show.self, Deploy.self]
+        abstract: "Show the schema, change its indexes, and deploy it from development to production.",
+        subcommands: [Show.self, Index.self, Deploy.self]
     )
 }

@@ -1,0 +1,24 @@
+/// An index the schema keeps on a field, as CloudKit's schema language names it. A query may
+/// use a field only in the ways its indexes allow: `QUERYABLE` for equality (`==`, `!=`, `IN`,
+/// `CONTAINS`, `BEGINSWITH`, distance), `SORTABLE` for ranges and sorting, `SEARCHABLE` for
+/// token search over a type's strings.
+public enum SchemaIndex: String, CaseIterable, Sendable, Comparable {
+    case queryable = "QUERYABLE"
+    case sortable = "SORTABLE"
+    case searchable = "SEARCHABLE"
+
+    /// The indexes a field of `type` can have: every type is queryable but bytes and assets,
+    /// the types with an order are sortable, and strings are searchable.
+    public static func applicable(to type: FieldType) -> Set<SchemaIndex> {
+        var out: Set<SchemaIndex> = []
+        if ![.bytes, .asset].contains(type.kind) { out.insert(.queryable) }
+        if [.string, .int64, .double, .timestamp, .location].contains(type.kind), !type.isList { out.insert(.sortable) }
+        if type.kind == .string { out.insert(.searchable) }
+        return out
+    }
+
+    /// The word as a message says it (`queryable`).
+    public var word: String { rawValue.lowercased() }
+
+    public static func < (a: SchemaIndex, b: SchemaIndex) -> Bool { a.rawValue < b.rawValue }
+}

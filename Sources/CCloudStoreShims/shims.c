@@ -101,6 +101,12 @@ long long CCloudStoreShims_fileSystemType(const char *path) {
     return (long long)info.f_type;
 }
 
+long long CCloudStoreShims_freeBytes(const char *path) {
+    struct statfs info;
+    if (statfs(path, &info) != 0) return -1;
+    return (long long)info.f_bavail * (long long)info.f_bsize;
+}
+
 int CCloudStoreShims_openUnnamed(const char *directory, unsigned int mode) {
 #ifdef O_TMPFILE
     return open(directory, O_TMPFILE | O_WRONLY | O_CLOEXEC, (mode_t)mode);

@@ -25,6 +25,10 @@ int CCloudStoreShims_statIdentity(int fd, const char *path, unsigned int *mode,
 /* The type (statfs f_type, a magic number) of the file system holding `path`, or -1 and errno. */
 long long CCloudStoreShims_fileSystemType(const char *path);
 
+/* The bytes an unprivileged user may still write on the file system holding `path` (statfs
+   f_bavail blocks), or -1 and errno. */
+long long CCloudStoreShims_freeBytes(const char *path);
+
 /* A new file with no name in `directory` (O_TMPFILE), open for writing with `mode`: the fd, or
    -1 and errno (EOPNOTSUPP, EISDIR or EINVAL where the file system or kernel makes none). */
 int CCloudStoreShims_openUnnamed(const char *directory, unsigned int mode);

@@ -234,6 +234,15 @@ public enum Syscall {
         return errno == ENOENT ? .success(nil) : fail("stat", path)
     }
 
+    /// Bytes free for an unprivileged user on the file system holding `path` (`statfs`).
+    static func freeBytes(_ path: String) -> R<Int64> {
+        while true {
+            let free = CCloudStoreShims_freeBytes(path)
+            if free >= 0 { return .success(free) }
+            guard errno == EINTR else { return fail("statfs", path) }
+        }
+    }
+
     /// The status of an open file; its times only when `times` (as in ``stat(_:times:)``).
     static func fstat(_ fd: Int32, path: String, times: Bool = false) -> R<FileStatus> {
         if !times {

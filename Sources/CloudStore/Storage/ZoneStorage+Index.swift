@@ -18,6 +18,14 @@ extension ZoneStorage {
         let st = try Syscall.stat(indexPath).orThrow(.internalError, "cannot stat \(indexPath)")
         if let (open, inode) = locked({ indexFile.map { ($0, indexInode) } }), let st, st.inode == inode { return open }
         guard st != nil || create else { return nil }
+        if st == nil {
+            // A new index takes room that a delete on a nearly full disk needs (its log entry,
+            // the space reserve): it is made only with room to spare.
+            let free = try Syscall.freeBytes(directory).orThrow(.internalError, "cannot see the free space of \(directory)")
+            guard free >= Self.indexMinimumFreeBytes else {
+                throw CKError(.internalError, "the index of zone \(zoneID.zoneName) is not made: the disk has \(free >> 20) MiB free, under \(Self.indexMinimumFreeBytes >> 20) MiB")
+            }
+        }
         let opened: ZoneIndexFile?
         do {
             opened = try ZoneIndexFile.open(indexPath, create: create)
@@ -36,6 +44,9 @@ extension ZoneStorage {
         }
         return opened
     }
+
+    /// The free space below which no index is made (one that exists is still kept).
+    static let indexMinimumFreeBytes: Int64 = 64 << 20
 
     /// Whether SQLite found the file damaged: not a database, damaged pages, or shorter than
     /// its header says (a truncated copy).
@@ -106,8 +117,16 @@ extension ZoneStorage {
             if error.code != .zoneNotFound {
                 Self.indexLogger.warning("the index of zone \(zoneID.zoneName) cannot be used: \(error)")
             }
+            // A full disk: the index gives its room back (it is made again with room).
+            if error.diskFull != nil || Self.isFull(error) { removeIndexFiles() }
             return nil
         }
+    }
+
+    /// Whether SQLite ran out of room (`SQLITE_FULL`).
+    static func isFull(_ error: CKError) -> Bool {
+        guard case .database(let code)? = error.cause else { return false }
+        return code & 0xff == 13
     }
 
     private func bringIndexUpToDate() throws(CKError) -> ZoneIndexFile? {

@@ -26,13 +26,7 @@ import Testing
         let truth = try t.reopen().container().database(.private, caller: Caller(userName: "alice")).allRecords()
         let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
         for query in queries {
-            var got: [String] = []
-            var cursor: QueryCursor?
-            repeat {
-                let page = try indexed.query(query, limit: 37, cursor: cursor)
-                got += page.records.map(\.recordID.recordName)
-                cursor = page.cursor
-            } while cursor != nil && got.count <= truth.count
+            let got = try pages(indexed, query, limit: 37, atMost: truth.count + 1)
             let sort = query.sortDescriptors
             let expected = truth.filter { $0.recordType == query.recordType && query.predicate.matches($0) }.sorted { a, b in
                 RecordQuery.compare(sort.map { QueryPredicate.field($0.key, of: a) }, a.recordID.recordName,
@@ -53,6 +47,18 @@ import Testing
         #expect(names == truth.map(\.recordID.recordName).sorted(), "\(when): first change fetch", sourceLocation: sourceLocation)
         let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
         #expect(storage.locked { storage.indexFile != nil }, "\(when): the index answered", sourceLocation: sourceLocation)
+    }
+
+    /// The names of `query`'s pages of `limit`, until the last page or at least `atMost` names.
+    static func pages(_ db: Database, _ query: RecordQuery, limit: Int, atMost: Int) throws -> [String] {
+        var got: [String] = []
+        var cursor: QueryCursor?
+        repeat {
+            let page = try db.query(query, limit: limit, cursor: cursor)
+            got += page.records.map(\.recordID.recordName)
+            cursor = page.cursor
+        } while cursor != nil && got.count < atMost
+        return got
     }
 
     /// Saves, edits and deletes `count` random changes through another opening of the store.
@@ -195,6 +201,7 @@ import Testing
         let report = try t.reopen().check()
         #expect(report.repaired.contains { $0.contains("index (index.sqlite) differed from the records in 4 records") }, "\(report.repaired)")
         #expect(report.damage.isEmpty, "\(report.damage)")
+        #expect(try ZoneIndexFile.open(path, create: false)?.state() != nil, "the index made again says how far it holds the zone")
         try Self.expectAnswersMatch(t, "after fsck")
     }
 
@@ -222,13 +229,7 @@ import Testing
                 plans.reset()
                 let query = RecordQuery(recordType: "Item", predicate: .compare("kind", .equal, .string(kind)),
                                         sortDescriptors: [QuerySortDescriptor(key: "rank", ascending: ascending)])
-                var got: [String] = []
-                var cursor: QueryCursor?
-                repeat {
-                    let page = try indexed.query(query, limit: 5, cursor: cursor)
-                    got += page.records.map(\.recordID.recordName)
-                    cursor = page.cursor
-                } while cursor != nil && got.count < 20
+                let got = try Self.pages(indexed, query, limit: 5, atMost: 20)
                 let expected = records.filter { query.predicate.matches($0) }.sorted { a, b in
                     RecordQuery.compare([a["rank"]], a.recordID.recordName, [b["rank"]], b.recordID.recordName, query.sortDescriptors) < 0
                 }.prefix(20).map { (r: Record) in r.recordID.recordName }
@@ -245,5 +246,36 @@ import Testing
         func append(_ p: ZoneStorage.QueryPlan) { lock.withLock { plans.append(p) } }
         func reset() { lock.withLock { plans = [] } }
         var all: [ZoneStorage.QueryPlan] { lock.withLock { plans } }
+    }
+
+    /// Values the index keeps differently from Swift unless it takes care: a NUL inside a
+    /// string, integers past 2^53 compared with doubles. Both paths give the same answers, and
+    /// fsck finds nothing to repair.
+    @Test func stringsWithNULAndLargeIntegersAnswerAsInMemory() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let big: Int64 = 9_007_199_254_740_993 // 2^53 + 1: not a double
+        let records = [
+            record("a", type: "V", ["s": .string("a"), "n": .int64(big)]),
+            record("b", type: "V", ["s": .string("a\u{0}b"), "n": .int64(big - 1)]),
+            record("c", type: "V", ["s": .string("a\u{0}c"), "n": .int64(3)]),
+        ]
+        if let e = try db.modify(saving: records).error { throw e }
+        let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        let memory = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        let queries = [
+            RecordQuery(recordType: "V", predicate: .compare("s", .greater, .string("a")), sortDescriptors: [QuerySortDescriptor(key: "s", ascending: false)]),
+            RecordQuery(recordType: "V", predicate: .compare("s", .equal, .string("a\u{0}c"))),
+            RecordQuery(recordType: "V", predicate: .compare("n", .equal, .double(9_007_199_254_740_992))),
+            RecordQuery(recordType: "V", predicate: .compare("n", .lessOrEqual, .double(9_007_199_254_740_992)), sortDescriptors: [QuerySortDescriptor(key: "n")]),
+        ]
+        for query in queries {
+            let want = try Self.pages(memory, query, limit: 2, atMost: 10)
+            let got = try Self.pages(indexed, query, limit: 2, atMost: 10)
+            #expect(got == want, "\(query.predicate)")
+        }
+        #expect(try Self.pages(memory, queries[0], limit: 2, atMost: 10) == ["c", "b"])
+        let report = try t.reopen().check()
+        #expect(!report.repaired.contains { $0.contains("index") } && report.damage.isEmpty, "\(report.repaired) \(report.damage)")
     }
 }

@@ -17,7 +17,7 @@ extension Database {
             guard d.relativeLocation == nil else { return nil }
             sort.append(ZoneIndexFile.Sort(key: d.key == "recordID" ? ZoneIndexFile.Sort.recordName : d.key, ascending: d.ascending))
         }
-        let (conditions, unindexed) = Self.indexConditions(query.predicate)
+        let (conditions, unindexed) = Self.indexConditions(query.predicate, types: types)
         let storage = zoneStorage(zone)
         guard let index = storage.currentIndex() else { return nil }
         if unindexed > 0 {
@@ -103,7 +103,7 @@ extension Database {
 
     /// The conditions of `predicate` the index can test (those every match must meet), and how
     /// many it cannot.
-    static func indexConditions(_ predicate: QueryPredicate) -> ([ZoneIndexFile.Condition], Int) {
+    static func indexConditions(_ predicate: QueryPredicate, types: [String: FieldType]) -> ([ZoneIndexFile.Condition], Int) {
         var parts: [QueryPredicate] = []
         func flatten(_ p: QueryPredicate) {
             if case .and(let inner) = p { inner.forEach(flatten) } else if p != .all { parts.append(p) }
@@ -112,9 +112,28 @@ extension Database {
         var conditions: [ZoneIndexFile.Condition] = []
         var unindexed = 0
         for part in parts {
-            if let c = indexCondition(part) { conditions.append(c) } else { unindexed += 1 }
+            if !mixesNumbers(part, types), let c = indexCondition(part) { conditions.append(c) } else { unindexed += 1 }
         }
         return (conditions, unindexed)
+    }
+
+    /// Whether `part` compares an integer field with a double or a double field with an
+    /// integer: the query compares them as doubles, SQLite exactly, which differ past 2^53, so
+    /// such a condition is left to the check of each record.
+    private static func mixesNumbers(_ part: QueryPredicate, _ types: [String: FieldType]) -> Bool {
+        func mixed(_ key: String, _ values: [PredicateValue]) -> Bool {
+            switch types[key]?.kind {
+            case .int64?: values.contains { if case .double = $0 { true } else { false } }
+            case .double?: values.contains { if case .int = $0 { true } else { false } }
+            default: false
+            }
+        }
+        switch part {
+        case .compare(let k, _, let v), .contains(let k, let v): return mixed(k, [v])
+        case .between(let k, let low, let high): return mixed(k, [low, high])
+        case .isIn(let k, let values): return mixed(k, values)
+        default: return false
+        }
     }
 
     private static func indexCondition(_ part: QueryPredicate) -> ZoneIndexFile.Condition? {
@@ -146,7 +165,7 @@ extension Database {
         case .string(let s): .text(ZoneIndexFile.normalized(s))
         case .int(let n), .date(let n): .int(n)
         case .double(let d): .double(d)
-        case .reference(let name): .text(name)
+        case .reference(let name): .text(ZoneIndexFile.normalized(name))
         case .location, .list: nil
         }
     }

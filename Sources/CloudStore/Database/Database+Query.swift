@@ -75,8 +75,12 @@ extension Database {
         }
         for case .compare(let key, .equal, let value) in conditions {
             guard let t = types[key], !t.isList, [.string, .int64, .double, .timestamp, .reference].contains(t.kind) else { continue }
-            if case .list = value { continue }
-            return (key, value)
+            switch (t.kind, value) {
+            // A list matches any element; an integer field equal to a double (or the other way)
+            // is a run of several values past 2^53, which the run's order would not keep.
+            case (_, .list), (.int64, .double), (.double, .int): continue
+            default: return (key, value)
+            }
         }
         return nil
     }

@@ -8,11 +8,12 @@ public enum SchemaIndex: String, CaseIterable, Sendable, Comparable {
     case searchable = "SEARCHABLE"
 
     /// The indexes a field of `type` can have: every type is queryable but bytes and assets,
-    /// the types with an order are sortable, and strings are searchable.
+    /// the types with an order (and locations, by distance) are sortable, and strings are
+    /// searchable.
     public static func applicable(to type: FieldType) -> Set<SchemaIndex> {
         var out: Set<SchemaIndex> = []
         if ![.bytes, .asset].contains(type.kind) { out.insert(.queryable) }
-        if [.string, .int64, .double, .timestamp, .location].contains(type.kind), !type.isList { out.insert(.sortable) }
+        if [.string, .int64, .double, .timestamp, .location, .reference].contains(type.kind), !type.isList { out.insert(.sortable) }
         if type.kind == .string { out.insert(.searchable) }
         return out
     }

@@ -107,7 +107,7 @@ extension QueryPredicate {
     static func order(_ f: FieldValue, _ v: PredicateValue) -> Int? {
         func cmp<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : a > b ? 1 : 0 }
         switch (f, v) {
-        case (.string(let a), .string(let b)): return cmp(a, b)
+        case (.string(let a), .string(let b)): return a.canonicalOrder(b)
         case (.int64(let a), .int(let b)): return cmp(a, b)
         case (.int64(let a), .double(let b)): return cmp(Double(a), b)
         case (.double(let a), .double(let b)): return cmp(a, b)
@@ -122,7 +122,7 @@ extension QueryPredicate {
     static func order(_ a: FieldValue, _ b: FieldValue) -> Int {
         func cmp<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : x > y ? 1 : 0 }
         switch (a, b) {
-        case (.string(let x), .string(let y)): return cmp(x, y)
+        case (.string(let x), .string(let y)): return x.canonicalOrder(y)
         case (.int64(let x), .int64(let y)): return cmp(x, y)
         case (.double(let x), .double(let y)): return cmp(x, y)
         case (.int64(let x), .double(let y)): return cmp(Double(x), y)

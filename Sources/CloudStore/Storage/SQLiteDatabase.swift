@@ -30,6 +30,12 @@ package final class SQLiteDatabase {
             handle = nil
             throw Self.error("cannot open SQLite database \(path): \(message)", code: rc)
         }
+        // Another process opening the same file at once holds its lock for a moment.
+        sqlite3_busy_timeout(handle, 10_000)
+        // The WAL and its index stay when a connection closes: a connection to a file that was
+        // replaced since (an index made again) would otherwise delete, by name, the new one's.
+        var persist: Int32 = 1
+        sqlite3_file_control(handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist)
         try execute("PRAGMA journal_mode=WAL")
         try execute(durability == .full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
     }
@@ -118,8 +124,9 @@ package final class SQLiteDatabase {
                 switch v {
                 case .int(let n): sqlite3_bind_int64(statement, at, n)
                 case .double(let d): sqlite3_bind_double(statement, at, d)
-                // SQLITE_TRANSIENT: SQLite copies the bytes.
-                case .text(let s): sqlite3_bind_text(statement, at, s, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+                // SQLITE_TRANSIENT: SQLite copies the bytes; their count given, so a NUL in the
+                // string is kept.
+                case .text(let s): sqlite3_bind_text(statement, at, s, Int32(s.utf8.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
                 case .null: sqlite3_bind_null(statement, at)
                 }
             }
@@ -176,7 +183,7 @@ package final class SQLiteDatabase {
 
         package func text(_ column: Int32) -> String {
             guard let p = sqlite3_column_text(statement, column) else { return "" }
-            return String(cString: p)
+            return String(decoding: UnsafeRawBufferPointer(start: p, count: Int(sqlite3_column_bytes(statement, column))), as: UTF8.self)
         }
 
         package func bytes(_ column: Int32) -> [UInt8] {

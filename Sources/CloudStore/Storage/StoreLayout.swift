@@ -56,7 +56,7 @@ public struct StoreLayout: Sendable {
     public static func logFile(_ zone: String) -> String { zone + "/log.jsonl" }
     public static func lockFile(_ zone: String) -> String { zone + "/lock" }
     public static func journalFile(_ zone: String) -> String { zone + "/journal" }
-    /// The zone's index (``ZoneIndexFile``), with SQLite's `-wal` and `-shm` files beside it.
+    /// The zone's index file, with SQLite's `-wal` and `-shm` files beside it.
     public static func indexFile(_ zone: String) -> String { zone + "/index.sqlite" }
 
     /// Percent-encodes what is not a portable file name part: `/`, `%`, NUL, control

@@ -18,7 +18,7 @@ import Foundation
 /// files stay the data people read and edit.
 ///
 /// Each value is kept as SQLite compares it in the order queries compare it: strings in NFC
-/// (so byte order is Swift's order of the strings), references by record name, timestamps as
+/// (so byte order is the order of `String.canonicalOrder`), references by record name, timestamps as
 /// milliseconds, and each element of a list in a row of its own. Bytes, assets and locations
 /// are not kept: queries on them read the records.
 final class ZoneIndexFile: @unchecked Sendable {
@@ -77,6 +77,14 @@ final class ZoneIndexFile: @unchecked Sendable {
             }
             if version == Self.format { return }
             try db.writeTransaction { () throws(CKError) in
+                // Looked at again under the write lock: another process may have made the
+                // tables (and filled them) meanwhile.
+                var current: Int64 = 0
+                try db.prepare("PRAGMA user_version").forEachRow { row in
+                    current = row.int(0)
+                    return false
+                }
+                if current == Self.format { return }
                 for table in ["state", "records", "fields", "refs"] { try db.execute("DROP TABLE IF EXISTS \(table)") }
                 try db.execute("""
                     CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL, applied INTEGER NOT NULL,
@@ -113,22 +121,32 @@ final class ZoneIndexFile: @unchecked Sendable {
 
     /// Runs `body` in a write transaction with the state as it is inside it; the state `body`
     /// returns is written before the commit. `waitingMilliseconds` bounds the wait for another
-    /// process's transaction (then `body` does not run and this throws a busy error).
-    func update(waitingMilliseconds: Int32, _ body: (State?, Writer) throws(CKError) -> State?) throws(CKError) {
-        try locked { () throws(CKError) in
-            db.setBusyTimeout(milliseconds: waitingMilliseconds)
-            defer { db.setBusyTimeout(milliseconds: 10_000) }
-            recordsWritten = 0
-            try db.writeTransaction { () throws(CKError) in
-                let before = try readState()
-                guard let after = try body(before, Writer(index: self)), after != before else { return }
-                try statement("INSERT OR REPLACE INTO state(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
-                    .run([.text(after.epoch), .int(after.applied), .int(after.time), .text(after.device)])
-            }
-            // After a large update (a rebuild), the WAL holds a copy of most of the file: move
-            // it into the file now and empty it, rather than leave it to readers to look up.
-            if recordsWritten > Self.checkpointAfter { try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    /// process's transaction (then `body` does not run and this throws a busy error). With
+    /// `skipIfInUse`, nothing runs (and this returns false) while another thread of this
+    /// process uses the index.
+    @discardableResult
+    func update(waitingMilliseconds: Int32, skipIfInUse: Bool = false,
+                _ body: (State?, Writer) throws(CKError) -> State?) throws(CKError) -> Bool {
+        if skipIfInUse {
+            guard lock.try() else { return false }
+        } else {
+            lock.lock()
         }
+        defer { lock.unlock() }
+        db.setBusyTimeout(milliseconds: waitingMilliseconds)
+        defer { db.setBusyTimeout(milliseconds: 10_000) }
+        recordsWritten = 0
+        try db.writeTransaction { () throws(CKError) in
+            guard let after = try body(try readState(), Writer(index: self)) else { return }
+            // Compared with the state as `body` left it: a rebuild removed the row.
+            guard after != (try readState()) else { return }
+            try statement("INSERT OR REPLACE INTO state(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
+                .run([.text(after.epoch), .int(after.applied), .int(after.time), .text(after.device)])
+        }
+        // After a large update (a rebuild), the WAL holds a copy of most of the file: move
+        // it into the file now and empty it, rather than leave it to readers to look up.
+        if recordsWritten > Self.checkpointAfter { try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+        return true
     }
 
     /// Changes to the index, inside ``update(waitingMilliseconds:_:)``.
@@ -232,15 +250,14 @@ final class ZoneIndexFile: @unchecked Sendable {
         case .string(let s): .text(normalized(s))
         case .int64(let n), .timestamp(let n): .int(n)
         case .double(let d): .double(d)
-        case .reference(let r): .text(r.recordName)
+        case .reference(let r): .text(normalized(r.recordName))
         case .bytes, .location, .asset, .list: nil
         }
     }
 
-    /// `s` in NFC: the UTF-8 bytes of NFC strings are in the order Swift compares strings.
-    static func normalized(_ s: String) -> String {
-        s.utf8.allSatisfy({ $0 < 0x80 }) ? s : s.precomposedStringWithCanonicalMapping
-    }
+    /// `s` in NFC: the UTF-8 bytes of NFC strings are in the order queries compare strings
+    /// (`String.canonicalOrder`).
+    static func normalized(_ s: String) -> String { s.canonicallyComposed }
 
     // MARK: Reading
 
@@ -297,49 +314,53 @@ final class ZoneIndexFile: @unchecked Sendable {
             return out
         }
 
-        /// How many records the index holds.
-        func count() throws(CKError) -> Int {
-            var n = 0
-            try index.statement("SELECT count(*) FROM records").forEachRow { row in
-                n = Int(row.int(0))
-                return false
-            }
-            return n
-        }
-
         /// The records of `type` that meet every condition, in the order of `sort` (values a
         /// record lacks last, then by name), each with its sort values: `body` is called for
         /// each until it returns false. A superset when a condition is looser in SQL than in
         /// the query (the caller checks each record it reads).
         func select(type: String, where conditions: [Condition], sort: [Sort],
                     _ body: (_ name: String, _ values: [SQLiteDatabase.Value]) throws(CKError) -> Bool) throws(CKError) {
-            var sql = "SELECT r.name"
-            var joins = ""
-            var order: [String] = []
-            var args: [SQLiteDatabase.Value] = []
-            for (i, s) in sort.enumerated() {
-                if s.key == Sort.recordName {
-                    sql += ", r.name"
-                    order.append("r.name" + (s.ascending ? "" : " DESC"))
-                    continue
-                }
-                sql += ", s\(i).value"
-                joins += " LEFT JOIN fields s\(i) ON s\(i).name = r.name AND s\(i).key = ?"
-                args.append(.text(s.key))
-                order.append("s\(i).value IS NULL, s\(i).value" + (s.ascending ? "" : " DESC"))
-            }
-            sql += " FROM records r" + joins + " WHERE r.type = ?"
+            let columns = Self.sortColumns(sort, firstFromIndex: false)
+            var sql = columns.sql + " FROM records r" + columns.joins + " WHERE r.type = ?"
+            var args = columns.args
             args.append(.text(type))
             for c in conditions {
                 let (clause, values) = c.sql(correlated: false)
                 sql += " AND " + clause
                 args += values
             }
-            sql += " ORDER BY " + (order + ["r.name"]).joined(separator: ", ")
+            sql += " ORDER BY " + (columns.order + ["r.name"]).joined(separator: ", ")
             try index.statement(sql).forEachRow(args) { (row) throws(CKError) -> Bool in
                 let values = (0..<sort.count).map { row.value(Int32($0 + 1)) }
                 return try body(row.text(0), values)
             }
+        }
+
+        /// The select list, joins, order and their arguments for `sort`: each key's value from
+        /// a join on `fields` (values a record lacks last), or, with `firstFromIndex`, the first
+        /// key's from `fields s0`, which the query walks in order.
+        private static func sortColumns(_ sort: [Sort], firstFromIndex: Bool)
+            -> (sql: String, joins: String, order: [String], args: [SQLiteDatabase.Value]) {
+            var sql = "SELECT r.name"
+            var joins = ""
+            var order: [String] = []
+            var args: [SQLiteDatabase.Value] = []
+            for (i, s) in sort.enumerated() {
+                let direction = s.ascending ? "" : " DESC"
+                if s.key == Sort.recordName {
+                    sql += ", r.name"
+                    order.append("r.name" + direction)
+                } else if i == 0 && firstFromIndex {
+                    sql += ", s0.value"
+                    order.append("s0.value" + direction)
+                } else {
+                    sql += ", s\(i).value"
+                    joins += " LEFT JOIN fields s\(i) ON s\(i).name = r.name AND s\(i).key = ?"
+                    args.append(.text(s.key))
+                    order.append("s\(i).value IS NULL, s\(i).value" + direction)
+                }
+            }
+            return (sql, joins, order, args)
         }
 
         /// As ``select(type:where:sort:_:)``, for the records that have a value for the first
@@ -349,26 +370,9 @@ final class ZoneIndexFile: @unchecked Sendable {
         func selectInSortOrder(type: String, where conditions: [Condition], sort: [Sort], from: SQLiteDatabase.Value?,
                                limit: Int, _ body: (_ name: String, _ values: [SQLiteDatabase.Value]) throws(CKError) -> Bool) throws(CKError) {
             guard let first = sort.first, first.key != Sort.recordName else { return }
-            var sql = "SELECT r.name"
-            var joins = ""
-            var order: [String] = []
-            var args: [SQLiteDatabase.Value] = []
-            for (i, s) in sort.enumerated() {
-                if s.key == Sort.recordName {
-                    sql += ", r.name"
-                    order.append("r.name" + (s.ascending ? "" : " DESC"))
-                } else if i == 0 {
-                    sql += ", s0.value"
-                    order.append("s0.value" + (s.ascending ? "" : " DESC"))
-                } else {
-                    sql += ", s\(i).value"
-                    joins += " LEFT JOIN fields s\(i) ON s\(i).name = r.name AND s\(i).key = ?"
-                    args.append(.text(s.key))
-                    order.append("s\(i).value IS NULL, s\(i).value" + (s.ascending ? "" : " DESC"))
-                }
-            }
-            sql += " FROM fields s0 JOIN records r ON r.name = s0.name" + joins + " WHERE s0.key = ? AND r.type = ?"
-            args += [.text(first.key), .text(type)]
+            let columns = Self.sortColumns(sort, firstFromIndex: true)
+            var sql = columns.sql + " FROM fields s0 JOIN records r ON r.name = s0.name" + columns.joins + " WHERE s0.key = ? AND r.type = ?"
+            var args = columns.args + [.text(first.key), .text(type)]
             if let from {
                 sql += " AND s0.value " + (first.ascending ? ">= ?" : "<= ?")
                 args.append(from)
@@ -378,7 +382,7 @@ final class ZoneIndexFile: @unchecked Sendable {
                 sql += " AND " + clause
                 args += values
             }
-            sql += " ORDER BY " + (order + ["r.name"]).joined(separator: ", ") + " LIMIT ?"
+            sql += " ORDER BY " + (columns.order + ["r.name"]).joined(separator: ", ") + " LIMIT ?"
             args.append(.int(Int64(limit)))
             try index.statement(sql).forEachRow(args) { (row) throws(CKError) -> Bool in
                 let values = (0..<sort.count).map { row.value(Int32($0 + 1)) }

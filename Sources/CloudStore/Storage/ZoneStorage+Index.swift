@@ -72,7 +72,7 @@ extension ZoneStorage {
         guard let last = entries.last else { return }
         do throws(CKError) {
             guard let index = try openIndex(create: false) else { return }
-            try index.update(waitingMilliseconds: 0) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
+            try index.update(waitingMilliseconds: 0, skipIfInUse: true) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
                 guard let state, state.applied < last.seq, state.applied + 1 >= entries[0].seq,
                       try trusts(state, of: index) else { return state }
                 for e in entries where e.seq > state.applied { try writer.apply(e) }
@@ -117,8 +117,9 @@ extension ZoneStorage {
             if error.code != .zoneNotFound {
                 Self.indexLogger.warning("the index of zone \(zoneID.zoneName) cannot be used: \(error)")
             }
-            // A full disk: the index gives its room back (it is made again with room).
-            if error.diskFull != nil || Self.isFull(error) { removeIndexFiles() }
+            // A full disk while the index was being made: it gives its room back (it is made
+            // again with room). One that holds a state may be open in other processes: kept.
+            if error.diskFull != nil || Self.isFull(error), (try? locked({ indexFile })?.state()) ?? nil == nil { removeIndexFiles() }
             return nil
         }
     }
@@ -169,18 +170,20 @@ extension ZoneStorage {
             try writer.put(record, seq: record.recordChangeTag.flatMap { Int64($0) } ?? 0)
         }
         let (entries, _) = try entriesFollowing(applied?.applied ?? Int64.min, from: applied?.end ?? -1, to: st.size)
-        for (e, _) in entries { try writer.apply(e) }
-        let state: ZoneIndexFile.State
-        if let last = entries.last?.0 {
-            state = ZoneIndexFile.State(epoch: epoch, applied: last.seq, time: last.time, device: last.deviceID)
-        } else if let seq = applied?.applied, seq > 0, let entry = try loggedEntry(seq: seq) {
-            state = ZoneIndexFile.State(epoch: epoch, applied: seq, time: entry.time, device: entry.deviceID)
-        } else if let last = try history().entries.last {
-            state = ZoneIndexFile.State(epoch: epoch, applied: last.seq, time: last.time, device: last.deviceID)
-        } else {
-            state = ZoneIndexFile.State(epoch: epoch, applied: 0, time: 0, device: "")
+        if let applied, let first = entries.first?.0, first.seq > applied.applied + 1 {
+            // The log was compacted past the files meanwhile: what lies between is in neither.
+            throw CKError(.internalError, "the log of zone \(zoneID.zoneName) changed while its index was made; the next reader makes it again")
         }
-        return state
+        for (e, _) in entries { try writer.apply(e) }
+        // The state says only what was read: the last entry replayed, else the apply marker's
+        // (its files were listed), else nothing (a later reader catches up from the start).
+        if let last = entries.last?.0 {
+            return ZoneIndexFile.State(epoch: epoch, applied: last.seq, time: last.time, device: last.deviceID)
+        }
+        if let seq = applied?.applied, seq > 0, let entry = try loggedEntry(seq: seq) {
+            return ZoneIndexFile.State(epoch: epoch, applied: seq, time: entry.time, device: entry.deviceID)
+        }
+        return ZoneIndexFile.State(epoch: epoch, applied: 0, time: 0, device: "")
     }
 }
 
@@ -213,7 +216,7 @@ extension ZoneStorage {
                 result.repaired.append("zone \(name): its index (index.sqlite) differed from the records in \(differing) records; made it again from the records and the log")
             }
         } catch {
-            result.warnings.append("zone \(name): cannot check its index (\(indexPath)): \(error.message); remove the file and run `ckfs fsck` again")
+            result.warnings.append("zone \(name): cannot check its index (\(indexPath)): \(error.message); with no ckfs process using the store, remove the file and run `ckfs fsck` again")
         }
     }
 }

@@ -53,7 +53,8 @@ struct MountCommand: ParsableCommand {
         let path = absolute(mountPoint)
         try reportingErrors {
             if demo { try fillDemo() }
-            let store = try options.openStore()
+            // A daemon answers many questions: it keeps the zones it shows in memory.
+            let store = try options.openStore(reading: .inMemory)
             try checkContainers(in: store)
             try checkMountPoint(path)
             if foreground || ProcessInfo.processInfo.environment["CKFS_MOUNT_CHILD"] != nil {

@@ -17,7 +17,7 @@ struct DatabaseOptions: ParsableArguments {
     var user: String? { place.user }
     var environment: CloudStore.Environment { place.environment }
 
-    func openStore() throws -> Store { try place.openStore() }
+    func openStore(reading: ZoneReading = .indexed) throws -> Store { try place.openStore(reading: reading) }
 
     func openDatabase() throws -> Database {
         let store = try openStore()

@@ -24,9 +24,9 @@ struct StoreOptions: ParsableArguments {
 
     var storePath: String { store ?? Store.defaultPath }
 
-    /// The store, read as a short-lived process reads it: a zone from its index file, not
-    /// whole into memory.
-    func openStore() throws -> Store { try Store.open(at: storePath, reading: .indexed) }
+    /// The store, read as a short-lived process reads it (a zone from its index file, not
+    /// whole into memory) unless `reading` says otherwise.
+    func openStore(reading: ZoneReading = .indexed) throws -> Store { try Store.open(at: storePath, reading: reading) }
 
     var userName: String { caller.userName }
 

@@ -4,8 +4,9 @@ import Foundation
 // Row 10: a new process answers one question about a zone of `fetchZone` records, as a script
 // or a shell user asks it: `ckfs` against the sqlite3 shell on the same records (index on
 // (kind, created), rowid order standing for change order). Each is the median wall time of
-// whole runs, process start included; row 10e is that start alone, and rows 10f-10i the peak
-// memory of the questions of 10a-10d.
+// whole runs, process start included; row 10e is that start alone, rows 10f-10i the peak
+// memory of the questions of 10a-10d, and row 10j the query of 10d on a store without an index
+// (which it makes first).
 extension Bench {
     /// The tools row 10 needs, or what is missing.
     static func coldRowsMissing() -> String? {
@@ -64,35 +65,52 @@ extension Bench {
                                       baselineName: "the sqlite3 shell's peak memory, KiB", baseline: Double(theirs.peakKiB)))
             }
         }
-        return rows + memoryRows
+        // 10j: what the first cold question pays on a store with no index (made from the
+        // records), against the sqlite3 shell making an index of the same records.
+        let queryCase = cases[3]
+        for suffix in ["", "-wal", "-shm"] { _ = Syscall.unlink(StoreLayout.indexFile(db.zoneDirectoryPath(ZoneID.defaultZoneName)) + suffix) }
+        let making = try timedRun([executable] + queryCase.ckfs, seconds: 1_800)
+        let theirs = try timedRun([sqlite3, file, "CREATE INDEX probe ON records (kind, created, name); DROP INDEX probe;"], seconds: 1_800)
+        progress(String(format: "cold query with no index (makes it): ckfs %.1f ms; sqlite3 CREATE INDEX %.1f ms", making / 1e3, theirs / 1e3))
+        let makeRow = Row(id: "10j", name: "cold process: \(queryCase.what), making the index first (zone of \(n))", ckfs: making,
+                          baselineName: "the sqlite3 shell making an index on (kind, created, name)", baseline: theirs)
+        return rows + memoryRows + [makeRow]
     }
 
     /// The median wall time of running `command` to its end, in µs, after one run not
     /// counted, and its peak memory; fails when a run fails or takes more than a minute.
     private func coldRun(_ command: [String]) throws(CKError) -> (time: Double, peakKiB: Int) {
         var samples: [Double] = []
-        let errors = directory + "/cold.err"
         for run in 0...sizes.coldRuns {
-            // A run's standard error alone: the file is opened for appending.
-            _ = Syscall.unlink(errors)
-            let start = DispatchTime.now().uptimeNanoseconds
-            let pid = try Syscall.spawn(command[0], arguments: command,
-                                        environment: ProcessInfo.processInfo.environment,
-                                        files: .init(output: "/dev/null", error: errors))
-                .orThrow(.internalError, "cannot start \(command[0])")
-            // A blocking wait keeps the clock exact; a watchdog ends a run that hangs.
-            let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
-            let status = try Syscall.waitForExit(pid).orThrow(.internalError, "cannot wait for \(command[0])")
-            watchdog.cancel()
-            guard status == 0 else {
-                let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-                let hung = DispatchTime.now().uptimeNanoseconds - start >= 60_000_000_000 ? " (killed: it ran for a minute)" : ""
-                throw CKError(.internalError, "\(command.joined(separator: " ")) ended with status \(status)\(hung): \(said.suffix(2000))")
-            }
-            if run > 0 { samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e3) }
+            let time = try timedRun(command, seconds: 60)
+            if run > 0 { samples.append(time) }
         }
         return (Self.median(samples), try peakMemory(command))
+    }
+
+    /// The wall time of running `command` once to its end, in µs; fails when it fails or runs
+    /// longer than `seconds`.
+    private func timedRun(_ command: [String], seconds: Int) throws(CKError) -> Double {
+        let errors = directory + "/cold.err"
+        // A run's standard error alone: the file is opened for appending.
+        _ = Syscall.unlink(errors)
+        let start = DispatchTime.now().uptimeNanoseconds
+        let pid = try Syscall.spawn(command[0], arguments: command,
+                                    environment: ProcessInfo.processInfo.environment,
+                                    files: .init(output: "/dev/null", error: errors))
+            .orThrow(.internalError, "cannot start \(command[0])")
+        // A blocking wait keeps the clock exact; a watchdog ends a run that hangs.
+        let watchdog = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds), execute: watchdog)
+        let status = try Syscall.waitForExit(pid).orThrow(.internalError, "cannot wait for \(command[0])")
+        watchdog.cancel()
+        let elapsed = DispatchTime.now().uptimeNanoseconds - start
+        guard status == 0 else {
+            let said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            let hung = elapsed >= UInt64(seconds) * 1_000_000_000 ? " (killed: it ran for \(seconds) s)" : ""
+            throw CKError(.internalError, "\(command.joined(separator: " ")) ended with status \(status)\(hung): \(said.suffix(2000))")
+        }
+        return Double(elapsed) / 1e3
     }
 
     /// The peak resident memory of one more run of `command`, in KiB, as GNU time reports it

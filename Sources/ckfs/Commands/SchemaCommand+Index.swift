@@ -22,5 +22,13 @@ extension SchemaCommand {
         }
 
         var schemaIndex: SchemaIndex { SchemaIndex(rawValue: index.uppercased())! }
+
+        /// Gives the field the index (`present`) or takes it away, and says so.
+        func set(present: Bool, _ options: DatabaseOptions) throws {
+            try reportingErrors {
+                try options.openStore().container(options.container).schema.setIndex(schemaIndex, on: field, of: type, present: present)
+                print("\(type).\(field) is \(present ? "" : "no longer ")\(schemaIndex.word) in development; `ckfs schema deploy` copies that to production")
+            }
+        }
     }
 }

@@ -7,11 +7,6 @@ extension SchemaCommand {
         @OptionGroup var options: DatabaseOptions
         @OptionGroup var which: IndexArguments
 
-        func run() throws {
-            try reportingErrors {
-                try options.openStore().container(options.container).schema.setIndex(which.schemaIndex, on: which.field, of: which.type, present: true)
-                print("\(which.type).\(which.field) is \(which.schemaIndex.word) in development; `ckfs schema deploy` copies it to production")
-            }
-        }
+        func run() throws { try which.set(present: true, options) }
     }
 }

@@ -100,6 +100,9 @@ package final class SQLiteDatabase {
         code & 0xff == SQLITE_CORRUPT || code & 0xff == SQLITE_NOTADB || code == SQLITE_IOERR | (2 << 8) /* SQLITE_IOERR_SHORT_READ */
     }
 
+    /// Whether an (extended) result code says the disk is full.
+    package static func isFull(_ code: Int32) -> Bool { code & 0xff == SQLITE_FULL }
+
     private static func error(_ message: String, code: Int32) -> CKError {
         CKError(.internalError, message, cause: .database(code))
     }

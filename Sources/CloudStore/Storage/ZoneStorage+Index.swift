@@ -127,7 +127,7 @@ extension ZoneStorage {
     /// Whether SQLite ran out of room (`SQLITE_FULL`).
     static func isFull(_ error: CKError) -> Bool {
         guard case .database(let code)? = error.cause else { return false }
-        return code & 0xff == 13
+        return SQLiteDatabase.isFull(code)
     }
 
     private func bringIndexUpToDate() throws(CKError) -> ZoneIndexFile? {

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 
 // Keeping the zone's index file (``ZoneIndexFile``) in step with the log. The applier takes
 // in the entries it has just written the files of, never waiting for the index; a reader that
@@ -124,6 +125,37 @@ extension ZoneStorage {
         }
     }
 
+    /// Record files a rebuild reads before it puts them.
+    static let rebuildChunk = 2_048
+
+    /// The records of the files named, in their order (a file gone meanwhile is left out),
+    /// read and parsed by two threads.
+    private func readRecordFiles(_ names: ArraySlice<String>) throws(CKError) -> [Record] {
+        let names = Array(names)
+        let halves = Mutex<[[Record?]]>([[], []])
+        let firstError = Mutex<CKError?>(nil)
+        DispatchQueue.concurrentPerform(iterations: 2) { part in
+            var read: [Record?] = []
+            for i in stride(from: part, to: names.count, by: 2) {
+                do throws(CKError) {
+                    read.append(try readRecordFile(names[i]))
+                } catch {
+                    firstError.withLock { if $0 == nil { $0 = error } }
+                    return
+                }
+            }
+            halves.withLock { $0[part] = read }
+        }
+        if let error = firstError.withLock({ $0 }) { throw error }
+        let (even, odd) = halves.withLock { ($0[0], $0[1]) }
+        var out: [Record] = []
+        out.reserveCapacity(names.count)
+        for i in 0..<names.count {
+            if let r = i % 2 == 0 ? even[i / 2] : odd[i / 2] { out.append(r) }
+        }
+        return out
+    }
+
     /// Whether SQLite ran out of room (`SQLITE_FULL`).
     static func isFull(_ error: CKError) -> Bool {
         guard case .database(let code)? = error.cause else { return false }
@@ -165,9 +197,14 @@ extension ZoneStorage {
         guard let st = try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)") else {
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
         }
-        for name in try fileRecordNames() {
-            guard let record = try readRecordFile(name) else { continue }
-            try writer.put(record, seq: record.recordChangeTag.flatMap { Int64($0) } ?? 0)
+        // Files are read and parsed by two threads a chunk at a time (parsing is most of a
+        // rebuild), and put in name order by this one.
+        let names = try fileRecordNames()
+        for start in stride(from: 0, to: names.count, by: Self.rebuildChunk) {
+            let chunk = names[start..<min(start + Self.rebuildChunk, names.count)]
+            for record in try readRecordFiles(chunk) {
+                try writer.put(record, seq: record.recordChangeTag.flatMap { Int64($0) } ?? 0)
+            }
         }
         let (entries, _) = try entriesFollowing(applied?.applied ?? Int64.min, from: applied?.end ?? -1, to: st.size)
         if let applied, let first = entries.first?.0, first.seq > applied.applied + 1 {
@@ -175,6 +212,7 @@ extension ZoneStorage {
             throw CKError(.internalError, "the log of zone \(zoneID.zoneName) changed while its index was made; the next reader makes it again")
         }
         for (e, _) in entries { try writer.apply(e) }
+        try writer.finishRebuild()
         // The state says only what was read: the last entry replayed, else the apply marker's
         // (its files were listed), else nothing (a later reader catches up from the start).
         if let last = entries.last?.0 {

@@ -153,7 +153,7 @@ extension Database {
             guard vs.count == values.count, !vs.isEmpty else { return nil }
             return ZoneIndexFile.Condition(key: key(k), test: .oneOf(vs))
         case .beginsWith(let k, let prefix):
-            return ZoneIndexFile.Condition(key: key(k), test: .prefix(ZoneIndexFile.normalized(prefix)))
+            return ZoneIndexFile.Condition(key: key(k), test: .prefix(prefix.canonicallyComposed))
         case .all, .and, .not, .tokens, .distance:
             return nil
         }
@@ -162,10 +162,10 @@ extension Database {
     /// A predicate's constant as the index keeps values.
     private static func indexValue(_ v: PredicateValue) -> SQLiteDatabase.Value? {
         switch v {
-        case .string(let s): .text(ZoneIndexFile.normalized(s))
+        case .string(let s): .text(s.canonicallyComposed)
         case .int(let n), .date(let n): .int(n)
         case .double(let d): .double(d)
-        case .reference(let name): .text(ZoneIndexFile.normalized(name))
+        case .reference(let name): .text(name.canonicallyComposed)
         case .location, .list: nil
         }
     }

@@ -264,17 +264,13 @@ final class ZoneIndexFile: @unchecked Sendable {
     /// A field value as the index keeps it; nil for kinds it does not keep.
     static func indexValue(_ value: FieldValue) -> SQLiteDatabase.Value? {
         switch value {
-        case .string(let s): .text(normalized(s))
+        case .string(let s): .text(s.canonicallyComposed)
         case .int64(let n), .timestamp(let n): .int(n)
         case .double(let d): .double(d)
-        case .reference(let r): .text(normalized(r.recordName))
+        case .reference(let r): .text(r.recordName.canonicallyComposed)
         case .bytes, .location, .asset, .list: nil
         }
     }
-
-    /// `s` in NFC: the UTF-8 bytes of NFC strings are in the order queries compare strings
-    /// (`String.canonicalOrder`).
-    static func normalized(_ s: String) -> String { s.canonicallyComposed }
 
     // MARK: Reading
 
@@ -288,8 +284,6 @@ final class ZoneIndexFile: @unchecked Sendable {
     /// Questions the index answers, inside ``read(_:)``.
     struct Reader {
         fileprivate let index: ZoneIndexFile
-
-        func state() throws(CKError) -> State? { try index.readState() }
 
         /// Record names after `after` (all when nil), in order, at most `limit`.
         func names(after: String?, limit: Int) throws(CKError) -> [String] {

@@ -75,7 +75,8 @@ final class ZoneStorage: @unchecked Sendable {
     /// Bumped whenever the cache takes in log entries or is reset: a record read from its file
     /// is cached only if no entry arrived meanwhile.
     var generation: UInt64 = 0
-    var index: ZoneIndex?
+    /// The zone's `deleteSelf` edges in memory, once a cascade needed them (``DeleteSelfEdges``).
+    var deleteSelfEdges: DeleteSelfEdges?
     /// The zone's index file as this process has it open (``ZoneIndexFile``), and whether its
     /// state was found to belong to this log since it was opened.
     var indexFile: ZoneIndexFile?
@@ -166,7 +167,7 @@ final class ZoneStorage: @unchecked Sendable {
     func resetCaches() {
         cache = [:]
         unapplied = [:]
-        index = nil
+        deleteSelfEdges = nil
         tailOffset = -1
         knownNames = nil
         missedProbes = 0
@@ -407,18 +408,18 @@ final class ZoneStorage: @unchecked Sendable {
         return end
     }
 
-    /// Updates cache, index and the unapplied versions with an entry (stateLock held).
+    /// Updates the cache, the deleteSelf edges and the unapplied versions with an entry (stateLock held).
     func absorb(_ entry: LogEntry) {
         generation &+= 1
         for d in entry.deleted {
             cache[d.recordName] = nil
-            index?.remove(d.recordName)
+            deleteSelfEdges?.remove(d.recordName)
             knownNames?.remove(d.recordName)
             if entry.seq > knownApplied { unapplied[d.recordName] = Pending(seq: entry.seq, record: nil) }
         }
         for record in entry.saved {
             cacheInsert(record)
-            index?.insert(record)
+            deleteSelfEdges?.insert(record)
             knownNames?.insert(record.recordID.recordName)
             if entry.seq > knownApplied { unapplied[record.recordID.recordName] = Pending(seq: entry.seq, record: record) }
         }
@@ -636,20 +637,20 @@ final class ZoneStorage: @unchecked Sendable {
         }.sorted()
     }
 
-    /// The index of references (built once per process, under the lock, then kept by the log).
-    fileprivate func withIndex<T>(_ body: (inout ZoneIndex) -> T) throws(CKError) -> T {
-        if locked({ index == nil }) {
+    /// The deleteSelf edges in memory (built once per process, under the lock, then kept by the log).
+    fileprivate func withDeleteSelfEdges<T>(_ body: (inout DeleteSelfEdges) -> T) throws(CKError) -> T {
+        if locked({ deleteSelfEdges == nil }) {
             let pending = locked { unapplied }
-            var built = ZoneIndex()
+            var built = DeleteSelfEdges()
             for name in try fileRecordNames() {
                 if let r = try readRecordFile(name) { built.insert(r) }
             }
             for (name, p) in pending {
                 if let r = p.record { built.insert(r) } else { built.remove(name) }
             }
-            locked { if index == nil { index = built } }
+            locked { if deleteSelfEdges == nil { deleteSelfEdges = built } }
         }
-        return locked { body(&index!) }
+        return locked { body(&deleteSelfEdges!) }
     }
 
     /// The history the log keeps: its entries in order, and the oldest sequence number a
@@ -722,6 +723,8 @@ final class ZoneTransaction {
     let storage: ZoneStorage
     let lastSeq: Int64
     let usage: Int64
+    /// The index file as ``referrers(of:)`` first found it (nil inside: none usable).
+    private var indexForReferrers: ZoneIndexFile??
 
     init(storage: ZoneStorage, lastSeq: Int64, usage: Int64) {
         self.storage = storage
@@ -736,17 +739,21 @@ final class ZoneTransaction {
     /// the last commit, when the process reads zones that way and has not built the edges in
     /// memory; else from the edges in memory (built from every record file once).
     func referrers(of name: String) throws(CKError) -> [String] {
-        if storage.reading == .indexed, storage.locked({ storage.index == nil }), let index = storage.currentIndex() {
-            return try index.read { (reader) throws(CKError) in try reader.referrers(of: name) }
+        if storage.reading == .indexed, storage.locked({ storage.deleteSelfEdges == nil }) {
+            // Brought up to date once a transaction: no other writer commits while it runs.
+            if indexForReferrers == nil { indexForReferrers = .some(storage.currentIndex()) }
+            if let index = indexForReferrers ?? nil {
+                return try index.read { (reader) throws(CKError) in try reader.referrers(of: name) }
+            }
         }
-        return try storage.withIndex { $0.referrers[name].map { Array($0) } ?? [] }
+        return try storage.withDeleteSelfEdges { $0.referrers[name].map { Array($0) } ?? [] }
     }
 
     func storeAsset(from path: String) throws(CKError) -> Asset { try storage.storeAsset(from: path) }
 }
 
 /// What the engine keeps in memory of a whole zone: `deleteSelf` edges for cascades.
-struct ZoneIndex {
+struct DeleteSelfEdges {
     var referrers: [String: Set<String>] = [:]
     var targets: [String: [String]] = [:]
 

@@ -95,6 +95,14 @@ int CCloudStoreShims_limitMallocArenas(int count) {
 #endif
 }
 
+int CCloudStoreShims_releaseFreedMemory(void) {
+#if defined(__GLIBC__)
+    return malloc_trim(0);
+#else
+    return 0;
+#endif
+}
+
 long long CCloudStoreShims_fileSystemType(const char *path) {
     struct statfs info;
     if (statfs(path, &info) != 0) return -1;

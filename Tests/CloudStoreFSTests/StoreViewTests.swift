@@ -13,7 +13,8 @@ import Testing
         let me = CallerContext(uid: geteuid(), gid: getegid(), pid: getpid())
 
         init() throws {
-            store = try Store.create(at: root)
+            // As `ckfs mount` opens it: zones read from their index files.
+            store = try Store.create(at: root, reading: .indexed)
             try DemoData.fill(store, caller: Caller(userName: Caller.currentOSUserName))
             view = StoreView(store: store, mountPoint: "/mnt")
         }
@@ -39,6 +40,40 @@ import Testing
     }
 
     static let noteDir = "iCloud.local.ckfs/public/_defaultZone/Note"
+
+    /// A type folder is read a reply at a time: each entry's record is read when the kernel
+    /// reads that far (a record deleted meanwhile is left out, the offsets go on), the zone's
+    /// records are never held by the view, and an inode is bound only once the kernel takes a
+    /// lookup of it.
+    @Test func aTypeFolderIsListedAReplyAtATime() throws {
+        let f = try Fixture()
+        let db = try f.publicDB
+        let names = (0..<12).map { "item-\($0)" }
+        _ = try db.modify(saving: names.map { Record(recordType: "Item", recordID: RecordID(recordName: $0, zoneID: f.welcomeID.zoneID)) })
+        let dir = try f.inode("iCloud.local.ckfs/public/_defaultZone/Item")
+        let fh = try f.view.openDirectory(dir, caller: f.me).handle
+        let first = try f.view.readDirectory(handle: fh, from: 0, atMost: 5)
+        #expect(first.map(\.name) == names.sorted().prefix(5).map { $0 + ".json" })
+        #expect(first.map(\.offset) == [1, 2, 3, 4, 5])
+        #expect(f.view.inodes.counts.records == 0, "no lookup taken, nothing bound")
+        let gone = names.sorted()[6]
+        try db.delete(RecordID(recordName: gone, zoneID: f.welcomeID.zoneID))
+        var rest: [DirectoryEntry] = []
+        var offset = first.last!.offset
+        while case let page = try f.view.readDirectory(handle: fh, from: offset, atMost: 3), !page.isEmpty {
+            rest += page
+            offset = page.last!.offset
+        }
+        #expect(rest.map(\.name) == names.sorted().dropFirst(5).filter { $0 != gone }.map { $0 + ".json" })
+        #expect(rest.first?.offset == 6 && rest.last?.offset == 12, "the deleted record's offset is skipped, not reused")
+        for e in first + rest { f.view.noteLookup(e) }
+        #expect(f.view.inodes.counts.records == 11)
+        for e in first + rest { f.view.forget(e.attributes.inode, count: 1) }
+        #expect(f.view.inodes.counts.records == 0)
+        f.view.releaseDirectory(handle: fh)
+        let catalog = try f.view.catalog(DatabaseKey(container: "iCloud.local.ckfs", scope: .public, user: ""), "_defaultZone")
+        #expect(!catalog.holdsRecords, "an indexed catalog lists from the index, not from records in memory")
+    }
 
     @Test func recordFileNamesAreCanonicalOnly() {
         #expect(ItemFileName.record.name("a.json") == "a")
@@ -171,7 +206,7 @@ import Testing
         // A listing handed out before a forget binds its number again when replied.
         let dir = try f.inode(Self.noteDir)
         let fh = try f.view.openDirectory(dir, caller: f.me).handle
-        let entries = try f.view.readDirectory(handle: fh, from: 0)
+        let entries = try f.view.readDirectory(handle: fh, from: 0, atMost: 100)
         let entry = try #require(entries.first { $0.name == "welcome.json" })
         f.view.forget(entry.attributes.inode, count: 1)
         f.view.noteLookup(entry)

@@ -102,9 +102,10 @@ import Testing
             #expect(lines.contains { $0.contains(" info ") && $0.contains("mounted \(m.store) at \(m.mount)") }, "\(lines)")
             let saved = lines.contains { $0.contains(" debug ") && $0.contains("saved \(m.privateNotes)/Note/logged.json") }
             #expect(saved == wantsDebug, "level \(level ?? "default"): \(lines)")
-            // Every line is one event: a time, a level, the logger, the message.
+            // Every line is one event: a time, a level, the logger (the mount's or the engine's,
+            // such as ckfs.index), the message.
             for line in lines where line.hasPrefix("20") {
-                #expect(line.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* (trace|debug|info|notice|warning|error|critical) ckfs\.mount ?:"#, options: .regularExpression) != nil, "\(line)")
+                #expect(line.range(of: #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* (trace|debug|info|notice|warning|error|critical) ckfs\.[a-z]+ ?:"#, options: .regularExpression) != nil, "\(line)")
             }
         }
     }

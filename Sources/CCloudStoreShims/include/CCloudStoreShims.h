@@ -41,4 +41,9 @@ int CCloudStoreShims_linkUnnamed(int fd, const char *path);
    C library has no such setting. */
 int CCloudStoreShims_limitMallocArenas(int count);
 
+/* Gives the memory malloc holds free back to the system (glibc malloc_trim(0), which also
+   releases whole free pages inside the heap); 1 when some was given back, 0 otherwise or
+   where the C library has no such call. */
+int CCloudStoreShims_releaseFreedMemory(void);
+
 #endif

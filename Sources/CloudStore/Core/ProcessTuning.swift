@@ -8,4 +8,11 @@ public enum ProcessTuning {
     public static func limitMallocArenas(to count: Int) {
         _ = CCloudStoreShims_limitMallocArenas(Int32(count))
     }
+
+    /// Gives memory the process freed back to the system (glibc; elsewhere nothing happens),
+    /// after work that needed much of it for a while, such as making a zone's index: glibc
+    /// otherwise keeps it, and a daemon's size would stay at its largest moment.
+    public static func releaseFreedMemory() {
+        _ = CCloudStoreShims_releaseFreedMemory()
+    }
 }

@@ -281,18 +281,26 @@ public enum Syscall {
 
     /// The names in a directory, without `.` and `..`; nil when it does not exist.
     static func listDirectory(_ path: String) -> R<[String]?> {
+        var names: [String] = []
+        return forEachName(in: path) { names.append(String(cString: $0)) }.map { $0 ? names : nil }
+    }
+
+    /// Calls `body` with each name in a directory (a C string valid during the call), without
+    /// `.` and `..`: a folder of a million files is read without a million names at once.
+    /// False when the directory does not exist.
+    static func forEachName(in path: String, _ body: (UnsafePointer<CChar>) -> Void) -> R<Bool> {
         guard let dir = opendir(path) else {
-            return errno == ENOENT ? .success(nil) : fail("opendir", path)
+            return errno == ENOENT ? .success(false) : fail("opendir", path)
         }
         defer { closedir(dir) }
-        var names: [String] = []
         while let entry = readdir(dir) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            withUnsafePointer(to: entry.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { name in
+                    if strcmp(name, ".") != 0, strcmp(name, "..") != 0 { body(name) }
+                }
             }
-            if name != "." && name != ".." { names.append(name) }
         }
-        return .success(names)
+        return .success(true)
     }
 }
 

@@ -38,7 +38,7 @@ extension Database {
         // first, and only the run holding the value is walked (an index on (key, sort…)).
         let group = Self.equalityGroup(query.predicate, types)
         let order = (group.map { [QuerySortDescriptor(key: $0.key)] } ?? []) + sort
-        let (entries, more) = zoneRecords.withSortedRecords(ofType: query.recordType, by: order) { sorted in
+        let (entries, more) = try zoneRecords.withSortedRecords(ofType: query.recordType, by: order) { sorted in
             var first = 0
             var last = sorted.entries.count
             if let group {

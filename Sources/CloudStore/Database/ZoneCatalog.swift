@@ -1,8 +1,14 @@
 import Foundation
 
-/// Every record of one zone in memory, kept right by following the zone's log, so a reader
-/// that lists a zone again and again (the FUSE view, queries) reads each record file once
-/// and then only what other processes append.
+/// One zone as a reader that lists it again and again sees it (the FUSE view, queries),
+/// kept right by following the zone's log, with what changed since the last look.
+///
+/// How it holds the records follows the store's ``ZoneReading``: in memory, every record,
+/// read from the files once and then kept by the log; indexed, none: names and types come
+/// from the zone's index file and each record from the zone's storage (its files, the log
+/// entries they lack, a bounded cache), so memory does not grow with the zone. An indexed
+/// catalog whose index cannot be used (a nearly full disk) holds the records in memory
+/// until the next reload.
 ///
 /// Change tags are log sequence numbers, so a record file with tag T already holds every
 /// entry up to T for that record: loading the files and then replaying the log entries after
@@ -20,6 +26,9 @@ public final class ZoneCatalog: @unchecked Sendable {
     private let refreshLock = NSLock()
     /// Guards every `var` below.
     private let lock = NSLock()
+    /// Whether `records` holds the zone (always, once refreshed, when the store reads zones
+    /// in memory).
+    private var loaded = false
     private var records: [String: Record] = [:]
     /// How many records of each type `records` holds.
     private var typeCounts: [String: Int] = [:]
@@ -59,7 +68,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
             let had = lock.withLock { () -> Bool in
                 let had = logOffset >= 0
-                (records, typeCounts, sorted, logOffset, lastSeq) = ([:], [:], [:], -1, 0)
+                (records, typeCounts, sorted, logOffset, lastSeq, loaded) = ([:], [:], [:], -1, 0, false)
                 return had
             }
             if had { return .zoneGone }
@@ -68,7 +77,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         let (inode, offset, seq) = lock.withLock { (logInode, logOffset, lastSeq) }
         if offset >= 0, inode == st.inode, st.size >= offset {
             if st.size == offset { return .none }
-            return Self.change(absorb(try LogScanner.readAppended(path, from: offset, to: st.size, zoneID: storage.zoneID), inode: st.inode))
+            return try Self.change(absorb(LogScanner.readAppended(path, from: offset, to: st.size, zoneID: storage.zoneID), inode: st.inode))
         }
         // The log was replaced (compaction) or never read: if the new log still reaches back
         // to what we saw, replaying it is enough; otherwise load everything again.
@@ -78,11 +87,53 @@ public final class ZoneCatalog: @unchecked Sendable {
                 return Self.change(absorb(entries, inode: st.inode))
             }
         }
-        try reload()
+        if database.store.reading == .indexed { try follow() } else { try reload() }
         return .reloaded
     }
 
-    private static func change(_ changed: [String: String]) -> Change { changed.isEmpty ? .none : .records(changed) }
+    /// What the absorbed entries changed; nil when a deletion named no record type (entries
+    /// older than the type in deletions) and the catalog held no records to find it in.
+    private static func change(_ changed: [String: String]?) -> Change {
+        guard let changed else { return .reloaded }
+        return changed.isEmpty ? .none : .records(changed)
+    }
+
+    /// Starts following the log at its last whole entry with no records in memory: the index
+    /// answers for the records up to there (``ZoneStorage/currentIndex()`` brings it up to
+    /// the log's end when asked). The entries after the apply marker are read only to find
+    /// where they end, an entry boundary the log's size may not be while a writer appends.
+    private func follow() throws(CKError) {
+        try storage.recoverAfterRestartIfNeeded()
+        let applied = storage.currentApplyMarker()
+        let path = storage.logPath
+        guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
+            throw CKError(.zoneNotFound, "zone \(zoneName) does not exist")
+        }
+        let (entries, following) = try storage.entriesFollowing(applied?.applied ?? Int64.min, from: applied?.end ?? -1, to: st.size)
+        lock.withLock {
+            (records, typeCounts, sorted, loaded) = ([:], [:], [:], false)
+            lastSeq = max(entries.last?.0.seq ?? 0, applied?.applied ?? 0)
+            logInode = st.inode
+            logOffset = following
+        }
+    }
+
+    /// Loads the records into memory when the catalog follows the log without them (an
+    /// indexed catalog whose index cannot be used, or a question only the records answer).
+    private func loadIfNeeded() throws(CKError) {
+        refreshLock.lock()
+        defer { refreshLock.unlock() }
+        if lock.withLock({ loaded }) { return }
+        try reload()
+    }
+
+    /// The zone's index, brought up to date, when this catalog answers from it; nil when it
+    /// holds the records in memory (then loaded).
+    private func currentIndex() throws(CKError) -> ZoneIndexFile? {
+        if database.store.reading == .indexed, !lock.withLock({ loaded }), let index = storage.currentIndex() { return index }
+        try loadIfNeeded()
+        return nil
+    }
 
     /// Loads the record files and then replays only the log entries they may not hold yet:
     /// those after the apply marker, read before the files, so an entry the applier writes
@@ -103,6 +154,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         let (entries, following) = try storage.entriesFollowing(applied?.applied ?? Int64.min, from: applied?.end ?? -1, to: st.size)
         lock.withLock {
             records = loaded
+            self.loaded = true
             typeCounts = [:]
             for r in loaded.values { typeCounts[r.recordType, default: 0] += 1 }
             sorted = [:]
@@ -115,12 +167,17 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Applies entries read from the log with inode `inode`, ending where the last one ends,
     /// or, for a load, at `following` (where the whole entries read end: some before it may
     /// have been skipped); returns the records they changed (name → type).
-    private func absorb(_ entries: [(LogEntry, end: Int64)], inode: UInt64, following: Int64? = nil) -> [String: String] {
+    private func absorb(_ entries: [(LogEntry, end: Int64)], inode: UInt64, following: Int64? = nil) -> [String: String]? {
         lock.withLock {
-            var changed: [String: String] = [:]
+            var changed: [String: String]? = [:]
             logInode = inode
             for (entry, end) in entries {
-                changed.merge(apply(entry)) { $1 }
+                if loaded {
+                    changed?.merge(apply(entry)) { $1 }
+                } else {
+                    changed = changed.flatMap { Self.names(in: entry, adding: $0) }
+                    lastSeq = max(lastSeq, entry.seq)
+                }
                 logOffset = end
             }
             // A load starts over: where the catalog was in a log compacted since means nothing.
@@ -128,6 +185,18 @@ public final class ZoneCatalog: @unchecked Sendable {
             if logOffset < 0 { logOffset = 0 }
             return changed
         }
+    }
+
+    /// `changed` with the records an entry saves or deletes (name → type); nil when a
+    /// deletion does not say its record's type.
+    private static func names(in entry: LogEntry, adding changed: [String: String]) -> [String: String]? {
+        var changed = changed
+        for d in entry.deleted {
+            guard let type = d.recordType else { return nil }
+            changed[d.recordName] = type
+        }
+        for r in entry.saved { changed[r.recordID.recordName] = r.recordType }
+        return changed
     }
 
     /// Applies one entry unless the loaded state is already newer. Lock held.
@@ -177,9 +246,11 @@ public final class ZoneCatalog: @unchecked Sendable {
     static let sortedMaxPending = 4_096
 
     /// Calls `body` with the records of `type` in the order of `sort` (then record name), as of
-    /// the last refresh. The catalog is locked meanwhile: `body` must not call the catalog.
-    func withSortedRecords<T>(ofType type: String, by sort: [QuerySortDescriptor], _ body: (SortedRecords) -> T) -> T {
-        lock.withLock {
+    /// the last refresh, loaded into memory if they are not. The catalog is locked meanwhile:
+    /// `body` must not call the catalog.
+    func withSortedRecords<T>(ofType type: String, by sort: [QuerySortDescriptor], _ body: (SortedRecords) -> T) throws(CKError) -> T {
+        try loadIfNeeded()
+        return lock.withLock {
             // A distance sort is from a point that changes from query to query: sorted for this
             // query alone, it does not push the lists kept for other queries out.
             if sort.contains(where: { $0.relativeLocation != nil }) {
@@ -199,27 +270,40 @@ public final class ZoneCatalog: @unchecked Sendable {
         }
     }
 
-    /// The record named `name`, as of the last refresh.
-    public func record(named name: String) -> Record? { lock.withLock { records[name] } }
-
-    /// Names of the records of one type, sorted.
-    public func names(ofType type: String) -> [String] {
-        withSortedRecords(ofType: type, by: []) { $0.entries.map(\.name) }
+    /// The record named `name`: as of the last refresh when in memory, else as the storage
+    /// has it now.
+    public func record(named name: String) throws(CKError) -> Record? {
+        let (inMemory, hit) = lock.withLock { (loaded, records[name]) }
+        if inMemory { return hit }
+        return try storage.record(named: name)
     }
 
-    /// The records of one type, in name order.
-    public func records(ofType type: String) -> [Record] {
-        withSortedRecords(ofType: type, by: []) { $0.entries.map(\.record) }
+    /// Names of the records of one type, sorted.
+    public func names(ofType type: String) throws(CKError) -> [String] {
+        if let index = try currentIndex() { return try index.read { (reader) throws(CKError) in try reader.names(ofType: type) } }
+        return try withSortedRecords(ofType: type, by: []) { $0.entries.map(\.name) }
     }
 
     /// Whether any record has this type.
-    public func hasRecords(ofType type: String) -> Bool { lock.withLock { typeCounts[type] != nil } }
+    public func hasRecords(ofType type: String) throws(CKError) -> Bool {
+        if let index = try currentIndex() { return try index.read { (reader) throws(CKError) in try reader.hasRecords(ofType: type) } }
+        return lock.withLock { typeCounts[type] != nil }
+    }
 
     /// The record types that have at least one record, sorted.
-    public var recordTypes: [String] { lock.withLock { Array(typeCounts.keys) }.sorted() }
+    public func recordTypes() throws(CKError) -> [String] {
+        if let index = try currentIndex() { return try index.read { (reader) throws(CKError) in try reader.recordTypes() } }
+        return lock.withLock { Array(typeCounts.keys) }.sorted()
+    }
 
-    /// All records, as of the last refresh.
-    public var allRecords: [Record] { lock.withLock { Array(records.values) } }
+    /// All records, loaded into memory if they are not.
+    public func allRecords() throws(CKError) -> [Record] {
+        try loadIfNeeded()
+        return lock.withLock { Array(records.values) }
+    }
+
+    /// Whether the catalog holds the zone's records in memory.
+    public var holdsRecords: Bool { lock.withLock { loaded } }
 
     /// The sequence number of the newest entry taken in.
     public var sequence: Int64 { lock.withLock { lastSeq } }

@@ -172,15 +172,17 @@ extension ZoneStorage {
            state.epoch == meta.epoch, try trusts(state, of: index) {
             return index
         }
+        var rebuilt = false
+        defer { if rebuilt { ProcessTuning.releaseFreedMemory() } }
         try index.update(waitingMilliseconds: 10_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
             if let state, state.epoch == meta.epoch, try trusts(state, of: index) {
-                guard let page = try history(after: state.applied, changeLimit: nil, meta: meta) else {
-                    return try rebuildIndex(writer, epoch: meta.epoch)
+                if let page = try history(after: state.applied, changeLimit: nil, meta: meta) {
+                    guard let last = page.entries.last else { return state }
+                    for e in page.entries { try writer.apply(e) }
+                    return ZoneIndexFile.State(epoch: meta.epoch, applied: last.seq, time: last.time, device: last.deviceID)
                 }
-                guard let last = page.entries.last else { return state }
-                for e in page.entries { try writer.apply(e) }
-                return ZoneIndexFile.State(epoch: meta.epoch, applied: last.seq, time: last.time, device: last.deviceID)
             }
+            rebuilt = true
             return try rebuildIndex(writer, epoch: meta.epoch)
         }
         return index

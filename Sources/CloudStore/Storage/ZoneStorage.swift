@@ -433,12 +433,18 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     private func cacheInsert(_ record: Record) {
-        if cache.count >= tuning.cachedRecords {
+        let limit = reading == .indexed ? min(tuning.cachedRecords, Self.indexedCachedRecords) : tuning.cachedRecords
+        if cache.count >= limit {
             // Drop an eighth, in the dictionary's (arbitrary) order: cheap and good enough.
-            for key in cache.keys.prefix(max(1, tuning.cachedRecords / 8)) { cache[key] = nil }
+            for key in cache.keys.prefix(max(1, limit / 8)) { cache[key] = nil }
         }
         cache[record.recordID.recordName] = record
     }
+
+    /// Parsed records kept per zone by a process that reads zones from their index files,
+    /// whose memory is meant not to grow with the zone: at a few KB a record, some MB, where
+    /// the default of 50,000 is a few hundred.
+    static let indexedCachedRecords = 4_096
 
     // MARK: Reading
 
@@ -623,18 +629,27 @@ final class ZoneStorage: @unchecked Sendable {
         return names
     }
 
-    /// Names of the record files, from the directory.
+    /// Names of the record files, from the directory, sorted. Each file name is made a record
+    /// name as it is read: a folder of a million files never has a million file names held
+    /// beside the record names.
     func fileRecordNames() throws(CKError) -> [String] {
-        let names = try Syscall.listDirectory(recordsPath).orThrow(.internalError, "cannot list \(recordsPath)") ?? []
-        return names.compactMap { n in
-            guard n.hasSuffix(".json"), !n.hasPrefix(FileWriter.tempPrefix) else { return nil }
-            if let name = StoreLayout.recordName(fromFileName: n) { return name }
+        var names: [String] = []
+        var long: [String] = []
+        let listed = try Syscall.forEachName(in: recordsPath) { cName in
+            let n = String(cString: cName)
+            guard n.hasSuffix(".json"), !n.hasPrefix(FileWriter.tempPrefix) else { return }
+            if let name = StoreLayout.recordName(fromFileName: n) { names.append(name) } else { long.append(n) }
+        }.orThrow(.internalError, "cannot list \(recordsPath)")
+        guard listed else { return [] }
+        for n in long {
             // A name too long to spell in its file name: the file holds it.
             guard StoreLayout.isLongRecordFileName(n), let bytes = try? Syscall.readFile(recordsPath + "/" + n).get(),
                   let record = try? Self.decodeRecordFile(bytes, path: recordsPath + "/" + n),
-                  StoreLayout.recordFileName(record.recordID.recordName) == n else { return nil }
-            return record.recordID.recordName
-        }.sorted()
+                  StoreLayout.recordFileName(record.recordID.recordName) == n else { continue }
+            names.append(record.recordID.recordName)
+        }
+        names.sort()
+        return names
     }
 
     /// The deleteSelf edges in memory (built once per process, under the lock, then kept by the log).

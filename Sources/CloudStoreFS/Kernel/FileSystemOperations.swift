@@ -61,6 +61,8 @@ public struct DirectoryEntry: Sendable {
     /// What the entry's inode stands for, so a readdirplus reply can bind it again: the
     /// view's own node, which this layer only hands back.
     var node: any Sendable
+    /// The directory offset that reads on after this entry.
+    public var offset = 0
 }
 
 /// What an open returns to the kernel.
@@ -128,7 +130,9 @@ public protocol FileSystemOperations: AnyObject, Sendable {
     func attributes(of inode: UInt64, caller: CallerContext) throws(FSError) -> NodeAttributes
     func setAttributes(of inode: UInt64, _ changes: AttributeChanges, handle: UInt64?, caller: CallerContext) throws(FSError) -> NodeAttributes
     func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> OpenReply
-    func readDirectory(handle: UInt64, from offset: Int) throws(FSError) -> ArraySlice<DirectoryEntry>
+    /// Entries from directory offset `offset` on; at most `count`, more than the reply can hold
+    /// is wasted work.
+    func readDirectory(handle: UInt64, from offset: Int, atMost count: Int) throws(FSError) -> [DirectoryEntry]
     func releaseDirectory(handle: UInt64)
     func open(_ inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply
     func create(parent: UInt64, name: String, permissions: UInt32, flags: Int32, caller: CallerContext) throws(FSError) -> (NodeEntry, OpenReply)

@@ -192,14 +192,16 @@ private func session(_ req: fuse_req_t?) -> FuseSession {
 /// and returns the room it needs (nothing is written when that is more than `room`).
 private func replyDirectory(_ req: fuse_req_t?, _ fs: any FileSystemOperations, handle: UInt64, size: Int, offset: off_t, plus: Bool = false,
                             _ add: (UnsafeMutablePointer<CChar>, Int, DirectoryEntry, off_t) -> Int) throws(FSError) {
-    let entries = try fs.readDirectory(handle: handle, from: Int(offset))
+    // The fewest bytes an entry takes (fuse_add_direntry: a 24-byte header and the name
+    // padded to 8; fuse_add_direntry_plus: 128 bytes of attributes more), so no more entries
+    // are asked for than can fit.
+    let smallest = plus ? 160 : 32
+    let entries = try fs.readDirectory(handle: handle, from: Int(offset), atMost: size / smallest + 1)
     var buf = [CChar](repeating: 0, count: size)
     var used = 0
-    var next = offset
     buf.withUnsafeMutableBufferPointer { b in
         for entry in entries {
-            next += 1
-            let need = add(b.baseAddress! + used, size - used, entry, next)
+            let need = add(b.baseAddress! + used, size - used, entry, off_t(entry.offset))
             if used + need > size { break }
             used += need
             // The kernel counts a lookup for every entry a readdirplus reply gives it.

@@ -33,6 +33,8 @@ final class ItemCacheTable: @unchecked Sendable {
         var cachedReaders = 0
         var writers = 0
         var isIdle: Bool { pagesTag == nil && cachedReaders == 0 && writers == 0 }
+        /// No open handle; at most the version of the kernel's pages.
+        var isIdleButPages: Bool { cachedReaders == 0 && writers == 0 }
     }
 
     /// The longest a writer's open waits for cached readers to close: long enough for any
@@ -45,6 +47,11 @@ final class ItemCacheTable: @unchecked Sendable {
     private let condition = NSCondition()
     private var states: [UInt64: State] = [:]
 
+    /// Files whose state is only the version their pages hold are kept to this many: the
+    /// kernel may hold millions of inodes, and a version forgotten only makes the next open
+    /// drop the kernel's pages (read again from the daemon), never keep stale ones.
+    static let idleStatesKept = 65_536
+
     /// How a reader of version `tag` opens `inode`. The caller sees to it that the kernel asks
     /// for the file's size before it reads through the cache (its reads stop at that size).
     func openReader(_ inode: UInt64, tag: String) -> Mode {
@@ -54,6 +61,7 @@ final class ItemCacheTable: @unchecked Sendable {
             let keep = s.pagesTag == tag
             s.pagesTag = tag
             s.cachedReaders += 1
+            if states[inode] == nil, states.count >= Self.idleStatesKept { states = states.filter { !$0.value.isIdleButPages } }
             states[inode] = s
             return .cached(keepPages: keep)
         }

@@ -121,7 +121,7 @@ final class OpenFile: @unchecked Sendable {
     /// A file created by this open that is no item yet: it exists only while open.
     var isNew: Bool
     /// A directory's entries, listed at the first read and then served from here.
-    var listing: [DirectoryEntry]?
+    var listing: DirectoryListing?
     /// How an item handle reads and writes (``ItemCacheTable``); set once, at the open.
     var cacheMode: ItemCacheTable.Mode = .direct
 

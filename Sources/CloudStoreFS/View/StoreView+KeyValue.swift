@@ -64,7 +64,7 @@ extension StoreView {
         guard let (text, _) = try keyValueText(ref, key) else { return nil }
         let owner = uid(ofUserNamed: ref.user) ?? daemonUID
         let modified = stateLock.withLock { keyValueSnapshots[ref]?.modified } ?? started
-        stateLock.withLock { reportedSize[inode] = Int64(text.count) }
+        noteReportedSize(inode, Int64(text.count))
         return NodeAttributes(inode: inode, kind: .file, permissions: 0o600, links: 1, uid: owner, gid: owner == daemonUID ? daemonGID : owner,
                               size: Int64(text.count), modified: modified, changed: modified, accessed: modified)
     }

@@ -54,8 +54,7 @@ extension StoreView {
         case .zone(let d, let zone):
             let typeKey = NodeKey.recordType(d, zone: zone, type: name)
             if stateLock.withLock({ typeFolders.contains(typeKey) }) { return typeKey }
-            let cat = try catalog(d, zone)
-            guard cat.hasRecords(ofType: name) || hasPendingNew(d, zone, type: name) else { throw FSError(ENOENT) }
+            guard try hasRecords(d, zone, type: name) || hasPendingNew(d, zone, type: name) else { throw FSError(ENOENT) }
             return typeKey
         case .recordType where StoreLayout.isLongRecordFileName(name):
             guard let target = try longRecordTarget(parent, name), stateLock.withLock({ hidden[target] == nil }) else { throw FSError(ENOENT) }
@@ -76,7 +75,7 @@ extension StoreView {
     /// whose file name is `fileName` (``StoreLayout/recordFileName(_:)``), if there is one.
     func longRecordTarget(_ folder: NodeKey, _ fileName: String) throws(FSError) -> ItemTarget? {
         guard case .recordType(let d, let zone, let type) = folder, StoreLayout.isLongRecordFileName(fileName),
-              let name = try catalog(d, zone).names(ofType: type).first(where: { StoreLayout.recordFileName($0) == fileName }) else { return nil }
+              let name = try recordNames(d, zone, type: type).first(where: { StoreLayout.recordFileName($0) == fileName }) else { return nil }
         return .record(RecordTarget(database: d, zone: zone, type: type, name: name))
     }
 
@@ -130,7 +129,7 @@ extension StoreView {
 
     func attributes(of record: Record, _ target: RecordTarget, inode: UInt64) -> NodeAttributes {
         let size = Int64(text(of: record, target).count)
-        stateLock.withLock { reportedSize[inode] = size }
+        noteReportedSize(inode, size)
         let owner: UInt32 = target.database.scope == .public
             ? uid(ofCreator: record.created?.userRecordName, container: target.database.container)
             : owner(target.database)
@@ -174,8 +173,23 @@ extension StoreView {
 
     public func forget(_ inode: UInt64, count: UInt64) {
         inodes.forget(inode, count: count)
-        if inodes.key(of: inode) == nil { itemCache.inodeForgotten(inode) }
+        if inodes.key(of: inode) == nil {
+            itemCache.inodeForgotten(inode)
+            stateLock.withLock { reportedSize[inode] = nil }
+        }
     }
+
+    /// Notes the size the kernel is told of an item file. Kept for at most
+    /// ``reportedSizesKept`` files: one not kept only costs its next open an attribute
+    /// invalidation, and the kernel may hold millions.
+    func noteReportedSize(_ inode: UInt64, _ size: Int64) {
+        stateLock.withLock {
+            if reportedSize.count >= Self.reportedSizesKept, reportedSize[inode] == nil { reportedSize = [:] }
+            reportedSize[inode] = size
+        }
+    }
+
+    static let reportedSizesKept = 65_536
 
     public func noteLookup(_ entry: DirectoryEntry) {
         guard let key = entry.node as? NodeKey else { return }
@@ -233,31 +247,65 @@ extension StoreView {
         } else {
             // Small folders are listed now, so a refusal (a private database without an
             // identity) comes at open, where `ls` reports it.
-            let entries = try listing(key, caller: caller)
-            h.lock.withLock { h.listing = entries }
+            let listed = try listing(key, caller: caller)
+            h.lock.withLock { h.listing = listed }
         }
         reply.handle = handles.add(h)
         return reply
     }
 
-    public func readDirectory(handle: UInt64, from offset: Int) throws(FSError) -> ArraySlice<DirectoryEntry> {
+    public func readDirectory(handle: UInt64, from offset: Int, atMost count: Int) throws(FSError) -> [DirectoryEntry] {
         guard let h = handles.get(handle), case .directory = h.kind else { throw FSError(EBADF) }
-        let entries: [DirectoryEntry]
-        if let listed = h.lock.withLock({ h.listing }) {
-            entries = listed
+        let listed: DirectoryListing
+        if let kept = h.lock.withLock({ h.listing }) {
+            listed = kept
         } else {
             let key = try key(h.inode)
             // The generation before listing: a change meanwhile makes it stale, never fresh.
             if case .recordType(let d, let zone, _) = key {
                 let generation = stateLock.withLock { zoneGenerations[ZoneRef(database: d, zone: zone)] }
-                entries = try listing(key, caller: h.caller)
+                listed = try listing(key, caller: h.caller)
                 stateLock.withLock { servedListings[key] = hasEntriesInFlight(key) ? nil : generation }
             } else {
-                entries = try listing(key, caller: h.caller)
+                listed = try listing(key, caller: h.caller)
             }
-            h.lock.withLock { h.listing = entries }
+            h.lock.withLock { h.listing = listed }
         }
-        return offset < entries.count ? entries[max(offset, 0)...] : []
+        return entries(of: listed, from: offset, atMost: count)
+    }
+
+    /// At most `count` entries of a listing from position `offset` on, each with the offset
+    /// that reads on after it. A record deleted since the listing was read is left out.
+    private func entries(of listed: DirectoryListing, from offset: Int, atMost count: Int) -> [DirectoryEntry] {
+        var out: [DirectoryEntry] = []
+        var position = max(offset, 0)
+        while out.count < count, position < listed.count {
+            position += 1
+            var entry: DirectoryEntry
+            if position <= listed.names.count {
+                guard let folder = listed.folder, let found = recordEntry(folder.target(listed.names[position - 1])) else { continue }
+                entry = found
+            } else {
+                entry = listed.entries[position - 1 - listed.names.count]
+            }
+            entry.offset = position
+            out.append(entry)
+        }
+        return out
+    }
+
+    /// A record's line in its folder's listing; nil when it is gone or cannot be read (said
+    /// in the log: the listing goes on without it).
+    private func recordEntry(_ target: RecordTarget) -> DirectoryEntry? {
+        let record: Record?
+        do { record = try storedRecord(target) } catch {
+            logger.warning("\(mountPath(.record(target))) is left out of its folder's listing: \(error.reason)")
+            return nil
+        }
+        guard let record else { return nil }
+        let ino = inodes.inode(for: target.key)
+        return DirectoryEntry(name: target.fileName, attributes: attributes(of: record, target, inode: ino),
+                              entryTimeout: Self.entryTimeout, node: target.key)
     }
 
     /// Whether a type folder lists something that is not a saved record: a file created and
@@ -272,9 +320,9 @@ extension StoreView {
 
     public func releaseDirectory(handle: UInt64) { handles.remove(handle) }
 
-    /// A directory's entries with their attributes: read once per open directory, at the
-    /// first READDIR of a type folder and at OPENDIR of any other.
-    func listing(_ dir: NodeKey, caller: CallerContext) throws(FSError) -> [DirectoryEntry] {
+    /// A directory's entries: read once per open directory, at the first READDIR of a type
+    /// folder and at OPENDIR of any other.
+    func listing(_ dir: NodeKey, caller: CallerContext) throws(FSError) -> DirectoryListing {
         var keys: [(String, NodeKey)] = []
         switch dir {
         case .root:
@@ -292,27 +340,22 @@ extension StoreView {
             do throws(CKError) { zones = try db.zones() } catch { throw error.fsError }
             for z in zones { keys.append((StoreLayout.encode(z.zoneID.zoneName), .zone(d, z.zoneID.zoneName))) }
         case .zone(let d, let zone):
-            var types = Set(try catalog(d, zone).recordTypes)
+            var types = Set(try recordTypes(d, zone))
             stateLock.withLock {
                 for case .recordType(d, zone, let t) in typeFolders { types.insert(t) }
                 for t in pendingNew.keys.compactMap(\.record) where t.database == d && t.zone == zone { types.insert(t.type) }
             }
             for t in types.sorted() { keys.append((t, .recordType(d, zone: zone, type: t))) }
         case .recordType(let d, let zone, let type):
-            let cat = try catalog(d, zone)
+            let folder = DirectoryListing.RecordFolder(database: d, zone: zone, type: type)
+            var names = try recordNames(d, zone, type: type)
             let (hiddenNames, pending) = stateLock.withLock {
                 (Set(hidden.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone }.map(\.name)),
                  pendingNew.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone && $0.type == type })
             }
-            var out: [DirectoryEntry] = []
-            for r in cat.records(ofType: type) where !hiddenNames.contains(r.recordID.recordName) {
-                let target = RecordTarget(database: d, zone: zone, type: type, name: r.recordID.recordName)
-                let ino = inodes.inode(for: target.key)
-                out.append(DirectoryEntry(name: target.fileName, attributes: attributes(of: r, target, inode: ino),
-                                          entryTimeout: Self.entryTimeout, node: target.key))
-            }
-            for t in pending where cat.record(named: t.name) == nil { keys.append((t.fileName, t.key)) }
-            return out + (try entries(keys, caller: caller)) + scratchEntries(dir, caller: caller)
+            if !hiddenNames.isEmpty { names.removeAll { hiddenNames.contains($0) } }
+            for t in pending where try storedRecord(d, zone, named: t.name) == nil { keys.append((t.fileName, t.key)) }
+            return DirectoryListing(folder: folder, names: names, entries: try entries(keys, caller: caller) + scratchEntries(dir, caller: caller))
         case .keyValueFolder(let ref):
             let snapshot = try keyValues(ref)
             let (hiddenKeys, pending) = stateLock.withLock {
@@ -328,7 +371,7 @@ extension StoreView {
         case .lostFoundFile, .record, .keyValueEntry, .scratch:
             throw FSError(ENOTDIR)
         }
-        return try entries(keys, caller: caller) + scratchEntries(dir, caller: caller)
+        return DirectoryListing(entries: try entries(keys, caller: caller) + scratchEntries(dir, caller: caller))
     }
 
     private func entries(_ keys: [(String, NodeKey)], caller: CallerContext) throws(FSError) -> [DirectoryEntry] {

@@ -86,12 +86,12 @@ extension StoreView {
         switch node {
         case .zone(let d, let zone):
             if zone == ZoneID.defaultZoneName { throw FSError(EPERM, "the default zone cannot be deleted") }
-            let cat = try catalog(d, zone)
+            let types = try recordTypes(d, zone)
             let hasScratch = stateLock.withLock {
                 scratchNames.keys.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }
                     || typeFolders.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }
             }
-            if !cat.recordTypes.isEmpty || hasScratch { throw FSError(ENOTEMPTY) }
+            if !types.isEmpty || hasScratch { throw FSError(ENOTEMPTY) }
             let db = try database(d, caller: caller)
             notifier?.willWait()
             do throws(CKError) { try db.deleteZone(zone) } catch {
@@ -103,7 +103,7 @@ extension StoreView {
                 typeFolders = typeFolders.filter { $0.zone.map { !($0.0 == d && $0.1 == zone) } ?? true }
             }
         case .recordType(let d, let zone, let type):
-            if try catalog(d, zone).hasRecords(ofType: type) || stateLock.withLock({ scratchNames[node]?.isEmpty == false }) {
+            if try hasRecords(d, zone, type: type) || stateLock.withLock({ scratchNames[node]?.isEmpty == false }) {
                 throw FSError(ENOTEMPTY)
             }
             stateLock.withLock { _ = typeFolders.remove(node) }

@@ -9,7 +9,7 @@ extension StoreView {
     func current(_ target: ItemTarget) throws(FSError) -> (text: [UInt8], tag: String)? {
         switch target {
         case .record(let t):
-            guard let r = try catalog(t.database, t.zone).record(named: t.name), r.recordType == t.type else { return nil }
+            guard let r = try storedRecord(t) else { return nil }
             return (text(of: r, t), r.recordChangeTag ?? "")
         case .keyValue(let ref, let key):
             return try keyValueText(ref, key)
@@ -20,7 +20,7 @@ extension StoreView {
     /// asked before the view does anything about it, so nothing is hidden or half done.
     func checkMayChange(_ target: ItemTarget, deleting: Bool, caller: CallerContext) throws(FSError) {
         guard case .record(let t) = target, t.database.scope == .public,
-              let r = try catalog(t.database, t.zone).record(named: t.name) else { return }
+              let r = try storedRecord(t.database, t.zone, named: t.name) else { return }
         let db = try database(t.database, caller: caller)
         do throws(CKError) { try db.checkMayChange(r, deleting: deleting) } catch {
             logger.notice("refused \(deleting ? "removal" : "change") of \(mountPath(target)) by uid \(caller.uid): \(error.message)")
@@ -31,8 +31,7 @@ extension StoreView {
     func exists(_ target: ItemTarget) throws(FSError) -> Bool {
         switch target {
         case .record(let t):
-            guard let r = try catalog(t.database, t.zone).record(named: t.name) else { return false }
-            return r.recordType == t.type
+            return try storedRecord(t) != nil
         case .keyValue(let ref, let key):
             return try keyValues(ref).entries[key] != nil
         }
@@ -42,7 +41,7 @@ extension StoreView {
     func itemAttributes(_ target: ItemTarget, inode: UInt64) throws(FSError) -> NodeAttributes? {
         switch target {
         case .record(let t):
-            guard let r = try catalog(t.database, t.zone).record(named: t.name), r.recordType == t.type else { return nil }
+            guard let r = try storedRecord(t) else { return nil }
             return attributes(of: r, t, inode: inode)
         case .keyValue(let ref, let key):
             return try keyValueAttributes(ref, key, inode: inode)
@@ -128,7 +127,7 @@ extension StoreView {
         } catch {
             throw FSError(error.errno, "\(error.code.name): \(error.message)")
         }
-        let current = try catalog(target.database, target.zone).record(named: target.name)
+        let current = try storedRecord(target.database, target.zone, named: target.name)
         // Text equal to the record saves nothing, when it is based on that version (or on
         // none): equal text based on an older one is a lost update (two writers making the
         // same change from one read), refused like any stale save.

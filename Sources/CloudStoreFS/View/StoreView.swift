@@ -249,6 +249,11 @@ public final class StoreView: @unchecked Sendable {
 
     // MARK: Rendering
 
+    /// Rendered text kept, in bytes: enough for what one listing and the reads that follow it
+    /// ask of a folder's records in turn; a zone's worth would make the daemon's memory grow
+    /// with the zone.
+    static let renderedBytesKept = 8 << 20
+
     /// The record's canonical JSON, cached by change tag. State lock not held.
     func text(of record: Record, _ target: RecordTarget) -> [UInt8] {
         let tag = record.recordChangeTag ?? ""
@@ -256,7 +261,7 @@ public final class StoreView: @unchecked Sendable {
         let bytes = RecordCoding.fileBytes(record)
         stateLock.withLock {
             dropRendered(target)
-            if renderedBytes > 64 << 20 {
+            if renderedBytes > Self.renderedBytesKept {
                 rendered = [:]
                 renderedBytes = 0
             }

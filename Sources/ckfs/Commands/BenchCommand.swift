@@ -10,7 +10,7 @@ struct BenchCommand: ParsableCommand {
     )
 
     @Flag(help: "A smaller run that finishes within about two minutes.") var quick = false
-    @Option(help: "Records in the fetch and query zones (default 100,000; 10,000 with --quick).") var records: Int?
+    @Option(help: "Records in the fetch, query, memory and cold zones, and the last growth size (default 100,000; 10,000 with --quick).") var records: Int?
     @Option(help: "Run only these rows, by id, comma-separated (for example 1,8b or 4a).") var rows: String?
     @Flag(help: "Print the rows as JSON.") var json = false
     @Option(help: "Where to make the stores and SQLite files (removed after); the same file system for both.")
@@ -37,6 +37,8 @@ struct BenchCommand: ParsableCommand {
         if let records {
             sizes.fetchZone = records
             sizes.queryRecords = records
+            // Row 6 measures growth: a larger zone is one more size to grow to.
+            if records > sizes.growth.last ?? 0 { sizes.growth.append(records) }
         }
         // What the bench measures on the way (the fsync floor, the file system's speed, fills)
         // goes to standard error as it happens; standard output and --json get the rows only.

@@ -53,8 +53,8 @@ struct MountCommand: ParsableCommand {
         let path = absolute(mountPoint)
         try reportingErrors {
             if demo { try fillDemo() }
-            // A daemon answers many questions: it keeps the zones it shows in memory.
-            let store = try options.openStore(reading: .inMemory)
+            // Zones are read from their index files, so the daemon's memory does not grow with them.
+            let store = try options.openStore()
             try checkContainers(in: store)
             try checkMountPoint(path)
             if foreground || ProcessInfo.processInfo.environment["CKFS_MOUNT_CHILD"] != nil {

@@ -59,11 +59,20 @@ public final class ZoneCatalog: @unchecked Sendable {
         self.storage = database.zoneStorage(zoneName)
     }
 
-    /// Takes in what was written since the last look.
+    /// Takes in what was written since the last look. `changed` is told of a change before
+    /// any other refresh can return: what a reader keeps of the records (the view's rendered
+    /// text) is dropped before another thread's refresh finds nothing new and reads it.
     @discardableResult
-    public func refresh() throws(CKError) -> Change {
+    public func refresh(_ changed: ((Change) -> Void)? = nil) throws(CKError) -> Change {
         refreshLock.lock()
         defer { refreshLock.unlock() }
+        let change = try takeIn()
+        if change != .none { changed?(change) }
+        return change
+    }
+
+    /// ``refresh(_:)``'s work, refresh lock held.
+    private func takeIn() throws(CKError) -> Change {
         let path = storage.logPath
         guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
             let had = lock.withLock { () -> Bool in

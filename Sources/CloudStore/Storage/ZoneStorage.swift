@@ -343,10 +343,14 @@ final class ZoneStorage: @unchecked Sendable {
             entry.seq = marker.seq + 1
             marker.busy = true
             try writeCommitMarker(fd, marker)
-            let end = try appendDurably(entry)
+            let (start, end, inode) = try appendDurably(entry)
             // Committed: the save is durable and is reported as done whatever happens next.
             // If the marker cannot be written, it stays busy and the next writer recovers.
+            // The tail moves past the entry in the same step that takes it in: a reader that
+            // found the tail past it but the cache without it read the version before it.
             locked {
+                if tailOffset == start { tailOffset = end }
+                tailInode = inode
                 absorb(entry)
                 lastOwnCommit = entry.seq
                 queue.append((entry, end))
@@ -362,12 +366,13 @@ final class ZoneStorage: @unchecked Sendable {
         }
     }
 
-    /// Appends an entry and makes it durable: the commit point. Returns the log offset after it.
+    /// Appends an entry and makes it durable: the commit point. Returns where in the log it
+    /// starts and ends, and the log's inode; the caller moves the tail past it.
     ///
     /// The log stays open between commits (an open and a close of its path were two of a
     /// save's ~25 system calls): `refreshTail()` stat'ed the path under the same lock just
     /// before, so a log replaced since (compaction, a zone made again) is opened anew.
-    private func appendDurably(_ entry: LogEntry) throws(CKError) -> Int64 {
+    private func appendDurably(_ entry: LogEntry) throws(CKError) -> (start: Int64, end: Int64, inode: UInt64) {
         let frame = entry.frame()
         let pathInode = locked { tailInode }
         if let open = appendLog, open.inode != pathInode {
@@ -400,12 +405,7 @@ final class ZoneStorage: @unchecked Sendable {
             locked { fenced = error }
             throw error
         }
-        let end = st.size + Int64(frame.count)
-        locked {
-            if tailOffset == st.size { tailOffset = end }
-            tailInode = st.inode
-        }
-        return end
+        return (st.size, st.size + Int64(frame.count), st.inode)
     }
 
     /// Updates the cache, the deleteSelf edges and the unapplied versions with an entry (stateLock held).
@@ -435,8 +435,10 @@ final class ZoneStorage: @unchecked Sendable {
     private func cacheInsert(_ record: Record) {
         let limit = reading == .indexed ? min(tuning.cachedRecords, Self.indexedCachedRecords) : tuning.cachedRecords
         if cache.count >= limit {
-            // Drop an eighth, in the dictionary's (arbitrary) order: cheap and good enough.
-            for key in cache.keys.prefix(max(1, limit / 8)) { cache[key] = nil }
+            // Drop an eighth, in the dictionary's (arbitrary) order: cheap and good enough. The
+            // names are copied out first: removing while the keys view holds the storage
+            // copied the whole cache.
+            for key in Array(cache.keys.prefix(max(1, limit / 8))) { cache[key] = nil }
         }
         cache[record.recordID.recordName] = record
     }
@@ -444,7 +446,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// Parsed records kept per zone by a process that reads zones from their index files,
     /// whose memory is meant not to grow with the zone: at a few KB a record, some MB, where
     /// the default of 50,000 is a few hundred.
-    static let indexedCachedRecords = 4_096
+    static let indexedCachedRecords = 1_024
 
     // MARK: Reading
 

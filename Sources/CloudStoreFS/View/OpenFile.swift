@@ -9,6 +9,7 @@ struct RecordTarget: Hashable, Sendable {
 
     var key: NodeKey { .record(database, zone: zone, type: type, name: name) }
     var fileName: String { ItemFileName.record.make(name) }
+    var ref: RecordRef { RecordRef(database: database, zone: zone, name: name) }
 }
 
 /// A file that stands for a stored item: a record, or a key-value entry. Editors, `sed -i`,

@@ -127,13 +127,13 @@ extension StoreView {
         }
     }
 
-    func attributes(of record: Record, _ target: RecordTarget, inode: UInt64) -> NodeAttributes {
-        let size = Int64(text(of: record, target).count)
+    func attributes(of record: RenderedRecord, _ target: RecordTarget, inode: UInt64) -> NodeAttributes {
+        let size = Int64(record.bytes.count)
         noteReportedSize(inode, size)
         let owner: UInt32 = target.database.scope == .public
-            ? uid(ofCreator: record.created?.userRecordName, container: target.database.container)
+            ? uid(ofCreator: record.creator, container: target.database.container)
             : owner(target.database)
-        let modified = record.modified?.timestamp ?? started
+        let modified = record.modified ?? started
         // A type with write roles is writable by all as far as the kernel is concerned: the
         // roles are the engine's to check. Asked only for public records: opening the
         // container for every record was a fifth of a listing's time.
@@ -297,8 +297,8 @@ extension StoreView {
     /// A record's line in its folder's listing; nil when it is gone or cannot be read (said
     /// in the log: the listing goes on without it).
     private func recordEntry(_ target: RecordTarget) -> DirectoryEntry? {
-        let record: Record?
-        do { record = try storedRecord(target) } catch {
+        let record: RenderedRecord?
+        do { record = try renderedRecord(target, keep: false) } catch {
             logger.warning("\(mountPath(.record(target))) is left out of its folder's listing: \(error.reason)")
             return nil
         }

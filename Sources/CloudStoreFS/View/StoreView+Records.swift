@@ -9,12 +9,6 @@ extension StoreView {
         do throws(CKError) { return try cat.record(named: name) } catch { throw error.fsError }
     }
 
-    /// The record a record file shows: the one named so, when it is of the file's type.
-    func storedRecord(_ t: RecordTarget) throws(FSError) -> Record? {
-        guard let r = try storedRecord(t.database, t.zone, named: t.name), r.recordType == t.type else { return nil }
-        return r
-    }
-
     /// Names of a zone's records of one type, in order.
     func recordNames(_ d: DatabaseKey, _ zone: String, type: String) throws(FSError) -> [String] {
         let cat = try catalog(d, zone)

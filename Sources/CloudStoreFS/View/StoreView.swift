@@ -67,7 +67,9 @@ public final class StoreView: @unchecked Sendable {
     var pendingNew: [ItemTarget: OpenFile] = [:]
     /// Type folders made with `mkdir` that hold no record yet.
     var typeFolders: Set<NodeKey> = []
-    var rendered: [RecordTarget: (tag: String, bytes: [UInt8])] = [:]
+    /// Records as their files show them, by name (``renderedRecord(_:keep:)``), at most
+    /// ``renderedBytesKept`` bytes of text.
+    var rendered: [RecordRef: RenderedRecord] = [:]
     var renderedBytes = 0
     /// The size the kernel was last told of an item file; nil once a writer may have
     /// changed the kernel's idea of it, until the kernel asks again.
@@ -197,7 +199,7 @@ public final class StoreView: @unchecked Sendable {
         if known, changes.isQuiet(ref) { return cat }
         let look = changes.looking(at: ref)
         let change: ZoneCatalog.Change
-        do { change = try cat.refresh() } catch {
+        do { change = try cat.refresh { self.forgetRendered($0, in: ref) } } catch {
             changes.forget(ref)
             if error.code == .zoneNotFound {
                 stateLock.withLock { catalogs[ref] = nil }
@@ -206,27 +208,39 @@ public final class StoreView: @unchecked Sendable {
             throw error.fsError
         }
         changes.looked(at: ref, since: look)
-        if change != .none { stateLock.withLock { zoneGenerations[ref, default: 0] += 1 } }
         invalidate(change, in: d, zone)
         return cat
     }
 
+    /// Moves the zone's generation on and drops the rendered text of what changed; called by
+    /// the catalog's refresh, before any other refresh of the zone can return.
+    func forgetRendered(_ change: ZoneCatalog.Change, in zone: ZoneRef) {
+        stateLock.withLock {
+            zoneGenerations[zone, default: 0] += 1
+            switch change {
+            case .none: return
+            case .records(let names):
+                for name in names.keys { dropRendered(RecordRef(database: zone.database, zone: zone.zone, name: name)) }
+            case .reloaded, .zoneGone:
+                for r in rendered.keys where r.database == zone.database && r.zone == zone.zone { dropRendered(r) }
+            }
+        }
+    }
+
+    /// Drops from the kernel's caches what a change reached (the view's own were dropped by
+    /// ``forgetRendered(_:in:)``).
     func invalidate(_ change: ZoneCatalog.Change, in d: DatabaseKey, _ zone: String) {
         switch change {
         case .none: return
         case .records(let names):
             for (name, type) in names {
                 let target = RecordTarget(database: d, zone: zone, type: type, name: name)
-                stateLock.withLock { dropRendered(target) }
                 if let ino = inodes.existingInode(for: target.key) { notifier?.invalidateNode(ino) }
                 if let dir = inodes.existingInode(for: .recordType(d, zone: zone, type: type)) {
                     notifier?.invalidateEntry(parent: dir, name: target.fileName)
                 }
             }
         case .reloaded, .zoneGone:
-            stateLock.withLock {
-                for t in rendered.keys where t.database == d && t.zone == zone { dropRendered(t) }
-            }
             for (key, ino) in inodes.inodes(where: { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }) {
                 // Not a type folder's pages: they are the kernel's copy of its listing, which
                 // the next OPENDIR checks anyway, and dropping them while a reader fills them
@@ -249,31 +263,50 @@ public final class StoreView: @unchecked Sendable {
 
     // MARK: Rendering
 
-    /// Rendered text kept, in bytes: enough for what one listing and the reads that follow it
-    /// ask of a folder's records in turn; a zone's worth would make the daemon's memory grow
-    /// with the zone.
-    static let renderedBytesKept = 8 << 20
+    /// Rendered text kept, in bytes: a folder of some thousands of records read again and
+    /// again (`cat`, `grep -r`, `tar`) is rendered once; a zone's worth would make the
+    /// daemon's memory grow with the zone.
+    static let renderedBytesKept = 16 << 20
 
-    /// The record's canonical JSON, cached by change tag. State lock not held.
-    func text(of record: Record, _ target: RecordTarget) -> [UInt8] {
-        let tag = record.recordChangeTag ?? ""
-        if let hit = stateLock.withLock({ rendered[target] }), hit.tag == tag { return hit.bytes }
-        let bytes = RecordCoding.fileBytes(record)
+    /// A record as its file shows it: from ``rendered`` when there, else read through the
+    /// zone's catalog and kept. Nil when no record has the name or its type is another.
+    ///
+    /// What ``rendered`` holds is current without asking the engine: ``catalog(_:_:)``, called
+    /// first, takes in every save committed before this request, and the catalog's refresh
+    /// drops what they changed before any other refresh returns (``forgetRendered(_:in:)``).
+    /// A record is kept only when no change was taken in between reading the zone's
+    /// generation and reading the record, so what is kept is never older than what the
+    /// catalog has taken in (the storage it is read from holds every entry its log has).
+    /// Only a file being opened (`keep`) adds to what is kept: a listing of a large folder
+    /// then does not fill the daemon's memory with texts nobody reads.
+    func renderedRecord(_ t: RecordTarget, keep: Bool) throws(FSError) -> RenderedRecord? {
+        let cat = try catalog(t.database, t.zone)
+        let zone = ZoneRef(database: t.database, zone: t.zone)
+        let (hit, generation) = stateLock.withLock { (rendered[t.ref], zoneGenerations[zone]) }
+        if let hit {
+            return hit.type == t.type ? hit : nil
+        }
+        let record: Record?
+        do throws(CKError) { record = try cat.record(named: t.name) } catch { throw error.fsError }
+        guard let record else { return nil }
+        let made = RenderedRecord(record)
+        guard keep else { return made.type == t.type ? made : nil }
         stateLock.withLock {
-            dropRendered(target)
+            guard zoneGenerations[zone] == generation else { return }
+            dropRendered(t.ref)
             if renderedBytes > Self.renderedBytesKept {
                 rendered = [:]
                 renderedBytes = 0
             }
-            rendered[target] = (tag, bytes)
-            renderedBytes += bytes.count
+            rendered[t.ref] = made
+            renderedBytes += made.bytes.count
         }
-        return bytes
+        return made.type == t.type ? made : nil
     }
 
     /// State lock held.
-    func dropRendered(_ target: RecordTarget) {
-        if let old = rendered.removeValue(forKey: target) { renderedBytes -= old.bytes.count }
+    func dropRendered(_ ref: RecordRef) {
+        if let old = rendered.removeValue(forKey: ref) { renderedBytes -= old.bytes.count }
     }
 
     /// Where an item shows in the mount, for messages and lost+found notes.

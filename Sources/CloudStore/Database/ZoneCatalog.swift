@@ -20,7 +20,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     public let zoneName: String
     private let storage: ZoneStorage
 
-    /// Makes ``refresh()`` one at a time: two first looks at once each loaded the whole zone
+    /// Makes ``refresh(_:)`` one at a time: two first looks at once each loaded the whole zone
     /// (the mount's first listing and its watcher, both at a zone's first change), and both
     /// reported it reloaded. Taken before `lock`, never inside it.
     private let refreshLock = NSLock()
@@ -40,7 +40,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     private var logInode: UInt64 = 0
     private var logOffset: Int64 = -1
 
-    /// What one ``refresh()`` found.
+    /// What one ``refresh(_:)`` found.
     public enum Change: Sendable, Equatable {
         /// Nothing new.
         case none
@@ -326,7 +326,7 @@ struct SortedKey: Hashable {
 
 extension Database {
     /// The catalog of one zone, one per store object and zone, shared by everything in the
-    /// process that reads the zone (the mount's view, queries); call ``ZoneCatalog/refresh()``
+    /// process that reads the zone (the mount's view, queries); call ``ZoneCatalog/refresh(_:)``
     /// before reading it.
     public func catalog(_ zone: String) -> ZoneCatalog {
         store.catalog(directory: zoneDirectory(zone)) { ZoneCatalog(database: self, zoneName: zone) }

@@ -75,6 +75,38 @@ import Testing
         #expect(!catalog.holdsRecords, "an indexed catalog lists from the index, not from records in memory")
     }
 
+    /// A record file that cannot be read fails its folder's listing (EIO): `ls`, `tar` and
+    /// `rsync` report it instead of finishing without the file.
+    @Test func anUnreadableRecordFailsItsFolderListing() throws {
+        let f = try Fixture()
+        let db = try f.publicDB
+        _ = try db.modify(saving: ["a", "b", "c"].map { Record(recordType: "Item", recordID: RecordID(recordName: $0, zoneID: f.welcomeID.zoneID)) })
+        f.store.waitForRecordFiles()
+        /// Lists the folder through a new opening of the store, as a new daemon would (nothing
+        /// of the records cached): the names listed, and the error that stopped it.
+        func list() -> ([String], FSError?) {
+            var names: [String] = []
+            do {
+                let view = StoreView(store: try Store.open(at: f.root, reading: .indexed), mountPoint: "/mnt")
+                var ino = InodeTable.rootInode
+                for part in "iCloud.local.ckfs/public/_defaultZone/Item".split(separator: "/") {
+                    ino = try view.lookup(parent: ino, name: String(part), caller: f.me).attributes.inode
+                }
+                let fh = try view.openDirectory(ino, caller: f.me).handle
+                defer { view.releaseDirectory(handle: fh) }
+                while case let page = try view.readDirectory(handle: fh, from: names.count, atMost: 1), !page.isEmpty { names += page.map(\.name) }
+            } catch let error as FSError { return (names, error) } catch { return (names, FSError(EINVAL, "\(error)")) }
+            return (names, nil)
+        }
+        // The first listing makes the zone's index, so the next one reads names from it.
+        #expect(list().0 == ["a.json", "b.json", "c.json"])
+        let path = StoreLayout.recordFile(db.zoneDirectoryPath(ZoneID.defaultZoneName), name: "b")
+        try Data("{damaged".utf8).write(to: URL(fileURLWithPath: path))
+        let (names, failure) = list()
+        #expect(names == ["a.json"], "listed up to the unreadable file")
+        #expect(failure?.errno == EIO && failure?.reason.contains("b.json") == true, "\(String(describing: failure))")
+    }
+
     @Test func recordFileNamesAreCanonicalOnly() {
         #expect(ItemFileName.record.name("a.json") == "a")
         #expect(ItemFileName.record.name("%2Ea.json") == ".a")

@@ -163,6 +163,27 @@ import Testing
         for r in truth { #expect(try catalog.record(named: r.recordID.recordName) == r) }
     }
 
+    /// An indexed catalog whose index cannot be used (here a folder where the index file
+    /// goes) loads the records instead, and the load takes in saves no refresh reported: the
+    /// next refresh says the zone was reloaded, so a reader drops what it kept.
+    @Test func aLoadInPlaceOfTheIndexIsReportedAtTheNextRefresh() throws {
+        let t = try TempStore()
+        let writer = try t.db()
+        try writer.save(record("a"))
+        let zone = writer.zoneDirectory(ZoneID.defaultZoneName)
+        try FileManager.default.createDirectory(atPath: StoreLayout.indexFile(zone) + "/blocked", withIntermediateDirectories: true)
+        let catalog = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice")).catalog(ZoneID.defaultZoneName)
+        #expect(try catalog.refresh() == .reloaded)
+        #expect(!catalog.holdsRecords)
+        try writer.save(record("b", type: "Task"))
+        #expect(try catalog.recordTypes() == ["Note", "Task"], "answered from the records, loaded")
+        #expect(catalog.holdsRecords)
+        var told: [ZoneCatalog.Change] = []
+        #expect(try catalog.refresh { told.append($0) } == .reloaded, "the save the load took in is reported")
+        #expect(told == [.reloaded])
+        #expect(try catalog.refresh() == .none)
+    }
+
     @Test func aPublicRecordChangesOnlyByItsCreator() throws {
         let t = try TempStore()
         let alice = try t.db(.public, user: "alice")

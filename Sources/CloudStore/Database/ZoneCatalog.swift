@@ -7,8 +7,9 @@ import Foundation
 /// read from the files once and then kept by the log; indexed, none: names and types come
 /// from the zone's index file and each record from the zone's storage (its files, the log
 /// entries they lack, a bounded cache), so memory does not grow with the zone. An indexed
-/// catalog whose index cannot be used (a nearly full disk) holds the records in memory
-/// until the next reload.
+/// catalog whose index cannot be used (a nearly full disk, damage that cannot be repaired, or
+/// another process writing it for longer than ``indexWaitMilliseconds``) holds the records in
+/// memory, for as long as the catalog lives.
 ///
 /// Change tags are log sequence numbers, so a record file with tag T already holds every
 /// entry up to T for that record: loading the files and then replaying the log entries after
@@ -29,6 +30,9 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Whether `records` holds the zone (always, once refreshed, when the store reads zones
     /// in memory).
     private var loaded = false
+    /// The records were loaded outside a refresh, taking in entries no refresh reported: the
+    /// next refresh reports the zone reloaded.
+    private var loadedUnreported = false
     private var records: [String: Record] = [:]
     /// How many records of each type `records` holds.
     private var typeCounts: [String: Int] = [:]
@@ -61,12 +65,16 @@ public final class ZoneCatalog: @unchecked Sendable {
 
     /// Takes in what was written since the last look. `changed` is told of a change before
     /// any other refresh can return: what a reader keeps of the records (the view's rendered
-    /// text) is dropped before another thread's refresh finds nothing new and reads it.
+    /// text) is dropped before another thread's refresh finds nothing new and reads it. Such
+    /// a reader must be the only one to refresh the catalog, or every refresh must tell it:
+    /// a change another refresh took in is not reported again.
     @discardableResult
     public func refresh(_ changed: ((Change) -> Void)? = nil) throws(CKError) -> Change {
         refreshLock.lock()
         defer { refreshLock.unlock() }
-        let change = try takeIn()
+        var change = try takeIn()
+        if change != .zoneGone, lock.withLock({ loadedUnreported }) { change = .reloaded }
+        lock.withLock { loadedUnreported = false }
         if change != .none { changed?(change) }
         return change
     }
@@ -132,14 +140,22 @@ public final class ZoneCatalog: @unchecked Sendable {
     private func loadIfNeeded() throws(CKError) {
         refreshLock.lock()
         defer { refreshLock.unlock() }
-        if lock.withLock({ loaded }) { return }
+        let (isLoaded, following) = lock.withLock { (loaded, logOffset >= 0) }
+        if isLoaded { return }
         try reload()
+        if following { lock.withLock { loadedUnreported = true } }
     }
+
+    /// How long an indexed catalog waits for another process writing the zone's index before
+    /// it loads the records instead: making the index of a million records takes about 40 s,
+    /// and loading them would take gigabytes.
+    static let indexWaitMilliseconds: Int32 = 180_000
 
     /// The zone's index, brought up to date, when this catalog answers from it; nil when it
     /// holds the records in memory (then loaded).
     private func currentIndex() throws(CKError) -> ZoneIndexFile? {
-        if database.store.reading == .indexed, !lock.withLock({ loaded }), let index = storage.currentIndex() { return index }
+        if database.store.reading == .indexed, !lock.withLock({ loaded }),
+           let index = storage.currentIndex(waitingMilliseconds: Self.indexWaitMilliseconds) { return index }
         try loadIfNeeded()
         return nil
     }

@@ -105,12 +105,14 @@ extension ZoneStorage {
     /// The index brought up to the last entry of the log, made when there is none; nil (with
     /// a line in the log saying why) when it cannot be used, and the caller reads the records
     /// another way.
-    func currentIndex() -> ZoneIndexFile? {
+    /// `waitingMilliseconds` is how long to wait for another process that is writing the
+    /// index (making it takes tens of seconds at a million records).
+    func currentIndex(waitingMilliseconds: Int32 = 10_000) -> ZoneIndexFile? {
         do throws(CKError) {
-            return try bringIndexUpToDate()
+            return try bringIndexUpToDate(waitingMilliseconds: waitingMilliseconds)
         } catch where Self.isDamage(error) {
             removeIndexFiles()
-            do throws(CKError) { return try bringIndexUpToDate() } catch {
+            do throws(CKError) { return try bringIndexUpToDate(waitingMilliseconds: waitingMilliseconds) } catch {
                 Self.indexLogger.warning("the index of zone \(zoneID.zoneName) cannot be used: \(error)")
                 return nil
             }
@@ -162,7 +164,7 @@ extension ZoneStorage {
         return SQLiteDatabase.isFull(code)
     }
 
-    private func bringIndexUpToDate() throws(CKError) -> ZoneIndexFile? {
+    private func bringIndexUpToDate(waitingMilliseconds: Int32) throws(CKError) -> ZoneIndexFile? {
         try recoverAfterRestartIfNeeded()
         guard let index = try openIndex(create: true) else { return nil }
         let meta = try readMeta()
@@ -174,7 +176,7 @@ extension ZoneStorage {
         }
         var rebuilt = false
         defer { if rebuilt { ProcessTuning.releaseFreedMemory() } }
-        try index.update(waitingMilliseconds: 10_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
+        try index.update(waitingMilliseconds: waitingMilliseconds) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
             if let state, state.epoch == meta.epoch, try trusts(state, of: index) {
                 if let page = try history(after: state.applied, changeLimit: nil, meta: meta) {
                     guard let last = page.entries.last else { return state }

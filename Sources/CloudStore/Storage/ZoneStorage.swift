@@ -469,7 +469,11 @@ final class ZoneStorage: @unchecked Sendable {
         noteLogRead(Int(st.size - offset))
         let entries = try LogScanner.readAppended(logPath, from: offset, to: st.size, zoneID: zoneID)
         locked {
-            for (entry, end) in entries {
+            // Another reader (or a commit) may have moved the tail on meanwhile: only what lies
+            // past it is new, and taking in an older entry again would put an older version
+            // of its records back in the cache.
+            guard tailInode == inode else { return }
+            for (entry, end) in entries where end > tailOffset {
                 absorb(entry)
                 tailOffset = end
             }

@@ -12,7 +12,9 @@ import Foundation
 /// number another node holds (a collision, or a rename that moved an inode onto it) is
 /// bound explicitly (`assigned`), and that binding is asked first. Other nodes (folders,
 /// scratch files, lost+found) are few and keep a plain table, numbered from 2 up; hashed
-/// numbers have the top bit set, so the two never meet.
+/// numbers have the top bit set, so a new number of one kind is never one of the other (a
+/// rename may move a number to a node of the other kind, and a hashed number is given out
+/// only when neither table holds it).
 ///
 /// Its lock is a leaf (docs/Durability.md#the-mount-daemons): nothing is called while it is held.
 final class InodeTable: @unchecked Sendable {
@@ -103,7 +105,9 @@ final class InodeTable: @unchecked Sendable {
 
     /// The kernel took one more lookup of `inode` (a lookup, create, mkdir or readdirplus
     /// reply). The number was given out for `key` before this call; if the kernel forgot it
-    /// in between, it is bound again, since the kernel is about to hold it.
+    /// in between, it is bound again, since the kernel is about to hold it. (A hashed number
+    /// given out unbound and bound to another record before this call would need two records
+    /// whose 63-bit hashes collide, asked for at the same moment; it is not guarded against.)
     func lookedUp(_ inode: UInt64, key: NodeKey) {
         lock.withLock {
             if records[inode] != nil {

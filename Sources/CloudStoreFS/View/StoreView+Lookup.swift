@@ -271,19 +271,19 @@ extension StoreView {
             }
             h.lock.withLock { h.listing = listed }
         }
-        return entries(of: listed, from: offset, atMost: count)
+        return try entries(of: listed, from: offset, atMost: count)
     }
 
     /// At most `count` entries of a listing from position `offset` on, each with the offset
     /// that reads on after it. A record deleted since the listing was read is left out.
-    private func entries(of listed: DirectoryListing, from offset: Int, atMost count: Int) -> [DirectoryEntry] {
+    private func entries(of listed: DirectoryListing, from offset: Int, atMost count: Int) throws(FSError) -> [DirectoryEntry] {
         var out: [DirectoryEntry] = []
         var position = max(offset, 0)
         while out.count < count, position < listed.count {
             position += 1
             var entry: DirectoryEntry
             if position <= listed.names.count {
-                guard let folder = listed.folder, let found = recordEntry(folder.target(listed.names[position - 1])) else { continue }
+                guard let folder = listed.folder, let found = try recordEntry(folder.target(listed.names[position - 1])) else { continue }
                 entry = found
             } else {
                 entry = listed.entries[position - 1 - listed.names.count]
@@ -294,13 +294,15 @@ extension StoreView {
         return out
     }
 
-    /// A record's line in its folder's listing; nil when it is gone or cannot be read (said
-    /// in the log: the listing goes on without it).
-    private func recordEntry(_ target: RecordTarget) -> DirectoryEntry? {
+    /// A record's line in its folder's listing; nil when it is gone. One that cannot be read
+    /// fails the listing (said in the log): `ls`, `tar` or `rsync` then report the folder,
+    /// never finish without the file.
+    private func recordEntry(_ target: RecordTarget) throws(FSError) -> DirectoryEntry? {
         let record: RenderedRecord?
         do { record = try renderedRecord(target, keep: false) } catch {
-            logger.warning("\(mountPath(.record(target))) is left out of its folder's listing: \(error.reason)")
-            return nil
+            if error.errno == ENOENT { return nil }
+            logger.error("\(mountPath(.record(target))) cannot be read, so its folder cannot be listed: \(error.reason)")
+            throw error
         }
         guard let record else { return nil }
         let ino = inodes.inode(for: target.key)

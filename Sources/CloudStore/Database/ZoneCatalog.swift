@@ -8,7 +8,7 @@ import Foundation
 /// from the zone's index file and each record from the zone's storage (its files, the log
 /// entries they lack, a bounded cache), so memory does not grow with the zone. An indexed
 /// catalog whose index cannot be used (a nearly full disk, damage that cannot be repaired, or
-/// another process writing it for longer than ``indexWaitMilliseconds``) holds the records in
+/// another process writing it for longer than `indexWaitMilliseconds`) holds the records in
 /// memory, for as long as the catalog lives.
 ///
 /// Change tags are log sequence numbers, so a record file with tag T already holds every

@@ -120,12 +120,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// the log's end when asked). The entries after the apply marker are read only to find
     /// where they end, an entry boundary the log's size may not be while a writer appends.
     private func follow() throws(CKError) {
-        try storage.recoverAfterRestartIfNeeded()
-        let applied = storage.currentApplyMarker()
-        let path = storage.logPath
-        guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
-            throw CKError(.zoneNotFound, "zone \(zoneName) does not exist")
-        }
+        let (applied, st) = try appliedAndLog()
         let (entries, following) = try storage.entriesFollowing(applied?.applied ?? Int64.min, from: applied?.end ?? -1, to: st.size)
         lock.withLock {
             (records, typeCounts, sorted, loaded) = ([:], [:], [:], false)
@@ -133,6 +128,18 @@ public final class ZoneCatalog: @unchecked Sendable {
             logInode = st.inode
             logOffset = following
         }
+    }
+
+    /// The apply marker and then the log's state, after recovery: read in this order, the
+    /// entries the record files may lack are those after the marker, up to the log's end.
+    private func appliedAndLog() throws(CKError) -> (ApplyMarker?, Syscall.FileStatus) {
+        try storage.recoverAfterRestartIfNeeded()
+        let applied = storage.currentApplyMarker()
+        let path = storage.logPath
+        guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
+            throw CKError(.zoneNotFound, "zone \(zoneName) does not exist")
+        }
+        return (applied, st)
     }
 
     /// Loads the records into memory when the catalog follows the log without them (an
@@ -166,12 +173,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// parsed every record in it a second time (tens of MB at 100,000 records) only to skip
     /// it; that was a third of the mount daemon's peak memory after `ls` of a large zone.
     private func reload() throws(CKError) {
-        try storage.recoverAfterRestartIfNeeded()
-        let applied = storage.currentApplyMarker()
-        let path = storage.logPath
-        guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
-            throw CKError(.zoneNotFound, "zone \(zoneName) does not exist")
-        }
+        let (applied, st) = try appliedAndLog()
         var loaded: [String: Record] = [:]
         for name in try storage.recordNames() {
             if let r = try storage.readRecordFile(name) { loaded[name] = r }

@@ -158,6 +158,16 @@ package final class SQLiteDatabase {
             }
         }
 
+        /// The first column of every row, as text.
+        package func texts(_ values: [Value] = []) throws(CKError) -> [String] {
+            var out: [String] = []
+            try forEachRow(values) { row in
+                out.append(row.text(0))
+                return true
+            }
+            return out
+        }
+
         /// The first column of every row, as bytes.
         package func rows(_ values: [Value] = []) throws(CKError) -> [[UInt8]] {
             var out: [[UInt8]] = []

@@ -289,23 +289,12 @@ final class ZoneIndexFile: @unchecked Sendable {
 
         /// Record names after `after` (all when nil), in order, at most `limit`.
         func names(after: String?, limit: Int) throws(CKError) -> [String] {
-            var out: [String] = []
-            try index.statement("SELECT name FROM records WHERE name > ? ORDER BY name LIMIT ?")
-                .forEachRow([.text(after ?? ""), .int(Int64(limit))]) { row in
-                    out.append(row.text(0))
-                    return true
-                }
-            return out
+            try index.statement("SELECT name FROM records WHERE name > ? ORDER BY name LIMIT ?").texts([.text(after ?? ""), .int(Int64(limit))])
         }
 
         /// Names of the records of `type`, in order.
         func names(ofType type: String) throws(CKError) -> [String] {
-            var out: [String] = []
-            try index.statement("SELECT name FROM records WHERE type = ? ORDER BY name").forEachRow([.text(type)]) { row in
-                out.append(row.text(0))
-                return true
-            }
-            return out
+            try index.statement("SELECT name FROM records WHERE type = ? ORDER BY name").texts([.text(type)])
         }
 
         /// Whether any record has type `type`.
@@ -336,12 +325,7 @@ final class ZoneIndexFile: @unchecked Sendable {
 
         /// Names of the records with a `deleteSelf` reference to `target`.
         func referrers(of target: String) throws(CKError) -> [String] {
-            var out: [String] = []
-            try index.statement("SELECT name FROM refs WHERE target = ? ORDER BY name").forEachRow([.text(target)]) { row in
-                out.append(row.text(0))
-                return true
-            }
-            return out
+            try index.statement("SELECT name FROM refs WHERE target = ? ORDER BY name").texts([.text(target)])
         }
 
         /// Everything the index holds of each record, by name, for `fsck` to compare with the

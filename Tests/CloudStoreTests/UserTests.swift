@@ -85,8 +85,10 @@ import Testing
         #expect(status == .noAccount && error == nil)
         await #expect(throws: CKError.self) { _ = try await CKContainer(store: t.store, caller: .noAccount()).publicCloudDatabase.save(CKRecord(recordType: "Note")) }
 
-        // CKContainer.default() and CKContainer(identifier:) open the store CKFS_STORE names.
-        setenv("CKFS_STORE", t.path, 1)
+        // CKContainer.default() and CKContainer(identifier:) open the store CKFS_STORE names
+        // (given through Store.environmentForTests: a setenv here can crash other tests' spawns).
+        Store.environmentForTests.withLock { $0 = ["CKFS_STORE": t.path] }
+        defer { Store.environmentForTests.withLock { $0 = nil } }
         let d = CKContainer.default()
         #expect(d.containerIdentifier == StoreSettings().defaultContainer)
         #expect(d.accountStatusNow() == .available)
@@ -97,9 +99,8 @@ import Testing
         let bad = CKContainer(identifier: "not a container id")
         #expect(bad.accountStatusNow() == .couldNotDetermine)
         #expect(throws: CKError.self) { _ = try bad.userRecordID() }
-        setenv("CKFS_STORE", t.path + "/missing", 1)
+        Store.environmentForTests.withLock { $0 = ["CKFS_STORE": t.path + "/missing"] }
         #expect(CKContainer.default().accountStatusNow() == .couldNotDetermine)
-        unsetenv("CKFS_STORE")
     }
 
     /// Two identities, each with its own private database and key-value store.

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -177,11 +178,16 @@ public final class Store: @unchecked Sendable {
     /// Where a store lives when none is named: `CKFS_STORE`, else `$XDG_DATA_HOME/ckfs`, else
     /// `~/.local/share/ckfs`.
     public static var defaultPath: String {
-        let env = ProcessInfo.processInfo.environment
+        let env = environmentForTests.withLock { $0 } ?? ProcessInfo.processInfo.environment
         if let s = env["CKFS_STORE"], !s.isEmpty { return s }
         if let x = env["XDG_DATA_HOME"], !x.isEmpty { return x + "/ckfs" }
         return (env["HOME"] ?? NSHomeDirectory()) + "/.local/share/ckfs"
     }
+
+    /// The environment ``defaultPath`` reads in place of the process's, set by tests: a
+    /// `setenv` while another thread starts a process can crash it (Foundation's `Process.run`
+    /// copies the environment that `setenv` may free meanwhile).
+    static let environmentForTests = Mutex<[String: String]?>(nil)
 
     /// Milliseconds since 1970, as record timestamps hold them.
     public static func now() -> Int64 { Clock.milliseconds() }

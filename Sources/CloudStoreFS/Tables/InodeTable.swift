@@ -20,17 +20,11 @@ import Foundation
 final class InodeTable: @unchecked Sendable {
     static let rootInode: UInt64 = 1
 
-    /// A record node in few bytes: its type folder's number in `folders`, and its name.
+    /// A record node in few bytes: its type folder's number in `folders` (the part of a
+    /// record's node all its folder's records share), and its name.
     struct RecordSlot: Hashable {
         var folder: UInt32
         var name: String
-    }
-
-    /// A type folder: the part of a record's node all its folder's records share.
-    struct Folder: Hashable {
-        var database: DatabaseKey
-        var zone: String
-        var type: String
     }
 
     /// A record inode's binding. The count saturates at `UInt32.max` (four billion lookups
@@ -47,8 +41,8 @@ final class InodeTable: @unchecked Sendable {
 
     /// Guards every `var` below.
     private let lock = NSLock()
-    private var folderNumbers: [Folder: UInt32] = [:]
-    private var folders: [Folder] = []
+    private var folderNumbers: [RecordFolder: UInt32] = [:]
+    private var folders: [RecordFolder] = []
     private var records: [UInt64: RecordBinding] = [:]
     /// Records bound to a number other than their hash.
     private var assigned: [RecordSlot: UInt64] = [:]
@@ -95,6 +89,9 @@ final class InodeTable: @unchecked Sendable {
             return byKey[key]
         }
     }
+
+    /// Whether `inode` is bound to a node (cheaper than ``key(of:)``, which makes the key).
+    func isBound(_ inode: UInt64) -> Bool { lock.withLock { records[inode] != nil || byInode[inode] != nil } }
 
     func key(of inode: UInt64) -> NodeKey? {
         lock.withLock {
@@ -215,7 +212,7 @@ final class InodeTable: @unchecked Sendable {
     /// numbered yet unless `adding`.
     private func recordSlot(_ key: NodeKey, adding: Bool) -> RecordSlot? {
         guard case .record(let d, let zone, let type, let name) = key else { return nil }
-        let folder = Folder(database: d, zone: zone, type: type)
+        let folder = RecordFolder(database: d, zone: zone, type: type)
         if let n = folderNumbers[folder] { return RecordSlot(folder: n, name: name) }
         guard adding else { return nil }
         let n = UInt32(folders.count)

@@ -7,6 +7,13 @@ struct DatabaseKey: Hashable, Sendable {
     var user: String
 }
 
+/// A type folder: one database's records of one type in one zone.
+struct RecordFolder: Hashable, Sendable {
+    var database: DatabaseKey
+    var zone: String
+    var type: String
+}
+
 /// Whose key-value store a `keyvalue/` folder shows: a local identity's, in one container.
 struct KeyValueRef: Hashable, Sendable {
     var container: String

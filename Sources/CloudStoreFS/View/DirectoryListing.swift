@@ -13,15 +13,10 @@ struct DirectoryListing {
     /// a folder that is no type folder.
     var entries: [DirectoryEntry]
 
-    /// A type folder: one database's records of one type in one zone.
-    struct RecordFolder {
-        var database: DatabaseKey
-        var zone: String
-        var type: String
-
-        func target(_ name: String) -> RecordTarget { RecordTarget(database: database, zone: zone, type: type, name: name) }
-    }
-
     /// Positions in the listing: the kernel's directory offsets.
     var count: Int { names.count + entries.count }
+}
+
+extension RecordFolder {
+    func target(_ name: String) -> RecordTarget { RecordTarget(database: database, zone: zone, type: type, name: name) }
 }

@@ -173,7 +173,7 @@ extension StoreView {
 
     public func forget(_ inode: UInt64, count: UInt64) {
         inodes.forget(inode, count: count)
-        if inodes.key(of: inode) == nil {
+        if !inodes.isBound(inode) {
             itemCache.inodeForgotten(inode)
             stateLock.withLock { reportedSize[inode] = nil }
         }
@@ -349,7 +349,7 @@ extension StoreView {
             }
             for t in types.sorted() { keys.append((t, .recordType(d, zone: zone, type: t))) }
         case .recordType(let d, let zone, let type):
-            let folder = DirectoryListing.RecordFolder(database: d, zone: zone, type: type)
+            let folder = RecordFolder(database: d, zone: zone, type: type)
             var names = try recordNames(d, zone, type: type)
             let (hiddenNames, pending) = stateLock.withLock {
                 (Set(hidden.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone }.map(\.name)),

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
+#include <dirent.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -128,4 +129,9 @@ int CCloudStoreShims_linkUnnamed(int fd, const char *path) {
     char source[64];
     snprintf(source, sizeof source, "/proc/self/fd/%d", fd);
     return linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW);
+}
+
+const char *CCloudStoreShims_nextName(void *dir) {
+    struct dirent *entry = readdir((DIR *)dir);
+    return entry ? entry->d_name : NULL;
 }

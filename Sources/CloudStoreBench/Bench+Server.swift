@@ -31,7 +31,17 @@ extension Bench {
             guard let status = status ?? Syscall.exitStatus(ifEnded: pid) else { return nil }
             self.status = status
             let text = errors.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) } ?? ""
-            return "the server (pid \(pid)) ended with status \(status)" + (text.isEmpty ? "" : "; the end of its standard error:\n" + text.suffix(4000))
+            return "the server (pid \(pid)) ended with status \(status)" + (text.isEmpty ? "" : "; " + Self.digest(text))
+        }
+
+        /// What of a server's standard error explains its end: Swift's backtrace of the thread
+        /// that crashed (it comes first, before every other thread's), else the end.
+        static func digest(_ text: String) -> String {
+            if let crash = text.range(of: "Program crashed") {
+                let from = text[..<crash.lowerBound].lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex
+                return "its standard error from the crash on:\n" + text[from...].prefix(12_000)
+            }
+            return "the end of its standard error:\n" + text.suffix(4000)
         }
 
         /// SIGTERM, and SIGKILL after 5 s for a server that does not stop on it (moto's does not).

@@ -46,4 +46,9 @@ int CCloudStoreShims_limitMallocArenas(int count);
    where the C library has no such call. */
 int CCloudStoreShims_releaseFreedMemory(void);
 
+/* The name of the next entry of the open directory `dir` (a DIR * from opendir), valid until the
+   next call on `dir`; NULL at the end. The name is read where readdir left it: a struct dirent
+   copied whole reads past the end of a short entry, beyond readdir's buffer. */
+const char *CCloudStoreShims_nextName(void *dir);
+
 #endif

@@ -293,13 +293,15 @@ public enum Syscall {
             return errno == ENOENT ? .success(false) : fail("opendir", path)
         }
         defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            withUnsafePointer(to: entry.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { name in
-                    if strcmp(name, ".") != 0, strcmp(name, "..") != 0 { body(name) }
-                }
-            }
+        // Not the entry's `d_name` through `pointee`: that copies all 256 bytes of the field,
+        // past the end of a short last entry and of readdir's buffer (a server crashed so).
+        while true {
+            errno = 0
+            guard let name = CCloudStoreShims_nextName(UnsafeMutableRawPointer(dir)) else { break }
+            if strcmp(name, ".") != 0, strcmp(name, "..") != 0 { body(name) }
         }
+        // NULL with errno set is a failed read, not the end.
+        if errno != 0 { return fail("readdir", path) }
         return .success(true)
     }
 }

@@ -119,6 +119,9 @@ final class OpenFile: @unchecked Sendable {
     var dirty = false
     /// The version of the item whose text `buffer` started as (a record's change tag).
     var baseTag: String?
+    /// A record reader whose `buffer` is read at its first READ: the kernel's pages held its
+    /// version at the open, so it may never ask (``StoreView`` `openRecordReader`).
+    var textToLoad = false
     /// A file created by this open that is no item yet: it exists only while open.
     var isNew: Bool
     /// A directory's entries, listed at the first read and then served from here.

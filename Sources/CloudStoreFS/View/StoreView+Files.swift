@@ -22,6 +22,7 @@ extension StoreView {
                 if writing { h.cacheMode = itemCache.openWriter(inode) { notifier?.willWait() } }
                 return OpenReply(handle: handles.add(h), keepCache: false, directIO: true)
             }
+            if !writing, let t = target.record { return try openRecordReader(t, inode: inode, flags: flags, caller: caller) }
             guard let (bytes, tag) = try current(target) else { throw FSError(ENOENT) }
             if writing { try checkMayChange(target, deleting: false, caller: caller) }
             let h = OpenFile(kind: .item(target), inode: inode, flags: flags, caller: caller, buffer: truncating ? [] : bytes)
@@ -122,7 +123,8 @@ extension StoreView {
         let bytes: [UInt8]
         switch h.kind {
         case .scratch(let s): bytes = s.lock.withLock { s.bytes }
-        case .item:
+        case .item(let target):
+            if h.lock.withLock({ h.textToLoad }) { try loadText(of: h, target) }
             bytes = h.lock.withLock { h.buffer }
         case .lostFound: bytes = h.lock.withLock { h.buffer }
         case .directory: throw FSError(EISDIR)
@@ -135,6 +137,60 @@ extension StoreView {
         guard offset < Int64(bytes.count), offset >= 0 else { return [] }
         let start = Int(offset)
         return Array(bytes[start..<min(bytes.count, start + count)])
+    }
+
+    /// Opens a record for reading. When the kernel's pages are of the record's current
+    /// version they answer the reads, so the text is read from the store only if the kernel
+    /// asks for it after all (``loadText(of:_:)``): an open is then two lookups in memory.
+    private func openRecordReader(_ t: RecordTarget, inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply {
+        _ = try catalog(t.database, t.zone)
+        // A stat not kept means a text not kept either: read and keep it now, not twice.
+        var loaded: RenderedRecord? = nil
+        let stat: RecordStat
+        if let kept = keptStat(t) { stat = kept } else {
+            guard let r = try renderedRecord(t, keep: true) else { throw FSError(ENOENT) }
+            (loaded, stat) = (r, r.stat)
+        }
+        guard stat.type == t.type else { throw FSError(ENOENT) }
+        let h = OpenFile(kind: .item(.record(t)), inode: inode, flags: flags, caller: caller)
+        h.baseTag = stat.tag
+        // Reads through the cache stop at the kernel's size of the file: when it may not be
+        // this version's, the kernel is made to ask for it before its first read.
+        if stateLock.withLock({ reportedSize[inode] != Int64(stat.size) }) { notifier?.invalidateAttributesNow(inode) }
+        h.cacheMode = itemCache.openReader(inode, tag: stat.tag)
+        if let loaded {
+            h.buffer = loaded.bytes
+        } else if h.cacheMode == .cached(keepPages: true) {
+            h.textToLoad = true
+        } else {
+            do throws(FSError) {
+                guard let r = try renderedRecord(t, keep: true) else { throw FSError(ENOENT) }
+                // A save taken in since the stat was read: the kernel's pages, dropped at
+                // this open, fill with this version, so they are said to be of it.
+                if r.tag != stat.tag { itemCache.close(inode, h.cacheMode); h.cacheMode = itemCache.openReader(inode, tag: r.tag) }
+                h.buffer = r.bytes
+                h.baseTag = r.tag
+            } catch {
+                itemCache.close(inode, h.cacheMode)
+                throw error
+            }
+        }
+        return OpenReply(handle: handles.add(h), keepCache: h.cacheMode == .cached(keepPages: true),
+                         directIO: h.cacheMode == .direct, noFlush: true)
+    }
+
+    /// Reads the text of a record opened with the kernel's pages kept, which the kernel asks
+    /// for after all (it dropped pages under memory pressure). A version saved since the open
+    /// is read as a file rewritten in place is; a record deleted since is ESTALE, as a file
+    /// gone from a network file system is.
+    private func loadText(of h: OpenFile, _ target: ItemTarget) throws(FSError) {
+        guard let (text, _) = try current(target) else {
+            throw FSError(ESTALE, "\(mountPath(target)) was deleted after it was opened")
+        }
+        h.lock.withLock {
+            if h.textToLoad { h.buffer = text }
+            h.textToLoad = false
+        }
     }
 
     /// A read with no open file: the kernel opened the file itself (a read-only mount, see

@@ -127,8 +127,8 @@ extension StoreView {
         }
     }
 
-    func attributes(of record: RenderedRecord, _ target: RecordTarget, inode: UInt64) -> NodeAttributes {
-        let size = Int64(record.bytes.count)
+    func attributes(of record: RecordStat, _ target: RecordTarget, inode: UInt64) -> NodeAttributes {
+        let size = Int64(record.size)
         noteReportedSize(inode, size)
         let owner: UInt32 = target.database.scope == .public
             ? uid(ofCreator: record.creator, container: target.database.container)
@@ -298,8 +298,8 @@ extension StoreView {
     /// fails the listing (said in the log): `ls`, `tar` or `rsync` then report the folder,
     /// never finish without the file.
     private func recordEntry(_ target: RecordTarget) throws(FSError) -> DirectoryEntry? {
-        let record: RenderedRecord?
-        do { record = try renderedRecord(target, keep: false) } catch {
+        let record: RecordStat?
+        do { record = try recordStat(target) } catch {
             if error.errno == ENOENT { return nil }
             logger.error("\(mountPath(.record(target))) cannot be read, so its folder cannot be listed: \(error.reason)")
             throw error

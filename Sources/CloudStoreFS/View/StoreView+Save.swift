@@ -31,7 +31,7 @@ extension StoreView {
     func exists(_ target: ItemTarget) throws(FSError) -> Bool {
         switch target {
         case .record(let t):
-            return try renderedRecord(t, keep: false) != nil
+            return try recordStat(t) != nil
         case .keyValue(let ref, let key):
             return try keyValues(ref).entries[key] != nil
         }
@@ -41,7 +41,7 @@ extension StoreView {
     func itemAttributes(_ target: ItemTarget, inode: UInt64) throws(FSError) -> NodeAttributes? {
         switch target {
         case .record(let t):
-            guard let r = try renderedRecord(t, keep: false) else { return nil }
+            guard let r = try recordStat(t) else { return nil }
             return attributes(of: r, t, inode: inode)
         case .keyValue(let ref, let key):
             return try keyValueAttributes(ref, key, inode: inode)

@@ -71,6 +71,9 @@ public final class StoreView: @unchecked Sendable {
     /// ``renderedBytesKept`` bytes of text.
     var rendered: [RecordRef: RenderedRecord] = [:]
     var renderedBytes = 0
+    /// What `stat` and an open need of records, by name (``recordStat(_:)``), for at most
+    /// ``recordStatsKept`` records: kept as the texts are, and dropped with them.
+    var recordStats: [RecordRef: RecordStat] = [:]
     /// The size the kernel was last told of an item file; nil once a writer may have
     /// changed the kernel's idea of it, until the kernel asks again.
     var reportedSize: [UInt64: Int64] = [:]
@@ -223,6 +226,7 @@ public final class StoreView: @unchecked Sendable {
                 for name in names.keys { dropRendered(RecordRef(database: zone.database, zone: zone.zone, name: name)) }
             case .reloaded, .zoneGone:
                 for r in rendered.keys where r.database == zone.database && r.zone == zone.zone { dropRendered(r) }
+                for r in recordStats.keys where r.database == zone.database && r.zone == zone.zone { recordStats[r] = nil }
             }
         }
     }
@@ -268,6 +272,12 @@ public final class StoreView: @unchecked Sendable {
     /// daemon's memory grow with the zone.
     static let renderedBytesKept = 16 << 20
 
+    /// Opened records whose ``RecordStat`` is kept (about 700 bytes each, the map's room to
+    /// grow included): opening a folder's files again and again (`cat`, `grep -r`, `tar`)
+    /// then reads and renders no record whose version the kernel's pages hold, even when its
+    /// text is no longer kept.
+    static let recordStatsKept = 16_384
+
     /// A record as its file shows it: from ``rendered`` when there, else read through the
     /// zone's catalog and kept. Nil when no record has the name or its type is another.
     ///
@@ -277,10 +287,29 @@ public final class StoreView: @unchecked Sendable {
     /// A record is kept only when no change was taken in between reading the zone's
     /// generation and reading the record, so what is kept is never older than what the
     /// catalog has taken in (the storage it is read from holds every entry its log has).
-    /// Only a file being opened (`keep`) adds to what is kept: a listing of a large folder
-    /// then does not fill the daemon's memory with texts nobody reads.
+    /// Only a file being opened (`keep`) adds to what is kept (its text and its stat): a
+    /// listing of a large folder then does not fill the daemon's memory with texts nobody
+    /// reads, nor push out the stats of the files being read.
     func renderedRecord(_ t: RecordTarget, keep: Bool) throws(FSError) -> RenderedRecord? {
+        try render(t, keep: keep, catalog: try catalog(t.database, t.zone))
+    }
+
+    /// What `stat` and an open need of a record: kept (``recordStats``, ``rendered``) when
+    /// there, else from ``renderedRecord(_:keep:)``, current as its text is.
+    func recordStat(_ t: RecordTarget) throws(FSError) -> RecordStat? {
         let cat = try catalog(t.database, t.zone)
+        if let hit = keptStat(t) { return hit.type == t.type ? hit : nil }
+        return try render(t, keep: false, catalog: cat)?.stat
+    }
+
+    /// What is kept of a record's stat, whatever its type; nil when nothing is. Current once
+    /// ``catalog(_:_:)`` has taken in what was committed, as ``rendered`` is.
+    func keptStat(_ t: RecordTarget) -> RecordStat? {
+        stateLock.withLock { recordStats[t.ref] ?? rendered[t.ref]?.stat }
+    }
+
+    /// ``renderedRecord(_:keep:)`` once the zone's catalog has taken in what was committed.
+    private func render(_ t: RecordTarget, keep: Bool, catalog cat: ZoneCatalog) throws(FSError) -> RenderedRecord? {
         let zone = ZoneRef(database: t.database, zone: t.zone)
         let (hit, generation) = stateLock.withLock { (rendered[t.ref], zoneGenerations[zone]) }
         if let hit {
@@ -300,13 +329,16 @@ public final class StoreView: @unchecked Sendable {
             }
             rendered[t.ref] = made
             renderedBytes += made.bytes.count
+            if recordStats.count >= Self.recordStatsKept { recordStats = [:] }
+            recordStats[t.ref] = made.stat
         }
         return made.type == t.type ? made : nil
     }
 
-    /// State lock held.
+    /// Drops what is kept of a record: its text and its stat. State lock held.
     func dropRendered(_ ref: RecordRef) {
         if let old = rendered.removeValue(forKey: ref) { renderedBytes -= old.bytes.count }
+        recordStats[ref] = nil
     }
 
     /// Where an item shows in the mount, for messages and lost+found notes.

@@ -45,4 +45,44 @@ import Testing
         do { _ = try await phone.publicCloudDatabase.save(CKDatabaseSubscription(subscriptionID: "public")) } catch let e as CKError { code = e.code }
         #expect(code == .invalidArguments)
     }
+
+    /// `recordType` on a database or zone subscription: sync code that mirrors one type hears
+    /// only of changes to records of it (and, on the database, of zones created or deleted).
+    @Test func aSubscriptionWithARecordTypeHearsOnlyThatType() async throws {
+        let path = NSTemporaryDirectory() + "ckfs-dbsub-" + UUID().uuidString
+        let phone = try CKContainer(store: Store.create(at: path), user: "mei", deviceID: "phone")
+        let laptop = try CKContainer(store: Store.open(at: path), user: "mei", deviceID: "laptop")
+        let work = CKRecordZone.ID(zoneName: "Work")
+        try await laptop.privateCloudDatabase.save(CKRecordZone(zoneID: work))
+
+        let notes = CKDatabaseSubscription(subscriptionID: "notes")
+        notes.recordType = "Note"
+        let tasks = CKRecordZoneSubscription(zoneID: work, subscriptionID: "tasks")
+        tasks.recordType = "Task"
+        for s in [notes, tasks] as [CKSubscription] { _ = try await phone.privateCloudDatabase.save(s) }
+        // Read back by another device, from the store.
+        let fetched = try await laptop.privateCloudDatabase.allSubscriptions()
+        #expect(Dictionary(uniqueKeysWithValues: fetched.map { ($0.subscriptionID, $0.recordType) }) == ["notes": "Note", "tasks": "Task"])
+        #expect((fetched.first { $0.subscriptionID == "notes" } as? CKDatabaseSubscription)?.recordType == "Note")
+
+        let start = try phone.notificationChanges().token
+        let db = laptop.privateCloudDatabase
+        _ = try await db.save(CKRecord(recordType: "Task", recordID: CKRecord.ID(recordName: "t1", zoneID: work)))
+        _ = try await db.save(CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "n1", zoneID: work)))
+        _ = try await db.save(CKRecord(recordType: "Task", recordID: CKRecord.ID(recordName: "t2")))
+        _ = try await db.deleteRecord(withID: CKRecord.ID(recordName: "n1", zoneID: work))
+        _ = try await db.save(CKRecordZone(zoneName: "Later"))
+        let heard = try phone.notificationChanges(since: start).notifications
+        // t1: tasks; n1 saved: notes; t2 in the default zone: nobody; n1 deleted: notes; the
+        // new zone: notes, as a database subscription hears of every zone change.
+        #expect(heard.map(\.subscriptionID) == ["tasks", "notes", "notes", "notes"])
+        #expect(heard.map(\.notificationType) == [.recordZone, .database, .database, .database])
+
+        // A type name CloudKit would refuse is refused at the save.
+        let bad = CKDatabaseSubscription(subscriptionID: "bad")
+        bad.recordType = "no spaces"
+        var code: CKError.Code?
+        do { _ = try await phone.privateCloudDatabase.save(bad) } catch let e as CKError { code = e.code }
+        #expect(code == .invalidArguments)
+    }
 }

@@ -70,6 +70,34 @@ import Testing
         #expect(pub.status == 1 && pub.stderr.contains("private database"))
     }
 
+    /// `--only-type`: a database or zone subscription that hears only of changes to records of
+    /// one type, kept in subscriptions.json as its `recordType`.
+    @Test func aSubscriptionLimitedToATypeHearsOnlyThatType() throws {
+        let cli = try CLIFixture()
+        #expect(cli.run(["zone", "create", "Work"]).status == 0)
+        let db = cli.run(["subscription", "create", "--whole-database", "--only-type", "Note", "--id", "notes"])
+        #expect(db.status == 0, "\(db.stderr)")
+        #expect(db.json?["subscriptionType"] == .string("database") && db.json?["recordType"] == .string("Note"))
+        let zone = cli.run(["subscription", "create", "--zone", "Work", "--only-type", "Task", "--id", "tasks"])
+        #expect(zone.status == 0 && zone.json?["recordType"] == .string("Task"), "\(zone.stderr)")
+        for (type, name, zone) in [("Task", "t1", "Work"), ("Note", "n1", "Work"), ("Task", "t2", ZoneID.defaultZoneName)] {
+            let saved = cli.run(["record", "save", "-", "--zone", zone, "--device", "laptop"], input: #"{"recordType": "\#(type)", "recordName": "\#(name)", "fields": {}}"#)
+            #expect(saved.status == 0, "\(saved.stderr)")
+        }
+        #expect(cli.run(["record", "delete", "n1", "--zone", "Work", "--device", "laptop"]).status == 0)
+        let heard = Self.lines(cli.run(["notifications"]))
+        // t1: tasks; n1 saved: notes; t2 (default zone): nobody; n1 deleted: notes.
+        #expect(heard.map { $0["subscriptionID"]?.stringValue } == ["tasks", "notes", "notes"], "\(heard)")
+        // The limit is kept in the file, for other processes and after a restart.
+        let files = FileManager.default.enumerator(atPath: cli.store)?.compactMap { $0 as? String }.filter { $0.hasSuffix("/subscriptions.json") } ?? []
+        let kept = try files.map { try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: cli.store + "/" + $0)))) }
+        #expect(kept.count == 1 && kept.first?["subscriptions"]?.arrayValue?.compactMap { $0["recordType"]?.stringValue }.sorted() == ["Note", "Task"], "\(kept)")
+        let mixed = cli.run(["subscription", "create", "--type", "Note", "--on", "create", "--only-type", "Note"])
+        #expect(mixed.status == 64 && mixed.stderr.contains("--only-type"))
+        let bad = cli.run(["subscription", "create", "--whole-database", "--only-type", "no spaces"])
+        #expect(bad.status == 1, "\(bad.stdout)")
+    }
+
     @Test func notificationsTokensReadMarksAndDevices() throws {
         let cli = try CLIFixture()
         #expect(cli.run(["subscription", "create", "--type", "Note", "--on", "create,update,delete", "--keys", "title", "--badge"]).status == 0)

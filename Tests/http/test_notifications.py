@@ -29,6 +29,8 @@ def test_subscriptions():
         {"operationType": "create", "subscription": {"subscriptionID": "work", "subscriptionType": "zone", "zoneID": {"zoneName": "Work"}}},
         {"operationType": "create", "subscription": {"subscriptionID": "bad", "subscriptionType": "zone", "zoneID": {"zoneName": "Nope"}}},
         {"operationType": "create", "subscription": {"subscriptionID": "worse", "subscriptionType": "fancy"}},
+        {"operationType": "create", "subscription": {"subscriptionID": "tasks", "subscriptionType": "zone", "zoneID": {"zoneName": "Work"},
+                                                     "recordType": "Task"}},
     ]}))["subscriptions"]
     assert rs[0]["subscriptionID"] == "posters" and rs[0]["subscriptionType"] == "query", rs[0]
     filters = rs[0]["query"]["filterBy"]
@@ -38,6 +40,9 @@ def test_subscriptions():
     assert rs[1]["subscriptionType"] == "zone" and rs[1]["zoneID"]["zoneName"] == "Work", rs[1]
     assert rs[2]["serverErrorCode"] == "ZONE_NOT_FOUND" and rs[2]["subscriptionID"] == "bad", rs[2]
     assert rs[3]["serverErrorCode"] == "BAD_REQUEST" and rs[3]["subscriptionID"] == "worse", rs[3]
+    assert rs[4]["subscriptionType"] == "zone" and rs[4]["recordType"] == "Task", rs[4]
+    assert [x.get("recordType") for x in json.loads(ckfs("subscription", "list")) if x["subscriptionID"] == "tasks"] == ["Task"]
+    ok(post("private", "subscriptions/modify", {"operations": [{"operationType": "delete", "subscription": {"subscriptionID": "tasks"}}]}))
 
     listed = ok(call("GET", "private", "subscriptions/list"))["subscriptions"]
     assert sorted(s["subscriptionID"] for s in listed) == ["posters", "work"], listed

@@ -39,8 +39,9 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
         case database = 3
     }
 
-    private let lock = NSLock()
-    private var value: Subscription
+    /// Guards `value` and `info`; fileprivate for the subclasses' setters.
+    fileprivate let lock = NSLock()
+    fileprivate var value: Subscription
     private var info: CKNotificationInfo?
     /// Why the predicate given could not be read: saving the subscription fails with it.
     private let predicateError: CKError?
@@ -166,6 +167,13 @@ public final class CKDatabaseSubscription: CKSubscription, @unchecked Sendable {
     }
 
     override init(_ subscription: Subscription) { super.init(subscription) }
+
+    /// When set, the subscription fires only for changes to records of this type (and for
+    /// zones created or deleted).
+    public override var recordType: CKRecord.RecordType? {
+        get { lock.withLock { value.recordType } }
+        set { lock.withLock { value.kind = .database(recordType: newValue) } }
+    }
 }
 
 /// A subscription to every change in one custom zone.
@@ -177,6 +185,12 @@ public final class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable
     }
 
     override init(_ subscription: Subscription) { super.init(subscription) }
+
+    /// When set, the subscription fires only for changes to records of this type.
+    public override var recordType: CKRecord.RecordType? {
+        get { lock.withLock { value.recordType } }
+        set { lock.withLock { value.kind = .recordZone(recordType: newValue) } }
+    }
 }
 
 // MARK: Saving, fetching and deleting

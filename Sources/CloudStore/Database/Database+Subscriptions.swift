@@ -98,7 +98,8 @@ extension Database {
             } else if environment == .production {
                 throw CKError(.unknownItem, "no record type \(type) in the production schema; deploy the schema first (`ckfs schema deploy`)")
             }
-        case .recordZone:
+        case .recordZone(let type):
+            if let type { try Names.checkRecordType(type) }
             guard s.options.isEmpty else {
                 throw .invalid("zone subscription \(id) fires on every change in its zone; its options must be empty")
             }
@@ -108,7 +109,8 @@ extension Database {
             guard let zone = s.zoneName, zone != ZoneID.defaultZoneName else {
                 throw .invalid("zone subscriptions watch a custom zone, not the default zone; use a query subscription with TRUEPREDICATE there")
             }
-        case .database:
+        case .database(let type):
+            if let type { try Names.checkRecordType(type) }
             guard s.options.isEmpty else {
                 throw .invalid("database subscription \(id) fires on every change in the database; its options must be empty")
             }
@@ -164,7 +166,12 @@ extension Database {
         for s in subscriptions {
             let once = s.options.contains(.firesOnce)
             switch s.kind {
-            case .recordZone, .database:
+            case .recordZone(let type), .database(let type):
+                // One limited to a type hears of a commit that changes records of that type,
+                // and of a zone created or deleted (a commit with no records).
+                if let type, !(entry.saved.isEmpty && entry.deleted.isEmpty),
+                   !entry.saved.contains(where: { $0.recordType == type }),
+                   !entry.deleted.contains(where: { before[$0.recordName]?.recordType == type }) { continue }
                 produced.append((s, CloudNotification(s, scope: scope, zoneID: zoneID, entry: entry)))
             case .query(let type, let predicate):
                 var events: [(Record, CloudNotification.Reason)] = []

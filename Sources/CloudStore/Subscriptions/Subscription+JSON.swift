@@ -18,10 +18,12 @@ extension Subscription {
             out["query"] = .object(["recordType": .string(type), "predicate": .string(predicate.description)])
             out["firesOn"] = .array(SubscriptionOptions.triggerNames.filter { options.contains($0.0) }.map { .string($0.1) })
             out["firesOnce"] = .bool(options.contains(.firesOnce))
-        case .recordZone:
+        case .recordZone(let type):
             out["subscriptionType"] = .string("zone")
-        case .database:
+            if let type { out["recordType"] = .string(type) }
+        case .database(let type):
             out["subscriptionType"] = .string("database")
+            if let type { out["recordType"] = .string(type) }
         }
         if let zoneName { out["zoneID"] = .object(["zoneName": .string(zoneName), "ownerName": .string(ownerName)]) }
         return .object(out)
@@ -54,9 +56,9 @@ extension Subscription {
             self.init(recordType: type, predicate: predicate, subscriptionID: id, options: options, zoneName: zone, notificationInfo: info)
         case "zone":
             guard let zone else { throw bad("zone subscription \(id) has no zoneID") }
-            self.init(zoneName: zone, subscriptionID: id, notificationInfo: info)
+            self.init(zoneName: zone, recordType: json["recordType"]?.stringValue, subscriptionID: id, notificationInfo: info)
         case "database":
-            self = .database(subscriptionID: id, notificationInfo: info)
+            self = .database(recordType: json["recordType"]?.stringValue, subscriptionID: id, notificationInfo: info)
         default:
             throw bad("subscription \(id) has subscriptionType \(json["subscriptionType"].map { "\($0)" } ?? "missing"); use query, zone or database")
         }

@@ -45,12 +45,14 @@ public struct NotificationInfo: Sendable, Equatable {
 
 /// A saved wish to hear about changes: a query subscription (a record type and a
 /// predicate, in one zone or all), a zone subscription (every change in one zone), or a
-/// database subscription (every change in every zone of the private database).
+/// database subscription (every change in every zone of the private database). A zone or
+/// database subscription with a record type hears only of changes to records of that type
+/// (and, a database one, of zones created or deleted).
 public struct Subscription: Sendable, Equatable {
     public enum Kind: Sendable, Equatable {
         case query(recordType: String, predicate: QueryPredicate)
-        case recordZone
-        case database
+        case recordZone(recordType: String?)
+        case database(recordType: String?)
     }
 
     public var subscriptionID: String
@@ -74,24 +76,33 @@ public struct Subscription: Sendable, Equatable {
         self.notificationInfo = notificationInfo
     }
 
-    /// A zone subscription; its options must be empty.
-    public init(zoneName: String, subscriptionID: String? = nil, options: SubscriptionOptions = [],
+    /// A zone subscription, to records of `recordType` only when one is given; its options
+    /// must be empty.
+    public init(zoneName: String, recordType: String? = nil, subscriptionID: String? = nil, options: SubscriptionOptions = [],
                 notificationInfo: NotificationInfo = NotificationInfo()) {
         self.subscriptionID = subscriptionID ?? UUID().uuidString
-        self.kind = .recordZone
+        self.kind = .recordZone(recordType: recordType)
         self.options = options
         self.zoneName = zoneName
         self.notificationInfo = notificationInfo
     }
 
-    /// A database subscription: one notification for each commit in any zone.
-    public static func database(subscriptionID: String? = nil, notificationInfo: NotificationInfo = NotificationInfo()) -> Subscription {
+    /// A database subscription: one notification for each commit in any zone (that changes
+    /// records of `recordType`, when one is given).
+    public static func database(recordType: String? = nil, subscriptionID: String? = nil,
+                                notificationInfo: NotificationInfo = NotificationInfo()) -> Subscription {
         var s = Subscription(zoneName: "", subscriptionID: subscriptionID, notificationInfo: notificationInfo)
-        s.kind = .database
+        s.kind = .database(recordType: recordType)
         s.zoneName = nil
         return s
     }
 
-    public var recordType: String? { if case .query(let t, _) = kind { t } else { nil } }
+    /// The record type a query subscription queries, or a zone or database one is limited to.
+    public var recordType: String? {
+        switch kind {
+        case .query(let t, _): t
+        case .recordZone(let t), .database(let t): t
+        }
+    }
     public var predicate: QueryPredicate? { if case .query(_, let p) = kind { p } else { nil } }
 }

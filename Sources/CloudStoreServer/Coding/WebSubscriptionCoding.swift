@@ -20,12 +20,14 @@ enum WebSubscriptionCoding {
                                    (.firesOnRecordDeletion, "delete")].filter { s.options.contains($0.0) }.map { .string($0.1) })
             o["firesOnce"] = .bool(s.options.contains(.firesOnce))
             o["zoneWide"] = .bool(s.zoneName == nil)
-        case .recordZone:
+        case .recordZone(let type):
             o["subscriptionType"] = .string("zone")
-        case .database:
+            if let type { o["recordType"] = .string(type) }
+        case .database(let type):
             // Not in Apple's Web Services; a database subscription saved through the Swift API
             // or the CLI is listed, and saves back, as this type.
             o["subscriptionType"] = .string("database")
+            if let type { o["recordType"] = .string(type) }
         }
         if let zone = s.zoneName { o["zoneID"] = WebRecordCoding.encode(db.zoneID(zone)) }
         let info = s.notificationInfo
@@ -68,9 +70,9 @@ enum WebSubscriptionCoding {
                                 zoneName: zoneWide ? nil : (zone ?? ZoneID.defaultZoneName), notificationInfo: info)
         case "zone":
             guard let zone else { throw CKError(.invalidArguments, "a zone subscription needs \"zoneID\" of a custom zone of the private database") }
-            return Subscription(zoneName: zone, subscriptionID: id, notificationInfo: info)
+            return Subscription(zoneName: zone, recordType: json["recordType"]?.stringValue, subscriptionID: id, notificationInfo: info)
         case "database":
-            var s = Subscription.database(subscriptionID: id, notificationInfo: info)
+            var s = Subscription.database(recordType: json["recordType"]?.stringValue, subscriptionID: id, notificationInfo: info)
             s.zoneName = zone    // a zone given is refused when the subscription is saved
             return s
         default:

@@ -14,6 +14,7 @@ extension SubscriptionCommand {
         @Flag(help: "Delete the subscription after its first notification.") var once = false
         @Option(help: "The zone watched: required for a zone subscription; a query subscription without it watches every zone.") var zone: String?
         @Flag(help: "A database subscription: a notification for every change in any zone of the private database.") var wholeDatabase = false
+        @Option(help: "A zone or database subscription that fires only for changes to records of this type.") var onlyType: String?
         @Option(help: "The subscription ID (default: a new UUID).") var id: String?
         @Option(help: "The alert text of its notifications.") var alert: String?
         @Option(help: "The alert title.") var title: String?
@@ -26,6 +27,9 @@ extension SubscriptionCommand {
         var triggers: [String] { on.flatMap(commaList).map { $0.lowercased() } }
 
         func validate() throws {
+            if onlyType != nil, type != nil || !(wholeDatabase || zone != nil) {
+                throw ValidationError("--only-type limits a zone (--zone) or database (--whole-database) subscription; a query subscription takes --type")
+            }
             if wholeDatabase {
                 guard type == nil && zone == nil else { throw ValidationError("--whole-database watches every zone: give neither --type nor --zone") }
                 guard on.isEmpty && !once && predicate == "TRUEPREDICATE" && arg.isEmpty else {
@@ -65,9 +69,9 @@ extension SubscriptionCommand {
                     subscription = Subscription(recordType: type, predicate: try parsedPredicate(), subscriptionID: id,
                                                 options: options, zoneName: zone, notificationInfo: info)
                 } else if let zone {
-                    subscription = Subscription(zoneName: zone, subscriptionID: id, notificationInfo: info)
+                    subscription = Subscription(zoneName: zone, recordType: onlyType, subscriptionID: id, notificationInfo: info)
                 } else {
-                    subscription = .database(subscriptionID: id, notificationInfo: info)
+                    subscription = .database(recordType: onlyType, subscriptionID: id, notificationInfo: info)
                 }
                 Report.printJSON(try db.saveSubscription(subscription).dictionary(in: db))
             }

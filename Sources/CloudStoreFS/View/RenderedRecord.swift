@@ -8,7 +8,7 @@ struct RecordRef: Hashable, Sendable {
 }
 
 /// What `stat` and an open need of a record, without its text: the view keeps these for
-/// many more records than texts (``StoreView/recordStatsKept``).
+/// many more records than texts (``RenderCache/statsKept``).
 struct RecordStat: Sendable {
     var type: String
     var tag: String

@@ -147,7 +147,7 @@ extension StoreView {
         // A stat not kept means a text not kept either: read and keep it now, not twice.
         var loaded: RenderedRecord? = nil
         let stat: RecordStat
-        if let kept = keptStat(t) { stat = kept } else {
+        if let kept = renderCache.stat(t.ref) { stat = kept } else {
             guard let r = try renderedRecord(t, keep: true) else { throw FSError(ENOENT) }
             (loaded, stat) = (r, r.stat)
         }

@@ -62,7 +62,7 @@ extension StoreView {
 
     func keyValueAttributes(_ ref: KeyValueRef, _ key: String, inode: UInt64) throws(FSError) -> NodeAttributes? {
         guard let (text, _) = try keyValueText(ref, key) else { return nil }
-        let owner = uid(ofUserNamed: ref.user) ?? daemonUID
+        let owner = users.uid(ofUserNamed: ref.user) ?? daemonUID
         let modified = stateLock.withLock { keyValueSnapshots[ref]?.modified } ?? started
         noteReportedSize(inode, Int64(text.count))
         return NodeAttributes(inode: inode, kind: .file, permissions: 0o600, links: 1, uid: owner, gid: owner == daemonUID ? daemonGID : owner,

@@ -42,8 +42,8 @@ extension StoreView {
         case .container(let c):
             switch name {
             case "public": return .database(DatabaseKey(container: c, scope: .public, user: ""))
-            case "private": return .database(DatabaseKey(container: c, scope: .private, user: userName(caller.uid)))
-            case Self.keyValueFolderName: return .keyValueFolder(KeyValueRef(container: c, user: userName(caller.uid)))
+            case "private": return .database(DatabaseKey(container: c, scope: .private, user: users.userName(caller.uid)))
+            case Self.keyValueFolderName: return .keyValueFolder(KeyValueRef(container: c, user: users.userName(caller.uid)))
             default: throw FSError(ENOENT)
             }
         case .database(let d):
@@ -97,7 +97,7 @@ extension StoreView {
         case .database(let d), .recordType(let d, _, _):
             return dir(d.scope == .public ? Self.publicFolderMode : 0o700, uid: owner(d))
         case .keyValueFolder(let ref):
-            return dir(0o700, uid: uid(ofUserNamed: ref.user) ?? daemonUID)
+            return dir(0o700, uid: users.uid(ofUserNamed: ref.user) ?? daemonUID)
         case .zone(let d, let zone):
             guard let created = (try? database(d, caller: caller).zone(zone))?.created else { throw FSError(ENOENT) }
             return dir(d.scope == .public ? Self.publicFolderMode : 0o700, uid: owner(d), time: created)
@@ -131,7 +131,7 @@ extension StoreView {
         let size = Int64(record.size)
         noteReportedSize(inode, size)
         let owner: UInt32 = target.database.scope == .public
-            ? uid(ofCreator: record.creator, container: target.database.container)
+            ? users.uid(ofCreator: record.creator, container: target.database.container)
             : owner(target.database)
         let modified = record.modified ?? started
         // A type with write roles is writable by all as far as the kernel is concerned: the
@@ -333,8 +333,8 @@ extension StoreView {
         case .lostFound:
             for n in lostAndFound.names(visibleTo: caller.uid).sorted() { keys.append((n, .lostFoundFile(n))) }
         case .container(let c):
-            keys.append((Self.keyValueFolderName, .keyValueFolder(KeyValueRef(container: c, user: userName(caller.uid)))))
-            keys.append(("private", .database(DatabaseKey(container: c, scope: .private, user: userName(caller.uid)))))
+            keys.append((Self.keyValueFolderName, .keyValueFolder(KeyValueRef(container: c, user: users.userName(caller.uid)))))
+            keys.append(("private", .database(DatabaseKey(container: c, scope: .private, user: users.userName(caller.uid)))))
             keys.append(("public", .database(DatabaseKey(container: c, scope: .public, user: ""))))
         case .database(let d):
             let zones: [RecordZone]
@@ -401,7 +401,7 @@ extension StoreView {
         var used: Int64 = 0
         var files: UInt64 = 0
         for c in shownContainers() {
-            for key in [DatabaseKey(container: c, scope: .public, user: ""), DatabaseKey(container: c, scope: .private, user: userName(caller.uid))] {
+            for key in [DatabaseKey(container: c, scope: .public, user: ""), DatabaseKey(container: c, scope: .private, user: users.userName(caller.uid))] {
                 guard let db = try? database(key, caller: caller) else { continue }
                 quota += db.quotaBytes
                 used += (try? db.usage()) ?? 0

@@ -24,6 +24,10 @@ public final class StoreView: @unchecked Sendable {
     let inodes = InodeTable()
     let handles = HandleTable<OpenFile>()
     let itemCache = ItemCacheTable()
+    /// Records as their files show them (``renderedRecord(_:keep:)``, ``recordStat(_:)``).
+    let renderCache = RenderCache()
+    /// OS users and identities, as callers and owners (``UserTable``).
+    let users: UserTable
     let lostAndFound: LostAndFound
     /// The inotify queue the mount's ``ChangeWatcher`` reads, and which zones it shows quiet.
     let changes = ChangeQueue()
@@ -67,25 +71,15 @@ public final class StoreView: @unchecked Sendable {
     var pendingNew: [ItemTarget: OpenFile] = [:]
     /// Type folders made with `mkdir` that hold no record yet.
     var typeFolders: Set<NodeKey> = []
-    /// Records as their files show them, by name (``renderedRecord(_:keep:)``), at most
-    /// ``renderedBytesKept`` bytes of text.
-    var rendered: [RecordRef: RenderedRecord] = [:]
-    var renderedBytes = 0
-    /// What `stat` and an open need of records, by name (``recordStat(_:)``), for at most
-    /// ``recordStatsKept`` records: kept as the texts are, and dropped with them.
-    var recordStats: [RecordRef: RecordStat] = [:]
     /// The size the kernel was last told of an item file; nil once a writer may have
     /// changed the kernel's idea of it, until the kernel asks again.
     var reportedSize: [UInt64: Int64] = [:]
     /// Text being read in pieces with no open file (``read(inode:count:offset:)``), by inode.
     var unopenedReads: [UInt64: [UInt8]] = [:]
     var unopenedReadBytes = 0
-    var uidsByUserRecord: [String: [String: UInt32]] = [:]
     var keyValueFiles: [KeyValueRef: KeyValueFile] = [:]
     var keyValueSnapshots: [KeyValueRef: KeyValueFile.Snapshot] = [:]
     var keyValueTexts: [ItemTarget: (text: [UInt8], tag: String)] = [:]
-    var userNames: [UInt32: String] = [:]
-    var uidsByName: [String: UInt32] = [:]
 
     struct ZoneRef: Hashable { var database: DatabaseKey; var zone: String }
     struct DatabaseHandleKey: Hashable { var database: DatabaseKey; var actingUser: String }
@@ -102,6 +96,7 @@ public final class StoreView: @unchecked Sendable {
         self.mountPoint = mountPoint
         self.deviceID = Caller.mountDeviceID(mountPoint)
         self.lostAndFound = LostAndFound(storeRoot: store.layout.root)
+        self.users = UserTable(store: store, fallbackUID: geteuid())
         self.maxFileBytes = store.settings.maxRecordBytes * 3 / 2 + 65536
         self.logger = logger
         self.containers = containers
@@ -117,59 +112,22 @@ public final class StoreView: @unchecked Sendable {
 
     // MARK: Identities
 
-    /// The local identity of a uid: its OS user name (as the CLI uses), else `uid<N>`.
-    func userName(_ uid: UInt32) -> String {
-        if let n = stateLock.withLock({ userNames[uid] }) { return n }
-        let name = Syscall.userName(uid: uid) ?? "uid\(uid)"
-        stateLock.withLock { userNames[uid] = name }
-        return name
-    }
-
-    /// Asked for every attribute of a private folder, so found uids are kept (a lookup reads
-    /// /etc/passwd and asks nscd: 3 opens and 6 stats, measured with strace).
-    func uid(ofUserNamed name: String) -> UInt32? {
-        if let known = stateLock.withLock({ uidsByName[name] }) { return known }
-        guard let found = lookUpUID(name) else { return nil }
-        stateLock.withLock { uidsByName[name] = found }
-        return found
-    }
-
-    /// The OS user's uid, or N for a name `uid<N>` (``userName(_:)``'s name for a uid with no
-    /// user).
-    private func lookUpUID(_ name: String) -> UInt32? {
-        if let uid = Syscall.uid(ofUserNamed: name) { return uid }
-        if name.hasPrefix("uid"), let n = UInt32(name.dropFirst(3)) { return n }
-        return nil
-    }
-
     /// The owner of a database's folders: the private database's user, else the daemon's.
     func owner(_ d: DatabaseKey) -> UInt32 {
-        d.scope == .private ? (uid(ofUserNamed: d.user) ?? daemonUID) : daemonUID
+        d.scope == .private ? (users.uid(ofUserNamed: d.user) ?? daemonUID) : daemonUID
     }
 
-    /// The uid shown as owner of a public record: its creator's, when the creator is a local user.
-    func uid(ofCreator userRecordName: String?, container: String) -> UInt32 {
-        guard let userRecordName else { return daemonUID }
-        if let known = stateLock.withLock({ uidsByUserRecord[container]?[userRecordName] }) { return known }
-        var map: [String: UInt32] = [:]
-        if let users = try? store.container(container).identities() {
-            for u in users { map[u.userRecordName] = u.uid ?? uid(ofUserNamed: u.name) ?? daemonUID }
-        }
-        stateLock.withLock { uidsByUserRecord[container] = map }
-        return map[userRecordName] ?? daemonUID
-    }
-
-    /// The engine's caller for the OS user named `name` (as ``userName(_:)`` gives it): the
-    /// container finds its identity by uid.
+    /// The engine's caller for the OS user named `name` (as ``UserTable/userName(_:)`` gives
+    /// it): the container finds its identity by uid.
     func engineCaller(_ name: String) -> Caller {
-        Caller(userName: name, uid: uid(ofUserNamed: name), deviceID: deviceID)
+        Caller(userName: name, uid: users.uid(ofUserNamed: name), deviceID: deviceID)
     }
 
     // MARK: Databases and zones
 
     /// The database a node belongs to, acting as `caller` (the creator of what it saves).
     func database(_ key: DatabaseKey, caller: CallerContext?) throws(FSError) -> Database {
-        let acting = key.scope == .private ? key.user : userName(caller?.uid ?? daemonUID)
+        let acting = key.scope == .private ? key.user : users.userName(caller?.uid ?? daemonUID)
         let hk = DatabaseHandleKey(database: key, actingUser: acting)
         if let db = stateLock.withLock({ databases[hk] }) { return db }
         do {
@@ -218,17 +176,8 @@ public final class StoreView: @unchecked Sendable {
     /// Moves the zone's generation on and drops the rendered text of what changed; called by
     /// the catalog's refresh, before any other refresh of the zone can return.
     func forgetRendered(_ change: ZoneCatalog.Change, in zone: ZoneRef) {
-        stateLock.withLock {
-            zoneGenerations[zone, default: 0] += 1
-            switch change {
-            case .none: return
-            case .records(let names):
-                for name in names.keys { dropRendered(RecordRef(database: zone.database, zone: zone.zone, name: name)) }
-            case .reloaded, .zoneGone:
-                for r in rendered.keys where r.database == zone.database && r.zone == zone.zone { dropRendered(r) }
-                for r in recordStats.keys where r.database == zone.database && r.zone == zone.zone { recordStats[r] = nil }
-            }
-        }
+        stateLock.withLock { zoneGenerations[zone, default: 0] += 1 }
+        renderCache.forget(change, in: zone)
     }
 
     /// Drops from the kernel's caches what a change reached (the view's own were dropped by
@@ -267,51 +216,30 @@ public final class StoreView: @unchecked Sendable {
 
     // MARK: Rendering
 
-    /// Rendered text kept, in bytes: a folder of some thousands of records read again and
-    /// again (`cat`, `grep -r`, `tar`) is rendered once; a zone's worth would make the
-    /// daemon's memory grow with the zone.
-    static let renderedBytesKept = 16 << 20
-
-    /// Opened records whose ``RecordStat`` is kept (about 700 bytes each, the map's room to
-    /// grow included): opening a folder's files again and again (`cat`, `grep -r`, `tar`)
-    /// then reads and renders no record whose version the kernel's pages hold, even when its
-    /// text is no longer kept.
-    static let recordStatsKept = 16_384
-
-    /// A record as its file shows it: from ``rendered`` when there, else read through the
-    /// zone's catalog and kept. Nil when no record has the name or its type is another.
+    /// A record as its file shows it: from the ``renderCache`` when there, else read through
+    /// the zone's catalog. Nil when no record has the name or its type is another.
     ///
-    /// What ``rendered`` holds is current without asking the engine: ``catalog(_:_:)``, called
-    /// first, takes in every save committed before this request, and the catalog's refresh
-    /// drops what they changed before any other refresh returns (``forgetRendered(_:in:)``).
-    /// A record is kept only when no change was taken in between reading the zone's
-    /// generation and reading the record, so what is kept is never older than what the
-    /// catalog has taken in (the storage it is read from holds every entry its log has).
-    /// Only a file being opened (`keep`) adds to what is kept (its text and its stat): a
-    /// listing of a large folder then does not fill the daemon's memory with texts nobody
-    /// reads, nor push out the stats of the files being read.
+    /// What the cache holds is current: ``catalog(_:_:)``, called first, takes in every save
+    /// committed before this request, and the catalog's refresh drops what they changed
+    /// before any other refresh returns (``forgetRendered(_:in:)``). The storage a record is
+    /// read from holds every entry its log has. Only a file being opened (`keep`) adds to what
+    /// is kept (its text and its stat): a listing of a large folder then does not fill the
+    /// daemon's memory with texts nobody reads, nor push out the stats of the files being read.
     func renderedRecord(_ t: RecordTarget, keep: Bool) throws(FSError) -> RenderedRecord? {
         try render(t, keep: keep, catalog: try catalog(t.database, t.zone))
     }
 
-    /// What `stat` and an open need of a record: kept (``recordStats``, ``rendered``) when
-    /// there, else from ``renderedRecord(_:keep:)``, current as its text is.
+    /// What `stat` and an open need of a record: kept when there, else from
+    /// ``renderedRecord(_:keep:)``, current as its text is.
     func recordStat(_ t: RecordTarget) throws(FSError) -> RecordStat? {
         let cat = try catalog(t.database, t.zone)
-        if let hit = keptStat(t) { return hit.type == t.type ? hit : nil }
+        if let hit = renderCache.stat(t.ref) { return hit.type == t.type ? hit : nil }
         return try render(t, keep: false, catalog: cat)?.stat
-    }
-
-    /// What is kept of a record's stat, whatever its type; nil when nothing is. Current once
-    /// ``catalog(_:_:)`` has taken in what was committed, as ``rendered`` is.
-    func keptStat(_ t: RecordTarget) -> RecordStat? {
-        stateLock.withLock { recordStats[t.ref] ?? rendered[t.ref]?.stat }
     }
 
     /// ``renderedRecord(_:keep:)`` once the zone's catalog has taken in what was committed.
     private func render(_ t: RecordTarget, keep: Bool, catalog cat: ZoneCatalog) throws(FSError) -> RenderedRecord? {
-        let zone = ZoneRef(database: t.database, zone: t.zone)
-        let (hit, generation) = stateLock.withLock { (rendered[t.ref], zoneGenerations[zone]) }
+        let (hit, generation) = renderCache.text(t.ref)
         if let hit {
             return hit.type == t.type ? hit : nil
         }
@@ -319,26 +247,8 @@ public final class StoreView: @unchecked Sendable {
         do throws(CKError) { record = try cat.record(named: t.name) } catch { throw error.fsError }
         guard let record else { return nil }
         let made = RenderedRecord(record)
-        guard keep else { return made.type == t.type ? made : nil }
-        stateLock.withLock {
-            guard zoneGenerations[zone] == generation else { return }
-            dropRendered(t.ref)
-            if renderedBytes > Self.renderedBytesKept {
-                rendered = [:]
-                renderedBytes = 0
-            }
-            rendered[t.ref] = made
-            renderedBytes += made.bytes.count
-            if recordStats.count >= Self.recordStatsKept { recordStats = [:] }
-            recordStats[t.ref] = made.stat
-        }
+        if keep { renderCache.keep(made, as: t.ref, readAt: generation) }
         return made.type == t.type ? made : nil
-    }
-
-    /// Drops what is kept of a record: its text and its stat. State lock held.
-    func dropRendered(_ ref: RecordRef) {
-        if let old = rendered.removeValue(forKey: ref) { renderedBytes -= old.bytes.count }
-        recordStats[ref] = nil
     }
 
     /// Where an item shows in the mount, for messages and lost+found notes.

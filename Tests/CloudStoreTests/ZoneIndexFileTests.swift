@@ -239,6 +239,35 @@ import Testing
         }
     }
 
+    /// A walk in sort order takes from the index only the rows that may fill the page, and
+    /// more when records fail a condition the index does not keep (`NOT`): the first rows of
+    /// the walk fail it here, and every page still has the brute-force records, in order.
+    @Test func aWalkInSortOrderTakesMoreRowsWhenRecordsFailAnUnindexedCondition() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        var records: [Record] = []
+        for i in 0..<600 {
+            let rank: FieldValue = .int64(Int64(i * 7919 % 600))
+            records.append(Record(recordType: "Item", recordID: RecordID(recordName: String(format: "i%03d", i)), fields: ["kind": .string("common"), "rank": rank]))
+        }
+        for half in [records[..<300], records[300...]] {
+            if let e = try db.modify(saving: Array(half)).error { throw e }
+        }
+        let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        let plans = LockedPlans()
+        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        storage.locked { storage.queryPlanObserver = { plans.append($0) } }
+        let query = RecordQuery(recordType: "Item", predicate: .and([.compare("kind", .equal, .string("common")), .not(.compare("rank", .less, .int(40)))]),
+                                sortDescriptors: [QuerySortDescriptor(key: "rank", ascending: true)])
+        let got = try Self.pages(indexed, query, limit: 5, atMost: 20)
+        let expected = records.filter { query.predicate.matches($0) }.sorted { a, b in
+            RecordQuery.compare([a["rank"]], a.recordID.recordName, [b["rank"]], b.recordID.recordName, query.sortDescriptors) < 0
+        }.prefix(20).map { (r: Record) in r.recordID.recordName }
+        #expect(got == Array(expected))
+        #expect(got.count == 20)
+        #expect(plans.all == Array(repeating: .sortOrder, count: 4), "\(plans.all)")
+    }
+
     /// Plans seen. `@unchecked Sendable`: `plans` is only touched under `lock`.
     final class LockedPlans: @unchecked Sendable {
         private let lock = NSLock()

@@ -76,25 +76,34 @@ extension Database {
             from = bound
         }
         let walk = Self.sortWalkRows * (limit + 1)
-        var rows: [(name: String, values: [FieldValue?])] = []
-        try index.read { (reader) throws(CKError) in
-            try reader.selectInSortOrder(type: query.recordType, where: conditions, sort: sort, from: from, limit: walk) { name, values in
-                let fieldValues = zip(query.sortDescriptors, values).map { d, v in Self.fieldValue(v, types[d.key]) }
-                if let after, RecordQuery.compare(fieldValues, name, after.values, after.recordName, query.sortDescriptors) <= 0 {
-                    return true
+        // The index tests the conditions it keeps, so the first rows it gives usually fill the
+        // page: rows are taken only until they may (SQLite steps no further), and more, from
+        // the start again, only when records fail the conditions the index does not keep.
+        var wanted = limit + 1
+        while true {
+            var rows: [(name: String, values: [FieldValue?])] = []
+            var stopped = false
+            try index.read { (reader) throws(CKError) in
+                try reader.selectInSortOrder(type: query.recordType, where: conditions, sort: sort, from: from, limit: walk) { name, values in
+                    let fieldValues = zip(query.sortDescriptors, values).map { d, v in Self.fieldValue(v, types[d.key]) }
+                    if let after, RecordQuery.compare(fieldValues, name, after.values, after.recordName, query.sortDescriptors) <= 0 {
+                        return true
+                    }
+                    rows.append((name, fieldValues))
+                    stopped = rows.count >= wanted
+                    return !stopped
                 }
-                rows.append((name, fieldValues))
-                return true
             }
+            var page: [SortedRecords.Entry] = []
+            for row in rows {
+                guard let record = try storage.record(named: row.name), record.recordType == query.recordType,
+                      query.predicate.evaluate(record) else { continue }
+                page.append(SortedRecords.Entry(values: query.sortDescriptors.map { $0.value(of: record) }, record: record))
+                if page.count > limit { return QueryPage(entries: Array(page.prefix(limit)), more: true, grouped: false) }
+            }
+            guard stopped, wanted < walk else { return nil }
+            wanted = min(wanted * 4, walk)
         }
-        var page: [SortedRecords.Entry] = []
-        for row in rows {
-            guard let record = try storage.record(named: row.name), record.recordType == query.recordType,
-                  query.predicate.evaluate(record) else { continue }
-            page.append(SortedRecords.Entry(values: query.sortDescriptors.map { $0.value(of: record) }, record: record))
-            if page.count > limit { return QueryPage(entries: Array(page.prefix(limit)), more: true, grouped: false) }
-        }
-        return nil
     }
 
     /// How many rows per result a walk in sort order may take before the matches are found

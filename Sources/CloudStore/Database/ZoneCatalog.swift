@@ -173,6 +173,8 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// parsed every record in it a second time (tens of MB at 100,000 records) only to skip
     /// it; that was a third of the mount daemon's peak memory after `ls` of a large zone.
     private func reload() throws(CKError) {
+        if let damage = storage.knownDamage() { throw damage }
+        storage.locked { storage.zoneReadObserver }?()
         let (applied, st) = try appliedAndLog()
         var loaded: [String: Record] = [:]
         for name in try storage.recordNames() {

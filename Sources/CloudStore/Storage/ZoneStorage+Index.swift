@@ -194,6 +194,8 @@ extension ZoneStorage {
     /// not hold yet (after the apply marker, read before the files), as ``ZoneCatalog`` loads
     /// a zone. Records are read one at a time, never the whole zone at once.
     private func rebuildIndex(_ writer: ZoneIndexFile.Writer, epoch: String) throws(CKError) -> ZoneIndexFile.State {
+        if let damage = knownDamage() { throw damage }
+        locked { zoneReadObserver }?()
         Self.indexLogger.notice("making the index of zone \(zoneID.zoneName) from its records and log")
         locked { indexTrusted = false }
         try writer.removeAll()

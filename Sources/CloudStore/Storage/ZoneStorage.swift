@@ -119,6 +119,13 @@ final class ZoneStorage: @unchecked Sendable {
     /// Told how each query answered from the index found its page (`QueryPlan`), outside
     /// `stateLock`: tests check with it that a plan is taken where it should be.
     var queryPlanObserver: (@Sendable (QueryPlan) -> Void)?
+    /// Told each time a read of every record file of the zone begins (the index made again,
+    /// the zone loaded into memory), outside `stateLock`.
+    var zoneReadObserver: (@Sendable () -> Void)?
+    /// A record file found damaged (it does not parse), its status then, and the error: a
+    /// read of every record file fails at once with that error while the file is unchanged
+    /// (``knownDamage()``), instead of reading the zone up to it again at every request.
+    var damagedRecordFile: (path: String, status: Syscall.FileStatus, error: CKError)?
 
     /// How a query answered from the index file found its page.
     enum QueryPlan: Sendable, Equatable {
@@ -597,7 +604,32 @@ final class ZoneStorage: @unchecked Sendable {
     func readRecordFile(_ name: String) throws(CKError) -> Record? {
         let path = StoreLayout.recordFile(directory, name: name)
         guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") else { return nil }
-        return try Self.decodeRecordFile(bytes, path: path)
+        do { return try Self.decodeRecordFile(bytes, path: path) } catch {
+            return try readDamagedRecordFile(path)
+        }
+    }
+
+    /// A record file that did not parse, read again with its status: when it still does not
+    /// parse, that version of it is noted as damaged and the error thrown.
+    private func readDamagedRecordFile(_ path: String) throws(CKError) -> Record? {
+        guard let (bytes, status) = try Syscall.readFileAndStatus(path, times: true).orThrow(.internalError, "cannot read \(path)") else { return nil }
+        do { return try Self.decodeRecordFile(bytes, path: path) } catch {
+            locked { damagedRecordFile = (path, status, error) }
+            throw error
+        }
+    }
+
+    /// The error of a damaged record file found earlier, while that file is the version that
+    /// was found damaged (`ckfs fsck`, an edit or a save replaces it, and the zone is read again).
+    func knownDamage() -> CKError? {
+        guard let damaged = locked({ damagedRecordFile }) else { return nil }
+        if case .success(let now?) = Syscall.stat(damaged.path, times: true), now.inode == damaged.status.inode,
+           now.size == damaged.status.size, now.modifiedNanos == damaged.status.modifiedNanos,
+           now.changedNanos == damaged.status.changedNanos {
+            return damaged.error
+        }
+        locked { if damagedRecordFile?.path == damaged.path { damagedRecordFile = nil } }
+        return nil
     }
 
     static func decodeRecordFile(_ bytes: [UInt8], path: String) throws(CKError) -> Record {

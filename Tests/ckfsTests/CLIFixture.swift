@@ -37,32 +37,29 @@ final class CLIFixture: @unchecked Sendable {
         Self.exec(Self.binary, args + ["--store", store] + (user.map { ["--user", $0] } ?? []), input: input)
     }
 
+    /// Runs `path` with `args` and `input` on standard input, and waits for it; its status is
+    /// the exit status, or 128 + the signal that ended it.
+    ///
+    /// Not through Foundation's `Process`: its `run()` looks for the highest open descriptor
+    /// by copying each `/proc/self/fd` entry's whole 256-byte name field, past the end of
+    /// readdir's buffer, and that crashed test runs holding many descriptors (the bug
+    /// `Syscall.forEachName` avoids). Standard input, output and error are files here, and
+    /// the child keeps no descriptor of this process.
     static func exec(_ path: String, _ args: [String], input: String? = nil, environment: [String: String]? = nil) -> Output {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = args
-        if let environment { p.environment = environment }
-        let out = Pipe(), err = Pipe(), inp = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = inp
-        do { try p.run() } catch { return Output(status: -1, stdout: "", stderr: "\(error)") }
-        if let input { inp.fileHandleForWriting.write(Data(input.utf8)) }
-        try? inp.fileHandleForWriting.close()
-        // Read both pipes before waiting, so a large output cannot block the child.
-        let group = DispatchGroup()
-        let stdoutBox = DataBox(), stderrBox = DataBox()
-        for (pipe, box) in [(out, stdoutBox), (err, stderrBox)] {
-            group.enter()
-            DispatchQueue.global().async {
-                box.set(pipe.fileHandleForReading.readDataToEndOfFile())
-                group.leave()
-            }
+        let base = NSTemporaryDirectory() + "ckfs-exec-" + UUID().uuidString
+        let (inFile, outFile, errFile) = (base + ".in", base + ".out", base + ".err")
+        defer { for f in [inFile, outFile, errFile] { unlink(f) } }
+        guard FileManager.default.createFile(atPath: inFile, contents: Data((input ?? "").utf8)) else {
+            return Output(status: -1, stdout: "", stderr: "cannot write \(inFile)")
         }
-        group.wait()
-        p.waitUntilExit()
-        return Output(status: p.terminationStatus, stdout: String(decoding: stdoutBox.get(), as: UTF8.self),
-                      stderr: String(decoding: stderrBox.get(), as: UTF8.self))
+        let files = Syscall.ChildFiles(input: inFile, output: outFile, error: errFile)
+        let spawned = Syscall.spawn(path, arguments: [path] + args, environment: environment ?? ProcessInfo.processInfo.environment,
+                                    files: files, closeOthers: true)
+        guard case .success(let pid) = spawned, case .success(let status) = Syscall.waitForExit(pid) else {
+            return Output(status: -1, stdout: "", stderr: "cannot run \(path): \(spawned)")
+        }
+        func text(_ file: String) -> String { String(decoding: FileManager.default.contents(atPath: file) ?? Data(), as: UTF8.self) }
+        return Output(status: status, stdout: text(outFile), stderr: text(errFile))
     }
 
     /// Runs `ckfs ARGS --store STORE --user alice`, kills it with SIGKILL after `microseconds`,

@@ -210,20 +210,7 @@ import Testing
     /// Both give the brute-force order.
     @Test func aCommonMatchWalksTheSortOrderAndARareOneSortsTheMatches() throws {
         let t = try TempStore()
-        let db = try t.db()
-        var records: [Record] = []
-        for i in 0..<600 {
-            let kind: FieldValue = .string(i % 200 == 0 ? "rare" : "common")
-            let rank: FieldValue = .int64(Int64(i * 7919 % 600))
-            records.append(Record(recordType: "Item", recordID: RecordID(recordName: String(format: "i%03d", i)), fields: ["kind": kind, "rank": rank]))
-        }
-        for half in [records[..<300], records[300...]] {
-            if let e = try db.modify(saving: Array(half)).error { throw e }
-        }
-        let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
-        let plans = LockedPlans()
-        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
-        storage.locked { storage.queryPlanObserver = { plans.append($0) } }
+        let (records, indexed, plans) = try Self.rankedItems(t) { $0 % 200 == 0 ? "rare" : "common" }
         for (kind, plan) in [("common", ZoneStorage.QueryPlan.sortOrder), ("rare", .matchesSorted)] {
             for ascending in [true, false] {
                 plans.reset()
@@ -244,19 +231,7 @@ import Testing
     /// the walk fail it here, and every page still has the brute-force records, in order.
     @Test func aWalkInSortOrderTakesMoreRowsWhenRecordsFailAnUnindexedCondition() throws {
         let t = try TempStore()
-        let db = try t.db()
-        var records: [Record] = []
-        for i in 0..<600 {
-            let rank: FieldValue = .int64(Int64(i * 7919 % 600))
-            records.append(Record(recordType: "Item", recordID: RecordID(recordName: String(format: "i%03d", i)), fields: ["kind": .string("common"), "rank": rank]))
-        }
-        for half in [records[..<300], records[300...]] {
-            if let e = try db.modify(saving: Array(half)).error { throw e }
-        }
-        let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
-        let plans = LockedPlans()
-        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
-        storage.locked { storage.queryPlanObserver = { plans.append($0) } }
+        let (records, indexed, plans) = try Self.rankedItems(t) { _ in "common" }
         let query = RecordQuery(recordType: "Item", predicate: .and([.compare("kind", .equal, .string("common")), .not(.compare("rank", .less, .int(40)))]),
                                 sortDescriptors: [QuerySortDescriptor(key: "rank", ascending: true)])
         let got = try Self.pages(indexed, query, limit: 5, atMost: 20)
@@ -299,6 +274,25 @@ import Testing
         try good.write(to: URL(fileURLWithPath: path))
         #expect(try Self.pages(indexed, query, limit: 5, atMost: 50) == records.map(\.recordID.recordName))
         #expect(reads.all.count == 2)
+    }
+
+    /// 600 `Item` records with a `kind` (from their number) and a `rank` in a shuffled order,
+    /// saved in two batches; the store opened again to read from the index, and the plans its
+    /// queries take.
+    static func rankedItems(_ t: TempStore, kind: (Int) -> String) throws -> ([Record], Database, LockedPlans) {
+        let db = try t.db()
+        let records = (0..<600).map { i in
+            Record(recordType: "Item", recordID: RecordID(recordName: String(format: "i%03d", i)),
+                   fields: ["kind": .string(kind(i)), "rank": .int64(Int64(i * 7919 % 600))])
+        }
+        for half in [records[..<300], records[300...]] {
+            if let e = try db.modify(saving: Array(half)).error { throw e }
+        }
+        let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        let plans = LockedPlans()
+        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        storage.locked { storage.queryPlanObserver = { plans.append($0) } }
+        return (records, indexed, plans)
     }
 
     /// Plans seen. `@unchecked Sendable`: `plans` is only touched under `lock`.

@@ -34,12 +34,14 @@ extension Bench {
             return "the server (pid \(pid)) ended with status \(status)" + (text.isEmpty ? "" : "; " + Self.digest(text))
         }
 
-        /// What of a server's standard error explains its end: Swift's backtrace of the thread
-        /// that crashed (it comes first, before every other thread's), else the end.
+        /// What of a server's standard error explains its end: the line Swift's backtracer
+        /// starts with and its backtrace of the thread that crashed (listed in thread order,
+        /// among every other thread's), else the end.
         static func digest(_ text: String) -> String {
-            if let crash = text.range(of: "Program crashed") {
-                let from = text[..<crash.lowerBound].lastIndex(of: "\n").map { text.index(after: $0) } ?? text.startIndex
-                return "its standard error from the crash on:\n" + text[from...].prefix(12_000)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            if let header = lines.first(where: { $0.contains("Program crashed") }) {
+                let crashed = lines.drop { !($0.hasPrefix("Thread ") && $0.hasSuffix(" crashed:")) }
+                return "its standard error on the crash:\n\(header)\n" + crashed.prefix(40).joined(separator: "\n")
             }
             return "the end of its standard error:\n" + text.suffix(4000)
         }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import CloudStore
-import CloudStoreBench
+@testable import CloudStoreBench
 
 /// `ckfs bench --quick` once, as CI's smoke test of the benchmarks: every row is
 /// measured, on both sides, and the ratio is what the figures say. No thresholds: machines
@@ -50,5 +50,18 @@ import CloudStoreBench
         #expect(Bench.fileSystemWarning(secondsPerFile: 40e-6) == nil)
         let warning = try #require(Bench.fileSystemWarning(secondsPerFile: 1_180e-6))
         #expect(warning.contains("1180 µs") && warning.contains("some minutes after any large deletion"), "\(warning)")
+    }
+
+    /// A crashed server's report keeps the line Swift's backtracer starts with and the
+    /// backtrace of the thread that crashed, which it lists after the threads before it.
+    @Test func aServerCrashReportKeepsTheCrashedThread() {
+        let threads = (0..<12).map { "Thread \($0) \"worker\":\n\n  0 futex_wait in libc.so.6\n  1 [ra] park\n" }.joined(separator: "\n")
+        let text = "listening\n*** Program crashed: Bad pointer dereference at 0x7f0 ***\n\nPlatform: x86_64 Linux\n\n" + threads
+            + "\nThread 12 \"oot.default-qos\" crashed:\n\n  0 __memcpy_avx512_unaligned_erms in libc.so.6\n  1 [ra] Syscall.forEachName(in:_:)\n\nThread 13:\n  0 epoll_wait\n"
+        let digest = Bench.Server.digest(text)
+        #expect(digest.contains("Program crashed: Bad pointer dereference"))
+        #expect(digest.contains("Thread 12 \"oot.default-qos\" crashed:") && digest.contains("Syscall.forEachName"), "\(digest)")
+        #expect(!digest.contains("futex_wait"), "\(digest)")
+        #expect(Bench.Server.digest("a\nb\nended badly").hasSuffix("ended badly"))
     }
 }

@@ -623,11 +623,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// was found damaged (`ckfs fsck`, an edit or a save replaces it, and the zone is read again).
     func knownDamage() -> CKError? {
         guard let damaged = locked({ damagedRecordFile }) else { return nil }
-        if case .success(let now?) = Syscall.stat(damaged.path, times: true), now.inode == damaged.status.inode,
-           now.size == damaged.status.size, now.modifiedNanos == damaged.status.modifiedNanos,
-           now.changedNanos == damaged.status.changedNanos {
-            return damaged.error
-        }
+        if case .success(let now?) = Syscall.stat(damaged.path, times: true), now == damaged.status { return damaged.error }
         locked { if damagedRecordFile?.path == damaged.path { damagedRecordFile = nil } }
         return nil
     }

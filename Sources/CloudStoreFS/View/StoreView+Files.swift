@@ -143,12 +143,12 @@ extension StoreView {
     /// version they answer the reads, so the text is read from the store only if the kernel
     /// asks for it after all (``loadText(of:_:)``): an open is then two lookups in memory.
     private func openRecordReader(_ t: RecordTarget, inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply {
-        _ = try catalog(t.database, t.zone)
+        let cat = try catalog(t.database, t.zone)
         // A stat not kept means a text not kept either: read and keep it now, not twice.
         var loaded: RenderedRecord? = nil
         let stat: RecordStat
         if let kept = renderCache.stat(t.ref) { stat = kept } else {
-            guard let r = try renderedRecord(t, keep: true) else { throw FSError(ENOENT) }
+            guard let r = try render(t, keep: true, catalog: cat) else { throw FSError(ENOENT) }
             (loaded, stat) = (r, r.stat)
         }
         guard stat.type == t.type else { throw FSError(ENOENT) }
@@ -164,7 +164,7 @@ extension StoreView {
             h.textToLoad = true
         } else {
             do throws(FSError) {
-                guard let r = try renderedRecord(t, keep: true) else { throw FSError(ENOENT) }
+                guard let r = try render(t, keep: true, catalog: cat) else { throw FSError(ENOENT) }
                 // A save taken in since the stat was read: the kernel's pages, dropped at
                 // this open, fill with this version, so they are said to be of it.
                 if r.tag != stat.tag { itemCache.close(inode, h.cacheMode); h.cacheMode = itemCache.openReader(inode, tag: r.tag) }

@@ -238,7 +238,7 @@ public final class StoreView: @unchecked Sendable {
     }
 
     /// ``renderedRecord(_:keep:)`` once the zone's catalog has taken in what was committed.
-    private func render(_ t: RecordTarget, keep: Bool, catalog cat: ZoneCatalog) throws(FSError) -> RenderedRecord? {
+    func render(_ t: RecordTarget, keep: Bool, catalog cat: ZoneCatalog) throws(FSError) -> RenderedRecord? {
         let (hit, generation) = renderCache.text(t.ref)
         if let hit {
             return hit.type == t.type ? hit : nil

@@ -188,17 +188,17 @@ import Testing
 }
 
 /// Runs a Python 3 script and returns its standard output; fails on a nonzero exit.
+/// (Through the engine's posix_spawn, not Foundation's `Process`, whose `run()` reads past
+/// readdir's buffer; see `Syscall.forEachName`.)
 func runPython(_ script: String) throws -> [UInt8] {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    p.arguments = ["python3", "-c", script]
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    let errors = err.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else { throw CKError(.internalError, "python3 failed: " + String(decoding: errors, as: UTF8.self)) }
-    return Array(data)
+    let base = NSTemporaryDirectory() + "ckfs-python-" + UUID().uuidString
+    let (outFile, errFile) = (base + ".out", base + ".err")
+    defer { for f in [outFile, errFile] { unlink(f) } }
+    let pid = try Syscall.spawn("/usr/bin/env", arguments: ["env", "python3", "-c", script], environment: ProcessInfo.processInfo.environment,
+                                files: .init(input: "/dev/null", output: outFile, error: errFile), closeOthers: true).get()
+    let status = try Syscall.waitForExit(pid).get()
+    guard status == 0 else {
+        throw CKError(.internalError, "python3 failed: " + ((try? String(contentsOfFile: errFile, encoding: .utf8)) ?? ""))
+    }
+    return Array(FileManager.default.contents(atPath: outFile) ?? Data())
 }

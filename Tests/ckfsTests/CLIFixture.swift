@@ -38,13 +38,8 @@ final class CLIFixture: @unchecked Sendable {
     }
 
     /// Runs `path` with `args` and `input` on standard input, and waits for it; its status is
-    /// the exit status, or 128 + the signal that ended it.
-    ///
-    /// Not through Foundation's `Process`: its `run()` looks for the highest open descriptor
-    /// by copying each `/proc/self/fd` entry's whole 256-byte name field, past the end of
-    /// readdir's buffer, and that crashed test runs holding many descriptors (the bug
-    /// `Syscall.forEachName` avoids). Standard input, output and error are files here, and
-    /// the child keeps no descriptor of this process.
+    /// the exit status, or 128 + the signal that ended it. (Through the engine's posix_spawn,
+    /// as `Spawned` explains, with standard input, output and error in files.)
     static func exec(_ path: String, _ args: [String], input: String? = nil, environment: [String: String]? = nil) -> Output {
         let base = NSTemporaryDirectory() + "ckfs-exec-" + UUID().uuidString
         let (inFile, outFile, errFile) = (base + ".in", base + ".out", base + ".err")
@@ -76,39 +71,18 @@ final class CLIFixture: @unchecked Sendable {
     }
 
     private func runKilled(_ args: [String], afterFirstLine: Bool, then microseconds: UInt32) throws -> [Substring] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = args + ["--store", store, "--user", "alice"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let reader = out.fileHandleForReading
-        var data = Data()
-        while afterFirstLine && !data.contains(UInt8(ascii: "\n")) {
-            let chunk = reader.availableData
-            if chunk.isEmpty { break }
-            data.append(chunk)
-        }
+        let child = try Spawned(Self.binary, args + ["--store", store, "--user", "alice"])
+        if afterFirstLine { _ = child.output { $0.contains("\n") } }
         usleep(microseconds)
-        kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
-        data.append(reader.readDataToEndOfFile())
-        return String(decoding: data, as: UTF8.self).split(separator: "\n")
+        child.signal(SIGKILL)
+        child.wait()
+        return child.outputToEnd.split(separator: "\n")
     }
 
     /// The store as the library sees it.
     func database(user: String = "alice") throws -> Database {
         try Store.open(at: store).container().database(.private, caller: Caller(userName: user))
     }
-}
-
-final class DataBox: @unchecked Sendable {
-    private let lock = NSLock()
-    /// Guarded by `lock`.
-    private var data = Data()
-    func set(_ d: Data) { lock.withLock { data = d } }
-    func get() -> Data { lock.withLock { data } }
 }
 
 extension Result {

@@ -4,25 +4,17 @@ import Testing
 
 /// Several processes writing one zone at once.
 @Suite struct ConcurrencyTests {
-    static func spawn(_ cli: CLIFixture, _ args: [String]) throws -> (Process, Pipe) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLIFixture.binary)
-        p.arguments = args + ["--store", cli.store, "--user", "alice"]
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        return (p, out)
+    static func spawn(_ cli: CLIFixture, _ args: [String]) throws -> Spawned {
+        try Spawned(CLIFixture.binary, args + ["--store", cli.store, "--user", "alice"], stderr: .output)
     }
 
     @Test func twoWritersIntoOneZoneLoseNothing() throws {
         let cli = try CLIFixture()
         let a = try Self.spawn(cli, ["debug", "write-loop", "--prefix", "A", "--count", "150"])
         let b = try Self.spawn(cli, ["debug", "write-loop", "--prefix", "B", "--count", "150"])
-        for (p, out) in [a, b] {
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 0, "\(text)")
+        for p in [a, b] {
+            let text = p.outputToEnd
+            #expect(p.wait() == 0, "\(text)")
         }
         let names = try cli.database().allRecords().map(\.recordID.recordName)
         #expect(names.count == 300)
@@ -39,11 +31,10 @@ import Testing
         let a = try Self.spawn(cli, ["debug", "counter", "--times", "\(times)"])
         let b = try Self.spawn(cli, ["debug", "counter", "--times", "\(times)"])
         var conflicts = 0
-        for (p, out) in [a, b] {
-            let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
+        for p in [a, b] {
+            let text = p.outputToEnd
             // Any error other than serverRecordChanged ends the counter with status 1.
-            #expect(p.terminationStatus == 0, "\(text)")
+            #expect(p.wait() == 0, "\(text)")
             conflicts += Int(text.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
         }
         let counter = try cli.database().record(for: RecordID(recordName: "counter"))

@@ -17,9 +17,7 @@ import CloudStoreFS
             if round > 0 { try m.start() }
             // An editor's save: a new file in the folder, then a rename onto the record (the
             // rename holds the folder's lock in the kernel while the daemon answers).
-            let editor = Process()
-            editor.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            editor.arguments = ["python3", "-c", """
+            let editor = try Spawned("/usr/bin/env", ["python3", "-c", """
             import os, sys
             d = sys.argv[1]
             i = 0
@@ -31,29 +29,23 @@ import CloudStoreFS
                 except OSError:
                     break
                 i += 1
-            """, dir]
-            try editor.run()
+            """, dir], stdout: .inherit, stderr: .inherit)
             // Saves from outside the mount make the daemon drop the kernel's names in that folder.
-            let saver = Process()
-            saver.executableURL = URL(fileURLWithPath: "/bin/sh")
-            saver.arguments = ["-c", """
+            let saver = try Spawned("/bin/sh", ["-c", """
             i=0; while [ $i -lt 400 ]; do echo '{"recordType":"Note","recordName":"c'$((i % 20))'","fields":{"n":'$i'}}' \
               | '\(CLIFixture.binary)' record save --store '\(m.store)' --database public >/dev/null 2>&1 || exit 0; i=$((i+1)); done
-            """]
-            try saver.run()
+            """], stdout: .inherit, stderr: .inherit)
             usleep(useconds_t(150_000 + (round % 5) * 60_000))
             #expect(kill(m.pid, SIGKILL) == 0)
             // Every client lets go within seconds of the daemon's death.
-            let deadline = Date().addingTimeInterval(10)
-            while editor.isRunning && Date() < deadline { usleep(20_000) }
-            if editor.isRunning {
+            if editor.wait(seconds: 10) == nil {
                 wedges += 1
                 // Free it so the test ends: what the mount should have done itself.
                 _ = FuseConnection.at(m.mount)?.abort()
-                editor.waitUntilExit()
+                editor.wait()
             }
-            saver.terminate()
-            saver.waitUntilExit()
+            saver.signal(SIGTERM)
+            saver.wait()
             let down = m.cli(["unmount", m.mount])
             #expect(down.status == 0, "round \(round): \(down.stderr)")
             let check = m.cli(["fsck"])

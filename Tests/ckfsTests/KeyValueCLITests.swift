@@ -200,12 +200,9 @@ import Testing
 /// A `ckfs debug kv-client` process: commands go to its standard input, its JSON lines are
 /// collected as they come.
 final class ClientProcess: @unchecked Sendable {
-    let process = Process()
-    private let input = Pipe()
-    /// Guards `collected`, `consumed` and `partial`.
+    let process: Spawned
+    /// Guards `consumed`.
     private let lock = NSLock()
-    private var collected: [JSONValue] = []
-    private var partial = Data()
     private var consumed = 0
 
     /// A `ckfs debug kv-client` of `user`, ready for commands.
@@ -216,38 +213,24 @@ final class ClientProcess: @unchecked Sendable {
 
     /// `ckfs ARGUMENTS`, its JSON lines collected.
     init(arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: CLIFixture.binary)
-        process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardInput = input
-        process.standardError = FileHandle.nullDevice
-        out.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            self?.take(data)
-        }
-        try process.run()
+        process = try Spawned(CLIFixture.binary, arguments, input: true)
     }
 
-    private func take(_ data: Data) {
-        lock.withLock {
-            partial.append(data)
-            while let nl = partial.firstIndex(of: UInt8(ascii: "\n")) {
-                if let v = try? JSONParser.parse(Array(partial[partial.startIndex..<nl])) { collected.append(v) }
-                partial = Data(partial[(nl + 1)...])
-            }
-        }
+    /// The whole lines printed so far, as JSON (lines that are not JSON are left out).
+    var lines: [JSONValue] {
+        let text = process.output
+        guard let end = text.lastIndex(of: UInt8(ascii: "\n")) else { return [] }
+        return text[..<end].split(separator: UInt8(ascii: "\n")).compactMap { try? JSONParser.parse(Array($0)) }
     }
 
-    var lines: [JSONValue] { lock.withLock { collected } }
-
-    func send(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+    func send(_ line: String) { process.write(line + "\n") }
 
     /// The first line not yet taken that matches, waiting up to `seconds`; lines before it are
     /// passed over. With `anywhere`, lines already passed over count too and none is taken.
     func waitFor(anywhere: Bool = false, _ match: (JSONValue) -> Bool, seconds: Double = 5) -> JSONValue? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
+            let collected = lines
             let found = lock.withLock { () -> JSONValue? in
                 for i in (anywhere ? 0 : consumed)..<collected.count where match(collected[i]) {
                     if !anywhere { consumed = i + 1 }
@@ -263,10 +246,8 @@ final class ClientProcess: @unchecked Sendable {
 
     func stop() {
         send("quit")
-        try? input.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(3)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { process.terminate() }
+        process.closeInput()
+        if process.wait(seconds: 3) == nil { process.signal(SIGTERM) }
     }
 }
 

@@ -12,37 +12,18 @@ import Testing
     /// Starts `ckfs kv set KEY -` processes that all wait on standard input, then gives them
     /// their values at once: each has read the store before the first of them writes.
     func race(_ cli: CLIFixture, keys: [String], values: [String]) throws -> [CLIFixture.Output] {
-        var processes: [(Process, Pipe, DataBox, DataBox, DispatchGroup)] = []
-        for key in keys {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: CLIFixture.binary)
-            p.arguments = ["kv", "set", key, "-", "--store", cli.store, "--user", "alice"]
-            let out = Pipe(), err = Pipe(), inp = Pipe()
-            p.standardOutput = out
-            p.standardError = err
-            p.standardInput = inp
-            try p.run()
-            let group = DispatchGroup(), outBox = DataBox(), errBox = DataBox()
-            for (pipe, box) in [(out, outBox), (err, errBox)] {
-                group.enter()
-                DispatchQueue.global().async {
-                    box.set(pipe.fileHandleForReading.readDataToEndOfFile())
-                    group.leave()
-                }
-            }
-            processes.append((p, inp, outBox, errBox, group))
+        let processes = try keys.map {
+            try Spawned(CLIFixture.binary, ["kv", "set", $0, "-", "--store", cli.store, "--user", "alice"], input: true, stderr: .pipe)
         }
         // Every process is started and blocked reading its value.
         Thread.sleep(forTimeInterval: 1.0)
-        for (i, (_, inp, _, _, _)) in processes.enumerated() {
-            inp.fileHandleForWriting.write(Data(values[i].utf8))
-            try? inp.fileHandleForWriting.close()
+        for (p, value) in zip(processes, values) {
+            p.write(value)
+            p.closeInput()
         }
-        return processes.map { p, _, out, err, group in
-            group.wait()
-            p.waitUntilExit()
-            return CLIFixture.Output(status: p.terminationStatus, stdout: String(decoding: out.get(), as: UTF8.self),
-                                     stderr: String(decoding: err.get(), as: UTF8.self))
+        return processes.map { p in
+            let status = p.wait()
+            return CLIFixture.Output(status: status, stdout: p.outputToEnd, stderr: p.errorOutputToEnd)
         }
     }
 

@@ -292,9 +292,7 @@ import Testing
         let dir = m.mount + "/\(MountFixture.container)/public/_defaultZone/Note"
         // A writer saves records through the mount and notes each acknowledged close.
         let acks = m.root + "/acks"
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        writer.arguments = ["-c", """
+        let writer = try Spawned("/usr/bin/python3", ["-c", """
         import sys
         acks = open('\(acks)', 'w')
         i = 0
@@ -306,15 +304,14 @@ import Testing
                 break
             acks.write('%d\\n' % i); acks.flush()
             i += 1
-        """]
-        try writer.run()
+        """], stdout: .inherit, stderr: .inherit)
         var waited = 0
         while (m.read(acks)?.split(separator: "\n").count ?? 0) < 30 && waited < 400 {
             usleep(25_000)
             waited += 1
         }
         #expect(kill(m.pid, SIGKILL) == 0)
-        writer.waitUntilExit()
+        writer.wait()
         let acknowledged = (m.read(acks) ?? "").split(separator: "\n").compactMap { Int($0) }
         #expect(acknowledged.count >= 30)
         let down = m.cli(["unmount", m.mount])

@@ -134,22 +134,14 @@ import Testing
         }
         let start = try value("ExecStart"), stop = try value("ExecStop")
         let unitEnv = ["CKFS_STORE": store, "CKFS_LOG_LEVEL": "debug"]
-        let service = Process()
-        service.executableURL = URL(fileURLWithPath: "/bin/sh")
-        service.arguments = ["-c", "exec " + start]
-        service.environment = ProcessInfo.processInfo.environment.merging(unitEnv) { $1 }
-        service.standardOutput = FileHandle.nullDevice
-        service.standardError = FileHandle.nullDevice
-        try service.run()
+        let service = try Spawned("/bin/sh", ["-c", "exec " + start],
+                                  environment: ProcessInfo.processInfo.environment.merging(unitEnv) { $1 }, stdout: .null)
         let deadline = Date().addingTimeInterval(15)
         while Self.isMounted(work + "/unit-M") == nil && Date() < deadline && service.isRunning { usleep(50_000) }
         #expect(Self.isMounted(work + "/unit-M") != nil, "the unit's ExecStart did not mount")
         #expect(FileManager.default.fileExists(atPath: work + "/unit-M/iCloud.local.ckfs/private/_defaultZone/Note/t.json"))
         #expect(Self.bash(stop, in: work, environment: unitEnv).status == 0)
-        let stopped = Date().addingTimeInterval(10)
-        while service.isRunning && Date() < stopped { usleep(50_000) }
-        #expect(!service.isRunning, "ExecStart's process did not end after ExecStop")
-        if service.isRunning { service.terminate() }
+        #expect(service.wait(seconds: 10) != nil, "ExecStart's process did not end after ExecStop")
         #expect(Self.isMounted(work + "/unit-M") == nil)
     }
 }

@@ -40,12 +40,7 @@ import Testing
     @Test func inPlaceSavesAreReadBackWholeWhileAnotherProcessReads() throws {
         let (m, file) = try counterMount()
         let stop = m.root + "/stop"
-        let reader = Process()
-        reader.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        reader.arguments = ["python3", "-c", Self.reader, file, stop]
-        let out = Pipe()
-        reader.standardOutput = out
-        try reader.run()
+        let reader = try Spawned("/usr/bin/env", ["python3", "-c", Self.reader, file, stop], stderr: .inherit)
         // Each save opens with O_TRUNC, writes and closes; the read after it must show it.
         let writer = python(m, """
         import json, sys
@@ -64,8 +59,8 @@ import Testing
         print(stale, failed)
         """, [file, "600"])
         FileManager.default.createFile(atPath: stop, contents: nil)
-        reader.waitUntilExit()
-        let readerOut = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        reader.wait()
+        let readerOut = reader.outputToEnd
             .split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
         #expect(writer == ["0", "0"], "stale read-backs and failed saves: \(writer)")
         #expect(readerOut.count == 2 && Int(readerOut[0]) ?? 0 > 0, "\(readerOut)")

@@ -7,7 +7,7 @@ import Testing
 /// `Tests/http` against it.
 final class ServeFixture: @unchecked Sendable {
     let cli: CLIFixture
-    let server: Process
+    let server: Spawned
     let url: String
     let apiToken: String
     let webToken: String
@@ -15,9 +15,6 @@ final class ServeFixture: @unchecked Sendable {
     let keyID: String
     let keyPEM: String
     let container = "iCloud.local.ckfs"
-    /// The server's standard error (its log), read as it comes.
-    private let log: DataBox
-
     static let pythonDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("http").path
 
@@ -49,13 +46,11 @@ final class ServeFixture: @unchecked Sendable {
         } else {
             mountPoint = nil
         }
-        let log = DataBox()
-        self.log = log
-        (server, url) = try Self.start(store: cli.store, args: serveArgs, log: log)
+        (server, url) = try Self.start(store: cli.store, args: serveArgs)
     }
 
     deinit {
-        if server.isRunning { server.terminate(); server.waitUntilExit() }
+        if server.isRunning { server.signal(SIGTERM); server.wait() }
         if let mountPoint {
             _ = CLIFixture.exec(CLIFixture.binary, ["unmount", mountPoint])
             try? FileManager.default.removeItem(atPath: (mountPoint as NSString).deletingLastPathComponent)
@@ -63,34 +58,20 @@ final class ServeFixture: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: keyPEM)
     }
 
-    /// Starts `ckfs serve --port 0` and waits for its `listening on URL` line.
-    static func start(store: String, args: [String] = [], log: DataBox) throws -> (Process, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CLIFixture.binary)
-        p.arguments = ["serve", "--port", "0", "--store", store] + args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        err.fileHandleForReading.readabilityHandler = { h in
-            let d = h.availableData
-            if !d.isEmpty { log.set(log.get() + d) }
-        }
-        var first = Data()
-        while !first.contains(0x0A) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            first += chunk
-        }
-        let text = String(decoding: first, as: UTF8.self)
+    /// Starts `ckfs serve --port 0` and waits for its `listening on URL` line; its standard
+    /// error (its log) is read as it comes.
+    static func start(store: String, args: [String] = []) throws -> (Spawned, String) {
+        let p = try Spawned(CLIFixture.binary, ["serve", "--port", "0", "--store", store] + args, stderr: .pipe)
+        let text = p.output { $0.contains("\n") }
         guard let line = text.split(separator: "\n").first, line.hasPrefix("listening on ") else {
-            p.terminate()
-            throw CKError(.internalError, "ckfs serve did not start: \(text) \(String(decoding: log.get(), as: UTF8.self))")
+            p.signal(SIGTERM)
+            throw CKError(.internalError, "ckfs serve did not start: \(text) \(p.errorOutputToEnd)")
         }
         return (p, String(line.dropFirst("listening on ".count)))
     }
 
-    var serverLog: String { String(decoding: log.get(), as: UTF8.self) }
+    /// The server's standard error (its log) so far.
+    var serverLog: String { String(decoding: server.errorOutput, as: UTF8.self) }
 
     /// The environment the Python clients read (see Tests/http/cloudkit_client.py).
     var environment: [String: String] {

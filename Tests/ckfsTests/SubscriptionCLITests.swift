@@ -140,7 +140,7 @@ import Testing
         let cli = try CLIFixture()
         #expect(cli.run(["subscription", "create", "--type", "Note", "--on", "create,update"]).status == 0)
         let follower = try ClientProcess(arguments: ["notifications", "--follow", "--store", cli.store, "--user", "alice"])
-        defer { follower.process.terminate() }
+        defer { follower.process.signal(SIGTERM) }
         #expect(cli.run(["record", "save", "-"], input: #"{"recordType": "Note", "recordName": "first", "fields": {"n": 1}}"#).status == 0)
         let first = follower.waitFor({ $0["recordName"] == .string("first") })
         #expect(first?["reason"] == .string("recordCreated"))
@@ -162,7 +162,7 @@ import Testing
         let sub = m.cli(["subscription", "create", "--type", "Note", "--on", "update", "--zone", "Notes", "--keys", "title"])
         #expect(sub.status == 0, "\(sub.stderr)")
         let follower = try ClientProcess(arguments: ["notifications", "--follow", "--store", m.store, "--user", MountFixture.user])
-        defer { follower.process.terminate() }
+        defer { follower.process.signal(SIGTERM) }
         let file = m.privateNotes + "/Note/groceries.json"
         let edit = m.sh("sed -i 's/\"Groceries\"/\"Groceries for Sunday\"/' '\(file)'")
         #expect(edit.status == 0, "\(edit.stderr)")

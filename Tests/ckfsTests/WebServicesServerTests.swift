@@ -8,7 +8,7 @@ import Testing
 @Suite struct WebServicesServerTests {
     func run(_ test: String, serveArgs: [String] = []) throws {
         let fixture = try ServeFixture(serveArgs: serveArgs)
-        let out = fixture.python("test_server.py", [test], extra: ["CKFS_SERVER_PID": String(fixture.server.processIdentifier)])
+        let out = fixture.python("test_server.py", [test], extra: ["CKFS_SERVER_PID": String(fixture.server.pid)])
         #expect(out.status == 0, "\(out.stdout)\(out.stderr)\nserver log:\n\(fixture.serverLog.suffix(3000))")
         #expect(out.stdout.contains("\(test): passed"))
         #expect(fixture.server.isRunning, "the server died")
@@ -30,47 +30,29 @@ import Testing
             r = requests.get(url, timeout=30)
             print("poll ended", r.status_code, flush=True)
             """
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", script]
-        python.currentDirectoryURL = URL(fileURLWithPath: ServeFixture.pythonDirectory)
-        python.environment = fixture.environment
-        let out = Pipe()
-        python.standardOutput = out
-        try python.run()
-        var seen = Data()
-        while !String(decoding: seen, as: UTF8.self).contains("polling") {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += chunk
-        }
+        let python = try Spawned("/usr/bin/env", ["python3", "-c", script], environment: fixture.environment,
+                                 directory: ServeFixture.pythonDirectory, stderr: .output)
+        _ = python.output { $0.contains("polling") }
         usleep(300_000)
-        kill(fixture.server.processIdentifier, SIGTERM)
-        fixture.server.waitUntilExit()
-        python.waitUntilExit()
-        seen += out.fileHandleForReading.readDataToEndOfFile()
-        let text = String(decoding: seen, as: UTF8.self)
+        fixture.server.signal(SIGTERM)
+        let serverStatus = fixture.server.wait()
+        python.wait()
+        let text = python.outputToEnd
         #expect(text.contains("poll ended 204"), "\(text)\n\(fixture.serverLog.suffix(2000))")
-        #expect(fixture.server.terminationReason == .exit && fixture.server.terminationStatus == 0, "\(fixture.serverLog.suffix(2000))")
+        #expect(serverStatus == 0, "\(fixture.serverLog.suffix(2000))")
     }
 
     /// Four clients save over HTTP; the server is killed with SIGKILL mid-stream; every save
     /// it acknowledged is in the store, with its value, after fsck.
     @Test func killNineLosesNoAcknowledgedSave() throws {
         let fixture = try ServeFixture()
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", "import test_server; test_server.writers()"]
-        python.currentDirectoryURL = URL(fileURLWithPath: ServeFixture.pythonDirectory)
-        python.environment = fixture.environment
-        let out = Pipe()
-        python.standardOutput = out
-        try python.run()
+        let python = try Spawned("/usr/bin/env", ["python3", "-c", "import test_server; test_server.writers()"],
+                                 environment: fixture.environment, directory: ServeFixture.pythonDirectory, stderr: .inherit)
         usleep(1_500_000)
-        kill(fixture.server.processIdentifier, SIGKILL)
-        fixture.server.waitUntilExit()
-        python.waitUntilExit()
-        let acknowledged = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        fixture.server.signal(SIGKILL)
+        fixture.server.wait()
+        python.wait()
+        let acknowledged = python.outputToEnd
             .split(separator: "\n").map { $0.split(separator: " ") }
         #expect(acknowledged.count > 20, "too few saves before the kill to prove anything: \(acknowledged.count)")
         let fsck = fixture.cli.run(["fsck"], user: nil)

@@ -7,19 +7,47 @@ import Darwin
 extension Syscall {
     /// Where a child's standard input, output and error go.
     public struct ChildFiles: Sendable {
-        /// A file to read standard input from; nil keeps this process's.
-        public var input: String?
-        /// The file standard output goes to, appended to or truncated first.
-        public var output: String
-        public var appendOutput: Bool
-        /// The file standard error goes to; nil sends it where standard output goes.
-        public var error: String?
+        /// One of the three standard streams.
+        public enum Stream: Sendable {
+            /// This process's own.
+            case inherit
+            /// A file, opened for reading (input) or writing (output, error: created, then
+            /// appended to or truncated first).
+            case file(String, append: Bool = false)
+            /// A descriptor of this process, such as one end of a pipe.
+            case descriptor(Int32)
+            /// Where standard output goes (for standard error).
+            case output
+        }
 
-        public init(input: String? = nil, output: String, appendOutput: Bool = false, error: String? = nil) {
+        public var input: Stream
+        public var output: Stream
+        public var error: Stream
+
+        public init(input: Stream = .inherit, output: Stream = .inherit, error: Stream = .output) {
             self.input = input
             self.output = output
-            self.appendOutput = appendOutput
             self.error = error
+        }
+
+        /// Standard input from `input` (this process's when nil), output to the file `output`,
+        /// error appended to the file `error` (where output goes when nil).
+        public init(input: String? = nil, output: String, appendOutput: Bool = false, error: String? = nil) {
+            self.init(input: input.map { .file($0) } ?? .inherit, output: .file(output, append: appendOutput),
+                      error: error.map { .file($0, append: true) } ?? .output)
+        }
+
+        func add(to actions: inout posix_spawn_file_actions_t) {
+            for (fd, stream) in [(Int32(0), input), (1, output), (2, error)] {
+                switch stream {
+                case .inherit: break
+                case .file(let path, let append):
+                    let flags = fd == 0 ? O_RDONLY : O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC)
+                    posix_spawn_file_actions_addopen(&actions, fd, path, flags, fileMode)
+                case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, fd)
+                case .output: posix_spawn_file_actions_adddup2(&actions, 1, fd)
+                }
+            }
         }
     }
 
@@ -32,20 +60,22 @@ extension Syscall {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        if let input = files.input { posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0) }
-        posix_spawn_file_actions_addopen(&actions, 1, files.output, O_WRONLY | O_CREAT | (files.appendOutput ? O_APPEND : O_TRUNC), fileMode)
-        if let error = files.error {
-            posix_spawn_file_actions_addopen(&actions, 2, error, O_WRONLY | O_CREAT | O_APPEND, fileMode)
-        } else {
-            posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        }
+        // The descriptors passed on are closed after their dup2, which runs first.
+        files.add(to: &actions)
         if closeOthers, case .success(let fds?) = listDirectory("/proc/self/fd") {
             for fd in fds.compactMap({ Int32($0) }) where fd > 2 { posix_spawn_file_actions_addclose(&actions, fd) }
         }
         var attr = posix_spawnattr_t()
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
-        if newSession { posix_spawnattr_setflags(&attr, 0x80) } // POSIX_SPAWN_SETSID (glibc; not exported to Swift)
+        // The child starts with SIGPIPE's default action even when this process ignores it,
+        // as a program expects (`yes | head` ends `yes`).
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigdefault(&attr, &defaults)
+        // POSIX_SPAWN_SETSIGDEF and POSIX_SPAWN_SETSID (glibc's values; not exported to Swift).
+        posix_spawnattr_setflags(&attr, Int16(0x04 | (newSession ? 0x80 : 0)))
         let cArgs = arguments.map { strdup($0) } + [nil]
         let cEnv = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (cArgs + cEnv).forEach { free($0) } }

@@ -21,12 +21,13 @@ struct UnmountCommand: ParsableCommand {
             throw ValidationError("\(path) is not mounted")
         }
         for args in [["-u", path], ["-uz", path]] {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["fusermount3"] + args
-            try p.run()
-            p.waitUntilExit()
-            if p.terminationStatus == 0 && !MountTable.isMounted(path) {
+            // The engine's posix_spawn, not Foundation's Process: its run() reads past
+            // readdir's buffer (see Syscall.forEachName).
+            let pid = try Syscall.spawn("/usr/bin/env", arguments: ["env", "fusermount3"] + args,
+                                        environment: ProcessInfo.processInfo.environment, files: .init(), closeOthers: true)
+                .orThrow(.internalError, "cannot run fusermount3")
+            let status = try Syscall.waitForExit(pid).orThrow(.internalError, "waiting for fusermount3")
+            if status == 0 && !MountTable.isMounted(path) {
                 print(dead ? "unmounted \(path) (its daemon had died; saved records are safe in the store)" : "unmounted \(path)")
                 return
             }

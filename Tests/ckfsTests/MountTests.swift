@@ -142,6 +142,30 @@ import Testing
         #expect(reason?.contains("not valid JSON at line 1") == true, "\(reason ?? "")")
     }
 
+    /// A field written with `"isEncrypted": true` is saved encrypted, shown with its flag, kept
+    /// encrypted by `sed -i`; the public database refuses one, and its text goes to lost+found.
+    @Test func encryptedFieldsThroughTheMount() throws {
+        let m = try MountFixture()
+        let dir = "M/\(MountFixture.container)/private/_defaultZone/Contact"
+        #expect(m.sh("mkdir \(dir)").status == 0)
+        let text = #"{"fields": {"name": "Ada", "phone": {"value": "+33 1 23", "type": "STRING", "isEncrypted": true}}}"#
+        #expect(m.sh("echo '\(text)' > \(dir)/ada.json").status == 0)
+        let priv = try m.database(.private)
+        let id = RecordID(recordName: "ada", zoneID: priv.zoneID("_defaultZone"))
+        #expect(try priv.record(for: id).encryptedKeys == ["phone"])
+        #expect(m.sh("grep -c '\"isEncrypted\": true' \(dir)/ada.json").stdout == "1\n")
+        #expect(m.sh("sed -i 's/+33 1 23/+33 1 24/' \(dir)/ada.json").status == 0)
+        let edited = try priv.record(for: id)
+        #expect(edited[encrypted: "phone"] == .string("+33 1 24") && edited.encryptedKeys == ["phone"])
+
+        let pub = "M/\(MountFixture.container)/public/_defaultZone/Note"
+        #expect(m.sh("printf '%s' '\(text)' > \(m.root)/pub.json && cp \(m.root)/pub.json \(pub)/pub.json").status != 0)
+        let lost = try FileManager.default.contentsOfDirectory(atPath: m.mount + "/lost+found")
+        let reason = lost.first { $0.hasSuffix(".txt") }.flatMap { m.read(m.mount + "/lost+found/" + $0) }
+        #expect(reason?.contains("public database") == true, "\(lost) \(reason ?? "")")
+        #expect(lost.contains { $0.hasSuffix(".json") && m.read(m.mount + "/lost+found/" + $0) == text })
+    }
+
     @Test func copyRemoveMoveAndZoneFolders() throws {
         let m = try MountFixture()
         let c = "M/\(MountFixture.container)"

@@ -4,7 +4,7 @@ import Testing
 /// `ckfs serve`'s records endpoints, driven over real HTTP by Python's `requests`
 /// (`Tests/http/test_records.py`): the seven operation types, atomic batches, limits,
 /// lookups, every query comparator against a brute-force filter, paging, sorting by distance, and
-/// queries across zones.
+/// queries across zones, and encrypted fields.
 @Suite struct WebServicesRecordsTests {
     func run(_ test: String) throws { try ServeFixture.expectPasses("test_records.py", test) }
 
@@ -17,4 +17,5 @@ import Testing
     @Test func querySortByDistance() throws { try run("test_query_sort_by_distance") }
     @Test func zoneWideQuery() throws { try run("test_zone_wide_query") }
     @Test func itemErrorCodes() throws { try run("test_item_error_codes") }
+    @Test func encryptedFields() throws { try run("test_encrypted_fields") }
 }

@@ -416,6 +416,42 @@ def test_zone_wide_query():
     fail(post("private", "records/query", {"query": {"recordType": "Spread"}, "continuationMarker": wide}), 400, "BAD_REQUEST")
 
 
+def test_encrypted_fields():
+    """Apple's `isEncrypted` flag: a field saved with it is echoed with it (the plain type
+    name beside it), stays encrypted through updates, cannot be written without it, is never
+    queried or sorted by, and the public database refuses it."""
+    phone = {"value": "+33 1 23 45 67 89", "type": "STRING", "isEncrypted": True}
+    rec = create("ada", {"name": {"value": "Ada"}, "phone": phone,
+                         "ranks": {"value": [3, 1], "type": "INT64_LIST", "isEncrypted": True}}, record_type="Contact")
+    assert rec["fields"]["phone"] == phone, rec
+    assert rec["fields"]["ranks"] == {"value": [3, 1], "type": "INT64_LIST", "isEncrypted": True}, rec
+    assert "isEncrypted" not in rec["fields"]["name"], rec
+    got = ok(post("private", "records/lookup", {"records": [{"recordName": "ada"}]}))["records"][0]
+    assert got["fields"]["phone"] == phone, got
+    # An update of another field leaves the encrypted one as it was.
+    r = ok(post("private", "records/modify", {"operations": [op("update", {
+        "recordName": "ada", "recordChangeTag": got["recordChangeTag"], "fields": {"name": {"value": "Ada L."}}})]}))["records"][0]
+    assert r["fields"]["phone"] == phone and r["fields"]["name"]["value"] == "Ada L.", r
+    # Written without the flag, the field's type does not match the schema's.
+    plain = ok(post("private", "records/modify", {"operations": [op("forceUpdate", {
+        "recordName": "ada", "recordType": "Contact", "fields": {"phone": {"value": "+1 555"}}})]}))["records"][0]
+    assert plain["serverErrorCode"] == "BAD_REQUEST" and "ENCRYPTED_STRING" in plain["reason"], plain
+    # Never queried or sorted by.
+    by_phone = {"recordType": "Contact", "filterBy": [
+        {"comparator": "EQUALS", "fieldName": "phone", "fieldValue": {"value": "+33 1 23 45 67 89"}}]}
+    body = fail(post("private", "records/query", {"query": by_phone}), 400, "BAD_REQUEST", "filter on an encrypted field")
+    assert "phone" in body["reason"], body
+    fail(post("private", "records/query", {"query": {"recordType": "Contact", "sortBy": [{"fieldName": "phone"}]}}),
+         400, "BAD_REQUEST", "sort by an encrypted field")
+    by_name = ok(post("private", "records/query", {"query": {"recordType": "Contact", "filterBy": [
+        {"comparator": "EQUALS", "fieldName": "name", "fieldValue": {"value": "Ada L."}}]}}))
+    assert [r["recordName"] for r in by_name["records"]] == ["ada"], by_name
+    # The public database has no encrypted fields.
+    pub = ok(post("public", "records/modify", {"operations": [op("create", {
+        "recordType": "Contact", "recordName": "pub", "fields": {"phone": phone}})]}))["records"][0]
+    assert pub["serverErrorCode"] == "BAD_REQUEST" and "public database" in pub["reason"], pub
+
+
 if __name__ == "__main__":
     for name in sys.argv[1:]:
         globals()[name]()

@@ -80,29 +80,46 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
     public var creatorUserRecordID: ID? { record.created.map { ID(recordName: $0.userRecordName) } }
     public var lastModifiedUserRecordID: ID? { record.modified.map { ID(recordName: $0.userRecordName) } }
 
+    /// A field that is not encrypted (an encrypted one is read through `encryptedValues`).
     public subscript(key: String) -> (any CKRecordValueProtocol)? {
         get {
-            let dir = assetDirectory
-            return record[key]?.swiftValue { URL(fileURLWithPath: (dir ?? "") + "/" + $0.fileChecksum) }
+            let record = record
+            return record.encryptedKeys.contains(key) ? nil : swiftValue(record[key])
         }
         set { lock.withLock { value[key] = newValue?.fieldValue } }
+    }
+
+    /// The record's encrypted fields, read and written as its other fields are: kept only in
+    /// the private database, and never used by a query.
+    public var encryptedValues: any CKRecordKeyValueSetting & Sendable { EncryptedValues(record: self) }
+
+    func encryptedValue(_ key: String) -> (any CKRecordValueProtocol)? { swiftValue(record[encrypted: key]) }
+    func setEncryptedValue(_ newValue: (any CKRecordValueProtocol)?, _ key: String) {
+        lock.withLock { value[encrypted: key] = newValue?.fieldValue }
+    }
+
+    private func swiftValue(_ field: FieldValue?) -> (any CKRecordValueProtocol)? {
+        let dir = assetDirectory
+        return field?.swiftValue { URL(fileURLWithPath: (dir ?? "") + "/" + $0.fileChecksum) }
     }
 
     /// A field as the type asked for, as Apple's generic subscript gives it:
     /// `let title: String? = record["title"]`; nil when the field is missing or of another type.
     public subscript<T: CKRecordValueProtocol>(key: CKRecord.FieldKey) -> T? {
-        get {
-            let value: (any CKRecordValueProtocol)? = self[key]
-            if let exact = value as? T { return exact }
-            // A number read as another kind of number, as Apple's NSNumber bridging reads it.
-            switch value {
-            case let n as Int: return (Int64(n) as? T) ?? (Double(n) as? T) ?? (T.self == Bool.self ? (n != 0) as? T : nil)
-            case let list as [Int] where T.self == [Bool].self: return list.map { $0 != 0 } as? T
-            case let n as Double: return T.self == Int.self || T.self == Int64.self ? (Int64(exactly: n).flatMap { (Int($0) as? T) ?? ($0 as? T) }) : nil
-            default: return nil
-            }
-        }
+        get { Self.converted(self[key]) }
         set { lock.withLock { value[key] = newValue?.fieldValue } }
+    }
+
+    /// `value` as the type asked for; a number read as another kind of number, as Apple's
+    /// NSNumber bridging reads it.
+    static func converted<T: CKRecordValueProtocol>(_ value: (any CKRecordValueProtocol)?) -> T? {
+        if let exact = value as? T { return exact }
+        switch value {
+        case let n as Int: return (Int64(n) as? T) ?? (Double(n) as? T) ?? (T.self == Bool.self ? (n != 0) as? T : nil)
+        case let list as [Int] where T.self == [Bool].self: return list.map { $0 != 0 } as? T
+        case let n as Double: return T.self == Int.self || T.self == Int64.self ? (Int64(exactly: n).flatMap { (Int($0) as? T) ?? ($0 as? T) }) : nil
+        default: return nil
+        }
     }
 
     public func object(forKey key: String) -> (any CKRecordValueProtocol)? { self[key] }
@@ -146,9 +163,16 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
         }
     }
 
-    public func allKeys() -> [String] { record.allKeys }
-    /// Keys changed since the record was fetched or saved.
-    public func changedKeys() -> [String] { record.changedKeys.sorted() }
+    /// The keys of the fields that are not encrypted.
+    public func allKeys() -> [String] {
+        let record = record
+        return record.allKeys.filter { !record.encryptedKeys.contains($0) }
+    }
+    /// Keys of fields that are not encrypted changed since the record was fetched or saved.
+    public func changedKeys() -> [String] {
+        let record = record
+        return record.changedKeys.subtracting(record.encryptedKeys).sorted()
+    }
     /// Every string field split on white space.
     public func allTokens() -> [String] { record.allTokens }
 

@@ -12,7 +12,7 @@ public enum RecordCoding {
                 "zoneName": .string(record.recordID.zoneID.zoneName),
                 "ownerName": .string(record.recordID.zoneID.ownerName),
             ]),
-            "fields": .object(record.fields.mapValues { encodeField($0) }),
+            "fields": .object(Dictionary(uniqueKeysWithValues: record.fields.map { ($0.key, encodeField($0.value, encrypted: record.encryptedKeys.contains($0.key))) })),
         ]
         if let tag = record.recordChangeTag { object["recordChangeTag"] = .string(tag) }
         if let c = record.created { object["created"] = encode(c) }
@@ -32,8 +32,12 @@ public enum RecordCoding {
         ])
     }
 
-    public static func encodeField(_ value: FieldValue) -> JSONValue {
-        .object(["type": .string(value.type.name), "value": encodeValue(value)])
+    /// A field dictionary: `type` and `value`, and `"isEncrypted": true` for an encrypted
+    /// field (as Apple's Web Services write it, with the type's plain name).
+    public static func encodeField(_ value: FieldValue, encrypted: Bool = false) -> JSONValue {
+        var o: [String: JSONValue] = ["type": .string(value.type.name), "value": encodeValue(value)]
+        if encrypted { o["isEncrypted"] = .bool(true) }
+        return .object(o)
     }
 
     static func encodeValue(_ value: FieldValue) -> JSONValue {
@@ -102,12 +106,14 @@ public enum RecordCoding {
         let recordID = RecordID(recordName: recordName, zoneID: zoneID)
         var fields: [String: FieldValue] = [:]
         var inferred: Set<String> = []
+        var encrypted: Set<String> = []
         switch object["fields"] {
         case .object(let members)?:
             for (key, raw) in members {
                 let (value, wasInferred) = try decodeField(raw, key: key, mode: mode)
                 if let value { fields[key] = value }
                 if wasInferred { inferred.insert(key) }
+                if try isEncrypted(raw, key: key) { encrypted.insert(key) }
             }
         case nil where mode == .input: break
         default: throw .invalid("\"fields\" must be an object of field name to {\"type\", \"value\"}")
@@ -121,11 +127,11 @@ public enum RecordCoding {
         }
         var record: Record
         if mode == .stored {
-            record = Record(stored: recordType, recordID: recordID, fields: fields, tag: tag,
+            record = Record(stored: recordType, recordID: recordID, fields: fields, encryptedKeys: encrypted, tag: tag,
                             created: try decodeStamp(object["created"], "created"),
                             modified: try decodeStamp(object["modified"], "modified"))
         } else {
-            record = Record(stored: recordType, recordID: recordID, fields: fields, tag: tag, created: nil, modified: nil)
+            record = Record(stored: recordType, recordID: recordID, fields: fields, encryptedKeys: encrypted, tag: tag, created: nil, modified: nil)
             record.markChanged(fields.keys)
             // A field given as null is a removal: it counts as changed.
             if case .object(let members)? = object["fields"] {
@@ -143,10 +149,21 @@ public enum RecordCoding {
         return Stamp(timestamp: ts, userRecordName: user, deviceID: json["deviceID"]?.stringValue ?? "")
     }
 
+    /// Whether a field dictionary says `"isEncrypted": true`, or names its type as the schema
+    /// does (`ENCRYPTED_STRING`).
+    static func isEncrypted(_ raw: JSONValue, key: String) throws(CKError) -> Bool {
+        guard case .object(let o) = raw else { return false }
+        guard let flag = o["isEncrypted"] else { return o["type"]?.stringValue?.hasPrefix(FieldType.encryptedPrefix) == true }
+        guard let b = flag.boolValue else { throw .invalid("field \"\(key)\": \"isEncrypted\" must be true or false") }
+        return b
+    }
+
+    static let fieldKeys: Set<String> = ["type", "value", "isEncrypted"]
+
     /// Decodes one field; nil value means the field is removed (given as null).
     static func decodeField(_ raw: JSONValue, key: String, mode: Mode) throws(CKError) -> (FieldValue?, Bool) {
         if raw == .null { return (nil, false) }
-        if case .object(let o) = raw, o["type"] != nil || o["value"] != nil, o.keys.allSatisfy({ $0 == "type" || $0 == "value" }) {
+        if case .object(let o) = raw, o["type"] != nil || o["value"] != nil, o.keys.allSatisfy(fieldKeys.contains) {
             guard let value = o["value"] else { throw .invalid("field \"\(key)\": \"value\" is missing") }
             if value == .null { return (nil, false) }
             guard let typeName = o["type"] else {

@@ -45,7 +45,7 @@ struct RecordWriter {
             beginObject()
             for (name, value) in r.fields.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
                 key(name)
-                field(value)
+                field(value, encrypted: r.encryptedKeys.contains(name))
             }
             endObject()
         }
@@ -69,8 +69,9 @@ struct RecordWriter {
         endObject()
     }
 
-    mutating func field(_ value: FieldValue) {
+    mutating func field(_ value: FieldValue, encrypted: Bool = false) {
         beginObject()
+        if encrypted { key("isEncrypted"); scalar(Array("true".utf8)) }
         key("type"); string(value.type.name)
         key("value"); fieldValue(value)
         endObject()

@@ -172,12 +172,12 @@ extension Database {
         for key in decoded.inferredKeys {
             guard let value = record.fields[key],
                   let fixed = try container.schema.fieldType(record.recordType, key, environment: environment),
-                  fixed != value.type else { continue }
+                  fixed.encrypted(false) != value.type else { continue }
             switch (value, fixed.kind, fixed.isList) {
-            case (.int64(let i), .double, false): record[key] = .double(Double(i))
-            case (.int64(let i), .timestamp, false): record[key] = .timestamp(i)
-            case (.list(.int64, let vs), .double, true): record[key] = .list(.double, vs.map { if case .int64(let i) = $0 { .double(Double(i)) } else { $0 } })
-            case (.list(.int64, let vs), .timestamp, true): record[key] = .list(.timestamp, vs.map { if case .int64(let i) = $0 { .timestamp(i) } else { $0 } })
+            case (.int64(let i), .double, false): record.update(key, to: .double(Double(i)))
+            case (.int64(let i), .timestamp, false): record.update(key, to: .timestamp(i))
+            case (.list(.int64, let vs), .double, true): record.update(key, to: .list(.double, vs.map { if case .int64(let i) = $0 { .double(Double(i)) } else { $0 } }))
+            case (.list(.int64, let vs), .timestamp, true): record.update(key, to: .list(.timestamp, vs.map { if case .int64(let i) = $0 { .timestamp(i) } else { $0 } }))
             default: break
             }
         }
@@ -199,7 +199,23 @@ extension Database {
             try Names.checkFieldKey(key, recordType: record.recordType)
             try checkValue(value, key: key)
         }
+        try checkEncryptedFields(record)
         try checkSize(record)
+    }
+
+    /// Encrypted fields are kept only in private (and shared) databases, and hold neither
+    /// references (the server must read them) nor assets (CloudKit encrypts those anyway).
+    private func checkEncryptedFields(_ record: Record) throws(CKError) {
+        guard let first = record.encryptedKeys.min() else { return }
+        guard scope != .public else {
+            throw .invalid("field \"\(first)\" is encrypted, and encrypted fields are not supported in the public database; save it as a field that is not encrypted, or keep the record in the private database")
+        }
+        if let key = record.encryptedKeys.sorted().first(where: { !FieldType.encryptable.contains(record.fields[$0]!.type.kind) }) {
+            let type = record.fields[key]!.type
+            throw .invalid("field \"\(key)\" holds a \(type.name) value, which cannot be encrypted: "
+                + (type.kind == .reference ? "references stay readable by the server" : "assets are encrypted already")
+                + "; set it as a field that is not encrypted")
+        }
     }
 
     private func checkValue(_ value: FieldValue, key: String) throws(CKError) {
@@ -274,7 +290,7 @@ extension Database {
             default: break
             }
         }
-        return record.replacingFields(fields)
+        return record.replacingFields(fields, encryptedKeys: record.encryptedKeys)
     }
 
     /// The error of a save refused because the server's record changed; its ancestor is added
@@ -362,19 +378,20 @@ extension Database {
                             }
                         }
                         var fields: [String: FieldValue]
+                        var encrypted: Set<String>
                         switch rule.fields {
                         case .replaceAll:
-                            fields = client.fields
-                        case .changedKeys:
-                            fields = server?.fields ?? [:]
-                            for k in client.changedKeys { fields[k] = client.fields[k] }
-                        case .allKeys:
-                            fields = server?.fields ?? [:]
-                            for (k, v) in client.fields { fields[k] = v }
-                            for k in client.changedKeys where client.fields[k] == nil { fields[k] = nil }
+                            (fields, encrypted) = (client.fields, client.encryptedKeys)
+                        case .changedKeys, .allKeys:
+                            (fields, encrypted) = (server?.fields ?? [:], server?.encryptedKeys ?? [])
+                            let taken = rule.fields == .changedKeys ? client.changedKeys : client.changedKeys.union(client.fields.keys)
+                            for k in taken {
+                                fields[k] = client.fields[k]
+                                if client.encryptedKeys.contains(k) { encrypted.insert(k) } else { encrypted.remove(k) }
+                            }
                         }
                         var record = Record(stored: client.recordType, recordID: RecordID(recordName: name, zoneID: zone),
-                                            fields: fields, tag: tag, created: server?.created ?? stamp, modified: stamp)
+                                            fields: fields, encryptedKeys: encrypted, tag: tag, created: server?.created ?? stamp, modified: stamp)
                         try checkSize(record)
                         record = try storePendingAssets(record, txn: txn)
                         pending.merge(try container.schema.check(record, environment: environment, pending: pending))

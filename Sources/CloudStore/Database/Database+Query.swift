@@ -110,6 +110,10 @@ extension Database {
             guard let t = fields[key] else {
                 throw CKError(.invalidArguments, "record type \(query.recordType) has no field \"\(key)\"; its fields are \(fields.keys.sorted().joined(separator: ", "))")
             }
+            guard !t.isEncrypted else {
+                throw CKError(.invalidArguments, "field \"\(key)\" of record type \(query.recordType) has a value type of \(t.name) and cannot be queried or sorted by: "
+                    + "the server cannot read an encrypted field, so it keeps no index of it; filter and sort such values on the client after fetching")
+            }
             types[key] = t
             return t
         }
@@ -222,7 +226,7 @@ struct CursorPosition {
         var fields: [String: JSONValue] = [
             "q": .string(String(CRC32C.checksum(Array(Self.signature(query, zone: zone).utf8)), radix: 16)),
             "name": .string(recordName),
-            "values": .array(values.map { $0.map(RecordCoding.encodeField) ?? .null }),
+            "values": .array(values.map { $0.map { RecordCoding.encodeField($0) } ?? .null }),
         ]
         if let zoneName { fields["zone"] = .string(zoneName) }
         let json: JSONValue = .object(fields)

@@ -89,6 +89,9 @@ public final class Schema: @unchecked Sendable {
             guard let fieldType = fields[field] else {
                 throw .invalid("record type \(type) has no field \"\(field)\"; its fields are \(fields.keys.sorted().joined(separator: ", "))")
             }
+            guard !fieldType.isEncrypted else {
+                throw .invalid("field \"\(field)\" of record type \(type) is encrypted (\(fieldType.name)); the server cannot read an encrypted field, so it has no indexes")
+            }
             guard SchemaIndex.applicable(to: fieldType).contains(index) else {
                 throw .invalid("a \(fieldType.name) field cannot be \(index.word); it can be \(SchemaIndex.applicable(to: fieldType).sorted().map(\.word).joined(separator: ", "))")
             }
@@ -123,18 +126,24 @@ public final class Schema: @unchecked Sendable {
             }
             additions.types.insert(type)
         }
-        for (key, value) in record.fields {
+        for key in record.fields.keys {
+            let valueType = record.fieldType(key)!
             let fixed = known?[key] ?? pending.fields[type]?[key]
             if let fixed {
-                guard fixed == value.type else {
-                    throw .invalid("field \"\(key)\" of record type \(type) is \(fixed.name); it cannot hold a \(value.type.name) value (a field's type is fixed by its first save)")
+                guard fixed == valueType else {
+                    var hint = "a field's type is fixed by its first save"
+                    if fixed.isEncrypted != valueType.isEncrypted {
+                        hint = fixed.isEncrypted ? "write it through encryptedValues, or with \"isEncrypted\": true"
+                            : "an existing field cannot become encrypted; encrypt a new field"
+                    }
+                    throw .invalid("field \"\(key)\" of record type \(type) is \(fixed.name); it cannot hold a \(valueType.name) value (\(hint))")
                 }
                 continue
             }
             if environment == .production {
                 throw .invalid("field \"\(key)\" does not exist on record type \(type) in the production schema; save it in development and run `ckfs schema deploy`")
             }
-            additions.fields[type, default: [:]][key] = value.type
+            additions.fields[type, default: [:]][key] = valueType
         }
         return additions
     }

@@ -25,6 +25,9 @@ public struct Record: Sendable, Equatable {
     public var created: Stamp?
     public var modified: Stamp?
     public private(set) var changedKeys: Set<String> = []
+    /// The fields written through `encryptedValues` (``subscript(encrypted:)``), a subset of
+    /// `fields`' keys: no query may use them, and the public database refuses them.
+    public private(set) var encryptedKeys: Set<String> = []
 
     public init(recordType: String, recordID: RecordID = RecordID(), fields: [String: FieldValue] = [:]) {
         self.recordType = recordType
@@ -34,28 +37,54 @@ public struct Record: Sendable, Equatable {
     }
 
     /// A record as stored: all system fields known, nothing changed.
-    init(stored recordType: String, recordID: RecordID, fields: [String: FieldValue], tag: String?, created: Stamp?, modified: Stamp?) {
+    init(stored recordType: String, recordID: RecordID, fields: [String: FieldValue], encryptedKeys: Set<String> = [],
+         tag: String?, created: Stamp?, modified: Stamp?) {
         self.recordType = recordType
         self.recordID = recordID
         self.fields = fields
+        self.encryptedKeys = encryptedKeys.intersection(fields.keys)
         self.recordChangeTag = tag
         self.created = created
         self.modified = modified
     }
 
+    /// A field, encrypted or not; setting one makes it a field that is not encrypted.
     public subscript(key: String) -> FieldValue? {
         get { fields[key] }
         set {
             fields[key] = newValue
+            encryptedKeys.remove(key)
             changedKeys.insert(key)
         }
     }
 
+    /// An encrypted field (CloudKit's `encryptedValues`): nil for a field that is not
+    /// encrypted; setting one makes it encrypted.
+    public subscript(encrypted key: String) -> FieldValue? {
+        get { encryptedKeys.contains(key) ? fields[key] : nil }
+        set {
+            fields[key] = newValue
+            if newValue == nil { encryptedKeys.remove(key) } else { encryptedKeys.insert(key) }
+            changedKeys.insert(key)
+        }
+    }
+
+    /// Changes a field's value, keeping whether it is encrypted.
+    public mutating func update(_ key: String, to newValue: FieldValue) {
+        if encryptedKeys.contains(key) { self[encrypted: key] = newValue } else { self[key] = newValue }
+    }
+
+    /// The type of a field as the schema keeps it, `ENCRYPTED_…` for an encrypted one.
+    public func fieldType(_ key: String) -> FieldType? {
+        fields[key].map { $0.type.encrypted(encryptedKeys.contains(key)) }
+    }
+
     public var allKeys: [String] { fields.keys.sorted() }
 
-    /// Sorted, de-duplicated white-space tokens of every string field.
+    /// Sorted, de-duplicated white-space tokens of every string field that is not encrypted
+    /// (the server cannot read those).
     public var allTokens: [String] {
-        Array(Set(fields.values.flatMap(\.tokens).map { $0.lowercased() })).sorted()
+        Array(Set(fields.filter { !encryptedKeys.contains($0.key) }.values.flatMap(\.tokens).map { $0.lowercased() })).sorted()
     }
 
     /// Bytes the record counts toward the 1 MB limit: each key and each value; asset
@@ -112,19 +141,21 @@ public struct Record: Sendable, Equatable {
         guard let keys else { return self }
         var copy = self
         copy.fields = fields.filter { keys.contains($0.key) }
+        copy.encryptedKeys.formIntersection(copy.fields.keys)
         return copy
     }
 
     /// The same record with system fields and the given fields, as a save writes it.
-    func replacingFields(_ newFields: [String: FieldValue]) -> Record {
+    func replacingFields(_ newFields: [String: FieldValue], encryptedKeys newEncrypted: Set<String> = []) -> Record {
         var copy = self
         copy.fields = newFields
+        copy.encryptedKeys = newEncrypted.intersection(newFields.keys)
         return copy
     }
 
     /// A copy with the record's zone named as stored.
     func inZone(_ zoneID: ZoneID) -> Record {
         Record(stored: recordType, recordID: RecordID(recordName: recordID.recordName, zoneID: zoneID),
-               fields: fields, tag: recordChangeTag, created: created, modified: modified)
+               fields: fields, encryptedKeys: encryptedKeys, tag: recordChangeTag, created: created, modified: modified)
     }
 }

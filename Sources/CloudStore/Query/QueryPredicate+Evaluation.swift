@@ -4,13 +4,14 @@ import Foundation
 protocol QueryFieldSource {
     /// A field's value, or a system field's (``QueryPredicate/field(_:of:)``).
     func queryValue(_ key: String) -> FieldValue?
-    /// The stored fields, for token search.
-    var storedFields: [String: FieldValue] { get }
+    /// The fields token search reads: the stored fields but encrypted ones, which the server
+    /// cannot read.
+    var searchedFields: [String: FieldValue] { get }
 }
 
 extension Record: QueryFieldSource {
     func queryValue(_ key: String) -> FieldValue? { QueryPredicate.field(key, of: self) }
-    var storedFields: [String: FieldValue] { fields }
+    var searchedFields: [String: FieldValue] { encryptedKeys.isEmpty ? fields : fields.filter { !encryptedKeys.contains($0.key) } }
 }
 
 /// Whether a record matches a predicate.
@@ -61,7 +62,7 @@ extension QueryPredicate {
         case .tokens(let text):
             let wanted = Set(text.split(whereSeparator: { $0.isWhitespace }).map { Self.fold(String($0)) })
             var have = Set<String>()
-            for value in record.storedFields.values { for t in value.tokens { have.insert(Self.fold(t)) } }
+            for value in record.searchedFields.values { for t in value.tokens { have.insert(Self.fold(t)) } }
             return wanted.isSubset(of: have)
         case .distance(let key, let location, let op, let radius):
             guard case .location(let here)? = record.queryValue(key) else { return false }

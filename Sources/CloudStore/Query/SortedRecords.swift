@@ -135,5 +135,5 @@ extension SortedRecords.Entry: QueryFieldSource {
     /// Stored fields first, read in place; only a system field (`recordID`, dates, users)
     /// hands the whole record to `QueryPredicate.field`, which copies it.
     func queryValue(_ key: String) -> FieldValue? { record.fields[key] ?? QueryPredicate.field(key, of: record) }
-    var storedFields: [String: FieldValue] { record.fields }
+    var searchedFields: [String: FieldValue] { record.searchedFields }
 }

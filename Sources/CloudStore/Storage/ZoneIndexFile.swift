@@ -241,11 +241,11 @@ final class ZoneIndexFile: @unchecked Sendable {
 
     // MARK: Values
 
-    /// The values a record is found by: its fields' (a list's each element) and the system
-    /// fields queries name.
+    /// The values a record is found by: its fields' (a list's each element) but encrypted
+    /// ones, which no query reads, and the system fields queries name.
     static func indexedValues(of record: Record) -> [(String, SQLiteDatabase.Value)] {
         var out: [(String, SQLiteDatabase.Value)] = []
-        for (key, value) in record.fields {
+        for (key, value) in record.fields where !record.encryptedKeys.contains(key) {
             if case .list(_, let items) = value {
                 for item in items { if let v = indexValue(item) { out.append((key, v)) } }
             } else if let v = indexValue(value) {

@@ -69,7 +69,7 @@ public struct CloudNotification: Sendable, Equatable {
         if let recordType { out["recordType"] = .string(recordType) }
         if let reason { out["reason"] = .string(reason.rawValue) }
         if kind == .query {
-            out["fields"] = .object(recordFields.mapValues(RecordCoding.encodeField))
+            out["fields"] = .object(recordFields.mapValues { RecordCoding.encodeField($0) })
             out["isPruned"] = .bool(isPruned)
         }
         if let alertBody { out["alertBody"] = .string(alertBody) }
@@ -147,11 +147,12 @@ public struct CloudNotification: Sendable, Equatable {
     }
 
     /// Adds the `keys` fields of `record` in their order while the payload stays within the
-    /// limit; a field that does not fit is left out and `isPruned` set.
+    /// limit; a field that does not fit is left out and `isPruned` set. Encrypted fields are
+    /// never carried: the server cannot read them.
     mutating func carry(_ keys: [String], of record: Record) {
         var size = JSONWriter.compact(json).count
         for key in keys where recordFields[key] == nil {
-            guard let value = record.fields[key] else { continue }
+            guard !record.encryptedKeys.contains(key), let value = record.fields[key] else { continue }
             // `"key":value,` — the key's quotes, colon and comma.
             let cost = JSONWriter.compact(.string(key)).count + JSONWriter.compact(RecordCoding.encodeField(value)).count + 2
             if size + cost > Self.payloadLimit {

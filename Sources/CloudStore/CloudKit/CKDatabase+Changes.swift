@@ -4,12 +4,12 @@ extension CKDatabase {
     /// What changed in a zone, as CloudKit's async API gives it.
     public enum RecordZoneChange {
         /// A record saved since the token, as it is now.
-        public struct Modification: Sendable {
+        public struct Modification: Sendable, Hashable {
             public let record: CKRecord
         }
 
         /// A record deleted since the token.
-        public struct Deletion: Sendable {
+        public struct Deletion: Sendable, Hashable {
             public let recordID: CKRecord.ID
             /// The deleted record's type; empty for a deletion logged before ckfs kept types.
             public let recordType: CKRecord.RecordType
@@ -18,14 +18,25 @@ extension CKDatabase {
 
     /// Which zones of a database changed, as CloudKit's async API gives it.
     public enum DatabaseChange {
-        public struct Modification: Sendable {
+        public struct Modification: Sendable, Hashable {
             public let zoneID: CKRecordZone.ID
         }
 
-        public struct Deletion: Sendable {
+        public struct Deletion: Sendable, Hashable {
+            /// Why a zone is gone: a local store's zones are only ever `deleted`.
+            public enum Reason: Sendable, Hashable {
+                /// Deleted by an app.
+                case deleted
+                /// Deleted by the user from iCloud's storage settings.
+                case purged
+                /// Deleted when the user reset their encrypted data.
+                case encryptedDataReset
+            }
+
             public let zoneID: CKRecordZone.ID
-            /// Whether the zone was purged; a local store only deletes.
-            public let purged: Bool
+            public let reason: Reason
+            /// Whether the zone was purged (Apple's older spelling of `reason == .purged`).
+            public var purged: Bool { reason == .purged }
         }
     }
 
@@ -55,7 +66,7 @@ extension CKDatabase {
         -> (modifications: [DatabaseChange.Modification], deletions: [DatabaseChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool) {
         let c = try engine().databaseChanges(since: try Self.databaseToken(changeToken), limit: resultsLimit.flatMap { $0 > 0 ? $0 : nil })
         return (c.changed.map { DatabaseChange.Modification(zoneID: CKRecordZone.ID($0.asCallerWritesIt)) },
-                c.deleted.map { DatabaseChange.Deletion(zoneID: CKRecordZone.ID($0.asCallerWritesIt), purged: false) },
+                c.deleted.map { DatabaseChange.Deletion(zoneID: CKRecordZone.ID($0.asCallerWritesIt), reason: .deleted) },
                 CKServerChangeToken(database: c.token), c.moreComing)
     }
 

@@ -11,6 +11,8 @@ public final class CKServerChangeToken: NSObject, NSSecureCoding, NSCopying, @un
 
     init(zone token: ChangeToken) { text = "zone " + token.description }
     init(database token: DatabaseChangeToken) { text = "database " + token.description }
+    /// A token as `text` wrote it (kept in a sync engine's state).
+    init(text: String) { self.text = text }
 
     /// The zone token this stands for; nil for a database token.
     var zoneToken: ChangeToken? {

@@ -1,0 +1,17 @@
+import Foundation
+
+/// The app's side of a sync engine: it hears every event, one at a time, and gives the record
+/// changes to send. It must not await `fetchChanges` or `sendChanges` from `handleEvent`: the
+/// engine waits for the event to be handled first.
+public protocol CKSyncEngineDelegate: AnyObject, Sendable {
+    func handleEvent(_ event: CKSyncEngine.Event, syncEngine: CKSyncEngine) async
+    func nextRecordZoneChangeBatch(_ context: CKSyncEngine.SendChangesContext, syncEngine: CKSyncEngine) async -> CKSyncEngine.RecordZoneChangeBatch?
+    func nextFetchChangesOptions(_ context: CKSyncEngine.FetchChangesContext, syncEngine: CKSyncEngine) async -> CKSyncEngine.FetchChangesOptions
+}
+
+extension CKSyncEngineDelegate {
+    /// The options of the fetch as it was asked for.
+    public func nextFetchChangesOptions(_ context: CKSyncEngine.FetchChangesContext, syncEngine: CKSyncEngine) async -> CKSyncEngine.FetchChangesOptions {
+        context.options
+    }
+}

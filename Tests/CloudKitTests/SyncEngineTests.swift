@@ -44,18 +44,20 @@ import Testing
 
         func clearEvents() { events = [] }
 
-        /// An edit the user makes while the next batch is out (after its record was read).
-        private var editWhileSending: (name: String, text: String)?
-        func editWhileSending(_ name: String, _ text: String) { editWhileSending = (name, text) }
+        /// An edit the user makes while the next batch is out (after its record was read);
+        /// with `requeue`, the app takes the note's pending change out and adds it again.
+        private var editWhileSending: (name: String, text: String, requeue: Bool)?
+        func editWhileSending(_ name: String, _ text: String, requeue: Bool = false) { editWhileSending = (name, text, requeue) }
 
         /// Waits for the `stateUpdate` the engine sends after the app changed its state (it
         /// comes on its own, as Apple's does), so that the state kept holds the change.
         func waitForStateUpdate(after count: Int) async throws {
             var waited = 0
-            while !events.dropFirst(count).contains("stateUpdate") && waited < 200 {
+            while !events.dropFirst(count).contains("stateUpdate") && waited < 500 {
                 try await Task.sleep(for: .milliseconds(20))
                 waited += 1
             }
+            if !events.dropFirst(count).contains("stateUpdate") { Issue.record("no stateUpdate came after the state changed: \(events)") }
         }
 
         private func lastKnownRecord(_ name: String) -> CKRecord? {
@@ -132,8 +134,9 @@ import Testing
             }
             let prepared = records
             defer {
-                if let (name, text) = editWhileSending {
+                if let (name, text, requeue) = editWhileSending {
                     editWhileSending = nil
+                    if requeue { syncEngine.state.remove(pendingRecordZoneChanges: [.saveRecord(CKRecord.ID(recordName: name, zoneID: SyncEngineTests.zone))]) }
                     write(name, text)
                 }
             }
@@ -219,19 +222,22 @@ import Testing
         try await laptop.launch().fetchChanges()
         let before = await laptop.events.count
         await laptop.write("b", "queued, not sent")
+        await laptop.write("d", "queued too")
         try await laptop.waitForStateUpdate(after: before)
+        try await Task.sleep(for: .milliseconds(200))
         // Quit and relaunch the laptop: its queued change and its fetch position survive.
+        await laptop.clearEvents()
         let relaunched = try await laptop.launch()
-        #expect(relaunched.state.pendingRecordZoneChanges == [.saveRecord(CKRecord.ID(recordName: "b", zoneID: Self.zone))])
+        #expect(relaunched.state.pendingRecordZoneChanges == ["b", "d"].map { .saveRecord(CKRecord.ID(recordName: $0, zoneID: Self.zone)) })
         await phone.write("c", "new on the phone")
         try await phoneEngine.sendChanges()
-        await laptop.clearEvents()
         try await relaunched.fetchChanges()
-        #expect(await laptop.notes == ["a": "first", "b": "queued, not sent", "c": "new on the phone"])
+        #expect(await laptop.notes == ["a": "first", "b": "queued, not sent", "c": "new on the phone", "d": "queued too"])
         try await relaunched.sendChanges()
         try await phoneEngine.fetchChanges()
         #expect(await phone.notes["b"] == "queued, not sent")
-        #expect(await !laptop.events.contains("accountChange"), "a relaunch is not a new sign-in")
+        let heard = await laptop.events
+        #expect(heard.contains("fetchedRecordZoneChanges") && !heard.contains("accountChange"), "a relaunch is not a new sign-in: \(heard)")
     }
 
     /// Both devices change one note: the second send fails with `serverRecordChanged`, the
@@ -276,6 +282,12 @@ import Testing
         #expect(phoneEngine.state.pendingRecordZoneChanges.isEmpty)
         try await laptop.launch().fetchChanges()
         #expect(await laptop.notes == ["draft": "v2"])
+        // The same when the app takes the change out and adds it again meanwhile.
+        await phone.write("draft", "v3")
+        await phone.editWhileSending("draft", "v4", requeue: true)
+        try await phoneEngine.sendChanges()
+        try await laptop.engine!.fetchChanges()
+        #expect(await laptop.notes == ["draft": "v4"])
     }
 
     /// The zone deleted behind the engine's back: the save fails with `zoneNotFound`, the

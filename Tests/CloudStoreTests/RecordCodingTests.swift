@@ -43,8 +43,8 @@ import Testing
     }
 
     /// The direct writer gives exactly the bytes of the tree-based reference form, for
-    /// every field type, names that need escapes or sort by UTF-8 bytes, no fields, and
-    /// records without system fields; in a log entry too.
+    /// every field type, encrypted fields, names that need escapes or sort by UTF-8 bytes, no
+    /// fields, and records without system fields; in a log entry too.
     @Test func directWriterGivesTheReferenceBytes() throws {
         let zone = ZoneID(zoneName: "z", ownerName: "_u")
         var fields = Self.everyType
@@ -52,7 +52,10 @@ import Testing
         fields["Z"] = .int64(0)
         fields["é"] = .double(-0.000001)
         fields["a_b"] = .double(1e300)
-        let full = Record(stored: "Art", recordID: RecordID(recordName: "a 1/é", zoneID: zone), fields: fields, tag: "7",
+        fields["secret"] = .string("kept apart")
+        fields["secrets"] = .list(.int64, [.int64(1), .int64(2)])
+        let full = Record(stored: "Art", recordID: RecordID(recordName: "a 1/é", zoneID: zone), fields: fields,
+                          encryptedKeys: ["secret", "secrets"], tag: "7",
                           created: Stamp(timestamp: 1, userRecordName: "_u", deviceID: "d\"x"),
                           modified: Stamp(timestamp: 2, userRecordName: "_v", deviceID: "e"))
         let bare = Record(recordType: "T", recordID: RecordID(recordName: "b", zoneID: zone), fields: [:])

@@ -25,10 +25,13 @@ final class Spawned: @unchecked Sendable {
     let pid: pid_t
     private let stdout: PipeReader?
     private let stderr: PipeReader?
-    private let lock = NSLock()
-    /// The write end of the child's standard input, nil once closed. Guarded by `lock`.
+    /// Guards `input`; apart from `lock`, so that input can be closed while `wait()` waits.
+    private let inputLock = NSLock()
+    /// The write end of the child's standard input, nil once closed.
     private var input: Int32?
-    /// The exit status once reaped (128 + the signal that ended it). Guarded by `lock`.
+    /// Guards `status`.
+    private let lock = NSLock()
+    /// The exit status once reaped (128 + the signal that ended it).
     private var status: Int32?
 
     /// Starts `path` with `args`; `input` gives it a pipe on standard input (written with
@@ -63,22 +66,33 @@ final class Spawned: @unchecked Sendable {
             }
         }
         var inputStream = Syscall.ChildFiles.Stream.file("/dev/null")
-        if input {
-            let ends = try pipeEnds()
-            closeInParent.append(ends.read)
-            self.input = ends.write
-            inputStream = .descriptor(ends.read)
-        }
-        let (outStream, outReader) = try stream(stdout)
-        let (errStream, errReader) = try stream(stderr)
-        let files = Syscall.ChildFiles(input: inputStream, output: outStream, error: errStream)
-        let started = Syscall.spawn(program, arguments: arguments, environment: environment ?? ProcessInfo.processInfo.environment,
+        var inputEnd: Int32?
+        let started: Result<pid_t, SystemCallError>
+        let (outReader, errReader): (PipeReader?, PipeReader?)
+        do {
+            if input {
+                let ends = try pipeEnds()
+                closeInParent.append(ends.read)
+                inputEnd = ends.write
+                inputStream = .descriptor(ends.read)
+            }
+            let (outStream, out) = try stream(stdout)
+            let (errStream, err) = try stream(stderr)
+            (outReader, errReader) = (out, err)
+            let files = Syscall.ChildFiles(input: inputStream, output: outStream, error: errStream)
+            started = Syscall.spawn(program, arguments: arguments, environment: environment ?? ProcessInfo.processInfo.environment,
                                     files: files, closeOthers: true)
+        } catch {
+            if let inputEnd { close(inputEnd) }
+            closeOnFailure.forEach { _ = close($0) }
+            throw error
+        }
         guard case .success(let pid) = started else {
-            if let fd = self.input { close(fd) }
+            if let inputEnd { close(inputEnd) }
             closeOnFailure.forEach { _ = close($0) }
             throw CKError(.internalError, "cannot start \(path): \(started)")
         }
+        self.input = inputEnd
         // The readers start only now: until then their read ends are plain descriptors.
         (self.pid, self.stdout, self.stderr) = (pid, outReader, errReader)
         outReader?.start()
@@ -99,7 +113,7 @@ final class Spawned: @unchecked Sendable {
     /// Writes `text` to the child's standard input (nothing once it has ended).
     func write(_ text: String) {
         Self.ignoreBrokenPipes
-        lock.withLock {
+        inputLock.withLock {
             guard let fd = input else { return }
             var bytes = Array(text.utf8)[...]
             while !bytes.isEmpty {
@@ -113,13 +127,18 @@ final class Spawned: @unchecked Sendable {
 
     /// Closes the child's standard input: it reads its end.
     func closeInput() {
-        lock.withLock {
+        inputLock.withLock {
             if let fd = input { close(fd) }
             input = nil
         }
     }
 
-    func signal(_ signal: Int32) { kill(pid, signal) }
+    /// Sends `signal` while the child runs (never to a pid reaped, which may be another's).
+    func signal(_ signal: Int32) {
+        lock.withLock {
+            if status == nil { kill(pid, signal) }
+        }
+    }
 
     /// Whether the child still runs (reaping it if it has ended).
     var isRunning: Bool {

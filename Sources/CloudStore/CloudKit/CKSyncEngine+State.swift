@@ -57,7 +57,8 @@ extension CKSyncEngine {
     /// has fetched. The app keeps its `Serialization` (from each `stateUpdate` event) and hands
     /// it back to the next engine it makes.
     ///
-    /// `@unchecked Sendable`: every stored value is behind `lock`.
+    /// `@unchecked Sendable`: every stored value is behind `lock`, but `onChange`, which the
+    /// engine sets once, before the state is shared.
     public final class State: @unchecked Sendable {
         /// The state as the app keeps it: opaque, `Codable`.
         public struct Serialization: Codable, Sendable {
@@ -92,9 +93,10 @@ extension CKSyncEngine {
         private var databaseToken: CKServerChangeToken?
         private var zoneTokens: [CKRecordZone.ID: CKServerChangeToken] = [:]
         private var user: String?
-        /// How many times each pending record change was added: a change added again while
-        /// its batch is out is not dropped when the batch comes back.
+        /// When each pending record change was last added (a count that only grows): a change
+        /// added again while its batch is out is not dropped when the batch comes back.
         private var versions: [PendingRecordZoneChange: Int] = [:]
+        private var lastVersion = 0
         /// Told of every change the app makes (the engine sends a `stateUpdate` and, when it
         /// syncs on its own, schedules a send). Set once by the engine.
         var onChange: (@Sendable (_ byApp: Bool) -> Void)?
@@ -144,7 +146,8 @@ extension CKSyncEngine {
         public func add(pendingRecordZoneChanges changes: [PendingRecordZoneChange]) {
             lock.withLock {
                 for change in changes {
-                    versions[change, default: 0] += 1
+                    lastVersion += 1
+                    versions[change] = lastVersion
                     guard !recordChanges.contains(change) else { continue }
                     recordChanges.removeAll { $0.recordID == change.recordID }
                     recordChanges.append(change)
@@ -226,7 +229,7 @@ extension CKSyncEngine {
 
         func noteFetched(_ zone: CKRecordZone.ID) { lock.withLock { unfetched.removeAll { $0 == zone } } }
 
-        /// How many times each pending record change was added, as a batch is asked for.
+        /// When each pending record change was last added, as a batch is asked for.
         func recordChangeVersions() -> [PendingRecordZoneChange: Int] { lock.withLock { versions } }
 
         /// Drops sent record changes (and failed ones, which the app handles and may add

@@ -45,6 +45,8 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
     /// Guarded by `lock`: whether a scheduled send is already on its way, and the
     /// automatic-sync task (cancelled with the engine).
     private var sendScheduled = false
+    /// Guarded by `lock`: whether a `stateUpdate` for the app's changes is on its way.
+    private var stateUpdateScheduled = false
     private var poller: Task<Void, Never>?
     private var cancelled = false
     /// Guarded by `lock`: whether the delegate has heard of the account.
@@ -60,7 +62,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
         automaticallySync = configuration.automaticallySync
         state.onChange = { [weak self] byApp in
             guard let self, byApp else { return }
-            Task { await self.deliver(.stateUpdate(.init(stateSerialization: self.state.serialization))) }
+            self.scheduleStateUpdate()
             if self.automaticallySync { self.scheduleSend() }
         }
         if automaticallySync { startPolling() } else { Task { [weak self] in await self?.deliver(nil) } }
@@ -81,6 +83,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
 
     private func fetch(_ options: FetchChangesOptions, reason: SyncReason) async throws {
         try await exclusive { delegate in
+            if reason == .scheduled, self.lock.withLock({ self.cancelled }) { return }
             let context = FetchChangesContext(reason: reason, options: options)
             await delegate.handleEvent(.willFetchChanges(.init(context: context)), syncEngine: self)
             do {
@@ -167,6 +170,13 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
 
     private func send(_ options: SendChangesOptions, reason: SyncReason) async throws {
         try await exclusive { delegate in
+            if reason == .scheduled {
+                // The next change schedules another send from now on; none after a cancel.
+                guard self.lock.withLock({ () -> Bool in
+                    self.sendScheduled = false
+                    return !self.cancelled
+                }) else { return }
+            }
             let context = SendChangesContext(reason: reason, options: options)
             await delegate.handleEvent(.willSendChanges(.init(context: context)), syncEngine: self)
             var failures: [CKItemID: CKError] = [:]
@@ -295,8 +305,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    /// An event outside a sync (a `stateUpdate` after the app changed the state), in turn
-    /// with the syncs' events.
+    /// Lets the delegate hear of the account before any sync is asked for.
     private func deliver(_ event: Event?) async {
         try? await exclusive { delegate in
             if let event { await delegate.handleEvent(event, syncEngine: self) }
@@ -337,7 +346,24 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
         await delegate.handleEvent(.stateUpdate(.init(stateSerialization: state.serialization)), syncEngine: self)
     }
 
-    /// Sends soon, once, after changes are added to the state.
+    /// Sends a `stateUpdate` after the app changed the state: one for changes made before it
+    /// is delivered, with the state as it is then (not as it was when the change was made).
+    private func scheduleStateUpdate() {
+        guard lock.withLock({ () -> Bool in
+            defer { stateUpdateScheduled = true }
+            return !stateUpdateScheduled
+        }) else { return }
+        Task { [weak self] in
+            try? await self?.exclusive { delegate in
+                guard let self else { return }
+                self.lock.withLock { self.stateUpdateScheduled = false }
+                await delegate.handleEvent(.stateUpdate(.init(stateSerialization: self.state.serialization)), syncEngine: self)
+            }
+        }
+    }
+
+    /// Sends soon, once, after changes are added to the state: changes added until that send
+    /// starts go with it.
     private func scheduleSend() {
         let go = lock.withLock { () -> Bool in
             guard !sendScheduled, !cancelled else { return false }
@@ -347,9 +373,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
         guard go else { return }
         Task { [weak self] in
             try? await Task.sleep(for: .milliseconds(100))
-            guard let self else { return }
-            self.lock.withLock { self.sendScheduled = false }
-            try? await self.send(.init(), reason: .scheduled)
+            try? await self?.send(.init(), reason: .scheduled)
         }
     }
 

@@ -1,8 +1,8 @@
 import Foundation
 
 /// The app's side of a sync engine: it hears every event, one at a time, and gives the record
-/// changes to send. It must not await `fetchChanges` or `sendChanges` from `handleEvent`: the
-/// engine waits for the event to be handled first.
+/// changes to send. None of its methods may await `fetchChanges` or `sendChanges` (start a
+/// `Task` instead): the engine waits for the method to return first.
 public protocol CKSyncEngineDelegate: AnyObject, Sendable {
     func handleEvent(_ event: CKSyncEngine.Event, syncEngine: CKSyncEngine) async
     func nextRecordZoneChangeBatch(_ context: CKSyncEngine.SendChangesContext, syncEngine: CKSyncEngine) async -> CKSyncEngine.RecordZoneChangeBatch?

@@ -69,13 +69,19 @@ extension Syscall {
         posix_spawnattr_init(&attr)
         defer { posix_spawnattr_destroy(&attr) }
         // The child starts with SIGPIPE's default action even when this process ignores it,
-        // as a program expects (`yes | head` ends `yes`).
+        // as a program expects (`yes | head` ends `yes`), and with no signal blocked, whatever
+        // the spawning thread blocks (libdispatch's threads block nearly all: a child would not
+        // stop on SIGTERM).
         var defaults = sigset_t()
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGPIPE)
         posix_spawnattr_setsigdefault(&attr, &defaults)
-        // POSIX_SPAWN_SETSIGDEF and POSIX_SPAWN_SETSID (glibc's values; not exported to Swift).
-        posix_spawnattr_setflags(&attr, Int16(0x04 | (newSession ? 0x80 : 0)))
+        var none = sigset_t()
+        sigemptyset(&none)
+        posix_spawnattr_setsigmask(&attr, &none)
+        // POSIX_SPAWN_SETSIGDEF, POSIX_SPAWN_SETSIGMASK and POSIX_SPAWN_SETSID (glibc's
+        // values; not exported to Swift).
+        posix_spawnattr_setflags(&attr, Int16(0x04 | 0x08 | (newSession ? 0x80 : 0)))
         let cArgs = arguments.map { strdup($0) } + [nil]
         let cEnv = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { (cArgs + cEnv).forEach { free($0) } }

@@ -131,7 +131,7 @@ extension StoreView {
         // Text equal to the record saves nothing, when it is based on that version (or on
         // none): equal text based on an older one is a lost update (two writers making the
         // same change from one read), refused like any stale save.
-        if let current, current.recordType == record.recordType, current.fields == record.fields,
+        if let current, current.recordType == record.recordType, current.fields == record.fields, current.encryptedKeys == record.encryptedKeys,
            record.recordChangeTag == nil || record.recordChangeTag == current.recordChangeTag { return }
         // A file made anew (`cp`, `tar x` from another store) creates the record, whatever
         // version its text came from.

@@ -123,6 +123,30 @@ import Testing
         #expect(t.store.check().isClean)
     }
 
+    /// A reader from the zone's index keeps `zone.json` as it last read it while the file is
+    /// unchanged; a zone another opening deletes and makes again is a new zone to it at once,
+    /// and so is a checkpoint that rewrites the file.
+    @Test func anIndexedReaderSeesAZoneMadeAgain() throws {
+        let tuning = ZoneTuning.with { $0.checkpointEvery = 2 }
+        let t = try TempStore(tuning: tuning)
+        let writer = try t.db()
+        try writer.createZone("Work")
+        try writer.save(record("old", zone: "Work", ["n": .int64(1)]))
+        let reader = try t.reopen(tuning: tuning, reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        func names() throws -> [String] {
+            try reader.query(RecordQuery(recordType: "Note"), in: "Work").records.map(\.recordID.recordName).sorted()
+        }
+        #expect(try names() == ["old"])
+        #expect(try names() == ["old"])
+        try writer.deleteZone("Work")
+        try writer.createZone("Work")
+        for i in 0..<5 { try writer.save(record("new\(i)", zone: "Work", ["n": .int64(Int64(i))])) }
+        #expect(try names() == (0..<5).map { "new\($0)" })
+        #expect(throws: CKError.self) { try reader.record(for: id("old", zone: "Work")) }
+        try writer.save(record("later", zone: "Work"))
+        #expect(try names() == ["later"] + (0..<5).map { "new\($0)" })
+    }
+
     @Test func anotherProcessesCommitsAreSeenAtOnce() throws {
         let t = try TempStore()
         let mine = try t.db()

@@ -122,6 +122,8 @@ final class ZoneStorage: @unchecked Sendable {
     /// Told each time a read of every record file of the zone begins (the index made again,
     /// the zone loaded into memory), outside `stateLock`.
     var zoneReadObserver: (@Sendable () -> Void)?
+    /// `zone.json` as this process last read it, with the file's status then (``readMeta()``).
+    var knownMeta: (status: Syscall.FileStatus, meta: ZoneMeta)?
     /// A record file found damaged (it does not parse), its status then, and the error: a
     /// read of every record file fails at once with that error while the file is unchanged
     /// (``knownDamage()``), instead of reading the zone up to it again at every request.
@@ -248,9 +250,15 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     func readMeta() throws(CKError) -> ZoneMeta {
-        guard let meta = try ZoneMeta.read(StoreLayout.zoneFile(directory)) else {
+        // `zone.json` is only ever replaced whole (a new inode): unchanged, the one read last
+        // is still right, for a `stat` instead of a read and a parse at every indexed lookup.
+        let path = StoreLayout.zoneFile(directory)
+        let status = try? Syscall.stat(path, times: true).get()
+        if let status, let known = locked({ knownMeta }), known.status == status { return known.meta }
+        guard let meta = try ZoneMeta.read(path) else {
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist; create it with `ckfs zone create \(zoneID.zoneName)`")
         }
+        if let status { locked { knownMeta = (status, meta) } }
         return meta
     }
 

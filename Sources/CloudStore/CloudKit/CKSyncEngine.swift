@@ -140,7 +140,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
                     await delegate.handleEvent(.fetchedRecordZoneChanges(.init(modifications: modifications, deletions: page.deletions)), syncEngine: self)
                 }
             } catch {
-                let e = error as? CKError ?? CKError(.internalError, "\(error)")
+                let e = Self.ckError(error)
                 // A token from before the zone was made again (or older than its history):
                 // the zone is fetched whole, once.
                 if e.code == .changeTokenExpired && !expired {
@@ -225,7 +225,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             switch results.saveResults[zone.zoneID] {
             case .success(let z)?: saved.append(z)
             case .failure(let e)?:
-                let error = e as? CKError ?? CKError(.internalError, "\(e)")
+                let error = Self.ckError(e)
                 failedSaves.append(.init(zone: zone, error: error))
                 failures[.zone(zone.zoneID.engine)] = error
             case nil: break
@@ -235,7 +235,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             switch results.deleteResults[id] {
             case .success?: deleted.append(id)
             case .failure(let e)?:
-                let error = e as? CKError ?? CKError(.internalError, "\(e)")
+                let error = Self.ckError(e)
                 // A zone already gone is deleted, as far as the app is concerned.
                 if error.code == .zoneNotFound { deleted.append(id); continue }
                 failedDeletes[id] = error
@@ -268,7 +268,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             switch result.saveResults[record.recordID] {
             case .success(let r)?: saved.append(r)
             case .failure(let e)?:
-                let error = e as? CKError ?? CKError(.internalError, "\(e)")
+                let error = Self.ckError(e)
                 failedSaves.append(.init(record: record, error: error))
                 failures[.record(record.recordID.engine)] = error
             case nil: break
@@ -279,7 +279,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             switch result.deleteResults[id] {
             case .success?: deleted.append(id)
             case .failure(let e)?:
-                let error = e as? CKError ?? CKError(.internalError, "\(e)")
+                let error = Self.ckError(e)
                 // A record already gone is deleted, as far as the app is concerned.
                 if error.code == .unknownItem { deleted.append(id); continue }
                 failedDeletes[id] = error
@@ -293,6 +293,9 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
         await delegate.handleEvent(.stateUpdate(.init(stateSerialization: state.serialization)), syncEngine: self)
         return failures
     }
+
+    /// An item's error as CloudKit's (the engine's are already).
+    private static func ckError(_ error: any Error) -> CKError { error as? CKError ?? CKError(_nsError: error as NSError) }
 
     // MARK: Cancelling and syncing on its own
 

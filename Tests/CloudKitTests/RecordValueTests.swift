@@ -44,4 +44,22 @@ import Testing
         #expect(newTitle == "Floor lamp")
         #expect(back.changedKeys().isEmpty)
     }
+
+    /// Older CloudKit code sets Foundation's objects: `NSNumber` (integer, floating-point or
+    /// Boolean) and `NSDate` are record values, read back as Swift's numbers and dates.
+    @Test func foundationNumbersAndDatesAreRecordValues() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let record = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "older"))
+        record["count"] = NSNumber(value: 3)
+        record["price"] = NSNumber(value: 9.5)
+        record["done"] = NSNumber(value: true)
+        record.setObject(NSDate(timeIntervalSince1970: 1_700_000_000), forKey: "when")
+        record["scores"] = [NSNumber(value: 1), NSNumber(value: 2)]
+        let saved = try await db.save(record)
+        #expect(saved["count"] as? Int == 3 && saved["price"] as? Double == 9.5 && saved["done"] as? Int == 1)
+        #expect(saved["when"] as? Date == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(saved["scores"] as? [Int] == [1, 2])
+        let done: Bool? = saved["done"]
+        #expect(done == true)
+    }
 }

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A value a ``CKRecord`` field can hold: `String`, `Int`, `Int64`, `Double`, `Bool`, `Date`,
-/// `Data`, ``CKRecord/Reference``, ``CKAsset``, ``Location``, or an array of one of these.
+/// `Data`, ``CKRecord/Reference``, ``CKAsset``, ``Location``, `NSNumber`, `NSDate`, or an array
+/// of one of these.
 public protocol CKRecordValueProtocol: Sendable {
     var fieldValue: FieldValue { get }
 }
@@ -18,6 +19,14 @@ extension Bool: CKRecordValueProtocol { public var fieldValue: FieldValue { .int
 extension Date: CKRecordValueProtocol { public var fieldValue: FieldValue { .date(self) } }
 extension Data: CKRecordValueProtocol { public var fieldValue: FieldValue { .bytes(self) } }
 extension Location: CKRecordValueProtocol { public var fieldValue: FieldValue { .location(self) } }
+/// Foundation's number, as older CloudKit code sets one: a floating-point number is a DOUBLE,
+/// any other (`Bool` too) an INT64.
+extension NSNumber: CKRecordValueProtocol {
+    public var fieldValue: FieldValue {
+        ["f", "d"].contains(String(cString: objCType)) ? .double(doubleValue) : .int64(int64Value)
+    }
+}
+extension NSDate: CKRecordValueProtocol { public var fieldValue: FieldValue { .date(self as Date) } }
 
 extension Array: CKRecordValueProtocol where Element: CKRecordValueProtocol {
     public var fieldValue: FieldValue {
@@ -28,9 +37,9 @@ extension Array: CKRecordValueProtocol where Element: CKRecordValueProtocol {
 
     private static var emptyKind: FieldType.Kind {
         switch Element.self {
-        case is Int.Type, is Int64.Type, is Bool.Type: .int64
+        case is Int.Type, is Int64.Type, is Bool.Type, is NSNumber.Type: .int64
         case is Double.Type: .double
-        case is Date.Type: .timestamp
+        case is Date.Type, is NSDate.Type: .timestamp
         case is Data.Type: .bytes
         case is Location.Type: .location
         case is CKRecord.Reference.Type: .reference

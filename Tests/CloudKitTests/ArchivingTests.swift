@@ -10,6 +10,18 @@ import Testing
         return try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: T.self, from: data))
     }
 
+    /// A reference is an object, as Apple's: archived and read back equal, with its action;
+    /// two made alike are equal and hash alike, so they find each other in sets.
+    @Test func referencesArchiveAsObjects() throws {
+        let zone = CKRecordZone.ID(zoneName: "Notes", ownerName: CKCurrentUserDefaultName)
+        let reference = CKRecord.Reference(recordID: CKRecord.ID(recordName: "folder-1", zoneID: zone), action: .deleteSelf)
+        let back = try Self.roundTrip(reference)
+        #expect(back == reference && back.action == .deleteSelf && back.recordID.zoneID == zone && back !== reference)
+        let plain = CKRecord.Reference(recordID: reference.recordID, action: .none)
+        #expect(plain != reference)
+        #expect(Set([reference, plain, back]).count == 2)
+    }
+
     @Test func idsArchiveAndFindTheirEntriesAgain() throws {
         let zone = CKRecordZone.ID(zoneName: "Notes", ownerName: CKCurrentUserDefaultName)
         let id = CKRecord.ID(recordName: "note-1", zoneID: zone)

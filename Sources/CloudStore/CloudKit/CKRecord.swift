@@ -19,27 +19,8 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
     public typealias FieldKey = String
     public typealias RecordType = String
 
-    /// A link to another record in the same zone.
-    public struct Reference: CKRecordValueProtocol, Equatable, Hashable {
-        public enum Action: Sendable { case none, deleteSelf }
-        public let recordID: CKRecord.ID
-        public let action: Action
-
-        public init(recordID: CKRecord.ID, action: Action) {
-            self.recordID = recordID
-            self.action = action
-        }
-
-        public init(record: CKRecord, action: Action) { self.init(recordID: record.recordID, action: action) }
-
-        init(reference: CloudStore.Reference) {
-            self.init(recordID: CKRecord.ID(recordName: reference.recordName), action: reference.action == .deleteSelf ? .deleteSelf : .none)
-        }
-
-        public var fieldValue: FieldValue {
-            .reference(CloudStore.Reference(recordName: recordID.recordName, action: action == .deleteSelf ? .deleteSelf : .none))
-        }
-    }
+    /// A link to another record in the same zone (``CKReference``).
+    public typealias Reference = CKReference
 
     /// Guards `value`.
     private let lock = NSLock()

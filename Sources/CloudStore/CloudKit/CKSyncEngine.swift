@@ -10,7 +10,8 @@ import Foundation
 /// looks every `pollInterval`; there are no pushes), and sends soon after changes are added
 /// to its state.
 ///
-/// `@unchecked Sendable`: its stored properties are `let`s or behind `lock`.
+/// `@unchecked Sendable`: its stored properties are `let`s, behind `lock`, or (`delegate`, a
+/// weak reference) set once in `init`.
 public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
     /// How an engine is made.
     public struct Configuration: Sendable, CustomStringConvertible {
@@ -41,15 +42,16 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
     private let automaticallySync: Bool
     /// Runs one sync at a time, and so one event at a time.
     private let gate = SerialGate()
+    /// Guards the five below.
     private let lock = NSLock()
-    /// Guarded by `lock`: whether a scheduled send is already on its way, and the
-    /// automatic-sync task (cancelled with the engine).
+    /// Whether a scheduled send is already on its way.
     private var sendScheduled = false
-    /// Guarded by `lock`: whether a `stateUpdate` for the app's changes is on its way.
+    /// Whether a `stateUpdate` for the app's changes is on its way.
     private var stateUpdateScheduled = false
+    /// The automatic-sync task, cancelled with the engine or by `cancelOperations()`.
     private var poller: Task<Void, Never>?
     private var cancelled = false
-    /// Guarded by `lock`: whether the delegate has heard of the account.
+    /// Whether the delegate has heard of the account.
     private var accountChecked = false
 
     /// How often an automatically syncing engine looks for changes in the database.
@@ -68,7 +70,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
         if automaticallySync { startPolling() } else { Task { [weak self] in await self?.deliver(nil) } }
     }
 
-    deinit { poller?.cancel() }
+    deinit { lock.withLock { poller }?.cancel() }
 
     public var description: String { "<CKSyncEngine \(database.databaseScope)>" }
 
@@ -382,7 +384,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
 
     /// Fetches at once, then whenever the database has changed since the last fetch.
     private func startPolling() {
-        poller = Task { [weak self] in
+        let task = Task { [weak self] in
             while !Task.isCancelled {
                 guard let self else { return }
                 if (try? await self.hasUnfetchedChanges()) == true {
@@ -391,6 +393,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
                 try? await Task.sleep(for: Self.pollInterval)
             }
         }
+        lock.withLock { poller = task }
     }
 
     private func hasUnfetchedChanges() async throws -> Bool {

@@ -49,7 +49,7 @@ import Testing
     /// archived cursor in a new launch: every record comes once, in order, including one saved
     /// between the launches.
     @Test func aCursorArchivesAndPagesOnAfterARelaunch() async throws {
-        let path = NSTemporaryDirectory() + "ckfs-archive-" + UUID().uuidString
+        let path = TemporaryStores.path("ckfs-archive-")
         let zoneID = CKRecordZone.ID(zoneName: "Trips")
         let first = try CKContainer(store: Store.create(at: path), user: "mei").privateCloudDatabase
         let zone = try await first.save(CKRecordZone(zoneID: zoneID))

@@ -6,7 +6,7 @@ import Testing
 /// changed" and send the app to fetch the database's changes.
 @Suite struct DatabaseSubscriptionTests {
     @Test func aDatabaseSubscriptionNotifiesOfChangesInEveryZone() async throws {
-        let path = NSTemporaryDirectory() + "ckfs-dbsub-" + UUID().uuidString
+        let path = TemporaryStores.path("ckfs-dbsub-")
         let phone = try CKContainer(store: Store.create(at: path), user: "mei", deviceID: "phone")
         let laptop = try CKContainer(store: Store.open(at: path), user: "mei", deviceID: "laptop")
 
@@ -49,7 +49,7 @@ import Testing
     /// `recordType` on a database or zone subscription: sync code that mirrors one type hears
     /// only of changes to records of it (and, on the database, of zones created or deleted).
     @Test func aSubscriptionWithARecordTypeHearsOnlyThatType() async throws {
-        let path = NSTemporaryDirectory() + "ckfs-dbsub-" + UUID().uuidString
+        let path = TemporaryStores.path("ckfs-dbsub-")
         let phone = try CKContainer(store: Store.create(at: path), user: "mei", deviceID: "phone")
         let laptop = try CKContainer(store: Store.open(at: path), user: "mei", deviceID: "laptop")
         let work = CKRecordZone.ID(zoneName: "Work")

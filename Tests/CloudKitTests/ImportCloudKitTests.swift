@@ -7,7 +7,7 @@ import Testing
     /// A store of the test's own; code that runs unchanged uses `CKContainer.default()`,
     /// which opens the store at CKFS_STORE as the OS user.
     static func container() throws -> CKContainer {
-        let path = NSTemporaryDirectory() + "ckfs-cloudkit-" + UUID().uuidString
+        let path = TemporaryStores.path("ckfs-cloudkit-")
         return try CKContainer(store: Store.create(at: path), user: "mei")
     }
 

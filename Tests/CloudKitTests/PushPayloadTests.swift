@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func aPushBecomesTheNotificationItsSubscriptionSends() async throws {
-        let path = NSTemporaryDirectory() + "ckfs-push-" + UUID().uuidString
+        let path = TemporaryStores.path("ckfs-push-")
         let phone = try CKContainer(store: Store.create(at: path), user: "mei", deviceID: "phone")
         let laptop = try CKContainer(store: Store.open(at: path), user: "mei", deviceID: "laptop")
         let db = phone.privateCloudDatabase

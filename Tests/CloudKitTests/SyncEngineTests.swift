@@ -171,7 +171,7 @@ import Testing
 
     /// Two devices of one user on one store, each with its own engine.
     static func devices() throws -> (Device, Device, String) {
-        let path = NSTemporaryDirectory() + "ckfs-syncengine-" + UUID().uuidString
+        let path = TemporaryStores.path("ckfs-syncengine-")
         _ = try Store.create(at: path)
         func device() throws -> Device { Device(try CKContainer(store: Store.open(at: path), user: "mei").privateCloudDatabase) }
         return (try device(), try device(), path)
@@ -339,7 +339,7 @@ import Testing
     /// The state's bookkeeping as Apple documents it: one change per record, a delete
     /// replacing a save, and scopes that pick records and zones.
     @Test func pendingChangesKeepOnePerRecord() throws {
-        let path = NSTemporaryDirectory() + "ckfs-syncengine-" + UUID().uuidString
+        let path = TemporaryStores.path("ckfs-syncengine-")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let db = try CKContainer(store: Store.create(at: path), user: "mei").privateCloudDatabase
         final class Quiet: CKSyncEngineDelegate {

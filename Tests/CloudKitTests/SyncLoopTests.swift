@@ -118,7 +118,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1))) func aSyncLoopWithArchivedTokensSeesEveryChangeOnce() async throws {
-        let path = NSTemporaryDirectory() + "ckfs-sync-" + UUID().uuidString
+        let path = TemporaryStores.path("ckfs-sync-")
         let store = try Store.create(at: path)
         let phone = try CKContainer(store: store, user: "mei", deviceID: "phone").privateCloudDatabase
         let laptop = try CKContainer(store: Store.open(at: path), user: "mei", deviceID: "laptop").privateCloudDatabase

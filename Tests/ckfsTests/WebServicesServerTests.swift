@@ -40,6 +40,7 @@ import Testing
         let text = python.outputToEnd
         #expect(text.contains("poll ended 204"), "\(text)\n\(fixture.serverLog.suffix(2000))")
         #expect(serverStatus == 0, "\(fixture.serverLog.suffix(2000))")
+        #expect(Self.stagingFolders(of: fixture.server.pid).isEmpty, "a stopped server leaves its uploads' folder behind")
     }
 
     /// Four clients save over HTTP; the server is killed with SIGKILL mid-stream; every save
@@ -65,5 +66,17 @@ import Testing
                   case .int64(let v)? = record["v"], String(v) == parts[1] else { missing.append(name); continue }
         }
         #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(10))")
+        // The killed server could not remove its uploads' folder; the next server does.
+        let killed = fixture.server.pid
+        #expect(!Self.stagingFolders(of: killed).isEmpty)
+        let (next, _) = try ServeFixture.start(store: fixture.cli.store)
+        #expect(Self.stagingFolders(of: killed).isEmpty, "a new server leaves a killed one's uploads' folder")
+        next.signal(SIGTERM)
+        #expect(next.wait() == 0)
+    }
+
+    /// The staging folders (`ckfs-serve-<pid>-…`) of the server with process ID `pid`.
+    static func stagingFolders(of pid: pid_t) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).filter { $0.hasPrefix("ckfs-serve-\(pid)-") }
     }
 }

@@ -280,7 +280,7 @@ public enum Syscall {
     }
 
     /// The names in a directory, without `.` and `..`; nil when it does not exist.
-    static func listDirectory(_ path: String) -> R<[String]?> {
+    public static func listDirectory(_ path: String) -> R<[String]?> {
         var names: [String] = []
         return forEachName(in: path) { names.append(String(cString: $0)) }.map { $0 ? names : nil }
     }

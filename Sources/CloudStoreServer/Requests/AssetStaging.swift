@@ -48,12 +48,32 @@ final class AssetStaging: @unchecked Sendable {
     private var slots: [String: Slot] = [:]
     private var receipts: [String: Receipt] = [:]
 
+    /// The staging folders of this machine's servers are `ckfs-serve-<pid>-<random>` in the
+    /// temporary directory.
+    static let folderPrefix = "ckfs-serve-"
+
     init() throws {
-        directory = NSTemporaryDirectory() + "ckfs-serve-\(getpid())-\(UUID().uuidString.prefix(8))"
+        Self.sweep()
+        directory = NSTemporaryDirectory() + Self.folderPrefix + "\(getpid())-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
+    /// The folder goes with the server when it stops; one killed outright leaves it to the
+    /// next server's ``sweep()``.
     deinit { try? FileManager.default.removeItem(atPath: directory) }
+
+    /// Removes the staging folders of servers that ended without removing theirs (killed
+    /// outright): each names its server's process, which no longer runs. Another user's
+    /// folders (mode 0700) are left alone, as removing them fails.
+    static func sweep() {
+        let temp = NSTemporaryDirectory()
+        guard case .success(let names?) = Syscall.listDirectory(temp) else { return }
+        for name in names where name.hasPrefix(folderPrefix) {
+            guard let pid = Int32(name.dropFirst(folderPrefix.count).prefix { $0 != "-" }), pid != getpid(),
+                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            try? FileManager.default.removeItem(atPath: temp + name)
+        }
+    }
 
     // MARK: Uploads
 

@@ -67,7 +67,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             self.scheduleStateUpdate()
             if self.automaticallySync { self.scheduleSend() }
         }
-        if automaticallySync { startPolling() } else { Task { [weak self] in await self?.deliver(nil) } }
+        if automaticallySync { startPolling() } else { Task { [weak self] in await self?.announceAccount() } }
     }
 
     deinit { lock.withLock { poller }?.cancel() }
@@ -120,7 +120,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             if !page.modifications.isEmpty || !page.deletions.isEmpty {
                 await delegate.handleEvent(.fetchedDatabaseChanges(.init(modifications: page.modifications, deletions: page.deletions)), syncEngine: self)
             }
-            await delegate.handleEvent(.stateUpdate(.init(stateSerialization: state.serialization)), syncEngine: self)
+            await stateUpdate(delegate)
         }
     }
 
@@ -155,7 +155,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             }
         }
         if failure == nil || failure?.code == .zoneNotFound { state.noteFetched(zone) }
-        await delegate.handleEvent(.stateUpdate(.init(stateSerialization: state.serialization)), syncEngine: self)
+        await stateUpdate(delegate)
         await delegate.handleEvent(.didFetchRecordZoneChanges(.init(zoneID: zone, error: failure)), syncEngine: self)
     }
 
@@ -251,7 +251,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
         state.drop(recordChanges: Set(state.pendingRecordZoneChanges.filter { gone.contains($0.recordID.zoneID) }), unlessAddedSince: nil)
         await delegate.handleEvent(.sentDatabaseChanges(.init(savedZones: saved, failedZoneSaves: failedSaves, deletedZoneIDs: deleted,
                                                               failedZoneDeletes: failedDeletes)), syncEngine: self)
-        await delegate.handleEvent(.stateUpdate(.init(stateSerialization: state.serialization)), syncEngine: self)
+        await stateUpdate(delegate)
         return failures
     }
 
@@ -292,7 +292,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
         state.drop(recordChanges: done, unlessAddedSince: asked)
         await delegate.handleEvent(.sentRecordZoneChanges(.init(savedRecords: saved, failedRecordSaves: failedSaves, deletedRecordIDs: deleted,
                                                                 failedRecordDeletes: failedDeletes)), syncEngine: self)
-        await delegate.handleEvent(.stateUpdate(.init(stateSerialization: state.serialization)), syncEngine: self)
+        await stateUpdate(delegate)
         return failures
     }
 
@@ -310,11 +310,14 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// Tells the delegate the state as it is now, to keep.
+    private func stateUpdate(_ delegate: any CKSyncEngineDelegate) async {
+        await delegate.handleEvent(.stateUpdate(.init(stateSerialization: state.serialization)), syncEngine: self)
+    }
+
     /// Lets the delegate hear of the account before any sync is asked for.
-    private func deliver(_ event: Event?) async {
-        try? await exclusive { delegate in
-            if let event { await delegate.handleEvent(event, syncEngine: self) }
-        }
+    private func announceAccount() async {
+        try? await exclusive { _ in }
     }
 
     /// Runs `body` alone (no other sync or event meanwhile), with the delegate, once the
@@ -348,7 +351,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             .switchAccounts(previousUser: CKRecord.ID(recordName: $0), currentUser: current)
         } ?? .signIn(currentUser: current)
         await delegate.handleEvent(.accountChange(.init(changeType: change)), syncEngine: self)
-        await delegate.handleEvent(.stateUpdate(.init(stateSerialization: state.serialization)), syncEngine: self)
+        await stateUpdate(delegate)
     }
 
     /// Sends a `stateUpdate` after the app changed the state: one for changes made before it
@@ -362,7 +365,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             try? await self?.exclusive { delegate in
                 guard let self else { return }
                 self.lock.withLock { self.stateUpdateScheduled = false }
-                await delegate.handleEvent(.stateUpdate(.init(stateSerialization: self.state.serialization)), syncEngine: self)
+                await self.stateUpdate(delegate)
             }
         }
     }

@@ -126,8 +126,8 @@ public final class Schema: @unchecked Sendable {
             }
             additions.types.insert(type)
         }
-        for key in record.fields.keys {
-            let valueType = record.fieldType(key)!
+        for (key, value) in record.fields {
+            let valueType = value.type.encrypted(record.encryptedKeys.contains(key))
             let fixed = known?[key] ?? pending.fields[type]?[key]
             if let fixed {
                 guard fixed == valueType else {

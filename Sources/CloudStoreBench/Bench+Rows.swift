@@ -6,16 +6,14 @@ extension Bench {
     /// Row 8: one block written and fdatasync'ed, repeated: the disk's floor for durable saves.
     func fsyncFloor() throws(CKError) -> Row {
         let path = directory + "/fsync-floor"
-        let fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0o644)
-        guard fd >= 0 else { throw CKError(.internalError, "cannot open \(path): errno \(errno)") }
-        defer { close(fd) }
+        let fd = try Syscall.open(path, O_CREAT | O_WRONLY | O_TRUNC).orThrow(.internalError, "cannot open \(path)")
+        defer { Syscall.close(fd) }
         let block = [UInt8](repeating: 0x2A, count: 4096)
         var samples: [Double] = []
         for i in 0..<sizes.fsyncs {
             samples.append(try time { () throws(CKError) in
-                guard pwrite(fd, block, block.count, off_t(4096 * (i % 16))) == block.count, fdatasync(fd) == 0 else {
-                    throw CKError(.internalError, "write or fdatasync of \(path) failed: errno \(errno)")
-                }
+                try Syscall.pwriteAll(fd, block, offset: Int64(4096 * (i % 16)), path: path).orThrow(.internalError, "cannot write")
+                try Syscall.fdatasync(fd, path: path).orThrow(.internalError, "cannot sync")
             })
         }
         samples.sort()
@@ -38,16 +36,14 @@ extension Bench {
     /// Seconds a file to create, write and close `count` record-sized files in a new folder
     /// (kept: removing them would itself slow the next creations, see ``fileSystemWarning(secondsPerFile:)``).
     func createFiles(in folder: String, count: Int) throws(CKError) -> Double {
-        guard mkdir(folder, 0o755) == 0 else { throw CKError(.internalError, "cannot make \(folder): errno \(errno)") }
+        try Syscall.mkdir(folder).orThrow(.internalError, "cannot make the folder")
         let zone = ZoneID(zoneName: ZoneID.defaultZoneName)
         let files = (0..<count).map { (folder + "/item-\($0).json", RecordCoding.fileBytes(Self.record($0, zone: zone))) }
         let seconds = try time { () throws(CKError) in
             for (path, bytes) in files {
-                let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o644)
-                guard fd >= 0, write(fd, bytes, bytes.count) == bytes.count else {
-                    throw CKError(.internalError, "cannot create \(path): errno \(errno)")
-                }
-                close(fd)
+                let fd = try Syscall.open(path, O_CREAT | O_EXCL | O_WRONLY).orThrow(.internalError, "cannot create a file")
+                defer { Syscall.close(fd) }
+                try Syscall.writeAll(fd, bytes, path: path).orThrow(.internalError, "cannot write a file")
             }
         }
         return seconds / Double(max(1, count))

@@ -50,13 +50,13 @@ extension Bench {
         func stop() {
             // A reaped pid may belong to another process by now.
             if status != nil { return }
-            kill(pid, SIGTERM)
+            Syscall.signal(pid, SIGTERM)
             // hasExited reaps the child when it has ended, so it is true only once.
             for _ in 0..<100 {
                 if Syscall.hasExited(pid) { return }
-                usleep(50_000)
+                Thread.sleep(forTimeInterval: 0.05)
             }
-            kill(pid, SIGKILL)
+            Syscall.signal(pid, SIGKILL)
             _ = Syscall.waitForExit(pid)
         }
     }
@@ -195,9 +195,9 @@ extension Bench {
             }
             // Reaped here, so never signalled after: its pid may be another process's by then.
             if let status = Syscall.exitStatus(ifEnded: pid) { throw failure("it ended with status \(status)") }
-            usleep(50_000)
+            Thread.sleep(forTimeInterval: 0.05)
         }
-        kill(pid, SIGKILL)
+        Syscall.signal(pid, SIGKILL)
         _ = Syscall.waitForExit(pid)
         throw failure("no `listening on` line in 15 s")
     }
@@ -250,9 +250,9 @@ extension Bench {
             if let status = Syscall.exitStatus(ifEnded: pid) {
                 throw CKError(.internalError, "moto_server ended with status \(status): \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
             }
-            usleep(100_000)
+            Thread.sleep(forTimeInterval: 0.1)
         }
-        kill(pid, SIGKILL)
+        Syscall.signal(pid, SIGKILL)
         _ = Syscall.waitForExit(pid)
         throw CKError(.internalError, "moto_server did not start in 20 s: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
     }

@@ -7,16 +7,14 @@ import Testing
 /// A zone is quiet (requests skip the stat of its log) only while its folder is
 /// watched and nothing was written to it since the view's last look began, queued or read.
 @Suite struct ChangeQueueTests {
-    static let mask = UInt32(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE_SELF | IN_MOVE_SELF)
-
-    /// Drains the queue as the watcher does, naming `zone` for every event.
+    /// Drains the queue as the watcher does, naming `zone` for every event; returns how many
+    /// events it read.
     static func drain(_ queue: ChangeQueue, as zone: StoreView.ZoneRef) -> Int {
         var count = 0
         queue.drain { () -> ChangeQueue.Events in
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(queue.fd, $0.baseAddress, $0.count) }
-            count = max(0, n)
-            return ChangeQueue.Events(touched: n > 0 ? [zone] : [])
+            let report = queue.commits.read()
+            count = report.written.count + (report.overflowed ? 1 : 0)
+            return ChangeQueue.Events(touched: count > 0 ? [zone] : [])
         }
         return count
     }
@@ -42,7 +40,7 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let database = DatabaseKey(container: "c", scope: .private, user: "u")
         let queue = ChangeQueue()
-        try #require(queue.fd >= 0)
+        try #require(queue.commits.isAvailable)
         try body(queue, dir, StoreView.ZoneRef(database: database, zone: "z"), StoreView.ZoneRef(database: database, zone: "other"))
     }
 
@@ -52,7 +50,7 @@ import Testing
         Self.look(queue, at: zone)
         #expect(!queue.isQuiet(zone))
 
-        try #require(inotify_add_watch(queue.fd, dir, Self.mask) >= 0)
+        try #require(queue.commits.follow(.zone(zone), folder: dir))
         queue.watched(zone)
         Self.look(queue, at: zone)
         #expect(queue.isQuiet(zone))
@@ -96,7 +94,7 @@ import Testing
     /// its own look, and a request that found the zone quiet in between served the catalog
     /// from before that save (`MountTests.anEditLoopAlwaysReadsItsLastSave`).
     @Test func aLookInProgressProvesNothing() throws { try Self.withQueue { queue, dir, zone, other in
-        try #require(inotify_add_watch(queue.fd, dir, Self.mask) >= 0)
+        try #require(queue.commits.follow(.zone(zone), folder: dir))
         queue.watched(zone)
         queue.watched(other)
 
@@ -138,7 +136,7 @@ import Testing
         func text() throws -> String { try Self.welcome(f) }
         _ = try text()
         let zone = try #require(f.view.openZones.first)
-        try #require(inotify_add_watch(f.view.changes.fd, try f.publicDB.zoneDirectoryPath("_defaultZone"), Self.mask) >= 0)
+        try #require(f.view.changes.commits.follow(.zone(zone), zone: "_defaultZone", in: f.publicDB))
         f.view.changes.watched(zone)
 
         let other = try Store.open(at: f.root)
@@ -202,7 +200,7 @@ extension ChangeQueueTests {
         // a queue of the test's own, which nobody reads, shows (the view's own queue cannot:
         // its sweep forgets the zone's quiet state once a second).
         let probe = ChangeQueue()
-        try #require(inotify_add_watch(probe.fd, zoneDir, Self.mask) >= 0)
+        try #require(probe.commits.follow(.zone(zone), folder: zoneDir))
         probe.watched(zone)
         Self.look(probe, at: zone)
         let links = f.root + "-links"

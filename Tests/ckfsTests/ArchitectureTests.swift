@@ -2,11 +2,33 @@ import Foundation
 import Testing
 
 /// The floor plan of docs/Architecture.md holds in the code: scripts/check-floor-plan finds no
-/// file that uses a floor above its own, no two rooms of a floor that use each other, and no
-/// module importing one the plan does not give it.
+/// file that uses a floor above its own, no two rooms of a floor that use each other, no
+/// module importing one the plan does not give it, and no call of the C library outside
+/// Syscall.
 @Suite struct ArchitectureTests {
     @Test func everyFileUsesOnlyItsFloorAndTheFloorsBelow() {
         let r = CLIFixture.exec(MountHelperTests.packageRoot + "/scripts/check-floor-plan", [])
         #expect(r.status == 0, "\(r.stdout.prefix(3000))")
+    }
+
+    /// The check finds what it is for: in a copy of the sources, a model file that uses the
+    /// database floor, and a view file that calls the C library itself.
+    @Test func theCheckReportsAUseOfAnUpperFloorAndACallOfTheCLibrary() throws {
+        let copy = NSTemporaryDirectory() + "ckfs-floor-plan-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: copy) }
+        try FileManager.default.createDirectory(atPath: copy + "/scripts", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: MountHelperTests.packageRoot + "/Sources", toPath: copy + "/Sources")
+        try FileManager.default.copyItem(atPath: MountHelperTests.packageRoot + "/scripts/check-floor-plan", toPath: copy + "/scripts/check-floor-plan")
+        let clean = CLIFixture.exec(copy + "/scripts/check-floor-plan", [])
+        try #require(clean.status == 0, "the copy passes before anything is planted: \(clean.stdout.prefix(2000))")
+
+        try "func plantedUpward(_ d: Database) {}\n".write(toFile: copy + "/Sources/CloudStore/Model/Planted.swift", atomically: true, encoding: .utf8)
+        try "import Glibc\nfunc plantedCall() -> Int32 { Glibc.open(\"/x\", O_RDONLY) + Int32(geteuid()) }\n"
+            .write(toFile: copy + "/Sources/CloudStoreFS/View/Planted.swift", atomically: true, encoding: .utf8)
+        let r = CLIFixture.exec(copy + "/scripts/check-floor-plan", [])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("Sources/CloudStore/Model/Planted.swift: Model/ uses Database from Database/, a floor above"), "\(r.stdout)")
+        #expect(r.stdout.contains("Sources/CloudStoreFS/View/Planted.swift: calls open itself"), "\(r.stdout)")
+        #expect(r.stdout.contains("Sources/CloudStoreFS/View/Planted.swift: calls geteuid itself"), "\(r.stdout)")
     }
 }

@@ -64,7 +64,7 @@ extension CKContainer {
 
     /// Asks on the terminal (stdin and stderr) when both are one; nil otherwise.
     public static let terminalPrompt: @Sendable (String) -> Bool? = { question in
-        guard isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1 else { return nil }
+        guard Syscall.isTerminal(STDIN_FILENO), Syscall.isTerminal(STDERR_FILENO) else { return nil }
         FileHandle.standardError.write(Data("\(question) [y/n] ".utf8))
         guard let line = readLine() else { return nil }
         switch line.trimmingCharacters(in: .whitespaces).lowercased() {

@@ -154,12 +154,12 @@ struct RecordWriter {
     }
 
     /// An array: `[]` when empty, else each item after its separator.
-    mutating func array<T>(_ items: [T], inline: Bool, _ write: (inout RecordWriter, T) -> Void) {
+    mutating func array<T>(_ items: [T], inline: Bool, _ writeItem: (inout RecordWriter, T) -> Void) {
         guard !items.isEmpty else { scalar(Array("[]".utf8)); return }
         beginArray()
         for item in items {
             element(inline: inline)
-            write(&self, item)
+            writeItem(&self, item)
         }
         endArray(inline: inline)
     }

@@ -6,7 +6,8 @@ import Darwin
 #endif
 
 /// The system calls of the package, the one place that calls the C library for them: files
-/// (here), processes (`Syscall+Spawn.swift`) and users (`Syscall+Users.swift`). Each retries
+/// (here), processes (`Syscall+Spawn.swift`, `Syscall+Process.swift`), users
+/// (`Syscall+Users.swift`) and folder watches (`Syscall+Inotify.swift`). Each retries
 /// on EINTR and returns `Result<_, SystemCallError>`; callers turn failures into errors of
 /// their own (the engine's ``CKError``).
 public enum Syscall {
@@ -19,10 +20,11 @@ public enum Syscall {
     /// Files the engine creates are its owner's alone (0600, whatever the umask): a store's
     /// private data is reached through the mount or by the store's owner, never read directly
     /// by another OS user. Folders are 0700 (``mkdir(_:)``).
-    static let fileMode: mode_t = 0o600
+    public static let fileMode: mode_t = 0o600
     static let directoryMode: mode_t = 0o700
 
-    static func open(_ path: String, _ flags: Int32, mode: mode_t = Syscall.fileMode) -> R<Int32> {
+    /// Opens `path`, closed on exec whatever `flags` say.
+    public static func open(_ path: String, _ flags: Int32, mode: mode_t = Syscall.fileMode) -> R<Int32> {
         while true {
             let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
             if fd >= 0 { return .success(fd) }
@@ -32,7 +34,11 @@ public enum Syscall {
 
     public static func close(_ fd: Int32) { _ = Glibc.close(fd) }
 
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) -> R<Void> {
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8], path: String) -> R<Void> {
+        bytes.withUnsafeBytes { writeAll(fd, $0, path: path) }
+    }
+
+    public static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) -> R<Void> {
         var done = 0
         while done < bytes.count {
             let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
@@ -45,7 +51,7 @@ public enum Syscall {
         return .success(())
     }
 
-    static func pwriteAll(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String) -> R<Void> {
+    public static func pwriteAll(_ fd: Int32, _ bytes: [UInt8], offset: Int64, path: String) -> R<Void> {
         bytes.withUnsafeBytes { buf in
             var done = 0
             while done < buf.count {
@@ -126,7 +132,7 @@ public enum Syscall {
         return .success(())
     }
 
-    static func fdatasync(_ fd: Int32, path: String) -> R<Void> {
+    public static func fdatasync(_ fd: Int32, path: String) -> R<Void> {
         while Glibc.fdatasync(fd) != 0 {
             if errno != EINTR { return fail("fdatasync", path) }
         }
@@ -166,7 +172,7 @@ public enum Syscall {
     }
 
     /// Makes a directory (0700, see ``fileMode``); one that exists is not an error.
-    static func mkdir(_ path: String) -> R<Void> {
+    public static func mkdir(_ path: String) -> R<Void> {
         Glibc.mkdir(path, directoryMode) == 0 || errno == EEXIST ? .success(()) : fail("mkdir", path)
     }
 
@@ -197,17 +203,22 @@ public enum Syscall {
         return .success(())
     }
 
-    struct FileStatus: Equatable, Sendable {
-        var size: Int64
-        var inode: UInt64
-        var isDirectory: Bool
-        /// The times are 0 unless asked for (`stat(_:times: true)`).
-        var modified: Int64
+    public struct FileStatus: Equatable, Sendable {
+        public var size: Int64
+        public var inode: UInt64
+        public var isDirectory: Bool
+        /// Milliseconds since 1970. The times, the owner and the permissions are 0 unless asked
+        /// for (`stat(_:times: true)`).
+        public var modified: Int64
         var device: UInt64 = 0
         /// Modification and status change times in nanoseconds: with the inode and size they
         /// tell one version of a file from the next.
-        var modifiedNanos: Int64 = 0
-        var changedNanos: Int64 = 0
+        public var modifiedNanos: Int64 = 0
+        public var changedNanos: Int64 = 0
+        public var owner: UInt32 = 0
+        public var group: UInt32 = 0
+        /// The permission bits (`0o7777` of the mode).
+        public var permissions: UInt32 = 0
     }
 
     private static func status(_ st: stat) -> FileStatus {
@@ -215,23 +226,40 @@ public enum Syscall {
                    modified: Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000,
                    device: UInt64(st.st_dev),
                    modifiedNanos: Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec),
-                   changedNanos: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
+                   changedNanos: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec),
+                   owner: st.st_uid, group: st.st_gid, permissions: UInt32(st.st_mode & 0o7777))
     }
 
-    /// The status of `path`; nil when it does not exist. Its times (and only then) when
-    /// `times`: ask for them only where a version is told by them, never on a file written
-    /// at every save (see `CCloudStoreShims_statIdentity`: seeing a file's times costs the
-    /// next journal sync a second disk write).
-    static func stat(_ path: String, times: Bool = false) -> R<FileStatus?> {
-        if !times {
+    /// The status of `path`; nil when it does not exist. Its times, owner and permissions
+    /// (and only then) when `times`: ask for them only where a version is told by them, never
+    /// on a file written at every save (see `CCloudStoreShims_statIdentity`: seeing a file's
+    /// times costs the next journal sync a second disk write). With `followingLinks` false, a
+    /// symlink's own status (`lstat`; times asked for whatever `times` says).
+    public static func stat(_ path: String, times: Bool = false, followingLinks: Bool = true) -> R<FileStatus?> {
+        if !times && followingLinks {
             switch identity(fd: -1, path: path, naming: path) {
             case .success(let st): return .success(st)
             case .failure(let e): return e.errno == ENOENT ? .success(nil) : .failure(e)
             }
         }
         var st = Glibc.stat()
-        if systemStat(path, &st) == 0 { return .success(status(st)) }
-        return errno == ENOENT ? .success(nil) : fail("stat", path)
+        if (followingLinks ? systemStat(path, &st) : lstat(path, &st)) == 0 { return .success(status(st)) }
+        return errno == ENOENT ? .success(nil) : fail(followingLinks ? "stat" : "lstat", path)
+    }
+
+    /// Gives the open file `fd` to `owner` and `group` (root only).
+    public static func fchown(_ fd: Int32, owner: UInt32, group: UInt32, path: String) -> R<Void> {
+        Glibc.fchown(fd, owner, group) == 0 ? .success(()) : fail("fchown", path)
+    }
+
+    /// Whether `fd` is a terminal.
+    public static func isTerminal(_ fd: Int32) -> Bool {
+        isatty(fd) == 1
+    }
+
+    /// Mounts a file system that takes no source device (fusectl, say); root only.
+    public static func mount(_ type: String, at target: String) -> R<Void> {
+        Glibc.mount(type, target, type, 0, nil) == 0 ? .success(()) : fail("mount", target)
     }
 
     /// Bytes free for an unprivileged user on the file system holding `path` (`statfs`).

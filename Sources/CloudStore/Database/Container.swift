@@ -74,9 +74,8 @@ public final class Container: @unchecked Sendable {
     }
 
     private func fileVersion() -> FileVersion? {
-        var st = stat()
-        guard stat(infoPath, &st) == 0 else { return nil }
-        return FileVersion(ino: UInt64(st.st_ino), ctime: Int64(st.st_ctim.tv_sec) * 1_000_000_000 + Int64(st.st_ctim.tv_nsec))
+        guard case .success(let status?) = Syscall.stat(infoPath, times: true) else { return nil }
+        return FileVersion(ino: status.inode, ctime: status.changedNanos)
     }
 
     private func write(_ new: ContainerInfo) throws(CKError) {

@@ -352,7 +352,8 @@ extension Database {
         store.catalog(directory: zoneDirectory(zone)) { ZoneCatalog(database: self, zoneName: zone) }
     }
 
-    /// Where the zone's files live, for watching them (the log changes on every commit).
+    /// Where the zone's files live, for tools that read them directly (the bench, tests); a
+    /// process that follows commits uses ``CommitWatch``.
     public func zoneDirectoryPath(_ zone: String) -> String { zoneDirectory(zone) }
 
     /// The directory holding this database's zones.

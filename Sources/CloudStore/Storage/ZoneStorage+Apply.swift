@@ -148,7 +148,7 @@ extension ZoneStorage {
             guard let last = batch.last else {
                 if lingered || !tuning.writeBehind { return }
                 lingered = true
-                usleep(Self.applierLinger)
+                Thread.sleep(forTimeInterval: Self.applierLinger)
                 continue
             }
             lingered = false
@@ -163,7 +163,7 @@ extension ZoneStorage {
     }
 
     /// Microseconds an idle applier waits for the next entry before it stops.
-    static let applierLinger: UInt32 = 1_000
+    static let applierLinger: TimeInterval = 0.001
 
     /// Returns once the record files hold every entry this process committed.
     func waitForFiles() {

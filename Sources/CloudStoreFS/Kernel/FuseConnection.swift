@@ -1,3 +1,4 @@
+import CloudStore
 import Foundation
 import Glibc
 
@@ -49,10 +50,9 @@ public struct FuseConnection: Equatable, Sendable {
     @discardableResult
     public func abort() -> Bool {
         let file = "\(Self.control)/\(number)/abort"
-        if access(file, F_OK) != 0 { _ = mount("fusectl", Self.control, "fusectl", 0, nil) }
-        let fd = open(file, O_WRONLY)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        return write(fd, "1", 1) == 1
+        if case .success(nil) = Syscall.stat(file) { _ = Syscall.mount("fusectl", at: Self.control) }
+        guard case .success(let fd) = Syscall.open(file, O_WRONLY) else { return false }
+        defer { Syscall.close(fd) }
+        return (try? Syscall.writeAll(fd, Array("1".utf8), path: file).get()) != nil
     }
 }

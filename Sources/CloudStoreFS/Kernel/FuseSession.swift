@@ -59,7 +59,7 @@ public final class FuseSession: @unchecked Sendable {
 
     /// Creates the session and mounts it; the kernel queues requests until ``run()``.
     public func mount(options: Options) throws(FSError) {
-        var opts = ["default_permissions", "fsname=" + FuseConnection.sourceName(daemon: getpid()), "subtype=ckfs"]
+        var opts = ["default_permissions", "fsname=" + FuseConnection.sourceName(daemon: ProcessInfo.processInfo.processIdentifier), "subtype=ckfs"]
         if options.allowOther { opts.append("allow_other") }
         if options.readOnly { opts.append("ro") }
         let kernelOpens = options.readOnly && !options.allowOther

@@ -1,17 +1,17 @@
 import CloudStore
 import Foundation
 
-/// The inotify queue the ``ChangeWatcher`` reads, and what it proves: which zones nobody has
+/// The engine's watch of commits (``CommitWatch``) that the ``ChangeWatcher`` reads, and what
+/// it proves: which zones nobody has
 /// written to since the view last looked at them, so a request can skip the `stat` of the
 /// zone's log that ``StoreView/catalog(_:_:)`` otherwise makes.
 ///
-/// Every commit writes the zone's log (and its lock file) in the zone's folder, and the kernel
-/// queues the inotify event for the folder's watch inside that `write`, before the save is
+/// The watch queues the event for a commit inside the commit's own write, before the save is
 /// acknowledged. So a zone is quiet when:
-/// 1. its folder was watched before a look at it began, that look has finished (the catalog
-///    holds every save committed before it began), and
-/// 2. no event for it has been read from the queue since that look began, and
-/// 3. the queue holds no event not yet read (`FIONREAD` is 0).
+/// 1. it was followed before a look at it began, that look has finished (the catalog holds
+///    every save committed before it began), and
+/// 2. no event for it has been read from the watch since that look began, and
+/// 3. the watch holds no event not yet read.
 ///
 /// A look in progress proves nothing yet: the watcher, woken by a save, drains the event and
 /// starts its look, and an open that found the zone quiet right then served the catalog
@@ -19,14 +19,20 @@ import Foundation
 /// the zone's event count and ``looked(at:since:)`` makes the zone quiet only if no event for
 /// it was read in between.
 ///
-/// The watcher reads the queue only under `lock`, and so does ``isQuiet(_:)`` check it: an
-/// event is either still queued or already taken out of `quiet`, never in between. Without
-/// a watch (inotify unavailable, out of watches, the folder gone) a zone is never quiet and
-/// every request looks, as before.
+/// The watcher reads the watch only under `lock`, and so does ``isQuiet(_:)`` check it: an
+/// event is either still queued or already taken out of `quiet`, never in between. Not
+/// followed (no watch on the system, out of watches, the zone's folder gone), a zone is never
+/// quiet and every request looks.
 final class ChangeQueue: @unchecked Sendable {
-    /// The inotify descriptor (non-blocking); -1 when inotify is unavailable.
-    let fd: Int32
-    /// Guards `watching`, `quiet`, `events` and `overflows`, and every read of `fd`'s queue.
+    /// What the view follows: a zone, or a key-value store.
+    enum Followed: Hashable, Sendable {
+        case zone(StoreView.ZoneRef)
+        case keyValue(KeyValueRef)
+    }
+
+    /// The commits to what the view shows; read only through ``drain(_:)``.
+    let commits = CommitWatch<Followed>()
+    /// Guards `watching`, `quiet`, `events` and `overflows`, and every read of `commits`.
     private let lock = NSLock()
     private var watching: Set<StoreView.ZoneRef> = []
     private var quiet: Set<StoreView.ZoneRef> = []
@@ -39,12 +45,6 @@ final class ChangeQueue: @unchecked Sendable {
         fileprivate let events: UInt64
         fileprivate let overflows: UInt64
     }
-
-    init() {
-        fd = Syscall.openFolderWatch()
-    }
-
-    deinit { if fd >= 0 { Syscall.close(fd) } }
 
     /// True when nothing can have been written to the zone since the view's last look began.
     func isQuiet(_ zone: StoreView.ZoneRef) -> Bool {
@@ -75,7 +75,7 @@ final class ChangeQueue: @unchecked Sendable {
         _ = lock.withLock { quiet.remove(zone) }
     }
 
-    /// The zone's folder is watched from now on.
+    /// The zone is followed from now on.
     func watched(_ zone: StoreView.ZoneRef) {
         _ = lock.withLock { watching.insert(zone) }
     }
@@ -92,9 +92,9 @@ final class ChangeQueue: @unchecked Sendable {
 
     /// Reads the queued events with `read` (which must not block) under the lock, so no
     /// request sees the queue empty before the zones it names stop being quiet.
-    func drain(_ read: () -> Events) {
+    func drain(_ reading: () -> Events) {
         lock.withLock {
-            let found = read()
+            let found = reading()
             if found.overflowed {
                 quiet.removeAll()
                 overflows &+= 1
@@ -120,6 +120,6 @@ final class ChangeQueue: @unchecked Sendable {
     }
 
     private func hasQueuedEvents() -> Bool {
-        Syscall.hasUnreadFolderEvents(fd)
+        commits.hasUnreadEvents
     }
 }

@@ -5,24 +5,17 @@ import Foundation
 /// commits to a zone or a key-value store it shows, so the kernel's caches are dropped before
 /// anyone looks.
 ///
-/// It watches each shown zone's directory with inotify (every commit appends to the zone's
-/// log there) and the folder of each shown key-value store (every write renames a new
-/// `keyvalue.plist` into it), and, as a fallback for anything inotify misses, looks at all of
-/// them once a second. What it reads from the queue also tells the view which zones are
+/// It follows each shown zone and key-value store through the engine's ``CommitWatch`` (the
+/// view's ``ChangeQueue``) and, as a fallback for anything the watch misses, looks at all of
+/// them once a second. What it reads from the watch also tells the view which zones are
 /// quiet (``ChangeQueue``), so requests for those skip their own look at the zone's log.
 final class ChangeWatcher: @unchecked Sendable {
-    private enum Watched: Hashable {
-        case zone(StoreView.ZoneRef)
-        case keyValue(KeyValueRef)
-    }
+    private typealias Followed = ChangeQueue.Followed
 
     private let view: StoreView
-    /// The view's inotify queue, read only through ``ChangeQueue/drain(_:)``.
     private let queue: ChangeQueue
-    /// Guards every `var` below; taken after the queue's lock (docs/Durability.md#the-mount-daemons).
+    /// Guards `stopped`; taken alone.
     private let lock = NSLock()
-    private var byWatch: [Int32: Watched] = [:]
-    private var watched: Set<Watched> = []
     private var stopped = false
 
     init(view: StoreView) {
@@ -40,13 +33,12 @@ final class ChangeWatcher: @unchecked Sendable {
 
     private func run() {
         var lastSweep = Date()
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while !lock.withLock({ stopped }) {
-            addWatches()
-            var touched: Set<Watched> = []
-            if Syscall.waitForFolderEvents(queue.fd, milliseconds: 100) {
+            follow()
+            var touched: Set<Followed> = []
+            if queue.commits.wait(milliseconds: 100) {
                 queue.drain { () -> ChangeQueue.Events in
-                    let (found, events) = read(into: &buffer)
+                    let (found, events) = read()
                     touched = found
                     return events
                 }
@@ -56,7 +48,7 @@ final class ChangeWatcher: @unchecked Sendable {
                 let zones = view.openZones
                 // A look whatever the queue says: the sweep is for what the queue misses.
                 for z in zones { queue.forget(z) }
-                touched = Set(zones.map(Watched.zone) + view.openKeyValueRefs.map(Watched.keyValue))
+                touched = Set(zones.map(Followed.zone) + view.openKeyValueRefs.map(Followed.keyValue))
             }
             for t in touched {
                 switch t {
@@ -68,57 +60,36 @@ final class ChangeWatcher: @unchecked Sendable {
         queue.stop()
     }
 
-    /// Reads what the queue holds (with the queue's lock held): the watched folders written
-    /// to, and for the queue the zones touched, the zones whose watch is gone, an overflow.
-    /// A folder moved or removed (a zone deleted renames its folder away first) loses its
-    /// watch here, so the next round watches whatever folder has its path then.
-    private func read(into buffer: inout [UInt8]) -> (Set<Watched>, ChangeQueue.Events) {
-        var touched: Set<Watched> = []
+    /// Reads what the watch holds (with the queue's lock held): what was written to, and for
+    /// the queue the zones touched, the zones no longer followed, an overflow. A zone whose
+    /// folder moved or went (a zone deleted renames its folder away first) is no longer
+    /// followed, so the next round follows whatever folder has its path then.
+    private func read() -> (Set<Followed>, ChangeQueue.Events) {
+        let report = queue.commits.read()
+        var touched = Set(report.written)
         var events = ChangeQueue.Events()
-        for event in Syscall.readFolderEvents(queue.fd, into: &buffer) {
-            let wd = event.watch
-            if event.overflowed {
-                events.overflowed = true
-                touched.formUnion(lock.withLock { watched })
-                continue
-            }
-            let gone = event.watchGone
-            guard let t = lock.withLock({ () -> Watched? in
-                guard let t = byWatch[wd] else { return nil }
-                if gone {
-                    byWatch[wd] = nil
-                    watched.remove(t)
-                }
-                return t
-            }) else { continue }
-            touched.insert(t)
-            if case .zone(let z) = t {
-                events.touched.append(z)
-                if gone { events.unwatched.append(z) }
-            }
+        if report.overflowed {
+            events.overflowed = true
+            touched.formUnion(queue.commits.followedTargets)
         }
+        for case .zone(let z) in report.written { events.touched.append(z) }
+        for case .zone(let z) in report.unfollowed { events.unwatched.append(z) }
         return (touched, events)
     }
 
-    private func addWatches() {
-        for t in view.openZones.map(Watched.zone) + view.openKeyValueRefs.map(Watched.keyValue) {
-            if lock.withLock({ watched.contains(t) }) { continue }
-            let directory: String
+    /// Follows every zone and key-value store the view shows that is not followed yet.
+    private func follow() {
+        for t in view.openZones.map(Followed.zone) + view.openKeyValueRefs.map(Followed.keyValue) {
+            if queue.commits.isFollowing(t) { continue }
+            // Fails while the zone or store has no folder yet; the next round tries again.
             switch t {
             case .zone(let z):
-                guard let db = try? view.database(z.database, caller: nil) else { continue }
-                directory = db.zoneDirectoryPath(z.zone)
+                guard let db = try? view.database(z.database, caller: nil), queue.commits.follow(t, zone: z.zone, in: db) else { continue }
+                queue.watched(z)
             case .keyValue(let ref):
                 guard let file = try? view.keyValueFile(ref) else { continue }
-                directory = (file.path as NSString).deletingLastPathComponent
+                queue.commits.follow(t, keyValues: file)
             }
-            // Fails while the folder does not exist yet; the next round tries again.
-            guard let wd = Syscall.watchFolder(queue.fd, directory) else { continue }
-            lock.withLock {
-                byWatch[wd] = t
-                watched.insert(t)
-            }
-            if case .zone(let z) = t { queue.watched(z) }
         }
     }
 }

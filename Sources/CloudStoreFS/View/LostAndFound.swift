@@ -27,7 +27,7 @@ struct LostAndFound: Sendable {
     @discardableResult
     func keep(_ text: [UInt8], mountPath: String, reason: String, owner: CallerContext, logger: Logger) -> String? {
         guard !text.isEmpty else { return nil }
-        _ = Glibc.mkdir(directory, 0o700)
+        _ = Syscall.mkdir(directory)
         var base = String(mountPath.split(separator: "/").last ?? "file")
         var ext = ".json"
         for known in [".json", ".plist"] where base.hasSuffix(known) {
@@ -47,17 +47,16 @@ struct LostAndFound: Sendable {
 
         """
         // The same text refused again replaces its copy: the count grows only with a new entry.
-        var st = stat()
-        let isNew = lstat(directory + "/" + name + ext, &st) != 0
+        let isNew = (try? Syscall.stat(directory + "/" + name + ext, times: true, followingLinks: false).get()) == nil
+        let me = Syscall.effectiveUserID
         for (file, bytes) in [(name + ext, text), (name + ".txt", Array(note.utf8))] {
             let path = directory + "/" + file
-            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-            guard fd >= 0 else { continue }
-            _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if geteuid() == 0 { _ = fchown(fd, owner.uid, owner.gid) }
-            close(fd)
+            guard case .success(let fd) = Syscall.open(path, O_WRONLY | O_CREAT | O_TRUNC) else { continue }
+            _ = Syscall.writeAll(fd, bytes, path: path)
+            if me == 0 { _ = Syscall.fchown(fd, owner: owner.uid, group: owner.gid, path: path) }
+            Syscall.close(fd)
         }
-        if isNew { bound(fileOwner: geteuid() == 0 ? owner.uid : geteuid(), keeping: name, logger: logger) }
+        if isNew { bound(fileOwner: me == 0 ? owner.uid : me, keeping: name, logger: logger) }
         return name + ext
     }
 
@@ -65,11 +64,11 @@ struct LostAndFound: Sendable {
     /// never the entry `keeping` just written.
     private func bound(fileOwner: UInt32, keeping: String, logger: Logger) {
         var newest: [String: (modified: Int64, files: [String])] = [:]
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
-            var st = stat()
-            guard lstat(directory + "/" + name, &st) == 0, st.st_uid == fileOwner else { continue }
+        for name in allNames() {
+            guard case .success(let status?) = Syscall.stat(directory + "/" + name, times: true, followingLinks: false),
+                  status.owner == fileOwner else { continue }
             let entry = (name as NSString).deletingPathExtension
-            let modified = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
+            let modified = status.modifiedNanos
             newest[entry, default: (0, [])].modified = max(newest[entry]?.modified ?? 0, modified)
             newest[entry]?.files.append(name)
         }
@@ -84,15 +83,20 @@ struct LostAndFound: Sendable {
     /// Whether the caller `uid` sees entry `name`: their own (the file is theirs), or any for
     /// root and the daemon's user.
     func isVisible(_ name: String, to uid: UInt32) -> Bool {
-        var st = stat()
-        guard lstat(directory + "/" + name, &st) == 0 else { return false }
-        return uid == 0 || uid == geteuid() || st.st_uid == uid
+        guard case .success(let status?) = Syscall.stat(directory + "/" + name, times: true, followingLinks: false) else { return false }
+        return uid == 0 || uid == Syscall.effectiveUserID || status.owner == uid
     }
 
     /// The entries the caller `uid` sees (see ``isVisible(_:to:)``).
     func names(visibleTo uid: UInt32) -> [String] {
-        let all = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        if uid == 0 || uid == geteuid() { return all }
+        let all = allNames()
+        if uid == 0 || uid == Syscall.effectiveUserID { return all }
         return all.filter { isVisible($0, to: uid) }
+    }
+
+    /// Every file in the folder; none when it cannot be listed (it is made at the first entry).
+    private func allNames() -> [String] {
+        guard case .success(let names?) = Syscall.listDirectory(directory) else { return [] }
+        return names
     }
 }

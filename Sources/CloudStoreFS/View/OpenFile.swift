@@ -84,8 +84,8 @@ final class ScratchFile: @unchecked Sendable {
     var changed: Int64
     /// The item this file was renamed from, while that item is hidden for it.
     var origin: ItemTarget?
-    /// The bytes counted for this file in the view's scratch usage. Guarded by the view's
-    /// `stateLock`, not by `lock`.
+    /// The bytes counted for this file in the view's scratch usage. Guarded by the
+    /// ``ScratchSpace``'s lock, not by `lock`.
     var accounted = 0
 
     init(id: UInt64, permissions: UInt32, uid: UInt32, gid: UInt32, now: Int64) {

@@ -31,23 +31,23 @@ extension StoreView {
             if writing {
                 h.cacheMode = itemCache.openWriter(inode) { notifier?.willWait() }
                 // The open's truncation and the writes change the kernel's size of the file.
-                stateLock.withLock { reportedSize[inode] = nil }
+                hints.forgetSize(inode)
                 return OpenReply(handle: handles.add(h), keepCache: false, directIO: true)
             }
             // Reads through the cache stop at the kernel's size of the file: when it may not be
             // this version's, the kernel is made to ask for it before its first read.
-            if stateLock.withLock({ reportedSize[inode] != Int64(bytes.count) }) { notifier?.invalidateAttributesNow(inode) }
+            if !hints.kernelHas(inode, size: Int64(bytes.count)) { notifier?.invalidateAttributesNow(inode) }
             h.cacheMode = itemCache.openReader(inode, tag: tag)
             return OpenReply(handle: handles.add(h), keepCache: h.cacheMode == .cached(keepPages: true),
                              directIO: h.cacheMode == .direct, noFlush: true)
         case .scratch(let id):
-            guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+            guard let s = scratch.file(id) else { throw FSError(ENOENT) }
             if truncating {
                 s.lock.withLock {
                     s.bytes = []
                     s.modified = Store.now()
                     s.changed = s.modified
-                    stateLock.withLock { accountScratchLocked(s, bytes: 0) }
+                    scratch.emptied(s)
                 }
             }
             return OpenReply(handle: handles.add(OpenFile(kind: .scratch(s), inode: inode, flags: flags, caller: caller)), keepCache: false)
@@ -73,8 +73,7 @@ extension StoreView {
         try checkNotAnUnsavableItemName(dir, name)
         if let target = ItemTarget(folder: dir, fileName: name) {
             try checkItemName(target)
-            let isHidden = stateLock.withLock { hidden[target] != nil }
-            if try exists(target) && !isHidden {
+            if try exists(target) && !scratch.isHidden(target) {
                 if flags & O_EXCL != 0 { throw FSError(EEXIST) }
                 let ino = inodes.inode(for: target.key)
                 let reply = try open(ino, flags: flags | O_TRUNC, caller: caller)
@@ -97,15 +96,7 @@ extension StoreView {
             throw FSError(EPERM, "record files go in a folder named after their record type: mkdir it first")
         }
         let now = Store.now()
-        let made = stateLock.withLock { () -> ScratchFile? in
-            if scratchNames[dir]?[name] != nil { return nil }
-            let s = ScratchFile(id: nextScratch, permissions: permissions, uid: caller.uid, gid: caller.gid, now: now)
-            nextScratch += 1
-            scratchFiles[s.id] = s
-            scratchNames[dir, default: [:]][name] = s.id
-            return s
-        }
-        guard let s = made else {
+        guard let s = scratch.make(in: dir, named: name, permissions: permissions, uid: caller.uid, gid: caller.gid, now: now) else {
             if flags & O_EXCL != 0 { throw FSError(EEXIST) }
             let ino = inodes.inode(for: try child(of: dir, named: name, caller: caller))
             let reply = try open(ino, flags: flags, caller: caller)
@@ -156,7 +147,7 @@ extension StoreView {
         h.baseTag = stat.tag
         // Reads through the cache stop at the kernel's size of the file: when it may not be
         // this version's, the kernel is made to ask for it before its first read.
-        if stateLock.withLock({ reportedSize[inode] != Int64(stat.size) }) { notifier?.invalidateAttributesNow(inode) }
+        if !hints.kernelHas(inode, size: Int64(stat.size)) { notifier?.invalidateAttributesNow(inode) }
         h.cacheMode = itemCache.openReader(inode, tag: stat.tag)
         if let loaded {
             h.buffer = loaded.bytes
@@ -201,7 +192,7 @@ extension StoreView {
         guard offset >= 0 else { throw FSError(EINVAL) }
         let key = try key(inode)
         var bytes: [UInt8]
-        if offset > 0, let kept = stateLock.withLock({ unopenedReads[inode] }) {
+        if offset > 0, let kept = hints.unopenedRead(inode) {
             bytes = kept
         } else {
             switch key {
@@ -212,22 +203,13 @@ extension StoreView {
                 guard let data = FileManager.default.contents(atPath: lostAndFound.directory + "/" + name) else { throw FSError(ENOENT) }
                 bytes = Array(data)
             case .scratch(let id):
-                guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+                guard let s = scratch.file(id) else { throw FSError(ENOENT) }
                 bytes = s.lock.withLock { s.bytes }
             default:
                 throw FSError(EISDIR)
             }
         }
-        let end = Int(offset) + count
-        stateLock.withLock {
-            if end >= bytes.count {
-                if let old = unopenedReads.removeValue(forKey: inode) { unopenedReadBytes -= old.count }
-            } else if offset == 0 {
-                if unopenedReadBytes > 64 << 20 { unopenedReads = [:]; unopenedReadBytes = 0 }
-                if let old = unopenedReads.updateValue(bytes, forKey: inode) { unopenedReadBytes -= old.count }
-                unopenedReadBytes += bytes.count
-            }
-        }
+        hints.read(inode, bytes: bytes, offset: offset, end: Int(offset) + count)
         return Self.piece(of: bytes, count: count, offset: offset)
     }
 
@@ -251,7 +233,7 @@ extension StoreView {
             s.lock.lock()
             defer { s.lock.unlock() }
             let append = h.flags & O_APPEND != 0
-            try accountScratch(s, bytes: max(s.bytes.count, append ? s.bytes.count + bytes.count : end))
+            try scratch.account(s, bytes: max(s.bytes.count, append ? s.bytes.count + bytes.count : end))
             Self.splice(&s.bytes, bytes, at: Int(offset), append: append)
             s.modified = Store.now()
             s.changed = s.modified
@@ -282,10 +264,10 @@ extension StoreView {
     func truncate(_ key: NodeKey, inode: UInt64, to size: Int64, handle: UInt64?, caller: CallerContext) throws(FSError) {
         switch key {
         case .scratch(let id):
-            guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+            guard let s = scratch.file(id) else { throw FSError(ENOENT) }
             s.lock.lock()
             defer { s.lock.unlock() }
-            try accountScratch(s, bytes: Int(size))
+            try scratch.account(s, bytes: Int(size))
             Self.resize(&s.bytes, to: Int(size))
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
@@ -382,7 +364,7 @@ extension StoreView {
     /// version's until it asks again. Dropping its attributes waits for nothing in the kernel,
     /// so it is done before the save's request is answered: the next read asks for the size.
     func savedOver(_ inode: UInt64) {
-        stateLock.withLock { reportedSize[inode] = nil }
+        hints.forgetSize(inode)
         itemCache.forgetPages(inode)
         notifier?.invalidateAttributesNow(inode)
     }

@@ -30,7 +30,7 @@ extension StoreView {
     /// The node `name` names in the directory `parent`, as `caller` sees it.
     func child(of parent: NodeKey, named name: String, caller: CallerContext) throws(FSError) -> NodeKey {
         try checkName(name)
-        if let id = stateLock.withLock({ scratchNames[parent]?[name] }) { return .scratch(id) }
+        if let id = scratch.id(in: parent, named: name) { return .scratch(id) }
         switch parent {
         case .root:
             if name == Self.lostFoundName { return .lostFound }
@@ -57,13 +57,13 @@ extension StoreView {
             guard try hasRecords(d, zone, type: name) || hasPendingNew(d, zone, type: name) else { throw FSError(ENOENT) }
             return typeKey
         case .recordType where StoreLayout.isLongRecordFileName(name):
-            guard let target = try longRecordTarget(parent, name), stateLock.withLock({ hidden[target] == nil }) else { throw FSError(ENOENT) }
+            guard let target = try longRecordTarget(parent, name), !scratch.isHidden(target) else { throw FSError(ENOENT) }
             return target.key
         case .recordType, .keyValueFolder:
             guard let target = ItemTarget(folder: parent, fileName: name) else { throw FSError(ENOENT) }
             if case .keyValue(let ref, let key) = target { try checkKey(key, ref: ref) }
             if stateLock.withLock({ pendingNew[target] != nil }) { return target.key }
-            if stateLock.withLock({ hidden[target] != nil }) { throw FSError(ENOENT) }
+            if scratch.isHidden(target) { throw FSError(ENOENT) }
             guard try exists(target) else { throw FSError(ENOENT) }
             return target.key
         case .lostFoundFile, .record, .keyValueEntry, .scratch:
@@ -113,17 +113,15 @@ extension StoreView {
             guard let attributes = try itemAttributes(target, inode: inode) else { throw FSError(ENOENT) }
             return attributes
         case .scratch(let id):
-            guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+            guard let s = scratch.file(id) else { throw FSError(ENOENT) }
             return s.lock.withLock {
                 NodeAttributes(inode: inode, kind: .file, permissions: s.permissions, links: 1, uid: s.uid, gid: s.gid,
                                size: Int64(s.bytes.count), modified: s.modified, changed: s.changed, accessed: s.modified)
             }
         case .lostFoundFile(let name):
-            var st = stat()
-            guard stat(lostAndFound.directory + "/" + name, &st) == 0 else { throw FSError(ENOENT) }
-            let ms = Int64(st.st_mtim.tv_sec) * 1000 + Int64(st.st_mtim.tv_nsec) / 1_000_000
-            return NodeAttributes(inode: inode, kind: .file, permissions: UInt32(st.st_mode) & 0o777, links: 1,
-                                  uid: st.st_uid, gid: st.st_gid, size: Int64(st.st_size), modified: ms, changed: ms, accessed: ms)
+            guard case .success(let st?) = Syscall.stat(lostAndFound.directory + "/" + name, times: true) else { throw FSError(ENOENT) }
+            return NodeAttributes(inode: inode, kind: .file, permissions: st.permissions & 0o777, links: 1,
+                                  uid: st.owner, gid: st.group, size: st.size, modified: st.modified, changed: st.modified, accessed: st.modified)
         }
     }
 
@@ -175,21 +173,14 @@ extension StoreView {
         inodes.forget(inode, count: count)
         if !inodes.isBound(inode) {
             itemCache.inodeForgotten(inode)
-            stateLock.withLock { reportedSize[inode] = nil }
+            hints.forgetSize(inode)
         }
     }
 
-    /// Notes the size the kernel is told of an item file. Kept for at most
-    /// ``reportedSizesKept`` files: one not kept only costs its next open an attribute
-    /// invalidation, and the kernel may hold millions.
+    /// Notes the size the kernel is told of an item file (``InodeHints``).
     func noteReportedSize(_ inode: UInt64, _ size: Int64) {
-        stateLock.withLock {
-            if reportedSize.count >= Self.reportedSizesKept, reportedSize[inode] == nil { reportedSize = [:] }
-            reportedSize[inode] = size
-        }
+        hints.told(inode, size: size)
     }
-
-    static let reportedSizesKept = 65_536
 
     public func noteLookup(_ entry: DirectoryEntry) {
         guard let key = entry.node as? NodeKey else { return }
@@ -205,7 +196,7 @@ extension StoreView {
         if let size = changes.size {
             try truncate(key, inode: inode, to: size, handle: handle, caller: caller)
         }
-        if case .scratch(let id) = key, let s = stateLock.withLock({ scratchFiles[id] }) {
+        if case .scratch(let id) = key, let s = scratch.file(id) {
             s.lock.withLock {
                 if let p = changes.permissions { s.permissions = p }
                 if let u = changes.uid { s.uid = u }
@@ -316,8 +307,7 @@ extension StoreView {
     /// entry invalidation sent then resets the kernel's copy too, but only when the kernel
     /// still has the name, and a moment later. State lock held.
     private func hasEntriesInFlight(_ folder: NodeKey) -> Bool {
-        scratchNames[folder]?.isEmpty == false || hidden.keys.contains { $0.folder == folder }
-            || pendingNew.keys.contains { $0.folder == folder }
+        pendingNew.keys.contains { $0.folder == folder } || scratch.holdsEntriesInFlight(folder)
     }
 
     public func releaseDirectory(handle: UInt64) { handles.remove(handle) }
@@ -351,18 +341,17 @@ extension StoreView {
         case .recordType(let d, let zone, let type):
             let folder = RecordFolder(database: d, zone: zone, type: type)
             var names = try recordNames(d, zone, type: type)
-            let (hiddenNames, pending) = stateLock.withLock {
-                (Set(hidden.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone }.map(\.name)),
-                 pendingNew.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone && $0.type == type })
+            let hiddenNames = Set(scratch.hiddenItems(in: dir).compactMap(\.record?.name))
+            let pending = stateLock.withLock {
+                pendingNew.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone && $0.type == type }
             }
             if !hiddenNames.isEmpty { names.removeAll { hiddenNames.contains($0) } }
             for t in pending where try storedRecord(d, zone, named: t.name) == nil { keys.append((t.fileName, t.key)) }
             return DirectoryListing(folder: folder, names: names, entries: try entries(keys, caller: caller) + scratchEntries(dir, caller: caller))
         case .keyValueFolder(let ref):
             let snapshot = try keyValues(ref)
-            let (hiddenKeys, pending) = stateLock.withLock {
-                (Set(hidden.keys.filter { $0.folder == dir }), pendingNew.keys.filter { $0.folder == dir })
-            }
+            let hiddenKeys = scratch.hiddenItems(in: dir)
+            let pending = stateLock.withLock { pendingNew.keys.filter { $0.folder == dir } }
             for key in snapshot.entries.keys.sorted() {
                 let target = ItemTarget.keyValue(ref, key: key)
                 if !hiddenKeys.contains(target) { keys.append((target.fileName, target.key)) }
@@ -386,7 +375,7 @@ extension StoreView {
     }
 
     private func scratchEntries(_ dir: NodeKey, caller: CallerContext) -> [DirectoryEntry] {
-        let names = stateLock.withLock { scratchNames[dir] ?? [:] }
+        let names = scratch.names(in: dir)
         return names.sorted { $0.key < $1.key }.compactMap { (name, id) in
             let key = NodeKey.scratch(id)
             let ino = inodes.inode(for: key)

@@ -13,16 +13,12 @@ extension StoreView {
             // An item renamed to this name and not saved again since is really gone now: it is
             // deleted first, so a refused delete (another user's public record) leaves both the
             // item and this name as they were.
-            let s = stateLock.withLock { scratchFiles[id] }
-            if let origin = s?.lock.withLock({ s?.origin }), stateLock.withLock({ hidden[origin] == id }) {
+            let s = scratch.file(id)
+            if let origin = s?.lock.withLock({ s?.origin }), scratch.hides(origin, behind: id) {
                 try deleteItem(origin, caller: caller)
-                stateLock.withLock { hidden[origin] = nil }
+                scratch.unhide(origin)
             }
-            stateLock.withLock {
-                if scratchNames[dir]?[name] == id { scratchNames[dir]?[name] = nil }
-                if scratchNames[dir]?.isEmpty == true { scratchNames[dir] = nil }
-                if let gone = scratchFiles.removeValue(forKey: id) { accountScratchLocked(gone, bytes: 0) }
-            }
+            scratch.remove(id, named: name, in: dir)
         case .record, .keyValueEntry:
             let target = ItemTarget(node)!
             if let pending = stateLock.withLock({ pendingNew.removeValue(forKey: target) }) {
@@ -87,10 +83,8 @@ extension StoreView {
         case .zone(let d, let zone):
             if zone == ZoneID.defaultZoneName { throw FSError(EPERM, "the default zone cannot be deleted") }
             let types = try recordTypes(d, zone)
-            let hasScratch = stateLock.withLock {
-                scratchNames.keys.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }
-                    || typeFolders.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false }
-            }
+            let hasScratch = scratch.holdsFiles(inZone: d, zone)
+                || stateLock.withLock { typeFolders.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false } }
             if !types.isEmpty || hasScratch { throw FSError(ENOTEMPTY) }
             let db = try database(d, caller: caller)
             notifier?.willWait()
@@ -103,7 +97,7 @@ extension StoreView {
                 typeFolders = typeFolders.filter { $0.zone.map { !($0.0 == d && $0.1 == zone) } ?? true }
             }
         case .recordType(let d, let zone, let type):
-            if try hasRecords(d, zone, type: type) || stateLock.withLock({ scratchNames[node]?.isEmpty == false }) {
+            if try hasRecords(d, zone, type: type) || scratch.holdsFiles(in: node) {
                 throw FSError(ENOTEMPTY)
             }
             stateLock.withLock { _ = typeFolders.remove(node) }
@@ -133,7 +127,7 @@ extension StoreView {
         }
         switch source {
         case .scratch(let id):
-            guard let s = stateLock.withLock({ scratchFiles[id] }) else { throw FSError(ENOENT) }
+            guard let s = scratch.file(id) else { throw FSError(ENOENT) }
             if let target = toItem {
                 // sed -i, rsync and editors save by renaming a finished file onto the name.
                 let (bytes, origin) = s.lock.withLock { (s.bytes, s.origin) }
@@ -142,24 +136,16 @@ extension StoreView {
                     reject(bytes, target: target, error: error, caller: caller)
                     throw error
                 }
-                stateLock.withLock {
-                    scratchNames[fromDir]?[name] = nil
-                    scratchFiles[id] = nil
-                    accountScratchLocked(s, bytes: 0)
-                    hidden[target] = nil
-                }
-                if let origin, origin != target, stateLock.withLock({ hidden[origin] == id }) {
+                scratch.remove(id, named: name, in: fromDir)
+                if let origin, origin != target, scratch.hides(origin, behind: id) {
                     // `mv a.json a.tmp; mv a.tmp b.json`: the item moved to its new name.
                     try? deleteItem(origin, caller: caller)
-                    stateLock.withLock { hidden[origin] = nil }
+                    scratch.unhide(origin)
                 }
                 moved(source, to: target.key, replacing: replaced)
             } else {
                 try replaceScratchName(toDir, newName, caller: caller)
-                stateLock.withLock {
-                    scratchNames[fromDir]?[name] = nil
-                    scratchNames[toDir, default: [:]][newName] = id
-                }
+                scratch.move(id, from: fromDir, named: name, to: toDir, as: newName)
             }
         case .record, .keyValueEntry:
             let from = ItemTarget(source)!
@@ -183,18 +169,8 @@ extension StoreView {
                 // scratch copy; it is deleted only when that copy is removed.
                 try replaceScratchName(toDir, newName, caller: caller)
                 guard let attrs = try itemAttributes(from, inode: inodes.inode(for: from.key)) else { throw FSError(ENOENT) }
-                let id = stateLock.withLock { () -> UInt64 in
-                    let s = ScratchFile(id: nextScratch, permissions: attrs.permissions, uid: attrs.uid, gid: attrs.gid, now: attrs.modified)
-                    nextScratch += 1
-                    s.bytes = bytes
-                    s.origin = from
-                    // The item's own text, already bounded by the item's limit: never refused.
-                    accountScratchLocked(s, bytes: bytes.count)
-                    scratchFiles[s.id] = s
-                    scratchNames[toDir, default: [:]][newName] = s.id
-                    hidden[from] = s.id
-                    return s.id
-                }
+                let id = scratch.hide(from, behind: newName, in: toDir, text: bytes,
+                                      permissions: attrs.permissions, uid: attrs.uid, gid: attrs.gid, now: attrs.modified)
                 moved(source, to: .scratch(id), replacing: nil)
             }
         default:
@@ -230,9 +206,6 @@ extension StoreView {
     private func replaceScratchName(_ dir: NodeKey, _ name: String, caller: CallerContext) throws(FSError) {
         guard let existing = try? child(of: dir, named: name, caller: caller) else { return }
         guard case .scratch(let id) = existing else { throw FSError(EEXIST, "\(name) is a record; remove it first") }
-        stateLock.withLock {
-            scratchNames[dir]?[name] = nil
-            if let gone = scratchFiles.removeValue(forKey: id) { accountScratchLocked(gone, bytes: 0) }
-        }
+        scratch.remove(id, named: name, in: dir)
     }
 }

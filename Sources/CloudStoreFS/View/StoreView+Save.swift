@@ -80,7 +80,7 @@ extension StoreView {
         case .keyValue(let ref, let key): try saveKeyValue(text, ref, key: key)
         }
         // Saved again: no longer hidden behind a scratch copy.
-        stateLock.withLock { hidden[target] = nil }
+        scratch.unhide(target)
     }
 
     func deleteItem(_ target: ItemTarget, caller: CallerContext) throws(FSError) {

@@ -28,6 +28,10 @@ public final class StoreView: @unchecked Sendable {
     let renderCache = RenderCache()
     /// OS users and identities, as callers and owners (``UserTable``).
     let users: UserTable
+    /// Editors' and tools' temporary files, and the items hidden behind them (``ScratchSpace``).
+    let scratch: ScratchSpace
+    /// Sizes the kernel was told, texts read with no open file (``InodeHints``).
+    let hints = InodeHints()
     let lostAndFound: LostAndFound
     /// The inotify queue the mount's ``ChangeWatcher`` reads, and which zones it shows quiet.
     let changes = ChangeQueue()
@@ -35,8 +39,8 @@ public final class StoreView: @unchecked Sendable {
     public let mountPoint: String
     /// The client the mount's saves come from: stable across remounts at one place.
     public let deviceID: String
-    let daemonUID = geteuid()
-    let daemonGID = getegid()
+    let daemonUID = Syscall.effectiveUserID
+    let daemonGID = Syscall.effectiveGroupID
     let started = Store.now()
     /// The largest text a record file takes: the record limit plus room for JSON's own
     /// overhead (base64 of BYTES fields, quotes, keys). Past it a write fails with EFBIG.
@@ -57,26 +61,10 @@ public final class StoreView: @unchecked Sendable {
     /// The zone generation each type folder's listing was last read at, for the kernel's
     /// directory cache (``openDirectory(_:caller:)``).
     var servedListings: [NodeKey: UInt64] = [:]
-    var scratchFiles: [UInt64: ScratchFile] = [:]
-    /// Bytes of scratch text held for each uid, and in all (``accountScratch(_:bytes:)``).
-    var scratchUsage: [UInt32: Int] = [:]
-    var scratchTotal = 0
-    /// Scratch file names per directory.
-    var scratchNames: [NodeKey: [String: UInt64]] = [:]
-    var nextScratch: UInt64 = 1
-    /// Items renamed to a scratch name: hidden from their folder until saved again, or
-    /// deleted once their scratch copy is removed.
-    var hidden: [ItemTarget: UInt64] = [:]
     /// Files created but not yet saved as items, by their open handle.
     var pendingNew: [ItemTarget: OpenFile] = [:]
     /// Type folders made with `mkdir` that hold no record yet.
     var typeFolders: Set<NodeKey> = []
-    /// The size the kernel was last told of an item file; nil once a writer may have
-    /// changed the kernel's idea of it, until the kernel asks again.
-    var reportedSize: [UInt64: Int64] = [:]
-    /// Text being read in pieces with no open file (``read(inode:count:offset:)``), by inode.
-    var unopenedReads: [UInt64: [UInt8]] = [:]
-    var unopenedReadBytes = 0
     var keyValueFiles: [KeyValueRef: KeyValueFile] = [:]
     var keyValueSnapshots: [KeyValueRef: KeyValueFile.Snapshot] = [:]
     var keyValueTexts: [ItemTarget: (text: [UInt8], tag: String)] = [:]
@@ -96,7 +84,8 @@ public final class StoreView: @unchecked Sendable {
         self.mountPoint = mountPoint
         self.deviceID = Caller.mountDeviceID(mountPoint)
         self.lostAndFound = LostAndFound(storeRoot: store.layout.root)
-        self.users = UserTable(store: store, fallbackUID: geteuid())
+        self.users = UserTable(store: store, fallbackUID: Syscall.effectiveUserID)
+        self.scratch = ScratchSpace(logger: logger)
         self.maxFileBytes = store.settings.maxRecordBytes * 3 / 2 + 65536
         self.logger = logger
         self.containers = containers

@@ -54,7 +54,7 @@ final class AssetStaging: @unchecked Sendable {
 
     init() throws {
         Self.sweep()
-        directory = NSTemporaryDirectory() + Self.folderPrefix + "\(getpid())-\(UUID().uuidString.prefix(8))"
+        directory = NSTemporaryDirectory() + Self.folderPrefix + "\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
@@ -69,8 +69,8 @@ final class AssetStaging: @unchecked Sendable {
         let temp = NSTemporaryDirectory()
         guard case .success(let names?) = Syscall.listDirectory(temp) else { return }
         for name in names where name.hasPrefix(folderPrefix) {
-            guard let pid = Int32(name.dropFirst(folderPrefix.count).prefix { $0 != "-" }), pid != getpid(),
-                  kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard let pid = Int32(name.dropFirst(folderPrefix.count).prefix { $0 != "-" }), pid != ProcessInfo.processInfo.processIdentifier,
+                  !Syscall.processExists(pid) else { continue }
             try? FileManager.default.removeItem(atPath: temp + name)
         }
     }

@@ -14,7 +14,7 @@ struct BenchCommand: ParsableCommand {
     @Option(help: "Run only these rows, by id, comma-separated (for example 1,8b or 4a).") var rows: String?
     @Flag(help: "Print the rows as JSON.") var json = false
     @Option(help: "Where to make the stores and SQLite files (removed after); the same file system for both.")
-    var directory = "/var/tmp/ckfs-bench-\(getpid())"
+    var directory = "/var/tmp/ckfs-bench-\(ProcessInfo.processInfo.processIdentifier)"
 
     func validate() throws {
         if let records, records < 1_000 { throw ValidationError("--records must be at least 1,000 (the query asks for 100 of one tenth)") }

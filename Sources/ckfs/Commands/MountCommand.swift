@@ -80,15 +80,16 @@ struct MountCommand: ParsableCommand {
     }
 
     private func checkMountPoint(_ path: String) throws {
-        var st = stat()
-        if stat(path, &st) != 0 {
-            let e = errno
-            if e == ENOTCONN {
-                throw CKError(.invalidArguments, "\(path) is a mount whose daemon died; run `ckfs unmount \(mountPoint)` first")
-            }
-            throw CKError(.invalidArguments, "mount point \(path): \(String(cString: strerror(e))); create an empty directory there")
+        switch Syscall.stat(path) {
+        case .failure(let e) where e.errno == ENOTCONN:
+            throw CKError(.invalidArguments, "\(path) is a mount whose daemon died; run `ckfs unmount \(mountPoint)` first")
+        case .failure(let e):
+            throw CKError(.invalidArguments, "mount point \(path): \(String(cString: strerror(e.errno))); create an empty directory there")
+        case .success(nil):
+            throw CKError(.invalidArguments, "mount point \(path): \(String(cString: strerror(ENOENT))); create an empty directory there")
+        case .success(let status?):
+            guard status.isDirectory else { throw CKError(.invalidArguments, "mount point \(path) is not a directory") }
         }
-        guard st.st_mode & S_IFMT == S_IFDIR else { throw CKError(.invalidArguments, "mount point \(path) is not a directory") }
         if MountTable.isMounted(path) { throw CKError(.invalidArguments, "\(path) is already mounted; `ckfs unmount \(mountPoint)` first") }
     }
 
@@ -110,7 +111,7 @@ struct MountCommand: ParsableCommand {
         } catch {
             throw CKError(.internalError, error.reason)
         }
-        if foreground { printReady(path, pid: getpid()) }
+        if foreground { printReady(path, pid: ProcessInfo.processInfo.processIdentifier) }
         logger.info("mounted \(store.layout.root) at \(path)\(settings.readOnly ? " read-only" : "")\(settings.allowOther ? " for every user" : "")")
         startWatchdog(at: path, logPath: store.layout.root + "/mount.log")
         let rc = mount.run()
@@ -144,7 +145,7 @@ struct MountCommand: ParsableCommand {
                 let tail = (try? String(contentsOfFile: logPath, encoding: .utf8))?.split(separator: "\n").suffix(3).joined(separator: "\n") ?? ""
                 throw CKError(.internalError, "the mount daemon stopped before the mount was ready:\n\(tail)")
             }
-            usleep(20_000)
+            Thread.sleep(forTimeInterval: 0.02)
         }
         throw CKError(.internalError, "the mount was not ready after 15 s; see \(logPath)")
     }

@@ -19,7 +19,7 @@ struct MountWatchdogCommand: ParsableCommand {
     func run() throws {
         guard let watched = FuseConnection.at(mountPoint), watched.daemon != nil else { return }
         while true {
-            usleep(200_000)
+            Thread.sleep(forTimeInterval: 0.2)
             // Unmounted, or mounted again by another daemon: nothing left to watch.
             guard let now = FuseConnection.at(mountPoint), now == watched else { return }
             if !now.daemonIsAlive {

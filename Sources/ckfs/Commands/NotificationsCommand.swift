@@ -42,7 +42,7 @@ struct NotificationsCommand: ParsableCommand {
                     FileHandle.standardOutput.write(Data(JSONWriter.compact(line) + [0x0A]))
                 }
                 if markRead { try log.markRead(shown.map(\.notificationID)) }
-                if follow { usleep(useconds_t(interval * 1000)) }
+                if follow { Thread.sleep(forTimeInterval: Double(interval) / 1000) }
             } while follow
         }
     }

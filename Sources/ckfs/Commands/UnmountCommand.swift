@@ -15,8 +15,8 @@ struct UnmountCommand: ParsableCommand {
         // end it first (asking the file system anything here could wait for ever).
         var aborted = false
         if let connection = FuseConnection.at(path), !connection.daemonIsAlive { aborted = connection.abort() }
-        var st = stat()
-        let dead = aborted || (stat(path, &st) != 0 && errno == ENOTCONN)
+        var dead = aborted
+        if case .failure(let e) = Syscall.stat(path), e.errno == ENOTCONN { dead = true }
         guard dead || MountTable.isMounted(path) else {
             throw ValidationError("\(path) is not mounted")
         }

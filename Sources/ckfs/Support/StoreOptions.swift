@@ -41,19 +41,19 @@ struct StoreOptions: ParsableArguments {
     /// another uid holds in the container is not theirs.
     var caller: Caller {
         if noAccount { return .noAccount(deviceID: deviceID) }
-        if let user { return Caller(userName: user, uid: mayActAsAnyone ? nil : geteuid(), deviceID: deviceID) }
+        if let user { return Caller(userName: user, uid: mayActAsAnyone ? nil : Syscall.effectiveUserID, deviceID: deviceID) }
         return .osUser(deviceID: deviceID)
     }
 
     /// The uid owning the store's folder; nil when there is none.
     var storeOwner: UInt32? {
-        var st = stat()
-        return stat(storePath, &st) == 0 ? st.st_uid : nil
+        guard case .success(let status?) = Syscall.stat(storePath, times: true) else { return nil }
+        return status.owner
     }
 
     /// Root and the store's owner may act as any ckfs user (`--user NAME`): they can read the
     /// store's files anyway. Anyone else is only themselves.
-    var mayActAsAnyone: Bool { geteuid() == 0 || storeOwner == geteuid() }
+    var mayActAsAnyone: Bool { Syscall.effectiveUserID == 0 || storeOwner == Syscall.effectiveUserID }
 
     func validate() throws {
         if noAccount && user != nil { throw ValidationError("--user and --no-account contradict each other; give one") }
@@ -68,6 +68,6 @@ struct StoreOptions: ParsableArguments {
     /// `ckfs user add NAME --uid UID` under another name than the OS user's).
     private func isOwnIdentity(_ name: String) -> Bool {
         guard let store = try? Store.open(at: storePath), let identities = try? store.container(container).identities() else { return false }
-        return identities.contains { $0.name == name && $0.uid == geteuid() }
+        return identities.contains { $0.name == name && $0.uid == Syscall.effectiveUserID }
     }
 }

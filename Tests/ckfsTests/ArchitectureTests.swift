@@ -25,8 +25,12 @@ import Testing
         try "func plantedUpward(_ d: Database) {}\n".write(toFile: copy + "/Sources/CloudStore/Model/Planted.swift", atomically: true, encoding: .utf8)
         try "import Glibc\nfunc plantedCall() -> Int32 { Glibc.open(\"/x\", O_RDONLY) + Int32(geteuid()) }\n"
             .write(toFile: copy + "/Sources/CloudStoreFS/View/Planted.swift", atomically: true, encoding: .utf8)
+        // A file may name its own function like a C call, but a call written `Glibc.name(` is the C library's.
+        try "import Glibc\nfunc rename(_ a: String, _ b: String) -> Int32 { Glibc.rename(a, b) }\nfunc move() -> Int32 { rename(\"a\", \"b\") }\n"
+            .write(toFile: copy + "/Sources/CloudStore/Storage/Planted.swift", atomically: true, encoding: .utf8)
         let r = CLIFixture.exec(copy + "/scripts/check-floor-plan", [])
         #expect(r.status == 1)
+        #expect(r.stdout.contains("Sources/CloudStore/Storage/Planted.swift: calls rename itself"), "\(r.stdout)")
         #expect(r.stdout.contains("Sources/CloudStore/Model/Planted.swift: Model/ uses Database from Database/, a floor above"), "\(r.stdout)")
         #expect(r.stdout.contains("Sources/CloudStoreFS/View/Planted.swift: calls open itself"), "\(r.stdout)")
         #expect(r.stdout.contains("Sources/CloudStoreFS/View/Planted.swift: calls geteuid itself"), "\(r.stdout)")

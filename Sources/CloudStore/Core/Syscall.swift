@@ -46,6 +46,8 @@ public enum Syscall {
                 if errno == EINTR { continue }
                 return fail("write", path)
             }
+            // Nothing written and no error: it would not go further by trying again.
+            if n == 0 { return .failure(SystemCallError(call: "write", path: path, errno: EIO)) }
             done += n
         }
         return .success(())
@@ -250,6 +252,16 @@ public enum Syscall {
     /// Gives the open file `fd` to `owner` and `group` (root only).
     public static func fchown(_ fd: Int32, owner: UInt32, group: UInt32, path: String) -> R<Void> {
         Glibc.fchown(fd, owner, group) == 0 ? .success(()) : fail("fchown", path)
+    }
+
+    /// What an errno means, as `strerror` says it.
+    public static func errorText(_ errno: Int32) -> String {
+        String(cString: strerror(errno))
+    }
+
+    /// Writes out what the C library's output streams hold (`fflush(NULL)`).
+    public static func flushOutputStreams() {
+        fflush(nil)
     }
 
     /// Whether `fd` is a terminal.

@@ -12,5 +12,5 @@ public struct SystemCallError: Error, Sendable, CustomStringConvertible, Equatab
         self.errno = errno
     }
 
-    public var description: String { "\(call)(\(path)): \(String(cString: strerror(errno))) [errno \(errno)]" }
+    public var description: String { "\(call)(\(path)): \(Syscall.errorText(errno)) [errno \(errno)]" }
 }

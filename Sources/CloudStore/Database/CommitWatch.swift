@@ -29,6 +29,9 @@ public final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendable
     private let lock = NSLock()
     private var targets: [Int32: Target] = [:]
     private var followed: Set<Target> = []
+    /// Guards `buffer`, which ``read()`` reads the queue into; taken alone.
+    private let readLock = NSLock()
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
     public init() {
         queue = Syscall.openFolderWatch()
@@ -73,9 +76,9 @@ public final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendable
 
     /// Takes every event queued now.
     public func read() -> Report {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var report = Report()
-        for event in Syscall.readFolderEvents(queue, into: &buffer) {
+        let events = readLock.withLock { Syscall.readFolderEvents(queue, into: &buffer) }
+        for event in events {
             if event.overflowed {
                 report.overflowed = true
                 continue

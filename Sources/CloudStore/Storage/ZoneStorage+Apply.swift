@@ -162,7 +162,7 @@ extension ZoneStorage {
         }
     }
 
-    /// Microseconds an idle applier waits for the next entry before it stops.
+    /// Seconds an idle applier waits for the next entry before it stops.
     static let applierLinger: TimeInterval = 0.001
 
     /// Returns once the record files hold every entry this process committed.

@@ -1,3 +1,4 @@
+import CloudStore
 import Glibc
 
 /// A failed file system call: the errno the kernel gets, and why (for the log).
@@ -10,7 +11,7 @@ public struct FSError: Error, Sendable, CustomStringConvertible {
         self.reason = reason
     }
 
-    public var description: String { "\(String(cString: strerror(errno))): \(reason)" }
+    public var description: String { "\(Syscall.errorText(errno)): \(reason)" }
 }
 
 /// Who is calling, from the kernel's request.

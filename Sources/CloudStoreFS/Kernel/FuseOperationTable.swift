@@ -1,4 +1,5 @@
 import CFuse3
+import CloudStore
 import Glibc
 
 /// libfuse's low-level operation table: each C callback decodes its arguments, calls the
@@ -266,8 +267,4 @@ private func timespecOf(_ ms: Int64) -> timespec {
 
 private func milliseconds(_ t: timespec) -> Int64 { Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000 }
 
-private func nowMilliseconds() -> Int64 {
-    var t = timespec()
-    clock_gettime(CLOCK_REALTIME, &t)
-    return milliseconds(t)
-}
+private func nowMilliseconds() -> Int64 { CloudStore.Clock.milliseconds() }

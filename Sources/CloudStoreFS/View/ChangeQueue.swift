@@ -90,7 +90,7 @@ final class ChangeQueue: @unchecked Sendable {
         var overflowed = false
     }
 
-    /// Reads the queued events with `read` (which must not block) under the lock, so no
+    /// Reads the queued events with `reading` (which must not block) under the lock, so no
     /// request sees the queue empty before the zones it names stop being quiet.
     func drain(_ reading: () -> Events) {
         lock.withLock {

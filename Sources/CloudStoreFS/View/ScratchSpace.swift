@@ -15,8 +15,8 @@ final class ScratchSpace: @unchecked Sendable {
 
     private let logger: Logger
     /// Guards every `var` below and each file's `accounted`; a leaf of the daemon's lock
-    /// order (docs/Durability.md#the-mount-daemons): taken after a scratch file's own lock and
-    /// after the view's `stateLock`, and nothing is called while it is held.
+    /// order (docs/Durability.md#the-mount-daemons): taken after an open or scratch file's own
+    /// lock and after the view's `stateLock`, and nothing is called while it is held.
     private let lock = NSLock()
     private var files: [UInt64: ScratchFile] = [:]
     /// File names per folder.
@@ -79,9 +79,11 @@ final class ScratchSpace: @unchecked Sendable {
         }
     }
 
-    /// Renames file `id` from `name` in `folder` to `newName` in `newFolder`.
+    /// Renames file `id` from `name` in `folder` to `newName` in `newFolder`; nothing when the
+    /// file was removed meanwhile.
     func move(_ id: UInt64, from folder: NodeKey, named name: String, to newFolder: NodeKey, as newName: String) {
         lock.withLock {
+            guard files[id] != nil else { return }
             if names[folder]?[name] == id { names[folder]?[name] = nil }
             if names[folder]?.isEmpty == true { names[folder] = nil }
             names[newFolder, default: [:]][newName] = id
@@ -136,9 +138,11 @@ final class ScratchSpace: @unchecked Sendable {
     // MARK: Bounds
 
     /// Counts `bytes` as `s`'s size from now on, or throws when growing to it passes a bound.
-    /// The scratch file's lock held.
+    /// A file removed while open (written through its handle still) counts no more. The
+    /// scratch file's lock held.
     func account(_ s: ScratchFile, bytes: Int) throws(FSError) {
         let refusal = lock.withLock { () -> FSError? in
+            guard files[s.id] === s else { return nil }
             let growth = bytes - s.accounted
             if growth > 0 {
                 if usage[s.uid, default: 0] + growth > Self.bytesPerUser {

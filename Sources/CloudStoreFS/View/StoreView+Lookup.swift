@@ -341,17 +341,20 @@ extension StoreView {
         case .recordType(let d, let zone, let type):
             let folder = RecordFolder(database: d, zone: zone, type: type)
             var names = try recordNames(d, zone, type: type)
-            let hiddenNames = Set(scratch.hiddenItems(in: dir).compactMap(\.record?.name))
+            // Files being created before hidden items: a save unhides its item before it stops
+            // being pending, so an item is always seen in one of the two.
             let pending = stateLock.withLock {
                 pendingNew.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone && $0.type == type }
             }
+            let hiddenNames = Set(scratch.hiddenItems(in: dir).compactMap(\.record?.name))
             if !hiddenNames.isEmpty { names.removeAll { hiddenNames.contains($0) } }
             for t in pending where try storedRecord(d, zone, named: t.name) == nil { keys.append((t.fileName, t.key)) }
             return DirectoryListing(folder: folder, names: names, entries: try entries(keys, caller: caller) + scratchEntries(dir, caller: caller))
         case .keyValueFolder(let ref):
             let snapshot = try keyValues(ref)
-            let hiddenKeys = scratch.hiddenItems(in: dir)
+            // As above: pending files first, then hidden items.
             let pending = stateLock.withLock { pendingNew.keys.filter { $0.folder == dir } }
+            let hiddenKeys = scratch.hiddenItems(in: dir)
             for key in snapshot.entries.keys.sorted() {
                 let target = ItemTarget.keyValue(ref, key: key)
                 if !hiddenKeys.contains(target) { keys.append((target.fileName, target.key)) }

@@ -33,7 +33,7 @@ public final class StoreView: @unchecked Sendable {
     /// Sizes the kernel was told, texts read with no open file (``InodeHints``).
     let hints = InodeHints()
     let lostAndFound: LostAndFound
-    /// The inotify queue the mount's ``ChangeWatcher`` reads, and which zones it shows quiet.
+    /// The commits the mount's ``ChangeWatcher`` follows, and which zones they show quiet.
     let changes = ChangeQueue()
     /// Where this view is mounted, for messages; set before the mount serves requests.
     public let mountPoint: String

@@ -80,13 +80,15 @@ struct MountCommand: ParsableCommand {
     }
 
     private func checkMountPoint(_ path: String) throws {
-        switch Syscall.stat(path) {
+        // A plain stat (times asked for): statx of the type alone may be answered from the
+        // kernel's cached attributes of a mount whose daemon died.
+        switch Syscall.stat(path, times: true) {
         case .failure(let e) where e.errno == ENOTCONN:
             throw CKError(.invalidArguments, "\(path) is a mount whose daemon died; run `ckfs unmount \(mountPoint)` first")
         case .failure(let e):
-            throw CKError(.invalidArguments, "mount point \(path): \(String(cString: strerror(e.errno))); create an empty directory there")
+            throw CKError(.invalidArguments, "mount point \(path): \(Syscall.errorText(e.errno)); create an empty directory there")
         case .success(nil):
-            throw CKError(.invalidArguments, "mount point \(path): \(String(cString: strerror(ENOENT))); create an empty directory there")
+            throw CKError(.invalidArguments, "mount point \(path): \(Syscall.errorText(ENOENT)); create an empty directory there")
         case .success(let status?):
             guard status.isDirectory else { throw CKError(.invalidArguments, "mount point \(path) is not a directory") }
         }
@@ -157,6 +159,6 @@ struct MountCommand: ParsableCommand {
           edit:    vim, sed -i, cp and shell redirects save when the file is closed; refused text lands in \(mountPoint)/lost+found
           stop:    ckfs unmount \(mountPoint)
         """)
-        fflush(nil) // flush every stream: stdout may be a pipe to `ckfs mount`
+        Syscall.flushOutputStreams() // stdout may be a pipe to `ckfs mount`
     }
 }

@@ -144,7 +144,7 @@ public struct Bench: Sendable {
         r["body"] = .string(String(repeating: "lorem ipsum dolor sit amet ", count: 4) + "\(i)")
         r["kind"] = .string("k\(i % 10)")
         r["score"] = .int64(Int64((i * 7_919) % 1_000))
-        r["created"] = .timestamp(1_700_000_000_000 + Int64(i) * 1_000)
+        r["created"] = .timestamp(milliseconds: 1_700_000_000_000 + Int64(i) * 1_000)
         return r
     }
 
@@ -168,7 +168,7 @@ public struct Bench: Sendable {
 
     static func values(_ r: Record) -> [SQLiteDatabase.Value] {
         guard case .string(let kind)? = r["kind"], case .int64(let score)? = r["score"], case .timestamp(let created)? = r["created"] else { return [] }
-        return [.text(r.recordID.recordName), .text(kind), .int(score), .int(created), .text(json(r))]
+        return [.text(r.recordID.recordName), .text(kind), .int(score), .int(created.millisecondsSince1970), .text(json(r))]
     }
 
     static let insert = "INSERT OR REPLACE INTO records (name, kind, score, created, json) VALUES (?, ?, ?, ?, ?)"

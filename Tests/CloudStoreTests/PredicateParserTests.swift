@@ -11,7 +11,7 @@ import Testing
         case 0: return .string(["", "a", "Mei \"Chen\"", "line\nbreak", "back\\slash", "日本", "AND", "%@"].randomElement(using: &g)!)
         case 1: return .int(Int64.random(in: -1_000_000...1_000_000, using: &g))
         case 2: return .double([0.5, -2.25, 1e300, 3.0, -0.0, 123456.789].randomElement(using: &g)!)
-        case 3: return .date(Int64.random(in: -10_000_000_000_000...10_000_000_000_000, using: &g))
+        case 3: return .date(milliseconds: Int64.random(in: -10_000_000_000_000...10_000_000_000_000, using: &g))
         case 4: return .location(Location(latitude: Double(Int.random(in: -90...90, using: &g)) / 2, longitude: Double(Int.random(in: -180...180, using: &g))))
         case 5: return .reference(["a", "rec-1", "x y"].randomElement(using: &g)!)
         default: return .list((0..<Int.random(in: 0...3, using: &g)).map { _ in randomValue(&g, depth: 1) })
@@ -57,7 +57,7 @@ import Testing
         #expect(try PredicateParser.parse("allTokens TOKENMATCHES[cdl] 'old tower'") == .tokens("old tower"))
         #expect(try PredicateParser.parse("#in == 1") == .compare("in", .equal, .int(1)))
         #expect(try PredicateParser.parse("n == 0x1F") == .compare("n", .equal, .int(31)))
-        #expect(try PredicateParser.parse("when > CAST(0, \"NSDate\")") == .compare("when", .greater, .date(978_307_200_000)))
+        #expect(try PredicateParser.parse("when > CAST(0, \"NSDate\")") == .compare("when", .greater, .date(milliseconds: 978_307_200_000)))
         #expect(try PredicateParser.parse("distanceToLocation:fromLocation:(where, LOCATION(59.4, 24.7)) < 5000")
                 == .distance("where", Location(latitude: 59.4, longitude: 24.7), .less, 5000))
         #expect(try PredicateParser.parse("TRUEPREDICATE") == .all)
@@ -67,7 +67,7 @@ import Testing
         let p = try PredicateParser.parse("%K == %@ AND when < %@ AND owner == %@ AND distanceToLocation:fromLocation:(where, %@) < 10",
                                           arguments: [.string("title"), .string("x"), .date(Date(timeIntervalSince1970: 5)), .reference("r1"),
                                                       .location(Location(latitude: 1, longitude: 2))])
-        #expect(p == .and([.compare("title", .equal, .string("x")), .compare("when", .less, .date(5000)), .compare("owner", .equal, .reference("r1")),
+        #expect(p == .and([.compare("title", .equal, .string("x")), .compare("when", .less, .date(milliseconds: 5000)), .compare("owner", .equal, .reference("r1")),
                            .distance("where", Location(latitude: 1, longitude: 2), .less, 10)]))
         #expect(try PredicateParser.parse("n IN %@", arguments: [.list([.int(1), .int(2)])]) == .isIn("n", [.int(1), .int(2)]))
         #expect(throws: PredicateParser.SyntaxError.self) { try PredicateParser.parse("n == %@") }

@@ -13,13 +13,13 @@ import Testing
 
     static let everyType: [String: FieldValue] = [
         "s": .string("Mei Chen"), "i": .int64(-42), "d": .double(2.5), "b": .bytes(Data([0, 1, 2, 255])),
-        "t": .timestamp(1_714_000_000_000),
+        "t": .timestamp(milliseconds: 1_714_000_000_000),
         "l": .location(Location(latitude: 52.37, longitude: 4.89, altitude: 3, horizontalAccuracy: 5, verticalAccuracy: 6, course: 90, speed: 1.5, timestamp: 1_714_000_000_000)),
         "r": .reference(Reference(recordName: "other", action: .deleteSelf)),
         "a": .asset(Asset(fileChecksum: String(repeating: "ab", count: 32), size: 10)),
         "sl": .list(.string, [.string("ink"), .string("paper")]), "il": .list(.int64, [.int64(1), .int64(2)]),
         "dl": .list(.double, [.double(1.5)]), "bl": .list(.bytes, [.bytes(Data([9]))]),
-        "tl": .list(.timestamp, [.timestamp(1)]), "ll": .list(.location, [.location(Location(latitude: 1, longitude: 2))]),
+        "tl": .list(.timestamp, [.timestamp(milliseconds: 1)]), "ll": .list(.location, [.location(Location(latitude: 1, longitude: 2))]),
         "rl": .list(.reference, [.reference(Reference(recordName: "x"))]),
         "al": .list(.asset, [.asset(Asset(fileChecksum: String(repeating: "0", count: 64), size: 0))]),
         "empty": .list(.string, []),
@@ -54,8 +54,12 @@ import Testing
         fields["a_b"] = .double(1e300)
         fields["secret"] = .string("kept apart")
         fields["secrets"] = .list(.int64, [.int64(1), .int64(2)])
+        // Dates past a whole millisecond carry a `fraction`, plain and encrypted, alone and in lists.
+        fields["when"] = .timestamp(Date(timeIntervalSinceReferenceDate: 786_000_000.123_456_7))
+        fields["whens"] = .list(.timestamp, [.timestamp(milliseconds: 5), .timestamp(Date(timeIntervalSinceReferenceDate: -3_000.000_000_9))])
+        fields["secretWhen"] = .timestamp(Date(timeIntervalSinceReferenceDate: 12_345.678_901_2))
         let full = Record(stored: "Art", recordID: RecordID(recordName: "a 1/é", zoneID: zone), fields: fields,
-                          encryptedKeys: ["secret", "secrets"], tag: "7",
+                          encryptedKeys: ["secret", "secrets", "secretWhen"], tag: "7",
                           created: Stamp(timestamp: 1, userRecordName: "_u", deviceID: "d\"x"),
                           modified: Stamp(timestamp: 2, userRecordName: "_v", deviceID: "e"))
         let bare = Record(recordType: "T", recordID: RecordID(recordName: "b", zoneID: zone), fields: [:])

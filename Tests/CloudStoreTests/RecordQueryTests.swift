@@ -20,7 +20,7 @@ import Testing
             if Int.random(in: 0..<10, using: &g) > 0 {
                 fields["title"] = .string((0..<Int.random(in: 1...3, using: &g)).map { _ in words.randomElement(using: &g)! }.joined(separator: " "))
             }
-            if Int.random(in: 0..<10, using: &g) > 0 { fields["when"] = .timestamp(Int64.random(in: 0...100, using: &g) * 86_400_000) }
+            if Int.random(in: 0..<10, using: &g) > 0 { fields["when"] = .timestamp(milliseconds: Int64.random(in: 0...100, using: &g) * 86_400_000) }
             if Int.random(in: 0..<10, using: &g) > 0 {
                 fields["tags"] = .list(.string, (0..<Int.random(in: 1...3, using: &g)).map { _ in .string(["a", "b", "c", "d"].randomElement(using: &g)!) })
             }
@@ -58,7 +58,7 @@ import Testing
             })
         case 3:
             let v = Int64.random(in: 0...100, using: &g) * 86_400_000
-            return (.compare("when", op, .date(v)), { r in if case .timestamp(let t)? = r.fields["when"] { test(op, Double(t), Double(v)) } else { false } })
+            return (.compare("when", op, .date(milliseconds: v)), { r in if case .timestamp(let t)? = r.fields["when"] { test(op, Double(t.millisecondsSince1970), Double(v)) } else { false } })
         case 4:
             let (lo, hi) = (Int64.random(in: -60...20, using: &g), Int64.random(in: -20...60, using: &g))
             return (.between("n", .int(lo), .int(hi)), { r in num(r, "n").map { $0 >= Double(lo) && $0 <= Double(hi) } ?? false })
@@ -134,7 +134,7 @@ import Testing
                 switch r.fields[k] {
                 case .int64(let i)?: (0, Double(i), "")
                 case .double(let d)?: (0, d, "")
-                case .timestamp(let ts)?: (0, Double(ts), "")
+                case .timestamp(let ts)?: (0, ts.timeIntervalSince1970, "")
                 // Composed first: Swift's `<` does not order strings that mix composed and
                 // decomposed letters.
                 case .string(let s)?: (0, 0, s.precomposedStringWithCanonicalMapping)
@@ -230,13 +230,13 @@ import Testing
     func everyComparatorOnEveryFieldTypeItAppliesTo(reading: ZoneReading) throws {
         let day: Int64 = 86_400_000
         let records = [
-            Record(recordType: "T", recordID: RecordID(recordName: "a"), fields: ["s": .string("apple"), "i": .int64(1), "d": .double(1.5), "t": .timestamp(day),
+            Record(recordType: "T", recordID: RecordID(recordName: "a"), fields: ["s": .string("apple"), "i": .int64(1), "d": .double(1.5), "t": .timestamp(milliseconds: day),
                                                                              "r": .reference(Reference(recordName: "x")), "l": .list(.string, [.string("red"), .string("green")]),
                                                                              "li": .list(.int64, [.int64(3), .int64(4)])]),
-            Record(recordType: "T", recordID: RecordID(recordName: "b"), fields: ["s": .string("banana"), "i": .int64(2), "d": .double(2.5), "t": .timestamp(2 * day),
+            Record(recordType: "T", recordID: RecordID(recordName: "b"), fields: ["s": .string("banana"), "i": .int64(2), "d": .double(2.5), "t": .timestamp(milliseconds: 2 * day),
                                                                              "r": .reference(Reference(recordName: "y")), "l": .list(.string, [.string("blue")]),
                                                                              "li": .list(.int64, [.int64(5)])]),
-            Record(recordType: "T", recordID: RecordID(recordName: "c"), fields: ["s": .string("cherry"), "i": .int64(3), "d": .double(3.5), "t": .timestamp(3 * day)]),
+            Record(recordType: "T", recordID: RecordID(recordName: "c"), fields: ["s": .string("cherry"), "i": .int64(3), "d": .double(3.5), "t": .timestamp(milliseconds: 3 * day)]),
         ]
         let (t, db) = try store(with: records, reading: reading)
         _ = t
@@ -246,7 +246,7 @@ import Testing
         // Strings, integers, doubles and dates, each with every operator.
         for (key, lo, mid, hi) in [("s", "'apple'", "'banana'", "'cherry'"), ("i", "1", "2", "3"), ("d", "1.5", "2.5", "3.5"),
                                    ("t", "%@", "%@", "%@")] as [(String, String, String, String)] {
-            let args: [PredicateValue] = key == "t" ? [.date(2 * day)] : []
+            let args: [PredicateValue] = key == "t" ? [.date(milliseconds: 2 * day)] : []
             #expect(try names("\(key) == \(mid)", args) == ["b"], "\(key) ==")
             #expect(try names("\(key) != \(mid)", args) == ["a", "c"], "\(key) !=")
             #expect(try names("\(key) < \(mid)", args) == ["a"], "\(key) <")
@@ -258,7 +258,7 @@ import Testing
                 #expect(try names("\(key) IN {\(lo), \(hi)}") == ["a", "c"], "\(key) IN")
             }
         }
-        #expect(try names("t BETWEEN %@", [.list([.date(day), .date(2 * day)])]) == ["a", "b"])
+        #expect(try names("t BETWEEN %@", [.list([.date(milliseconds: day), .date(milliseconds: 2 * day)])]) == ["a", "b"])
         #expect(try names("i > 1.5") == ["b", "c"], "an integer field compared with a double")
         #expect(try names("s BEGINSWITH 'ba'") == ["b"])
         #expect(try names("r == %@", [.reference("y")]) == ["b"])
@@ -268,7 +268,7 @@ import Testing
         #expect(try names("'red' IN l") == ["a"])
         #expect(try names("li CONTAINS 4") == ["a"])
         #expect(try names("recordID == %@", [.reference("c")]) == ["c"])
-        #expect(try names("creationDate > %@", [.date(0)]) == ["a", "b", "c"])
+        #expect(try names("creationDate > %@", [.date(milliseconds: 0)]) == ["a", "b", "c"])
         #expect(try names("NOT i == 2") == ["a", "c"])
         #expect(try names("i >= 2 AND s BEGINSWITH 'c'") == ["c"])
         // Wrong uses name the field and the fix.

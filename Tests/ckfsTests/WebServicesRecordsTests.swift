@@ -12,6 +12,7 @@ import Testing
     @Test func atomicBatches() throws { try run("test_atomic_batches") }
     @Test func limitsAndBadRequests() throws { try run("test_limits_and_bad_requests") }
     @Test func lookupAndNumbers() throws { try run("test_lookup_and_numbers") }
+    @Test func datesInFractionalMilliseconds() throws { try run("test_dates_in_fractional_milliseconds") }
     @Test func queryComparators() throws { try run("test_query_comparators") }
     @Test func queryPaging() throws { try run("test_query_paging") }
     @Test func querySortByDistance() throws { try run("test_query_sort_by_distance") }

@@ -171,6 +171,29 @@ def test_lookup_and_numbers():
     assert fetched["fields"]["big"]["value"] == big, fetched
 
 
+def test_dates_in_fractional_milliseconds():
+    """A client that counts milliseconds in a double (Python's time.time() * 1000) sends a
+    fraction: responses give whole milliseconds, as Apple's, with no other key; the store keeps
+    the fraction (the CLI shows it), and a query for that very date finds the record."""
+    sent = 1714000000123.25
+    rec = create("t1", {"when": {"value": sent, "type": "TIMESTAMP"},
+                        "whens": {"value": [5, sent], "type": "TIMESTAMP_LIST"}})
+    for r in [rec, ok(post("private", "records/lookup", {"records": [{"recordName": "t1"}]}))["records"][0]]:
+        assert r["fields"]["when"] == {"value": 1714000000123, "type": "TIMESTAMP"}, r
+        assert type(r["fields"]["when"]["value"]) is int, r
+        assert r["fields"]["whens"] == {"value": [5, 1714000000123], "type": "TIMESTAMP_LIST"}, r
+    stored = json.loads(ckfs("record", "fetch", "t1"))["fields"]
+    assert stored["when"] == {"value": 1714000000123, "fraction": 0.25, "type": "TIMESTAMP"}, stored
+    assert stored["whens"]["fraction"] == [0, 0.25], stored
+
+    def names(value):
+        q = {"query": {"recordType": "Artist", "filterBy": [
+            {"fieldName": "when", "comparator": "EQUALS", "fieldValue": {"value": value, "type": "TIMESTAMP"}}]}}
+        return [r["recordName"] for r in ok(post("private", "records/query", q))["records"]]
+    assert names(sent) == ["t1"]
+    assert names(1714000000123) == [], "the date is 0.25 ms past that millisecond"
+
+
 def test_item_error_codes():
     """The per-record codes that need a particular store: a DELETE_SELF reference to nothing, a
     record past 1 MB, a save past the quota."""

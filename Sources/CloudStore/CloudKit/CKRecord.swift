@@ -56,8 +56,8 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
     /// Made once, as Apple's: reading it twice gives the same object. A record's ID never changes.
     public let recordID: ID
     public var recordChangeTag: String? { record.recordChangeTag }
-    public var creationDate: Date? { record.created.map { Date(timeIntervalSince1970: Double($0.timestamp) / 1000) } }
-    public var modificationDate: Date? { record.modified.map { Date(timeIntervalSince1970: Double($0.timestamp) / 1000) } }
+    public var creationDate: Date? { record.created.map { Date(millisecondsSince1970: $0.timestamp) } }
+    public var modificationDate: Date? { record.modified.map { Date(millisecondsSince1970: $0.timestamp) } }
     public var creatorUserRecordID: ID? { record.created.map { ID(recordName: $0.userRecordName) } }
     public var lastModifiedUserRecordID: ID? { record.modified.map { ID(recordName: $0.userRecordName) } }
 

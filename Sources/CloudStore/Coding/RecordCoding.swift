@@ -32,12 +32,34 @@ public enum RecordCoding {
         ])
     }
 
-    /// A field dictionary: `type` and `value`, and `"isEncrypted": true` for an encrypted
-    /// field (as Apple's Web Services write it, with the type's plain name).
+    /// A field dictionary: `type` and `value`, `"isEncrypted": true` for an encrypted field
+    /// (as Apple's Web Services write it, with the type's plain name), and for a date that is
+    /// no whole millisecond its `fraction` (``fraction(of:)``).
     public static func encodeField(_ value: FieldValue, encrypted: Bool = false) -> JSONValue {
         var o: [String: JSONValue] = ["type": .string(value.type.name), "value": encodeValue(value)]
         if encrypted { o["isEncrypted"] = .bool(true) }
+        if let fraction = fraction(of: value) { o["fraction"] = fraction }
         return .object(o)
+    }
+
+    /// The part of a millisecond a TIMESTAMP holds past its `value` (milliseconds since 1970,
+    /// rounded, as Web Services write it): a number, or for a TIMESTAMP_LIST one per element;
+    /// nil when every date is a whole millisecond. With it a date is read back exactly as it
+    /// was saved (``Date/millisecondParts``); a reader that ignores it gets the date to the
+    /// millisecond.
+    public static func fraction(of value: FieldValue) -> JSONValue? {
+        switch value {
+        case .timestamp(let date):
+            let fraction = date.millisecondParts.fraction
+            return fraction == 0 ? nil : .double(fraction)
+        case .list(.timestamp, let items):
+            let fractions = items.map { item -> Double in
+                if case .timestamp(let date) = item { date.millisecondParts.fraction } else { 0 }
+            }
+            return fractions.allSatisfy { $0 == 0 } ? nil : .array(fractions.map { .double($0) })
+        default:
+            return nil
+        }
     }
 
     static func encodeValue(_ value: FieldValue) -> JSONValue {
@@ -46,7 +68,7 @@ public enum RecordCoding {
         case .int64(let i): .int(i)
         case .double(let d): .double(d)
         case .bytes(let d): .string(d.base64EncodedString())
-        case .timestamp(let ms): .int(ms)
+        case .timestamp(let date): .int(date.millisecondsSince1970)
         case .location(let l): .object([
             "latitude": .double(l.latitude), "longitude": .double(l.longitude),
             "altitude": .double(l.altitude), "horizontalAccuracy": .double(l.horizontalAccuracy),
@@ -158,7 +180,7 @@ public enum RecordCoding {
         return b
     }
 
-    static let fieldKeys: Set<String> = ["type", "value", "isEncrypted"]
+    static let fieldKeys: Set<String> = ["type", "value", "isEncrypted", "fraction"]
 
     /// Decodes one field; nil value means the field is removed (given as null).
     static func decodeField(_ raw: JSONValue, key: String, mode: Mode) throws(CKError) -> (FieldValue?, Bool) {
@@ -173,7 +195,7 @@ public enum RecordCoding {
             guard let name = typeName.stringValue, let type = FieldType(name: name) else {
                 throw .invalid("field \"\(key)\": unknown type \(JSONWriter.compactString(typeName)); use one of \(FieldType.allNames.joined(separator: ", "))")
             }
-            return (try decodeValue(value, as: type, key: key), false)
+            return (try decodeValue(value, as: type, key: key, fraction: o["fraction"]), false)
         }
         guard mode == .input else { throw .invalid("field \"\(key)\" must be an object {\"type\": …, \"value\": …}") }
         return (try infer(raw, key: key), true)
@@ -201,22 +223,34 @@ public enum RecordCoding {
         }
     }
 
-    public static func decodeValue(_ value: JSONValue, as type: FieldType, key: String) throws(CKError) -> FieldValue {
+    /// A field's value of type `type`; `fraction` is the field dictionary's `fraction`, for a
+    /// TIMESTAMP or TIMESTAMP_LIST (``fraction(of:)``).
+    public static func decodeValue(_ value: JSONValue, as type: FieldType, key: String, fraction: JSONValue? = nil) throws(CKError) -> FieldValue {
+        if let fraction, fraction != .null, type.kind != .timestamp {
+            throw .invalid("field \"\(key)\": \"fraction\" belongs to TIMESTAMP fields only; remove it")
+        }
         if type.isList {
             guard let elements = value.arrayValue else {
                 throw .invalid("field \"\(key)\" of type \(type.name) needs a JSON array, found \(value.kindName)")
             }
+            var fractions: [JSONValue]?
+            if let fraction, fraction != .null {
+                guard let list = fraction.arrayValue, list.count == elements.count else {
+                    throw .invalid("field \"\(key)\": \"fraction\" of a TIMESTAMP_LIST is a list of \(elements.count) numbers, one per date")
+                }
+                fractions = list
+            }
             var values: [FieldValue] = []
             values.reserveCapacity(elements.count)
             for (i, e) in elements.enumerated() {
-                values.append(try decodeScalar(e, kind: type.kind, key: "\(key)[\(i)]"))
+                values.append(try decodeScalar(e, kind: type.kind, key: "\(key)[\(i)]", fraction: fractions?[i]))
             }
             return .list(type.kind, values)
         }
-        return try decodeScalar(value, kind: type.kind, key: key)
+        return try decodeScalar(value, kind: type.kind, key: key, fraction: fraction)
     }
 
-    static func decodeScalar(_ value: JSONValue, kind: FieldType.Kind, key: String) throws(CKError) -> FieldValue {
+    static func decodeScalar(_ value: JSONValue, kind: FieldType.Kind, key: String, fraction: JSONValue? = nil) throws(CKError) -> FieldValue {
         func wrong(_ expected: String) -> CKError {
             .invalid("field \"\(key)\" of type \(kind.rawValue) needs \(expected), found \(value.kindName) \(JSONWriter.compactString(value).prefix(40))")
         }
@@ -234,8 +268,21 @@ public enum RecordCoding {
             guard let s = value.stringValue, let d = Data(base64Encoded: s) else { throw wrong("a base64 string") }
             return .bytes(d)
         case .timestamp:
-            guard let ms = value.int64Value else { throw wrong("milliseconds since 1970 as an integer") }
-            return .timestamp(ms)
+            var part = 0.0
+            if let fraction, fraction != .null {
+                guard let f = fraction.doubleValue, fraction.boolValue == nil, abs(f) < 1 else {
+                    throw .invalid("field \"\(key)\": \"fraction\" is the part of a millisecond past \"value\", a number between -1 and 1; found \(JSONWriter.compactString(fraction).prefix(40))")
+                }
+                part = f
+            }
+            if let ms = value.int64Value { return .timestamp(Date(millisecondsSince1970: ms, fraction: part)) }
+            // A client that counts milliseconds in a double (JavaScript, Python's time.time())
+            // may send a fraction in the value itself.
+            guard part == 0, let d = value.doubleValue, value.boolValue == nil, abs(d) < 9.2e18 else {
+                throw wrong("milliseconds since 1970 as a number")
+            }
+            let ms = d.rounded()
+            return .timestamp(Date(millisecondsSince1970: Int64(ms), fraction: d - ms))
         case .location:
             guard let o = value.objectValue, let lat = o["latitude"]?.doubleValue, let lon = o["longitude"]?.doubleValue else {
                 throw wrong("an object with \"latitude\" and \"longitude\"")

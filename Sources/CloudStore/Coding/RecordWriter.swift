@@ -71,6 +71,14 @@ struct RecordWriter {
 
     mutating func field(_ value: FieldValue, encrypted: Bool = false) {
         beginObject()
+        if let fraction = RecordCoding.fraction(of: value) {
+            key("fraction")
+            switch fraction {
+            case .double(let f): double(f)
+            case .array(let items): array(items, inline: true) { $0.double($1.doubleValue ?? 0) }
+            default: break
+            }
+        }
         if encrypted { key("isEncrypted"); scalar(Array("true".utf8)) }
         key("type"); string(value.type.name)
         key("value"); fieldValue(value)
@@ -83,7 +91,7 @@ struct RecordWriter {
         case .int64(let i): int(i)
         case .double(let d): double(d)
         case .bytes(let d): string(d.base64EncodedString())
-        case .timestamp(let ms): int(ms)
+        case .timestamp(let date): int(date.millisecondsSince1970)
         case .location(let l):
             beginObject()
             key("altitude"); double(l.altitude)

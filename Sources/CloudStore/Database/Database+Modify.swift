@@ -175,9 +175,9 @@ extension Database {
                   fixed.encrypted(false) != value.type else { continue }
             switch (value, fixed.kind, fixed.isList) {
             case (.int64(let i), .double, false): record.update(key, to: .double(Double(i)))
-            case (.int64(let i), .timestamp, false): record.update(key, to: .timestamp(i))
+            case (.int64(let i), .timestamp, false): record.update(key, to: .timestamp(milliseconds: i))
             case (.list(.int64, let vs), .double, true): record.update(key, to: .list(.double, vs.map { if case .int64(let i) = $0 { .double(Double(i)) } else { $0 } }))
-            case (.list(.int64, let vs), .timestamp, true): record.update(key, to: .list(.timestamp, vs.map { if case .int64(let i) = $0 { .timestamp(i) } else { $0 } }))
+            case (.list(.int64, let vs), .timestamp, true): record.update(key, to: .list(.timestamp, vs.map { if case .int64(let i) = $0 { .timestamp(milliseconds: i) } else { $0 } }))
             default: break
             }
         }

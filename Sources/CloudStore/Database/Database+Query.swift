@@ -254,7 +254,7 @@ struct CursorPosition {
         for v in raw {
             if v == .null { values.append(nil); continue }
             guard case .object = v, let typeName = v["type"]?.stringValue, let type = FieldType(name: typeName), let inner = v["value"],
-                  let decoded = try? RecordCoding.decodeValue(inner, as: type, key: "cursor") else { throw bad }
+                  let decoded = try? RecordCoding.decodeValue(inner, as: type, key: "cursor", fraction: v["fraction"]) else { throw bad }
             values.append(decoded)
         }
         self.init(recordName: name, values: values, zoneName: json["zone"]?.stringValue)

@@ -22,7 +22,7 @@ public enum DemoData {
                 "body": .string("Every record is a JSON file. Edit it with vim, sed or a shell redirect; the save happens when the file is closed."),
                 "stars": .int64(5),
                 "rating": .double(4.5),
-                "published": .timestamp(now - day),
+                "published": .timestamp(milliseconds: now - day),
                 "tags": .list(.string, [.string("intro"), .string("demo")]),
             ]),
             record("Place", "lighthouse", in: pub, zone: ZoneID.defaultZoneName, [
@@ -36,14 +36,14 @@ public enum DemoData {
             record("Note", "groceries", in: priv, zone: "Notes", [
                 "title": .string("Groceries"),
                 "body": .string("milk, bread, apples"),
-                "due": .timestamp(now + day),
+                "due": .timestamp(milliseconds: now + day),
                 "done": .int64(0),
             ]),
             record("Task", "call-mum", in: priv, zone: "Notes", [
                 "title": .string("Call mum"),
                 "note": .reference(Reference(recordName: "groceries", action: .deleteSelf)),
                 "priority": .double(0.8),
-                "checkpoints": .list(.timestamp, [.timestamp(now), .timestamp(now + day)]),
+                "checkpoints": .list(.timestamp, [.timestamp(milliseconds: now), .timestamp(milliseconds: now + day)]),
             ]),
         ]
         for (db, records) in [(pub, publicRecords), (priv, privateRecords)] {

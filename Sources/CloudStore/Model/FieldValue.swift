@@ -6,8 +6,9 @@ public enum FieldValue: Sendable, Equatable {
     case int64(Int64)
     case double(Double)
     case bytes(Data)
-    /// Milliseconds since 1970, as CloudKit Web Services keeps dates.
-    case timestamp(Int64)
+    /// A date, whole: files keep it as milliseconds since 1970 (as CloudKit Web Services
+    /// write dates) and the fraction of a millisecond past them (``Date/millisecondParts``).
+    case timestamp(Date)
     // Indirect: a location (64 bytes) or an asset inline would make every value, and so
     // every field of every record kept in memory, that large.
     indirect case location(Location)
@@ -29,12 +30,13 @@ public enum FieldValue: Sendable, Equatable {
         }
     }
 
-    public static func date(_ date: Date) -> FieldValue {
-        .timestamp(Int64((date.timeIntervalSince1970 * 1000).rounded()))
-    }
+    public static func date(_ date: Date) -> FieldValue { .timestamp(date) }
+
+    /// The date `milliseconds` after 1970 began.
+    public static func timestamp(milliseconds: Int64) -> FieldValue { .timestamp(Date(millisecondsSince1970: milliseconds)) }
 
     public var dateValue: Date? {
-        if case .timestamp(let ms) = self { return Date(timeIntervalSince1970: Double(ms) / 1000) }
+        if case .timestamp(let date) = self { return date }
         return nil
     }
 

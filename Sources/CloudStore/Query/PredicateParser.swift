@@ -1,3 +1,5 @@
+import Foundation
+
 /// Parses NSPredicate's format language as far as CloudKit accepts it.
 ///
 /// Accepted: `==` (`=`), `!=` (`<>`), `<`, `<=`, `>`, `>=`, `BETWEEN {a, b}`, `IN {…}`,
@@ -327,11 +329,11 @@ public struct PredicateParser {
             let typeTok = next()
             guard typeTok.token == .string("NSDate") else { throw unsupported("CAST to anything but \"NSDate\"", at: typeTok) }
             try expect(")", "to close CAST")
-            seconds += 978_307_200
-            guard let ms = Int64(exactly: (seconds * 1000).rounded()), abs(ms) < 253_402_300_800_000 else {
+            let date = Date(timeIntervalSinceReferenceDate: seconds)
+            guard abs(date.timeIntervalSince1970) < 253_402_300_800 else {
                 throw error("CAST(…, \"NSDate\") is outside the years 1 to 9999", at: n)
             }
-            result = .value(.date(ms))
+            result = .value(.date(date))
         case .keyword("LOCATION"):
             try expect("(", "after LOCATION")
             let lat = try number("a latitude")

@@ -85,8 +85,8 @@ extension QueryPredicate {
         if let v = r.fields[key] { return v }
         return switch key {
         case "recordID": .reference(Reference(recordName: r.recordID.recordName))
-        case "creationDate": r.created.map { .timestamp($0.timestamp) }
-        case "modificationDate": r.modified.map { .timestamp($0.timestamp) }
+        case "creationDate": r.created.map { .timestamp(milliseconds: $0.timestamp) }
+        case "modificationDate": r.modified.map { .timestamp(milliseconds: $0.timestamp) }
         case "creatorUserRecordID": r.created.map { .reference(Reference(recordName: $0.userRecordName)) }
         case "lastModifiedUserRecordID": r.modified.map { .reference(Reference(recordName: $0.userRecordName)) }
         default: nil

@@ -56,8 +56,8 @@ public enum PredicateValue: Sendable, Equatable, CustomStringConvertible {
     case string(String)
     case int(Int64)
     case double(Double)
-    /// Milliseconds since 1970, as record timestamps are kept.
-    case date(Int64)
+    /// A date, whole, as record timestamps are kept.
+    case date(Date)
     case location(Location)
     /// A record by name: a reference field, `recordID`, or a user record ID.
     case reference(String)
@@ -65,8 +65,8 @@ public enum PredicateValue: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { PredicatePrinter.value(self) }
 
-    /// The value of a date.
-    public static func date(_ date: Date) -> PredicateValue { .date(Int64((date.timeIntervalSince1970 * 1000).rounded())) }
+    /// The date `milliseconds` after 1970 began.
+    public static func date(milliseconds: Int64) -> PredicateValue { .date(Date(millisecondsSince1970: milliseconds)) }
 }
 
 /// Prints predicates as format text that ``PredicateParser`` reads back.
@@ -100,7 +100,7 @@ enum PredicatePrinter {
         case .string(let s): return string(s)
         case .int(let i): return String(i)
         case .double(let d): return number(d)
-        case .date(let ms): return "CAST(\(number(Double(ms) / 1000 - 978_307_200)), \"NSDate\")"
+        case .date(let d): return "CAST(\(number(d.timeIntervalSinceReferenceDate)), \"NSDate\")"
         case .location(let l): return "LOCATION(\(number(l.latitude)), \(number(l.longitude)))"
         case .reference(let name): return "REFERENCE(\(string(name)))"
         case .list(let items): return "{" + items.map(value).joined(separator: ", ") + "}"

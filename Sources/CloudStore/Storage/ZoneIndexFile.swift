@@ -267,7 +267,10 @@ final class ZoneIndexFile: @unchecked Sendable {
     static func indexValue(_ value: FieldValue) -> SQLiteDatabase.Value? {
         switch value {
         case .string(let s): .text(s.canonicallyComposed)
-        case .int64(let n), .timestamp(let n): .int(n)
+        case .int64(let n): .int(n)
+        // To the millisecond, rounded: dates closer than that tie in the index's order, and a
+        // query checks each record it reads with the date whole.
+        case .timestamp(let date): .int(date.millisecondsSince1970)
         case .double(let d): .double(d)
         case .reference(let r): .text(r.recordName.canonicallyComposed)
         case .bytes, .location, .asset, .list: nil

@@ -108,7 +108,7 @@ public struct CloudNotification: Sendable, Equatable {
         reason = json["reason"]?.stringValue.flatMap(Reason.init(rawValue:))
         for (key, raw) in json["fields"]?.objectValue ?? [:] {
             guard let typeName = raw["type"]?.stringValue, let type = FieldType(name: typeName), let value = raw["value"] else { continue }
-            recordFields[key] = try? RecordCoding.decodeValue(value, as: type, key: key)
+            recordFields[key] = try? RecordCoding.decodeValue(value, as: type, key: key, fraction: raw["fraction"])
         }
         isPruned = json["isPruned"]?.boolValue ?? false
         alertBody = json["alertBody"]?.stringValue

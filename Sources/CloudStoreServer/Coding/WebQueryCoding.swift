@@ -1,4 +1,5 @@
 import CloudStore
+import Foundation
 
 /// A query dictionary (`recordType`, `filterBy`, `sortBy`) as the engine's ``RecordQuery``.
 ///
@@ -100,7 +101,7 @@ enum WebQueryCoding {
             case .string(let s): return (JSONValue.string(s), "STRING")
             case .int(let i): return (JSONValue.int(i), "INT64")
             case .double(let d): return (JSONValue.double(d), "DOUBLE")
-            case .date(let ms): return (JSONValue.int(ms), "TIMESTAMP")
+            case .date(let d): return (JSONValue.int(d.millisecondsSince1970), "TIMESTAMP")
             case .reference(let name): return (JSONValue.object(["recordName": .string(name)]), "REFERENCE")
             case .location(let l):
                 return (JSONValue.object(["latitude": .double(l.latitude), "longitude": .double(l.longitude)]), "LOCATION")
@@ -200,8 +201,12 @@ enum WebQueryCoding {
         }
         switch (type?.kind, raw) {
         case (.timestamp?, _):
-            guard let ms = raw.int64Value else { throw CKError(.invalidArguments, "\(place): a TIMESTAMP value is milliseconds since 1970") }
-            return .date(ms)
+            if let ms = raw.int64Value { return .date(milliseconds: ms) }
+            // A client counting milliseconds in a double (JavaScript, Python) may send a fraction.
+            guard let d = raw.doubleValue, raw.boolValue == nil, abs(d) < 9.2e18 else {
+                throw CKError(.invalidArguments, "\(place): a TIMESTAMP value is milliseconds since 1970")
+            }
+            return .date(Date(millisecondsSince1970: Int64(d.rounded()), fraction: d - d.rounded()))
         case (.reference?, .object):
             guard let name = raw["recordName"]?.stringValue else { throw CKError(.invalidArguments, "\(place): a REFERENCE value needs \"recordName\"") }
             return .reference(name)

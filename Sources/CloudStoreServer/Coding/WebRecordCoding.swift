@@ -12,7 +12,8 @@ enum WebRecordCoding {
 
     /// A record as a response holds it: system fields, the zone with `ownerRecordName`, each
     /// asset with the `downloadURL` that `downloadURL` makes for it, and with
-    /// `numbersAsStrings` every INT64 and DOUBLE value as a string.
+    /// `numbersAsStrings` every INT64 and DOUBLE value as a string. Dates are milliseconds, as
+    /// Apple's: the `fraction` of a millisecond the store keeps is not sent.
     static func encode(_ record: Record, numbersAsStrings: Bool, downloadURL: (Asset) -> String) -> JSONValue {
         guard case .object(var o) = RecordCoding.encode(record) else { return .null }
         o["zoneID"] = encode(record.recordID.zoneID)
@@ -24,6 +25,8 @@ enum WebRecordCoding {
             case .list(.asset, let items):
                 let values = items.map { (item) -> JSONValue in if case .asset(let a) = item { assetValue(a, downloadURL) } else { .null } }
                 fields[key] = .object(["type": .string("ASSETID_LIST"), "value": .array(values)])
+            case .timestamp, .list(.timestamp, _):
+                if case .object(var field)? = fields[key], field.removeValue(forKey: "fraction") != nil { fields[key] = .object(field) }
             default: break
             }
         }

@@ -1,0 +1,69 @@
+import Foundation
+
+/// Dates as the store writes them: milliseconds since 1970, as CloudKit Web Services do, and
+/// for a date that is no whole millisecond the rest of it, so that a date comes back from a
+/// file exactly as it was saved (`Date()` has sub-microsecond precision; CloudKit's own client
+/// keeps a date whole, and code compares dates it saved with `==`).
+extension Date {
+    /// Seconds from 1970 to 2001, Foundation's reference date.
+    static let secondsFrom1970To2001: Int64 = 978_307_200
+
+    /// The date `milliseconds` after 1970 began.
+    public init(millisecondsSince1970 milliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+
+    /// The date `milliseconds + fraction` milliseconds after 1970 began, computed from
+    /// 2001 on so that the date's own value (seconds since 2001) is restored whole; `fraction`
+    /// 0 is ``init(millisecondsSince1970:)``.
+    public init(millisecondsSince1970 milliseconds: Int64, fraction: Double) {
+        guard fraction != 0 else {
+            self.init(millisecondsSince1970: milliseconds)
+            return
+        }
+        let (wholeSeconds, rest) = (milliseconds - Self.secondsFrom1970To2001 * 1000).floorDivided(by: 1000)
+        self.init(timeIntervalSinceReferenceDate: Double(wholeSeconds) + (Double(rest) + fraction) / 1000)
+    }
+
+    /// Milliseconds since 1970, rounded: how Web Services and the index keep a date.
+    public var millisecondsSince1970: Int64 {
+        Int64((timeIntervalSince1970 * 1000).rounded())
+    }
+
+    /// The milliseconds since 1970 (rounded) and the fraction of a millisecond that
+    /// ``init(millisecondsSince1970:fraction:)`` makes this date of again; the fraction is 0
+    /// when the milliseconds alone make it, else within about ±0.5.
+    public var millisecondParts: (milliseconds: Int64, fraction: Double) {
+        let milliseconds = millisecondsSince1970
+        if Date(millisecondsSince1970: milliseconds) == self { return (milliseconds, 0) }
+        let (wholeSeconds, rest) = (milliseconds - Self.secondsFrom1970To2001 * 1000).floorDivided(by: 1000)
+        // The fraction to the nearest bit; the date's own precision (about 0.1 µs today) is far
+        // coarser, so the shortest decimal near it that makes the date again is taken (0.25,
+        // not 0.2500000476837158), else the nearest bit or a neighbour of it; a date within
+        // seconds of 2001 (finer than a fraction can say) keeps the nearest.
+        let first = (timeIntervalSinceReferenceDate - Double(wholeSeconds)) * 1000 - Double(rest)
+        var scale = 10.0
+        for _ in 0..<17 {
+            let candidate = (first * scale).rounded() / scale
+            if candidate != 0, Date(millisecondsSince1970: milliseconds, fraction: candidate) == self { return (milliseconds, candidate) }
+            scale *= 10
+        }
+        var up = first, down = first
+        for _ in 0..<64 {
+            for candidate in [up, down] where candidate != 0 {
+                if Date(millisecondsSince1970: milliseconds, fraction: candidate) == self { return (milliseconds, candidate) }
+            }
+            up = up.nextUp
+            down = down.nextDown
+        }
+        return (milliseconds, first == 0 ? Double.leastNonzeroMagnitude : first)
+    }
+}
+
+extension Int64 {
+    /// The quotient rounded down and the remainder (0 to `divisor` - 1 for a positive divisor).
+    func floorDivided(by divisor: Int64) -> (quotient: Int64, remainder: Int64) {
+        let q = self / divisor, r = self % divisor
+        return r < 0 ? (q - 1, r + divisor) : (q, r)
+    }
+}

@@ -34,6 +34,33 @@ import Testing
         }
     }
 
+    /// Within a second of 2001 a date is finer than a millisecond's fraction can always say: it
+    /// comes back to its last bit or two.
+    @Test func aDateNearTwoThousandOneKeepsItsPrecision() {
+        var g = G(state: 3)
+        for _ in 0..<5_000 {
+            let t = Double.random(in: -1...1, using: &g) * pow(10, Double.random(in: -9...0, using: &g))
+            let (ms, fraction) = Date(timeIntervalSinceReferenceDate: t).millisecondParts
+            let back = Date(millisecondsSince1970: ms, fraction: fraction).timeIntervalSinceReferenceDate
+            #expect(abs(back - t) <= 2 * t.ulp, "\(t) came back \(back)")
+        }
+    }
+
+    /// A date no record may hold is refused by a save with the reason, and never traps.
+    @Test func aDateOutsideTheYearsOneToNineThousandNineHundredNinetyNineIsRefused() throws {
+        let db = try TempStore().db()
+        for date in [Date(timeIntervalSince1970: 1e15), Date(timeIntervalSince1970: -1e15), Date(timeIntervalSinceReferenceDate: .nan),
+                     Date(timeIntervalSinceReferenceDate: .infinity)] {
+            let r = Record(recordType: "T", recordID: RecordID(recordName: "far"), fields: ["at": .timestamp(date)])
+            var error: CKError?
+            if case .failure(let e)? = try db.modify(saving: [r]).saveResults.first?.1 { error = e }
+            #expect(error?.code == .invalidArguments, "\(date.timeIntervalSince1970)")
+            #expect(error?.message.contains("outside the years 1 to 9999") == true, "\(error?.message ?? "saved")")
+            _ = date.millisecondParts
+            _ = date.millisecondsSince1970
+        }
+    }
+
     @Test func aDateComesBackWholeFromItsFile() throws {
         let dates = Self.dates(2_000, seed: 2)
         for (i, date) in dates.enumerated() {
@@ -75,6 +102,11 @@ import Testing
             (#"{"type": "TIMESTAMP", "value": 5, "fraction": 1.5}"#, "a number between -1 and 1"),
             (#"{"type": "INT64", "value": 5, "fraction": 0.5}"#, "TIMESTAMP fields only"),
             (#"{"type": "TIMESTAMP_LIST", "value": [5, 6], "fraction": [0.5]}"#, "a list of 2 numbers"),
+            (#"{"value": 5, "fraction": 0.5}"#, "add \"type\": \"TIMESTAMP\""),
+            // Dates no record holds, which once went through arithmetic that traps.
+            (#"{"type": "TIMESTAMP", "value": -9223372036854775808, "fraction": 0.5}"#, "outside the years 1 to 9999"),
+            (#"{"type": "TIMESTAMP", "value": 9223372036854775807}"#, "outside the years 1 to 9999"),
+            (#"{"type": "TIMESTAMP", "value": 1e300}"#, "outside the years 1 to 9999"),
         ] {
             #expect(throws: CKError.self, "\(field)") { _ = try decode(field) }
             do { _ = try decode(field) } catch { #expect(error.message.contains(says), "\(field): \(error.message)") }

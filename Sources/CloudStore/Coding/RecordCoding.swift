@@ -45,7 +45,7 @@ public enum RecordCoding {
     /// The part of a millisecond a TIMESTAMP holds past its `value` (milliseconds since 1970,
     /// rounded, as Web Services write it): a number, or for a TIMESTAMP_LIST one per element;
     /// nil when every date is a whole millisecond. With it a date is read back exactly as it
-    /// was saved (``Date/millisecondParts``); a reader that ignores it gets the date to the
+    /// was saved (`Date.millisecondParts`); a reader that ignores it gets the date to the
     /// millisecond.
     public static func fraction(of value: FieldValue) -> JSONValue? {
         switch value {
@@ -190,6 +190,7 @@ public enum RecordCoding {
             if value == .null { return (nil, false) }
             guard let typeName = o["type"] else {
                 guard mode == .input else { throw .invalid("field \"\(key)\": \"type\" is missing") }
+                if o["fraction"] != nil { throw .invalid("field \"\(key)\": \"fraction\" belongs to a date; add \"type\": \"TIMESTAMP\"") }
                 return (try infer(value, key: key), true)
             }
             guard let name = typeName.stringValue, let type = FieldType(name: name) else {
@@ -275,12 +276,15 @@ public enum RecordCoding {
                 }
                 part = f
             }
-            if let ms = value.int64Value { return .timestamp(Date(millisecondsSince1970: ms, fraction: part)) }
             // A client that counts milliseconds in a double (JavaScript, Python's time.time())
             // may send a fraction in the value itself.
-            guard part == 0, let d = value.doubleValue, value.boolValue == nil, abs(d) < 9.2e18 else {
+            guard let d = value.doubleValue, value.boolValue == nil, value.int64Value != nil || part == 0 else {
                 throw wrong("milliseconds since 1970 as a number")
             }
+            guard abs(d) < Double(Date.storableMilliseconds) else {
+                throw .invalid("field \"\(key)\": \(JSONWriter.compactString(value)) milliseconds since 1970 is outside the years 1 to 9999, which a date field holds")
+            }
+            if let ms = value.int64Value { return .timestamp(Date(millisecondsSince1970: ms, fraction: part)) }
             let ms = d.rounded()
             return .timestamp(Date(millisecondsSince1970: Int64(ms), fraction: d - ms))
         case .location:

@@ -40,7 +40,7 @@ extension Database {
             try index.read { (reader) throws(CKError) in
                 try reader.select(type: query.recordType, where: conditions, sort: sort) { name, values in
                     let fieldValues = zip(query.sortDescriptors, values).map { d, v in Self.fieldValue(v, types[d.key]) }
-                    if let position, RecordQuery.compare(fieldValues, name, Self.asIndexed(position.values), position.recordName, query.sortDescriptors) <= 0 {
+                    if let position, RecordQuery.compare(fieldValues, name, position.values, position.recordName, query.sortDescriptors) <= 0 {
                         return true
                     }
                     rows.append((name, fieldValues))
@@ -86,7 +86,7 @@ extension Database {
             try index.read { (reader) throws(CKError) in
                 try reader.selectInSortOrder(type: query.recordType, where: conditions, sort: sort, from: from, limit: walk) { name, values in
                     let fieldValues = zip(query.sortDescriptors, values).map { d, v in Self.fieldValue(v, types[d.key]) }
-                    if let after, RecordQuery.compare(fieldValues, name, Self.asIndexed(after.values), after.recordName, query.sortDescriptors) <= 0 {
+                    if let after, RecordQuery.compare(fieldValues, name, after.values, after.recordName, query.sortDescriptors) <= 0 {
                         return true
                     }
                     rows.append((name, fieldValues))
@@ -150,17 +150,6 @@ extension Database {
         switch part {
         case .compare(let k, let op, let v):
             guard let value = indexValue(v) else { return nil }
-            if case .date = v {
-                // The index keeps dates to the millisecond: a date a fraction below or above
-                // the constant may share its millisecond, so only the bound is kept, inclusive,
-                // and each record read is checked with the date whole.
-                switch op {
-                case .equal: return ZoneIndexFile.Condition(key: key(k), test: .compare("=", value))
-                case .less, .lessOrEqual: return ZoneIndexFile.Condition(key: key(k), test: .compare("<=", value))
-                case .greater, .greaterOrEqual: return ZoneIndexFile.Condition(key: key(k), test: .compare(">=", value))
-                case .notEqual: return nil
-                }
-            }
             return ZoneIndexFile.Condition(key: key(k), test: .compare(op == .equal ? "=" : op.rawValue, value))
         case .contains(let k, let v):
             guard let value = indexValue(v) else { return nil }
@@ -184,29 +173,21 @@ extension Database {
         switch v {
         case .string(let s): .text(s.canonicallyComposed)
         case .int(let n): .int(n)
-        case .date(let d): .int(d.millisecondsSince1970)
+        case .date(let d): .double(d.timeIntervalSinceReferenceDate)
         case .double(let d): .double(d)
         case .reference(let name): .text(name.canonicallyComposed)
         case .location, .list: nil
         }
     }
 
-    /// Sort values as the index orders them, dates to the millisecond: a cursor's position is
-    /// compared with the index's rows in the index's own order.
-    private static func asIndexed(_ values: [FieldValue?]) -> [FieldValue?] {
-        values.map { value in
-            if case .timestamp(let date)? = value { .timestamp(milliseconds: date.millisecondsSince1970) } else { value }
-        }
-    }
-
     /// A value from the index as the field it was made from (`type` tells a string from a
-    /// reference and a timestamp from an integer). A date comes to the millisecond.
+    /// reference, and a date from a double).
     private static func fieldValue(_ v: SQLiteDatabase.Value, _ type: FieldType?) -> FieldValue? {
         switch (v, type?.kind) {
         case (.null, _): nil
         case (.text(let s), .reference?): .reference(Reference(recordName: s))
         case (.text(let s), _): .string(s)
-        case (.int(let n), .timestamp?): .timestamp(milliseconds: n)
+        case (.double(let d), .timestamp?): .timestamp(Date(timeIntervalSinceReferenceDate: d))
         case (.int(let n), _): .int64(n)
         case (.double(let d), _): .double(d)
         }

@@ -222,6 +222,8 @@ extension Database {
         switch value {
         case .double(let d) where !d.isFinite:
             throw .invalid("field \"\(key)\" holds \(d); only finite numbers can be stored")
+        case .timestamp(let date) where !date.isStorable:
+            throw .invalid("field \"\(key)\" holds a date outside the years 1 to 9999 (\(date.timeIntervalSince1970) s since 1970), which a date field cannot hold")
         case .reference(let r):
             try Names.checkRecordName(r.recordName, allowSystem: true)
         case .list(let kind, let values):

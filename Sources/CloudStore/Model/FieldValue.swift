@@ -7,7 +7,7 @@ public enum FieldValue: Sendable, Equatable {
     case double(Double)
     case bytes(Data)
     /// A date, whole: files keep it as milliseconds since 1970 (as CloudKit Web Services
-    /// write dates) and the fraction of a millisecond past them (``Date/millisecondParts``).
+    /// write dates) and the fraction of a millisecond past them (`Date.millisecondParts`).
     case timestamp(Date)
     // Indirect: a location (64 bytes) or an asset inline would make every value, and so
     // every field of every record kept in memory, that large.

@@ -18,12 +18,14 @@ import Foundation
 /// files stay the data people read and edit.
 ///
 /// Each value is kept as SQLite compares it in the order queries compare it: strings in NFC
-/// (so byte order is the order of `String.canonicalOrder`), references by record name, timestamps as
-/// milliseconds, and each element of a list in a row of its own. Bytes, assets and locations
+/// (so byte order is the order of `String.canonicalOrder`), references by record name, dates as
+/// seconds since 2001 (a `Date`'s own value, so compared whole), and each element of a list in a
+/// row of its own. Bytes, assets and locations
 /// are not kept: queries on them read the records.
 final class ZoneIndexFile: @unchecked Sendable {
-    /// The layout of the tables; an index of another format is rebuilt.
-    static let format: Int64 = 1
+    /// The layout of the tables; an index of another format is rebuilt. 2: dates as seconds
+    /// since 2001 (1 kept milliseconds).
+    static let format: Int64 = 2
     /// The indexes beside the tables' own keys, by name: a rebuild drops them and makes them
     /// again after the rows are in (one sort each, instead of an insert in a random place per
     /// row).
@@ -253,11 +255,11 @@ final class ZoneIndexFile: @unchecked Sendable {
             }
         }
         if let c = record.created {
-            out.append(("creationDate", .int(c.timestamp)))
+            out.append(("creationDate", .double(Date(millisecondsSince1970: c.timestamp).timeIntervalSinceReferenceDate)))
             out.append(("creatorUserRecordID", .text(c.userRecordName)))
         }
         if let m = record.modified {
-            out.append(("modificationDate", .int(m.timestamp)))
+            out.append(("modificationDate", .double(Date(millisecondsSince1970: m.timestamp).timeIntervalSinceReferenceDate)))
             out.append(("lastModifiedUserRecordID", .text(m.userRecordName)))
         }
         return out
@@ -268,9 +270,7 @@ final class ZoneIndexFile: @unchecked Sendable {
         switch value {
         case .string(let s): .text(s.canonicallyComposed)
         case .int64(let n): .int(n)
-        // To the millisecond, rounded: dates closer than that tie in the index's order, and a
-        // query checks each record it reads with the date whole.
-        case .timestamp(let date): .int(date.millisecondsSince1970)
+        case .timestamp(let date): .double(date.timeIntervalSinceReferenceDate)
         case .double(let d): .double(d)
         case .reference(let r): .text(r.recordName.canonicallyComposed)
         case .bytes, .location, .asset, .list: nil

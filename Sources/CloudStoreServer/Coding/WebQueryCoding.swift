@@ -201,11 +201,11 @@ enum WebQueryCoding {
         }
         switch (type?.kind, raw) {
         case (.timestamp?, _):
-            if let ms = raw.int64Value { return .date(milliseconds: ms) }
             // A client counting milliseconds in a double (JavaScript, Python) may send a fraction.
-            guard let d = raw.doubleValue, raw.boolValue == nil, abs(d) < 9.2e18 else {
-                throw CKError(.invalidArguments, "\(place): a TIMESTAMP value is milliseconds since 1970")
+            guard let d = raw.doubleValue, raw.boolValue == nil, abs(d) < Double(Date.storableMilliseconds) else {
+                throw CKError(.invalidArguments, "\(place): a TIMESTAMP value is milliseconds since 1970, within the years 1 to 9999")
             }
+            if let ms = raw.int64Value { return .date(milliseconds: ms) }
             return .date(Date(millisecondsSince1970: Int64(d.rounded()), fraction: d - d.rounded()))
         case (.reference?, .object):
             guard let name = raw["recordName"]?.stringValue else { throw CKError(.invalidArguments, "\(place): a REFERENCE value needs \"recordName\"") }

@@ -59,6 +59,9 @@ import Testing
             _ = date.millisecondParts
             _ = date.millisecondsSince1970
         }
+        // The farthest milliseconds with a fraction: made, not trapped on.
+        #expect(!Date(millisecondsSince1970: .min, fraction: 0.5).isStorable)
+        #expect(!Date(millisecondsSince1970: .max, fraction: -0.5).isStorable)
     }
 
     @Test func aDateComesBackWholeFromItsFile() throws {

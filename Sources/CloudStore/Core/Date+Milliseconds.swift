@@ -25,7 +25,7 @@ extension Date {
     /// 2001 on so that the date's own value (seconds since 2001) is restored whole; `fraction`
     /// 0 is ``init(millisecondsSince1970:)``.
     public init(millisecondsSince1970 milliseconds: Int64, fraction: Double) {
-        guard fraction != 0, abs(milliseconds) < Self.storableMilliseconds else {
+        guard fraction != 0, milliseconds.magnitude < Self.storableMilliseconds.magnitude else {
             self.init(timeIntervalSince1970: (Double(milliseconds) + fraction) / 1000)
             return
         }

@@ -92,6 +92,9 @@ import Testing
         record["owner"] = reference
         let url = URL(fileURLWithPath: "/tmp/x")
         let _: URL? = CKAsset(fileURL: url).fileURL
+        let _: NSObject = CKAsset(fileURL: url)
+        func archivable<T: NSObject & NSSecureCoding & NSCopying>(_: T.Type) {}
+        archivable(CKNotification.ID.self)
         #expect((record["owner"] as? CKRecord.Reference)?.action == .deleteSelf)
     }
 

@@ -140,6 +140,13 @@ import Testing
         let back = try await db.record(for: CKRecord.ID(recordName: "p"))
         let asset = try #require(back["image"] as? CKAsset)
         #expect(try Data(contentsOf: #require(asset.fileURL)) == Data("jpeg bytes".utf8))
+        // An NSObject, as Apple's: equal and hashed by the file it holds.
+        let again = try #require(try await db.record(for: CKRecord.ID(recordName: "p"))["image"] as? CKAsset)
+        let object: NSObject = asset
+        #expect(object.isEqual(again) && asset == again && asset.hash == again.hash)
+        #expect(Set([asset, again]).count == 1)
+        #expect(!asset.isEqual(CKAsset(fileURL: url)), "a stored file is not the local file it came from")
+        #expect(CKAsset(fileURL: url) == CKAsset(fileURL: url))
     }
 
     @Test func zonesAndChangesThroughTheAPI() async throws {

@@ -119,6 +119,13 @@ import Testing
         }
         #expect(marked?.count == 2)
         #expect(try laptop.notificationChanges().notifications.map(\.isRead) == [true, true, false])
+        // The IDs handled are objects, as Apple's: kept in an archive across a relaunch, read
+        // back equal, and found in a set of those fetched again.
+        let handled = try #require(got.value.first?.notificationID)
+        let archive = try NSKeyedArchiver.archivedData(withRootObject: handled, requiringSecureCoding: true)
+        let kept = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKNotification.ID.self, from: archive))
+        #expect(kept == handled && kept !== handled)
+        #expect(Set(try laptop.notificationChanges().notifications.compactMap(\.notificationID)).contains(kept))
 
         // A stream delivers new notifications as they come.
         let stream = laptop.notifications(since: try laptop.notificationChanges().token)

@@ -4,11 +4,8 @@ import Foundation
 /// subscription, ``CKRecordZoneNotification`` for a zone one, ``CKDatabaseNotification`` for a
 /// database one. Immutable.
 public class CKNotification: @unchecked Sendable, CustomStringConvertible {
-    public struct ID: Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(_ rawValue: String) { self.rawValue = rawValue }
-        public var description: String { rawValue }
-    }
+    /// A notification's ID (``CKNotificationID``).
+    public typealias ID = CKNotificationID
 
     public enum NotificationType: Int, Sendable {
         case query = 1

@@ -49,25 +49,40 @@ extension Array: CKRecordValueProtocol where Element: CKRecordValueProtocol {
     }
 }
 
-/// A file kept beside a record. Give a local file to save; a fetched asset's `fileURL` points
-/// at its contents in the store.
-public final class CKAsset: CKRecordValueProtocol, Equatable {
+/// A file kept beside a record, an `NSObject` as Apple's `CKAsset`. Give a local file to save;
+/// a fetched asset's `fileURL` points at its contents in the store. Two assets are equal when
+/// they hold the same stored file, or name the same local one.
+///
+/// `@unchecked Sendable`: immutable; its stored properties are `let`s.
+public final class CKAsset: NSObject, CKRecordValueProtocol, @unchecked Sendable {
     public let fileURL: URL?
     let stored: Asset?
 
     public init(fileURL: URL) {
         self.fileURL = fileURL
         self.stored = nil
+        super.init()
     }
 
     init(stored: Asset, fileURL: URL) {
         self.stored = stored
         self.fileURL = fileURL
+        super.init()
     }
 
     public var fieldValue: FieldValue { .asset(stored ?? Asset(file: fileURL?.path ?? "")) }
 
-    public static func == (a: CKAsset, b: CKAsset) -> Bool { a.fieldValue == b.fieldValue }
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CKAsset else { return false }
+        return other.fieldValue == fieldValue
+    }
+
+    public override var hash: Int {
+        switch fieldValue {
+        case .asset(let a): a.pendingFile?.hashValue ?? a.fileChecksum.hashValue
+        default: 0
+        }
+    }
 }
 
 extension FieldValue {

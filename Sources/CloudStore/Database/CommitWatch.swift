@@ -25,7 +25,7 @@ public final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendable
 
     /// The inotify queue (non-blocking); -1 when the system has none.
     private let queue: Int32
-    /// Guards every `var` below.
+    /// Guards `targets` and `followed`; taken alone.
     private let lock = NSLock()
     private var targets: [Int32: Target] = [:]
     private var followed: Set<Target> = []

@@ -62,4 +62,20 @@ import Testing
         let done: Bool? = saved["done"]
         #expect(done == true)
     }
+
+    /// `NSString` and `NSData` are record values too, as in Apple's framework, lists of them
+    /// included: they read back as `String` and `Data`.
+    @Test func foundationStringsAndDataAreRecordValues() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let record = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "objects"))
+        record["title"] = NSString(string: "Lamp")
+        record.setObject(NSData(data: Data([1, 2, 3])), forKey: "blob")
+        record["names"] = [NSString(string: "a"), NSString(string: "b")]
+        let saved = try await db.save(record)
+        #expect(saved["title"] as? String == "Lamp")
+        #expect(saved["blob"] as? Data == Data([1, 2, 3]))
+        #expect(saved["names"] as? [String] == ["a", "b"])
+        let typed: String? = saved["title"]
+        #expect(typed == "Lamp")
+    }
 }

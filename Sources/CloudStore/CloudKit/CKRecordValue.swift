@@ -1,9 +1,10 @@
 import Foundation
 
 /// A value a ``CKRecord`` field can hold: `String`, `Int`, `Int64`, `Double`, `Bool`, `Date`,
-/// `Data`, ``CKRecord/Reference``, ``CKAsset``, ``Location``, `NSNumber`, `NSDate`, or an array
-/// of one of these.
-public protocol CKRecordValueProtocol: Sendable {
+/// `Data`, ``CKRecord/Reference``, ``CKAsset``, ``Location``, `NSString`, `NSNumber`, `NSDate`,
+/// `NSData`, or an array of one of these. Not `Sendable`, as Apple's is not: Linux Foundation's
+/// `NSString` and `NSData` are not.
+public protocol CKRecordValueProtocol {
     var fieldValue: FieldValue { get }
 }
 
@@ -27,6 +28,8 @@ extension NSNumber: CKRecordValueProtocol {
     }
 }
 extension NSDate: CKRecordValueProtocol { public var fieldValue: FieldValue { .date(self as Date) } }
+extension NSString: CKRecordValueProtocol { public var fieldValue: FieldValue { .string(self as String) } }
+extension NSData: CKRecordValueProtocol { public var fieldValue: FieldValue { .bytes(self as Data) } }
 
 extension Array: CKRecordValueProtocol where Element: CKRecordValueProtocol {
     public var fieldValue: FieldValue {
@@ -40,7 +43,7 @@ extension Array: CKRecordValueProtocol where Element: CKRecordValueProtocol {
         case is Int.Type, is Int64.Type, is Bool.Type, is NSNumber.Type: .int64
         case is Double.Type: .double
         case is Date.Type, is NSDate.Type: .timestamp
-        case is Data.Type: .bytes
+        case is Data.Type, is NSData.Type: .bytes
         case is Location.Type: .location
         case is CKRecord.Reference.Type: .reference
         case is CKAsset.Type: .asset

@@ -21,7 +21,9 @@ final class ServeFixture: @unchecked Sendable {
     /// Where the store is mounted, when the fixture was made with `mounted: true`.
     let mountPoint: String?
 
-    init(serveArgs: [String] = [], mounted: Bool = false) throws {
+    /// `temporaryDirectory`: the server's TMPDIR, where it stages uploads; the test's own
+    /// temporary directory when nil.
+    init(serveArgs: [String] = [], mounted: Bool = false, temporaryDirectory: String? = nil) throws {
         let cli = try CLIFixture()
         self.cli = cli
         func line(_ args: [String], user: String? = "alice") throws -> String {
@@ -46,7 +48,7 @@ final class ServeFixture: @unchecked Sendable {
         } else {
             mountPoint = nil
         }
-        (server, url) = try Self.start(store: cli.store, args: serveArgs)
+        (server, url) = try Self.start(store: cli.store, args: serveArgs, temporaryDirectory: temporaryDirectory)
     }
 
     deinit {
@@ -58,10 +60,11 @@ final class ServeFixture: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: keyPEM)
     }
 
-    /// Starts `ckfs serve --port 0` and waits for its `listening on URL` line; its standard
-    /// error (its log) is read as it comes.
-    static func start(store: String, args: [String] = []) throws -> (Spawned, String) {
-        let p = try Spawned(CLIFixture.binary, ["serve", "--port", "0", "--store", store] + args, stderr: .pipe)
+    /// Starts `ckfs serve --port 0` (with `temporaryDirectory` as its TMPDIR, when given) and
+    /// waits for its `listening on URL` line; its standard error (its log) is read as it comes.
+    static func start(store: String, args: [String] = [], temporaryDirectory: String? = nil) throws -> (Spawned, String) {
+        let environment = temporaryDirectory.map { ProcessInfo.processInfo.environment.merging(["TMPDIR": $0]) { _, new in new } }
+        let p = try Spawned(CLIFixture.binary, ["serve", "--port", "0", "--store", store] + args, environment: environment, stderr: .pipe)
         let text = p.output { $0.contains("\n") }
         guard let line = text.split(separator: "\n").first, line.hasPrefix("listening on ") else {
             p.signal(SIGTERM)

@@ -46,7 +46,12 @@ import Testing
     /// Four clients save over HTTP; the server is killed with SIGKILL mid-stream; every save
     /// it acknowledged is in the store, with its value, after fsck.
     @Test func killNineLosesNoAcknowledgedSave() throws {
-        let fixture = try ServeFixture()
+        // A temporary directory of this test's own: a server another test starts meanwhile
+        // sweeps the shared one, and would remove the killed server's folder before the check.
+        let temporary = NSTemporaryDirectory() + "ckfs-serve-kill-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: temporary) }
+        let fixture = try ServeFixture(temporaryDirectory: temporary)
         let python = try Spawned("/usr/bin/env", ["python3", "-c", "import test_server; test_server.writers()"],
                                  environment: fixture.environment, directory: ServeFixture.pythonDirectory, stderr: .inherit)
         usleep(1_500_000)
@@ -68,15 +73,16 @@ import Testing
         #expect(missing.isEmpty, "acknowledged but lost: \(missing.prefix(10))")
         // The killed server could not remove its uploads' folder; the next server does.
         let killed = fixture.server.pid
-        #expect(!Self.stagingFolders(of: killed).isEmpty)
-        let (next, _) = try ServeFixture.start(store: fixture.cli.store)
-        #expect(Self.stagingFolders(of: killed).isEmpty, "a new server leaves a killed one's uploads' folder")
+        #expect(!Self.stagingFolders(of: killed, in: temporary).isEmpty)
+        let (next, _) = try ServeFixture.start(store: fixture.cli.store, temporaryDirectory: temporary)
+        #expect(Self.stagingFolders(of: killed, in: temporary).isEmpty, "a new server leaves a killed one's uploads' folder")
         next.signal(SIGTERM)
         #expect(next.wait() == 0)
     }
 
-    /// The staging folders (`ckfs-serve-<pid>-…`) of the server with process ID `pid`.
-    static func stagingFolders(of pid: pid_t) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []).filter { $0.hasPrefix("ckfs-serve-\(pid)-") }
+    /// The staging folders (`ckfs-serve-<pid>-…`) of the server with process ID `pid`, in
+    /// `directory` (the temporary directory when nil).
+    static func stagingFolders(of pid: pid_t, in directory: String? = nil) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory ?? NSTemporaryDirectory())) ?? []).filter { $0.hasPrefix("ckfs-serve-\(pid)-") }
     }
 }

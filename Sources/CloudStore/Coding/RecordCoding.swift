@@ -276,17 +276,14 @@ public enum RecordCoding {
                 }
                 part = f
             }
-            // A client that counts milliseconds in a double (JavaScript, Python's time.time())
-            // may send a fraction in the value itself.
+            // A fraction in the value itself (a client counting in doubles) or beside it, not both.
             guard let d = value.doubleValue, value.boolValue == nil, value.int64Value != nil || part == 0 else {
                 throw wrong("milliseconds since 1970 as a number")
             }
-            guard abs(d) < Double(Date.storableMilliseconds) else {
+            guard let date = Date(storableMillisecondsSince1970: d, fraction: part) else {
                 throw .invalid("field \"\(key)\": \(JSONWriter.compactString(value)) milliseconds since 1970 is outside the years 1 to 9999, which a date field holds")
             }
-            if let ms = value.int64Value { return .timestamp(Date(millisecondsSince1970: ms, fraction: part)) }
-            let ms = d.rounded()
-            return .timestamp(Date(millisecondsSince1970: Int64(ms), fraction: d - ms))
+            return .timestamp(date)
         case .location:
             guard let o = value.objectValue, let lat = o["latitude"]?.doubleValue, let lon = o["longitude"]?.doubleValue else {
                 throw wrong("an object with \"latitude\" and \"longitude\"")

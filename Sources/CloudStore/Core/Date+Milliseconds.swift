@@ -33,6 +33,15 @@ extension Date {
         self.init(timeIntervalSinceReferenceDate: Double(wholeSeconds) + (Double(rest) + fraction) / 1000)
     }
 
+    /// The date a Web Services TIMESTAMP names: `milliseconds` since 1970, with a fraction
+    /// when a client counts in doubles (JavaScript, Python's `time.time()`), plus `fraction`;
+    /// nil outside the years a record may hold.
+    public init?(storableMillisecondsSince1970 milliseconds: Double, fraction: Double = 0) {
+        guard abs(milliseconds) < Double(Self.storableMilliseconds) else { return nil }
+        let whole = milliseconds.rounded()
+        self.init(millisecondsSince1970: Int64(whole), fraction: milliseconds - whole + fraction)
+    }
+
     /// Milliseconds since 1970, rounded: how Web Services write a date. A date no record may
     /// hold (``isStorable``) is held to the nearest that one may, and NaN is 0.
     public var millisecondsSince1970: Int64 {

@@ -173,7 +173,7 @@ extension Database {
         switch v {
         case .string(let s): .text(s.canonicallyComposed)
         case .int(let n): .int(n)
-        case .date(let d): .double(d.timeIntervalSinceReferenceDate)
+        case .date(let d): ZoneIndexFile.indexValue(of: d)
         case .double(let d): .double(d)
         case .reference(let name): .text(name.canonicallyComposed)
         case .location, .list: nil

@@ -330,7 +330,7 @@ public struct PredicateParser {
             guard typeTok.token == .string("NSDate") else { throw unsupported("CAST to anything but \"NSDate\"", at: typeTok) }
             try expect(")", "to close CAST")
             let date = Date(timeIntervalSinceReferenceDate: seconds)
-            guard abs(date.timeIntervalSince1970) < 253_402_300_800 else {
+            guard date.isStorable else {
                 throw error("CAST(…, \"NSDate\") is outside the years 1 to 9999", at: n)
             }
             result = .value(.date(date))

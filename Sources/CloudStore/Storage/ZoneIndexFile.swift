@@ -255,22 +255,26 @@ final class ZoneIndexFile: @unchecked Sendable {
             }
         }
         if let c = record.created {
-            out.append(("creationDate", .double(Date(millisecondsSince1970: c.timestamp).timeIntervalSinceReferenceDate)))
+            out.append(("creationDate", indexValue(of: Date(millisecondsSince1970: c.timestamp))))
             out.append(("creatorUserRecordID", .text(c.userRecordName)))
         }
         if let m = record.modified {
-            out.append(("modificationDate", .double(Date(millisecondsSince1970: m.timestamp).timeIntervalSinceReferenceDate)))
+            out.append(("modificationDate", indexValue(of: Date(millisecondsSince1970: m.timestamp))))
             out.append(("lastModifiedUserRecordID", .text(m.userRecordName)))
         }
         return out
     }
+
+    /// A date as the index keeps it: seconds since 2001, the `Date`'s own value, so compared
+    /// whole; a query's date constant is kept the same way.
+    static func indexValue(of date: Date) -> SQLiteDatabase.Value { .double(date.timeIntervalSinceReferenceDate) }
 
     /// A field value as the index keeps it; nil for kinds it does not keep.
     static func indexValue(_ value: FieldValue) -> SQLiteDatabase.Value? {
         switch value {
         case .string(let s): .text(s.canonicallyComposed)
         case .int64(let n): .int(n)
-        case .timestamp(let date): .double(date.timeIntervalSinceReferenceDate)
+        case .timestamp(let date): indexValue(of: date)
         case .double(let d): .double(d)
         case .reference(let r): .text(r.recordName.canonicallyComposed)
         case .bytes, .location, .asset, .list: nil

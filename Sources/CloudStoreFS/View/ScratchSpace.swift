@@ -73,8 +73,7 @@ final class ScratchSpace: @unchecked Sendable {
     /// to that file), and gives back the bytes it held.
     func remove(_ id: UInt64, named name: String, in folder: NodeKey) {
         lock.withLock {
-            if names[folder]?[name] == id { names[folder]?[name] = nil }
-            if names[folder]?.isEmpty == true { names[folder] = nil }
+            unnameLocked(id, name, in: folder)
             if let gone = files.removeValue(forKey: id) { accountLocked(gone, bytes: 0) }
         }
     }
@@ -84,10 +83,15 @@ final class ScratchSpace: @unchecked Sendable {
     func move(_ id: UInt64, from folder: NodeKey, named name: String, to newFolder: NodeKey, as newName: String) {
         lock.withLock {
             guard files[id] != nil else { return }
-            if names[folder]?[name] == id { names[folder]?[name] = nil }
-            if names[folder]?.isEmpty == true { names[folder] = nil }
+            unnameLocked(id, name, in: folder)
             names[newFolder, default: [:]][newName] = id
         }
+    }
+
+    /// Takes the name `name` in `folder` from file `id`, if it still leads there. Lock held.
+    private func unnameLocked(_ id: UInt64, _ name: String, in folder: NodeKey) {
+        if names[folder]?[name] == id { names[folder]?[name] = nil }
+        if names[folder]?.isEmpty == true { names[folder] = nil }
     }
 
     // MARK: Items hidden behind a scratch copy

@@ -201,12 +201,10 @@ enum WebQueryCoding {
         }
         switch (type?.kind, raw) {
         case (.timestamp?, _):
-            // A client counting milliseconds in a double (JavaScript, Python) may send a fraction.
-            guard let d = raw.doubleValue, raw.boolValue == nil, abs(d) < Double(Date.storableMilliseconds) else {
+            guard let d = raw.doubleValue, raw.boolValue == nil, let date = Date(storableMillisecondsSince1970: d) else {
                 throw CKError(.invalidArguments, "\(place): a TIMESTAMP value is milliseconds since 1970, within the years 1 to 9999")
             }
-            if let ms = raw.int64Value { return .date(milliseconds: ms) }
-            return .date(Date(millisecondsSince1970: Int64(d.rounded()), fraction: d - d.rounded()))
+            return .date(date)
         case (.reference?, .object):
             guard let name = raw["recordName"]?.stringValue else { throw CKError(.invalidArguments, "\(place): a REFERENCE value needs \"recordName\"") }
             return .reference(name)

@@ -82,16 +82,15 @@ struct MountCommand: ParsableCommand {
     private func checkMountPoint(_ path: String) throws {
         // A plain stat (times asked for): statx of the type alone may be answered from the
         // kernel's cached attributes of a mount whose daemon died.
-        switch Syscall.stat(path, times: true) {
-        case .failure(let e) where e.errno == ENOTCONN:
+        let found = Syscall.stat(path, times: true)
+        if case .failure(let e) = found, e.errno == ENOTCONN {
             throw CKError(.invalidArguments, "\(path) is a mount whose daemon died; run `ckfs unmount \(mountPoint)` first")
-        case .failure(let e):
-            throw CKError(.invalidArguments, "mount point \(path): \(Syscall.errorText(e.errno)); create an empty directory there")
-        case .success(nil):
-            throw CKError(.invalidArguments, "mount point \(path): \(Syscall.errorText(ENOENT)); create an empty directory there")
-        case .success(let status?):
-            guard status.isDirectory else { throw CKError(.invalidArguments, "mount point \(path) is not a directory") }
         }
+        guard case .success(let status?) = found else {
+            let error: Int32 = if case .failure(let e) = found { e.errno } else { ENOENT }
+            throw CKError(.invalidArguments, "mount point \(path): \(Syscall.errorText(error)); create an empty directory there")
+        }
+        guard status.isDirectory else { throw CKError(.invalidArguments, "mount point \(path) is not a directory") }
         if MountTable.isMounted(path) { throw CKError(.invalidArguments, "\(path) is already mounted; `ckfs unmount \(mountPoint)` first") }
     }
 

@@ -17,7 +17,37 @@ public enum RecordCoding {
         if let tag = record.recordChangeTag { object["recordChangeTag"] = .string(tag) }
         if let c = record.created { object["created"] = encode(c) }
         if let m = record.modified { object["modified"] = encode(m) }
+        for (key, value) in sharingMembers(record) { object[key] = value }
         return .object(object)
+    }
+
+    /// The sharing keys of a record's dictionary, in key order: `parent` and `share` (each
+    /// `{"recordName"}`), and for a share its `participants`, `publicPermission`, `shortGUID`
+    /// and `rootRecordName` (absent for a zone-wide share).
+    static func sharingMembers(_ record: Record) -> [(String, JSONValue)] {
+        var members: [(String, JSONValue)] = []
+        if let parent = record.parent { members.append(("parent", .object(["recordName": .string(parent)]))) }
+        if let info = record.shareInfo {
+            members.append(("participants", .array(info.participants.map(encode))))
+            members.append(("publicPermission", .string(info.publicPermission.rawValue)))
+            if let root = info.rootRecordName { members.append(("rootRecordName", .string(root))) }
+        }
+        if let share = record.share { members.append(("share", .object(["recordName": .string(share)]))) }
+        if let info = record.shareInfo, !info.shortGUID.isEmpty { members.append(("shortGUID", .string(info.shortGUID))) }
+        return members
+    }
+
+    /// A participant as Web Services write one: its user identity, role (`type`), permission
+    /// and acceptance status.
+    static func encode(_ p: ShareInfo.Participant) -> JSONValue {
+        var identity: [String: JSONValue] = ["userRecordName": .string(p.userRecordName)]
+        if let email = p.emailAddress { identity["lookupInfo"] = .object(["emailAddress": .string(email)]) }
+        return .object([
+            "acceptanceStatus": .string(p.acceptanceStatus.rawValue),
+            "permission": .string(p.permission.rawValue),
+            "type": .string(p.role.rawValue),
+            "userIdentity": .object(identity),
+        ])
     }
 
     /// The record's file: canonical pretty JSON with a trailing newline, the bytes
@@ -106,7 +136,8 @@ public enum RecordCoding {
         guard let object = json.objectValue else {
             throw .invalid("a record must be a JSON object with \"recordType\" and \"fields\", found \(json.kindName)")
         }
-        let known: Set<String> = ["recordName", "recordType", "zoneID", "fields", "recordChangeTag", "created", "modified", "deleted", "pluginFields"]
+        let known: Set<String> = ["recordName", "recordType", "zoneID", "fields", "recordChangeTag", "created", "modified", "deleted", "pluginFields",
+                                  "parent", "share", "participants", "publicPermission", "shortGUID", "rootRecordName"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw .invalid("unknown key \"\(unknown)\" in a record; fields go inside \"fields\" (known keys: \(known.sorted().joined(separator: ", ")))")
         }
@@ -147,20 +178,83 @@ public enum RecordCoding {
         case nil, .null?: tag = nil
         default: throw .invalid("\"recordChangeTag\" must be a string")
         }
+        let parent = try decodeReferenceName(object["parent"], "parent")
+        let shareInfo = try decodeShareInfo(object, recordType: recordType, mode: mode)
         var record: Record
         if mode == .stored {
             record = Record(stored: recordType, recordID: recordID, fields: fields, encryptedKeys: encrypted, tag: tag,
                             created: try decodeStamp(object["created"], "created"),
-                            modified: try decodeStamp(object["modified"], "modified"))
+                            modified: try decodeStamp(object["modified"], "modified"),
+                            parent: parent, share: try decodeReferenceName(object["share"], "share"), shareInfo: shareInfo)
         } else {
-            record = Record(stored: recordType, recordID: recordID, fields: fields, encryptedKeys: encrypted, tag: tag, created: nil, modified: nil)
+            // `share` is the store's to set: an input's is ignored, as other system fields are.
+            record = Record(stored: recordType, recordID: recordID, fields: fields, encryptedKeys: encrypted, tag: tag, created: nil, modified: nil,
+                            parent: parent, shareInfo: shareInfo)
             record.markChanged(fields.keys)
+            if object["parent"] != nil { record.markChanged([Record.parentKey]) }
             // A field given as null is a removal: it counts as changed.
             if case .object(let members)? = object["fields"] {
                 record.markChanged(members.filter { $0.value == .null || $0.value["value"] == .null }.keys)
             }
         }
         return Decoded(record: record, inferredKeys: inferred)
+    }
+
+    /// The record name of a `parent` or `share` reference: `{"recordName": …}`; nil when absent or null.
+    static func decodeReferenceName(_ json: JSONValue?, _ name: String) throws(CKError) -> String? {
+        guard let json, json != .null else { return nil }
+        guard let recordName = json["recordName"]?.stringValue else {
+            throw .invalid("\"\(name)\" must be an object with a \"recordName\" string, such as {\"recordName\": \"list-1\"}, or null for none")
+        }
+        return recordName
+    }
+
+    /// A share's own keys: `participants` and `publicPermission`, which a client may set, and
+    /// `shortGUID` and `rootRecordName`, which only the store sets (ignored in input).
+    static func decodeShareInfo(_ object: [String: JSONValue], recordType: String, mode: Mode) throws(CKError) -> ShareInfo? {
+        let keys = ["participants", "publicPermission", "shortGUID", "rootRecordName"]
+        guard recordType == ShareInfo.recordType else {
+            if let key = keys.first(where: { object[$0] != nil }) {
+                throw .invalid("\"\(key)\" belongs to shares (records of type \(ShareInfo.recordType)); a \(recordType) record cannot hold it")
+            }
+            return nil
+        }
+        if mode == .input && object["participants"] == nil && object["publicPermission"] == nil { return nil }
+        var info = ShareInfo()
+        if let raw = object["publicPermission"] {
+            guard let s = raw.stringValue, let p = ShareInfo.Permission(rawValue: s) else {
+                throw .invalid("\"publicPermission\" must be one of \(ShareInfo.Permission.allCases.map(\.rawValue).joined(separator: ", ")), found \(raw.kindName)")
+            }
+            info.publicPermission = p
+        }
+        if let raw = object["participants"] {
+            guard let list = raw.arrayValue else { throw .invalid("\"participants\" must be an array of participant objects") }
+            info.participants = try list.enumerated().map { (i, p) throws(CKError) in try decodeParticipant(p, index: i) }
+        }
+        if mode == .stored {
+            info.shortGUID = object["shortGUID"]?.stringValue ?? ""
+            info.rootRecordName = object["rootRecordName"]?.stringValue
+        }
+        return info
+    }
+
+    static func decodeParticipant(_ json: JSONValue, index: Int) throws(CKError) -> ShareInfo.Participant {
+        let at = "participant \(index + 1)"
+        guard let name = json["userIdentity"]?["userRecordName"]?.stringValue else {
+            throw .invalid("\(at) needs \"userIdentity\": {\"userRecordName\": \"_…\"}, the user record name of a user of the container (ckfs user list)")
+        }
+        func value<E: RawRepresentable & CaseIterable>(_ key: String, _ fallback: E, _ read: (String) -> E?) throws(CKError) -> E where E.RawValue == String {
+            guard let raw = json[key] else { return fallback }
+            guard let s = raw.stringValue, let e = read(s) else {
+                throw .invalid("\(at): \"\(key)\" must be one of \(E.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return e
+        }
+        return ShareInfo.Participant(
+            userRecordName: name, role: try value("type", ShareInfo.Role.privateUser, ShareInfo.Role.init(text:)),
+            permission: try value("permission", ShareInfo.Permission.readOnly, ShareInfo.Permission.init(rawValue:)),
+            acceptanceStatus: try value("acceptanceStatus", ShareInfo.AcceptanceStatus.pending, ShareInfo.AcceptanceStatus.init(text:)),
+            emailAddress: json["userIdentity"]?["lookupInfo"]?["emailAddress"]?.stringValue)
     }
 
     static func decodeStamp(_ json: JSONValue?, _ name: String) throws(CKError) -> Stamp? {

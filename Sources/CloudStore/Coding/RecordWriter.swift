@@ -50,15 +50,29 @@ struct RecordWriter {
             endObject()
         }
         if let m = r.modified { key("modified"); stamp(m) }
+        // Sharing's keys, where they sort among the others: parent, participants,
+        // publicPermission; rootRecordName; share, shortGUID.
+        var sharing = RecordCoding.sharingMembers(r)[...]
+        writeMembers(&sharing, before: "recordChangeTag")
         if let tag = r.recordChangeTag { key("recordChangeTag"); string(tag) }
         key("recordName"); string(r.recordID.recordName)
         key("recordType"); string(r.recordType)
+        writeMembers(&sharing, before: "zoneID")
         key("zoneID")
         beginObject()
         key("ownerName"); string(r.recordID.zoneID.ownerName)
         key("zoneName"); string(r.recordID.zoneID.zoneName)
         endObject()
         endObject()
+    }
+
+    /// Writes the members that sort before `next`, taking them from the front of `members`.
+    private mutating func writeMembers(_ members: inout ArraySlice<(String, JSONValue)>, before next: String) {
+        while let (k, v) = members.first, k.utf8.lexicographicallyPrecedes(next.utf8) {
+            key(k)
+            JSONWriter.write(v, into: &out, indent: indent, pretty: pretty)
+            members.removeFirst()
+        }
     }
 
     mutating func stamp(_ s: Stamp) {

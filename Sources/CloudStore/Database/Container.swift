@@ -187,6 +187,9 @@ public final class Container: @unchecked Sendable {
     /// A database of this container as `caller` sees it: with no account (or a
     /// restricted one) the public database reads only and the private one is refused.
     public func database(_ scope: DatabaseScope, caller: Caller, environment: Environment = .development) throws(CKError) -> Database {
+        guard scope != .shared else {
+            throw .invalid("the shared database spans the zones of every user who shares with you: open it with sharedDatabase(caller:), and the zones of one owner with its database(owner:)")
+        }
         if scope == .private {
             let u = try signedIn(caller, for: "the private database")
             return try Database(container: self, scope: scope, environment: environment, caller: caller, identity: u)

@@ -9,8 +9,10 @@ extension Database {
             do throws(CKError) {
                 try Names.checkRecordName(id.recordName, allowSystem: true)
                 guard let record = try zoneStorage(id.zoneID.zoneName).record(named: id.recordName) ?? unsavedUserRecord(id) else {
+                    if scope == .shared { _ = try currentGrants(id.zoneID.zoneName) }
                     throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
                 }
+                guard try !visible([record], in: id.zoneID.zoneName).isEmpty else { throw notShared(id.recordName, zone: id.zoneID.zoneName) }
                 return (id, .success(record.limited(to: desiredKeys)))
             } catch {
                 return (id, .failure(error))
@@ -135,6 +137,7 @@ extension Database {
         var place: [String: Int] = [:]
         var state: [String: Record?] = [:]
         var deletedTypes: [String: String] = [:]
+        var deletedParents: [String: String] = [:]
         func moveToEnd(_ name: String) {
             if let old = place[name] { order[old] = nil }
             place[name] = order.count
@@ -145,6 +148,7 @@ extension Database {
             for d in entry.deleted {
                 state[d.recordName] = .some(nil)
                 deletedTypes[d.recordName] = d.recordType
+                if let p = d.parent { deletedParents[d.recordName] = p }
                 moveToEnd(d.recordName)
             }
             for r in entry.saved {
@@ -157,6 +161,10 @@ extension Database {
         var deleted: [RecordID] = []
         for case let name? in order {
             if let r = state[name] ?? nil { changed.append(r.limited(to: desiredKeys)) } else { deleted.append(RecordID(recordName: name, zoneID: zoneID(zone))) }
+        }
+        if scope == .shared {
+            changed = try visible(changed, in: zone)
+            deleted = try visibleDeletions(deleted, parents: deletedParents, in: zone)
         }
         var changes = ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
                                   moreComing: page.moreComing, clientChangeToken: page.clientChangeToken)
@@ -185,7 +193,7 @@ extension Database {
             // Saves landed while the pages were read: they come next, after this token.
             more = true
         }
-        return ZoneChanges(changed: records, deleted: [], token: next, moreComing: more, clientChangeToken: client)
+        return ZoneChanges(changed: try visible(records, in: zone), deleted: [], token: next, moreComing: more, clientChangeToken: client)
     }
 
     /// The names of a first fetch's page: at most `limit` after `after`, in order, and whether

@@ -186,10 +186,23 @@ extension Database {
 
     // MARK: One zone
 
-    private enum ItemKey: Hashable { case save(Int), delete(Int) }
+    enum ItemKey: Hashable { case save(Int), delete(Int) }
 
     private func checkInput(_ record: Record) throws(CKError) {
+        if record.isShare {
+            try Names.checkRecordName(record.recordID.recordName)
+            try checkShareFields(record)
+            for (key, value) in record.fields { try checkValue(value, key: key) }
+            try checkSize(record)
+            return
+        }
         try Names.checkRecordType(record.recordType)
+        if let parent = record.parent {
+            try Names.checkRecordName(parent)
+            guard parent != record.recordID.recordName else {
+                throw .invalid("record \(parent) cannot be its own parent; set parent to the record it belongs under, or to none")
+            }
+        }
         if record.recordType == Schema.usersRecordType {
             try checkUserRecord(record.recordID.recordName)
         } else {
@@ -346,6 +359,13 @@ extension Database {
         }
         let storage = zoneStorage(zoneName)
         let zone = zoneID(zoneName)
+        // The zone's shares, found before its lock (a query) and read again under it.
+        var shareNames: [String] = []
+        if scope == .shared || saves.contains(where: { $0.1.isShare }) {
+            do throws(CKError) { shareNames = try shareRecords(in: zoneName).map(\.recordID.recordName) } catch {
+                return finish(saves, deletes, failures: failures, all: error)
+            }
+        }
         var committed: [ItemKey: Record] = [:]
         // Subscriptions: read under the zone's lock, so one saved before this commit
         // fires for it; the records as they were are kept only when some may fire.
@@ -355,6 +375,13 @@ extension Database {
         do throws(CKError) {
             try storage.write { (txn) throws(CKError) -> (LogEntry?, Void) in
                 do throws(CKError) { watching = try subscriptionsWatching(zoneName) } catch { notificationError = error }
+                var grants = ZoneGrants()
+                if scope == .shared {
+                    grants = try self.grants(in: zoneName, shareNames: shareNames, read: txn.record)
+                    guard !grants.isEmpty else {
+                        throw CKError(.zoneNotFound, "zone \(zoneName) of \(ownerName) is not shared with you, or you have not accepted its share")
+                    }
+                }
                 let now = Store.now()
                 let stamp = Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID)
                 let tag = String(txn.lastSeq + 1)
@@ -370,6 +397,12 @@ extension Database {
                             throw .invalid("record \(name) is of type \(server.recordType); a record's type never changes, so save a new record instead")
                         }
                         if let server { try checkOwnership(server) }
+                        if scope == .shared, let server {
+                            guard let permission = try Self.permission(of: server, grants, read: txn.record) else { throw notShared(name, zone: zoneName) }
+                            guard permission == .readWrite || server.isShare else {
+                                throw CKError(.permissionFailure, "record \(name) is shared with you read-only; ask its owner (\(ownerName)) for read-write permission")
+                            }
+                        }
                         let rule = options.saveRules[client.recordID] ?? SaveRule(options.savePolicy)
                         if rule.checksChangeTag {
                             if let server, client.recordChangeTag != server.recordChangeTag {
@@ -392,17 +425,24 @@ extension Database {
                                 if client.encryptedKeys.contains(k) { encrypted.insert(k) } else { encrypted.remove(k) }
                             }
                         }
+                        let parent = rule.fields == .replaceAll || client.changedKeys.contains(Record.parentKey) ? client.parent : server?.parent
                         var record = Record(stored: client.recordType, recordID: RecordID(recordName: name, zoneID: zone),
-                                            fields: fields, encryptedKeys: encrypted, tag: tag, created: server?.created ?? stamp, modified: stamp)
+                                            fields: fields, encryptedKeys: encrypted, tag: tag, created: server?.created ?? stamp, modified: stamp,
+                                            parent: parent, share: server?.share, shareInfo: client.shareInfo)
+                        if record.isShare { record = try preparedShare(record, client: client, server: server, zone: zoneName) }
                         try checkSize(record)
                         record = try storePendingAssets(record, txn: txn)
-                        pending.merge(try container.schema.check(record, environment: environment, pending: pending))
+                        if !record.isShare { pending.merge(try container.schema.check(record, environment: environment, pending: pending)) }
                         oldUsage[name] = server.map(\.usageBytes) ?? 0
                         candidates.append((i, record))
                     } catch { failures[.save(i)] = error }
                 }
                 var deleting: [String] = []
                 var deletedTypes: [String: String] = [:]
+                var deletedRecords: [String: Record] = [:]
+                /// Records the store rewrites besides the client's: roots gaining or losing
+                /// their share, shares a participant leaves; each with the item it follows.
+                var rewrites: [(record: Record, item: ItemKey?)] = []
                 for (i, id) in deletes where failures[.delete(i)] == nil {
                     do throws(CKError) {
                         try Names.checkRecordName(id.recordName, allowSystem: true)
@@ -415,6 +455,22 @@ extension Database {
                             throw e
                         }
                         try checkOwnership(server, deleting: true)
+                        if scope == .shared {
+                            guard let permission = try Self.permission(of: server, grants, read: txn.record) else { throw notShared(id.recordName, zone: zoneName) }
+                            if server.isShare {
+                                // A participant deleting the share leaves it; it stays for the others.
+                                rewrites.append((try leaving(server), .delete(i)))
+                                if !watching.isEmpty { before[id.recordName] = server }
+                                continue
+                            }
+                            guard permission == .readWrite else {
+                                throw CKError(.permissionFailure, "record \(id.recordName) is shared with you read-only; ask its owner (\(ownerName)) for read-write permission")
+                            }
+                            guard server.share == nil else {
+                                throw CKError(.permissionFailure, "record \(id.recordName) is the root of a shared hierarchy; only its owner (\(ownerName)) may delete it")
+                            }
+                        }
+                        deletedRecords[id.recordName] = server
                         if !watching.isEmpty { before[id.recordName] = server }
                         if !deleting.contains(id.recordName) {
                             deleting.append(id.recordName)
@@ -423,6 +479,14 @@ extension Database {
                         }
                     } catch { failures[.delete(i)] = error }
                 }
+                try linkShares(&candidates, &failures, &rewrites, deleting: &deleting, deletedRecords: &deletedRecords,
+                               shareNames: shareNames, tag: tag, stamp: stamp, txn: txn)
+                for (name, record) in deletedRecords where oldUsage[name] == nil {
+                    oldUsage[name] = record.usageBytes
+                    deletedTypes[name] = record.recordType
+                    if !watching.isEmpty { before[name] = record }
+                }
+                try checkParents(candidates, &failures, deleting: deleting, grants: scope == .shared ? grants : nil, zone: zoneName, txn: txn)
                 // Records whose save failed are not there for references to point at; repeat
                 // until no more fail (A → B → C where C failed fails B, then A).
                 var cascaded: [String] = []
@@ -454,10 +518,12 @@ extension Database {
                     }
                     if !newFailure || options.atomic { break }
                 }
+                var deletedParents: [String: String?] = deletedRecords.mapValues(\.parent)
                 for r in cascaded {
                     guard oldUsage[r] == nil, let rec = try txn.record(r) else { continue }
                     oldUsage[r] = rec.usageBytes
                     deletedTypes[r] = rec.recordType
+                    deletedParents[r] = rec.parent
                     if !watching.isEmpty { before[r] = rec }
                 }
                 // Quota: checked before the commit point; deletes always pass.
@@ -476,13 +542,14 @@ extension Database {
                 }
                 if options.atomic && !failures.isEmpty { return (nil, ()) }
                 let toSave = candidates.filter { failures[.save($0.0)] == nil }
-                guard !toSave.isEmpty || !deleting.isEmpty else { return (nil, ()) }
+                let rewritten = rewrites.filter { $0.item.map { failures[$0] == nil } ?? true }.map(\.record)
+                guard !toSave.isEmpty || !deleting.isEmpty || !rewritten.isEmpty else { return (nil, ()) }
                 // What the committed records add; checked again only when some candidate failed
                 // after its check, since a later one may rely on a field only that one added.
                 var additions = pending
                 if toSave.count < candidates.count {
                     additions = Schema.Additions()
-                    for (_, record) in toSave {
+                    for (_, record) in toSave where !record.isShare {
                         additions.merge(try container.schema.check(record, environment: environment, pending: additions))
                     }
                 }
@@ -490,9 +557,9 @@ extension Database {
                 for (i, record) in toSave { committed[.save(i)] = record }
                 let entry = LogEntry(
                     seq: 0, time: now, userRecordName: userRecordName, deviceID: caller.deviceID,
-                    clientChangeToken: options.clientChangeToken, saved: toSave.map(\.1),
-                    deleted: deleting.map { .init(recordName: $0, cascade: false, recordType: deletedTypes[$0]) }
-                        + cascaded.map { .init(recordName: $0, cascade: true, recordType: deletedTypes[$0]) },
+                    clientChangeToken: options.clientChangeToken, saved: toSave.map(\.1) + rewritten,
+                    deleted: deleting.map { .init(recordName: $0, cascade: false, recordType: deletedTypes[$0], parent: deletedParents[$0] ?? nil) }
+                        + cascaded.map { .init(recordName: $0, cascade: true, recordType: deletedTypes[$0], parent: deletedParents[$0] ?? nil) },
                     usage: usage)
                 return (entry, ())
             } committed: { (entry) in

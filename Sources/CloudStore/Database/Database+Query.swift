@@ -16,7 +16,9 @@ extension Database {
         if page.more, let last = page.entries.last {
             next = CursorPosition(recordName: last.name, values: page.sortValues(last)).cursor(for: query, zone: zone)
         }
-        return QueryResult(records: page.entries.map { $0.record.limited(to: desiredKeys) }, cursor: next)
+        // In a shared database a page keeps only the records shared with the caller: it may be
+        // short, and its cursor goes on from the last record walked.
+        return QueryResult(records: try visible(page.entries.map(\.record), in: zone).map { $0.limited(to: desiredKeys) }, cursor: next)
     }
 
     /// At most `limit` records of `query` in `zone` after `after`, and whether more remain.
@@ -25,7 +27,8 @@ extension Database {
         guard query.recordType != Schema.usersRecordType else {
             throw CKError(.invalidArguments, "records of type Users cannot be queried; fetch a user record by its ID (ckfs user whoami shows yours), or discover users (ckfs user discover)")
         }
-        let types = try checkAgainstSchema(query)
+        // Shares are the store's own type, in no schema; the store lists them for sharing.
+        let types = query.recordType == ShareInfo.recordType ? [:] : try checkAgainstSchema(query)
         if store.reading == .indexed, let page = try indexedPage(of: query, in: zone, types: types, limit: limit, after: after) {
             return page
         }

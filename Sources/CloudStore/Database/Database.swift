@@ -1,7 +1,9 @@
 import Foundation
 
-/// One database of a container as one caller sees it: the public database, or the caller's
-/// private database. Safe to share between threads.
+/// One database of a container as one caller sees it: the public database, the caller's
+/// private database, or the zones of one other user's private database that are shared with
+/// the caller (scope `.shared`; ``SharedDatabase`` puts those of every owner together). Safe
+/// to share between threads.
 public final class Database: Sendable {
     public let container: Container
     public let scope: DatabaseScope
@@ -19,19 +21,27 @@ public final class Database: Sendable {
 
     /// The store this database is in.
     public var store: Store { container.store }
-    /// Owner of this database's zones.
-    public var ownerName: String { scope == .private ? userRecordName : Self.publicOwnerName }
-    public var quotaBytes: Int64 { scope == .private ? container.privateQuotaBytes : container.publicQuotaBytes }
+    /// Owner of this database's zones: the caller in a private database, the user who shares
+    /// them in a shared one.
+    public let ownerName: String
+    /// The quota a save is held to: the owner's private quota in a shared database.
+    public var quotaBytes: Int64 { scope == .public ? container.publicQuotaBytes : container.privateQuotaBytes }
 
-    init(container: Container, scope: DatabaseScope, environment: Environment, caller: Caller, identity: Identity?) throws(CKError) {
+    init(container: Container, scope: DatabaseScope, environment: Environment, caller: Caller, identity: Identity?,
+         owner: String? = nil) throws(CKError) {
         self.container = container
         self.scope = scope
         self.environment = environment
         self.caller = caller
         self.identity = identity
-        self.directory = container.store.layout.databaseDirectory(container.identifier, environment, scope, user: identity?.userRecordName ?? "")
+        switch scope {
+        case .public: ownerName = Self.publicOwnerName
+        case .private: ownerName = identity?.userRecordName ?? ""
+        case .shared: ownerName = owner ?? ""
+        }
+        self.directory = container.store.layout.databaseDirectory(container.identifier, environment, scope, user: ownerName)
         let defaultZone = StoreLayout.zoneDirectory(directory, zone: ZoneID.defaultZoneName)
-        if case .success(nil) = Syscall.stat(defaultZone) {
+        if scope != .shared, case .success(nil) = Syscall.stat(defaultZone) {
             try container.store.ensureDirectory(StoreLayout.zonesDirectory(directory))
             _ = try ZoneStorage.create(at: defaultZone, meta: newZoneMeta(ZoneID.defaultZoneName), io: container.store.io)
         }
@@ -94,7 +104,8 @@ extension Database {
     public func createZone(_ name: String) throws(CKError) -> RecordZone {
         try Names.checkZoneName(name)
         guard scope == .private else {
-            throw .invalid("the public database has only the default zone; create custom zones in the private database")
+            throw .invalid(scope == .public ? "the public database has only the default zone; create custom zones in the private database"
+                : "zones of the shared database belong to the users who share them; create custom zones in your private database")
         }
         guard name != ZoneID.defaultZoneName else { return try zone(name) }
         if try ZoneStorage.create(at: zoneDirectory(name), meta: newZoneMeta(name), io: store.io) { notifyZoneChanged(name) }
@@ -114,6 +125,9 @@ extension Database {
     public func deleteZone(_ name: String) throws(CKError) {
         guard name != ZoneID.defaultZoneName else {
             throw .invalid("the default zone cannot be deleted; delete its records instead")
+        }
+        guard scope != .shared else {
+            throw CKError(.permissionFailure, "zone \(name) belongs to the user who shares it; only its owner may delete it (to leave the share, delete the share record)")
         }
         let storage = zoneStorage(name)
         guard storage.exists else {

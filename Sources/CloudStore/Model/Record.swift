@@ -28,6 +28,22 @@ public struct Record: Sendable, Equatable {
     /// The fields written through `encryptedValues` (``subscript(encrypted:)``), a subset of
     /// `fields`' keys: no query may use them, and the public database refuses them.
     public private(set) var encryptedKeys: Set<String> = []
+    /// The record this one belongs under (CloudKit's `parent`), by name, in the same zone: a
+    /// share of an ancestor shares this record too. Setting it notes ``parentKey`` in
+    /// ``changedKeys``.
+    public var parent: String? {
+        didSet { changedKeys.insert(Self.parentKey) }
+    }
+    /// The share whose root this record is (CloudKit's `share`), by record name; the store
+    /// sets it when the share is saved and clears it when the share is deleted.
+    public internal(set) var share: String?
+    /// What the share grants, for a record of type `cloudkit.share`.
+    public var shareInfo: ShareInfo?
+
+    /// The key ``changedKeys`` holds when `parent` was set: no field can be named so.
+    public static let parentKey = "parent"
+
+    public var isShare: Bool { recordType == ShareInfo.recordType }
 
     public init(recordType: String, recordID: RecordID = RecordID(), fields: [String: FieldValue] = [:]) {
         self.recordType = recordType
@@ -38,7 +54,7 @@ public struct Record: Sendable, Equatable {
 
     /// A record as stored: all system fields known, nothing changed.
     init(stored recordType: String, recordID: RecordID, fields: [String: FieldValue], encryptedKeys: Set<String> = [],
-         tag: String?, created: Stamp?, modified: Stamp?) {
+         tag: String?, created: Stamp?, modified: Stamp?, parent: String? = nil, share: String? = nil, shareInfo: ShareInfo? = nil) {
         self.recordType = recordType
         self.recordID = recordID
         self.fields = fields
@@ -46,6 +62,9 @@ public struct Record: Sendable, Equatable {
         self.recordChangeTag = tag
         self.created = created
         self.modified = modified
+        self.parent = parent
+        self.share = share
+        self.shareInfo = shareInfo
     }
 
     /// A field, encrypted or not; setting one makes it a field that is not encrypted.
@@ -156,6 +175,14 @@ public struct Record: Sendable, Equatable {
     /// A copy with the record's zone named as stored.
     func inZone(_ zoneID: ZoneID) -> Record {
         Record(stored: recordType, recordID: RecordID(recordName: recordID.recordName, zoneID: zoneID),
-               fields: fields, encryptedKeys: encryptedKeys, tag: recordChangeTag, created: created, modified: modified)
+               fields: fields, encryptedKeys: encryptedKeys, tag: recordChangeTag, created: created, modified: modified,
+               parent: parent, share: share, shareInfo: shareInfo)
+    }
+
+    /// The same record as the root of `share` (nil: of none).
+    func sharedBy(_ share: String?) -> Record {
+        var copy = self
+        copy.share = share
+        return copy
     }
 }

@@ -13,11 +13,15 @@ public struct LogEntry: Sendable {
         /// The deleted record's type, for the change fetches that report it; nil in entries
         /// written before it was kept.
         public var recordType: String?
+        /// The deleted record's `parent`, so that a change fetch in a shared database can tell
+        /// whether it was in a hierarchy the caller shares; nil when it had none.
+        public var parent: String?
 
-        public init(recordName: String, cascade: Bool, recordType: String? = nil) {
+        public init(recordName: String, cascade: Bool, recordType: String? = nil, parent: String? = nil) {
             self.recordName = recordName
             self.cascade = cascade
             self.recordType = recordType
+            self.parent = parent
         }
     }
 
@@ -41,6 +45,7 @@ public struct LogEntry: Sendable {
             "deleted": .array(deleted.map { d in
                 var o: [String: JSONValue] = ["recordName": .string(d.recordName)]
                 if d.cascade { o["cascade"] = .bool(true) }
+                if let parent = d.parent { o["parent"] = .string(parent) }
                 if let type = d.recordType { o["recordType"] = .string(type) }
                 return .object(o)
             }),
@@ -88,7 +93,8 @@ public struct LogEntry: Sendable {
             saved: try saved.map { try RecordCoding.decode($0, mode: .stored, zoneID: zoneID).record },
             deleted: deleted.compactMap { d in
                 d["recordName"]?.stringValue.map {
-                    Deletion(recordName: $0, cascade: d["cascade"]?.boolValue ?? false, recordType: d["recordType"]?.stringValue)
+                    Deletion(recordName: $0, cascade: d["cascade"]?.boolValue ?? false, recordType: d["recordType"]?.stringValue,
+                             parent: d["parent"]?.stringValue)
                 }
             },
             usage: json["usage"]?.int64Value ?? 0)

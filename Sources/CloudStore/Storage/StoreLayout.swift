@@ -13,12 +13,13 @@ public struct StoreLayout: Sendable {
     public func containerFile(_ id: String) -> String { containerDirectory(id) + "/container.json" }
     public func schemaFile(_ id: String) -> String { containerDirectory(id) + "/schema.json" }
 
-    /// The directory of one database: `<container>/<environment>/public` or `…/private/<user>`.
+    /// The directory of one database: `<container>/<environment>/public` or `…/private/<user>`;
+    /// a shared database's zones are their owner's (`user`), so it is the owner's private one.
     public func databaseDirectory(_ container: String, _ environment: Environment, _ scope: DatabaseScope, user: String) -> String {
         let base = containerDirectory(container) + "/" + environment.rawValue
         switch scope {
         case .public: return base + "/public"
-        case .private: return base + "/private/" + Self.encode(user)
+        case .private, .shared: return base + "/private/" + Self.encode(user)
         }
     }
 

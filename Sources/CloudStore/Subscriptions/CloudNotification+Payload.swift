@@ -4,7 +4,7 @@
 /// document the `ck` keys; these are the ones OpenCloudKit reads.
 extension CloudNotification {
     /// CKDatabase.Scope's numbers, as `dbs` carries them.
-    private static let scopeNumbers: [DatabaseScope: Int64] = [.public: 1, .private: 2]
+    private static let scopeNumbers: [DatabaseScope: Int64] = [.public: 1, .private: 2, .shared: 3]
     /// CKQueryNotification.Reason's numbers, as `fo` carries them.
     private static let reasonNumbers: [Reason: Int64] = [.recordCreated: 1, .recordUpdated: 2, .recordDeleted: 3]
 
@@ -53,7 +53,7 @@ extension CloudNotification {
         }
         let scopeNumber = body["dbs"]?.int64Value ?? 2
         guard let scope = scopeNumbers.first(where: { $0.value == scopeNumber })?.key else {
-            throw CKError(.invalidArguments, "the notification names database scope \(scopeNumber); ckfs has 1 (public) and 2 (private)")
+            throw CKError(.invalidArguments, "the notification names database scope \(scopeNumber); ckfs has 1 (public), 2 (private) and 3 (shared)")
         }
         let zoneID = ZoneID(zoneName: body["zid"]?.stringValue ?? ZoneID.defaultZoneName, ownerName: body["zoid"]?.stringValue ?? ZoneID.currentUserOwnerName)
         var n = try CloudNotification(json: .object([

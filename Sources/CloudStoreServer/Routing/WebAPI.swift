@@ -127,9 +127,9 @@ struct WebAPI: Sendable {
         // Endpoints without a database segment (tokens, subscriptions/lookup) have none.
         var scope: DatabaseScope?
         if let databaseName = parameters.get("database") {
-            guard let named = DatabaseScope(rawValue: databaseName) else {
+            guard let named = DatabaseScope(rawValue: databaseName), named != .shared else {
                 throw WebFailure.badRequest(databaseName == "shared"
-                    ? "the shared database is not served yet: ckfs has no sharing; use public or private"
+                    ? "the shared database is not served over HTTP yet: use public or private here, and the shared database through the CLI, the mount or the Swift API"
                     : "the database in the URL must be public or private, not \"\(databaseName)\"")
             }
             scope = named

@@ -1,0 +1,305 @@
+import Foundation
+
+/// What one user may reach in one zone of an owner's private database, from the zone's
+/// shares: the whole zone (a zone-wide share), or hierarchies by their root records.
+struct ZoneGrants: Sendable {
+    /// The permission a zone-wide share gives, when the user accepted one.
+    var zone: ShareInfo.Permission?
+    /// Root record name → the permission its share gives.
+    var roots: [String: ShareInfo.Permission] = [:]
+    /// The shares the user takes part in (accepted), by record name: a participant reads them.
+    var shares: Set<String> = []
+
+    var isEmpty: Bool { zone == nil && roots.isEmpty }
+}
+
+extension Database {
+    /// The most records a `parent` chain is followed through.
+    static let maxHierarchyDepth = 4_096
+    /// CloudKit's limit on a share's participants, the owner included.
+    static let maxParticipants = 100
+
+    /// The share records of a zone, as committed; none in a zone that does not exist.
+    func shareRecords(in zone: String) throws(CKError) -> [Record] {
+        guard zoneStorage(zone).exists else { return [] }
+        var found: [Record] = []
+        var after: CursorPosition?
+        while true {
+            let page = try page(of: RecordQuery(recordType: ShareInfo.recordType), in: zone, limit: 200, after: after)
+            found += page.entries.map(\.record)
+            guard page.more, let last = page.entries.last else { return found }
+            after = CursorPosition(recordName: last.name, values: [])
+        }
+    }
+
+    /// What `userRecordName` may reach in `zone` through the given share records.
+    static func grants(of userRecordName: String, from shares: [Record]) -> ZoneGrants {
+        var grants = ZoneGrants()
+        for share in shares {
+            guard let info = share.shareInfo, let permission = info.grant(for: userRecordName) else { continue }
+            grants.shares.insert(share.recordID.recordName)
+            if let root = info.rootRecordName { grants.roots[root] = permission } else { grants.zone = permission }
+        }
+        return grants
+    }
+
+    /// The caller's grants in `zone` of this shared database, read under the zone's write lock
+    /// with `read` (the share records are found before, then read again as committed).
+    func grants(in zone: String, shareNames: [String], read: (String) throws(CKError) -> Record?) throws(CKError) -> ZoneGrants {
+        var shares: [Record] = []
+        for name in shareNames { if let r = try read(name) { shares.append(r) } }
+        return Self.grants(of: userRecordName, from: shares)
+    }
+
+    /// What the grants allow on `record`: the zone's permission, else that of the first root
+    /// met going up its `parent` chain (each parent read with `read`); a share the user takes
+    /// part in reads only. nil: the record is not shared with the user.
+    static func permission(of record: Record, _ grants: ZoneGrants,
+                           read: (String) throws(CKError) -> Record?) throws(CKError) -> ShareInfo.Permission? {
+        if let zone = grants.zone { return zone }
+        if record.isShare { return grants.shares.contains(record.recordID.recordName) ? .readOnly : nil }
+        var current = record
+        for _ in 0..<maxHierarchyDepth {
+            if let p = grants.roots[current.recordID.recordName] { return p }
+            guard let parent = current.parent, let next = try read(parent) else { return nil }
+            current = next
+        }
+        return nil
+    }
+
+    /// The caller's grants in `zone` of this shared database as committed now; `zoneNotFound`
+    /// when it shares nothing there with them.
+    func currentGrants(_ zone: String) throws(CKError) -> ZoneGrants {
+        let grants = Self.grants(of: userRecordName, from: try shareRecords(in: zone))
+        guard !grants.isEmpty else {
+            throw CKError(.zoneNotFound, "zone \(zone) of \(ownerName) is not shared with you, or you have not accepted its share")
+        }
+        return grants
+    }
+
+    /// Of `records` of `zone`, those shared with the caller (all of them outside a shared database).
+    func visible(_ records: [Record], in zone: String) throws(CKError) -> [Record] {
+        guard scope == .shared else { return records }
+        let grants = try currentGrants(zone)
+        let storage = zoneStorage(zone)
+        var kept: [Record] = []
+        for r in records where try Self.permission(of: r, grants, read: storage.record(named:)) != nil { kept.append(r) }
+        return kept
+    }
+
+    /// Of the names deleted in `zone`, those that were in a hierarchy shared with the caller:
+    /// each one's `parent` when deleted is followed through the records there now and through
+    /// the other deleted ones' parents.
+    func visibleDeletions(_ deleted: [RecordID], parents: [String: String], in zone: String) throws(CKError) -> [RecordID] {
+        guard scope == .shared else { return deleted }
+        let grants = try currentGrants(zone)
+        if grants.zone != nil { return deleted }
+        let storage = zoneStorage(zone)
+        func wasShared(_ id: RecordID) throws(CKError) -> Bool {
+            var name: String? = id.recordName
+            for _ in 0..<Self.maxHierarchyDepth {
+                guard let n = name else { return false }
+                if grants.roots[n] != nil { return true }
+                if let p = parents[n] { name = p; continue }
+                guard let r = try storage.record(named: n) else { return false }
+                name = r.parent
+            }
+            return false
+        }
+        var kept: [RecordID] = []
+        for id in deleted where try wasShared(id) { kept.append(id) }
+        return kept
+    }
+
+    /// The error for a record the caller cannot reach in a shared zone: it is not there for them.
+    func notShared(_ name: String, zone: String) -> CKError {
+        CKError(.unknownItem, "record \(name) does not exist in zone \(zone) shared with you by \(ownerName), or is not in a hierarchy shared with you")
+    }
+
+    /// The share a save writes: the client's participants checked against the container's
+    /// users and the share as stored, the owner first and accepted, the short GUID and root
+    /// kept from the stored share.
+    func preparedShare(_ record: Record, client: Record, server: Record?, zone: String) throws(CKError) -> Record {
+        let name = record.recordID.recordName
+        guard scope == .private else {
+            throw CKError(.permissionFailure, "share \(name) can be changed only by its owner (\(ownerName)); to leave it, delete it from your shared database")
+        }
+        guard zone != ZoneID.defaultZoneName else {
+            throw .invalid("share \(name) cannot be saved in the default zone: records are shared from a custom zone of the private database (create one with ckfs zone create)")
+        }
+        let old = server?.shareInfo
+        var info = client.shareInfo ?? old ?? ShareInfo()
+        info.shortGUID = old?.shortGUID.isEmpty == false ? old!.shortGUID : ShareInfo.newShortGUID()
+        if name == ShareInfo.zoneWideRecordName {
+            info.rootRecordName = nil
+        } else {
+            info.rootRecordName = old?.rootRecordName ?? client.shareInfo?.rootRecordName
+            guard info.rootRecordName != nil else {
+                throw .invalid("share \(name) names no root record: save it with its root record in the same operation (CKShare(rootRecord:), or \"rootRecordName\" in its file), or name it \(ShareInfo.zoneWideRecordName) to share the whole zone")
+            }
+        }
+        let users = try container.fresh()
+        var participants = [ShareInfo.Participant(userRecordName: ownerName, role: .owner, permission: .readWrite, acceptanceStatus: .accepted,
+                                                  emailAddress: old?.owner?.emailAddress)]
+        var seen: Set<String> = [ownerName]
+        for p in info.participants where p.userRecordName != ownerName {
+            guard p.role != .owner else {
+                throw .invalid("share \(name): participant \(p.userRecordName) cannot be an owner; a share has one owner, the user whose zone it is in")
+            }
+            guard users.identity(userRecordName: p.userRecordName) != nil else {
+                throw .invalid("share \(name): participant \(p.userRecordName) is not a user of container \(container.identifier); find participants by email or user record name (ckfs user list)")
+            }
+            guard seen.insert(p.userRecordName).inserted else {
+                throw .invalid("share \(name) lists participant \(p.userRecordName) twice; list each user once")
+            }
+            guard p.permission == .readOnly || p.permission == .readWrite else {
+                throw .invalid("share \(name): participant \(p.userRecordName) needs permission READ_ONLY or READ_WRITE, not \(p.permission.rawValue)")
+            }
+            var kept = p
+            // Only the participant accepts: an entry keeps the status stored for it.
+            let stored = old?.participant(p.userRecordName)
+            kept.acceptanceStatus = stored.map { $0.acceptanceStatus == .removed ? .pending : $0.acceptanceStatus } ?? .pending
+            if kept.role == .unknown { kept.role = .privateUser }
+            participants.append(kept)
+        }
+        guard participants.count <= Self.maxParticipants else {
+            throw CKError(.tooManyParticipants, "share \(name) has \(participants.count) participants; a share may have at most \(Self.maxParticipants), its owner included")
+        }
+        info.participants = participants
+        var prepared = record
+        prepared.shareInfo = info
+        prepared.parent = nil
+        return prepared
+    }
+
+    /// A share's fields are its title, thumbnail and type (CloudKit's `CKShare.SystemFieldKey`).
+    func checkShareFields(_ record: Record) throws(CKError) {
+        if let key = record.fields.keys.sorted().first(where: { !ShareInfo.fieldKeys.contains($0) }) {
+            throw .invalid("share \(record.recordID.recordName) cannot hold field \"\(key)\": a share holds only \(ShareInfo.fieldKeys.sorted().joined(separator: ", "))")
+        }
+    }
+}
+
+// MARK: Saves that share
+
+extension Database {
+    /// The share as it is once the caller leaves it: their entry `REMOVED`.
+    func leaving(_ share: Record) throws(CKError) -> Record {
+        guard var info = share.shareInfo, let i = info.participants.firstIndex(where: { $0.userRecordName == userRecordName }) else {
+            throw notShared(share.recordID.recordName, zone: share.recordID.zoneID.zoneName)
+        }
+        guard info.participants[i].role != .owner else {
+            throw CKError(.permissionFailure, "share \(share.recordID.recordName) is yours; delete it from your private database to end it")
+        }
+        info.participants[i].acceptanceStatus = .removed
+        var left = share
+        left.shareInfo = info
+        return left
+    }
+
+    /// Ties shares and their roots together within one commit: a new share's root (in this
+    /// operation or stored) gets `share`; a deleted share's root loses it; a deleted root takes
+    /// its share with it. Refuses a root that is missing, shared already, or under a shared
+    /// ancestor, and mixing a zone-wide share with hierarchy shares in one zone.
+    func linkShares(_ candidates: inout [(Int, Record)], _ failures: inout [ItemKey: CKError],
+                    _ rewrites: inout [(record: Record, item: ItemKey?)], deleting: inout [String],
+                    deletedRecords: inout [String: Record], shareNames: [String], tag: String, stamp: Stamp,
+                    txn: ZoneTransaction) throws(CKError) {
+        func restamped(_ r: Record, share: String?) -> Record {
+            var copy = r.sharedBy(share)
+            copy.recordChangeTag = tag
+            copy.modified = stamp
+            return copy
+        }
+        let zoneName = txn.storage.zoneID.zoneName
+        for k in candidates.indices where candidates[k].1.isShare && failures[.save(candidates[k].0)] == nil {
+            let (i, share) = candidates[k]
+            let name = share.recordID.recordName
+            do throws(CKError) {
+                guard let root = share.shareInfo?.rootRecordName else {
+                    var other: String?
+                    for n in shareNames where n != name && !deleting.contains(n) && other == nil {
+                        if try txn.record(n) != nil { other = n }
+                    }
+                    if let other {
+                        throw .invalid("zone \(zoneName) already shares a hierarchy (share \(other)); a zone-wide share cannot be added to a zone with hierarchy shares: delete those first")
+                    }
+                    continue
+                }
+                if name != ShareInfo.zoneWideRecordName, !deleting.contains(ShareInfo.zoneWideRecordName),
+                   try txn.record(ShareInfo.zoneWideRecordName) != nil {
+                    throw CKError(.serverRejectedRequest, "zone \(zoneName) is shared whole (share \(ShareInfo.zoneWideRecordName)); its records cannot also be shared as a hierarchy")
+                }
+                var rootRecord: Record
+                if let j = candidates.firstIndex(where: { $0.1.recordID.recordName == root }) {
+                    rootRecord = candidates[j].1
+                    if let current = rootRecord.share, current != name {
+                        throw CKError(.alreadyShared, "record \(root) is already the root of share \(current); a record takes part in one share only")
+                    }
+                    candidates[j].1 = rootRecord.sharedBy(name)
+                } else if !deleting.contains(root), let stored = try txn.record(root) {
+                    rootRecord = stored
+                    if let current = stored.share, current != name {
+                        throw CKError(.alreadyShared, "record \(root) is already the root of share \(current); a record takes part in one share only")
+                    }
+                    if stored.share != name { rewrites.append((restamped(stored, share: name), .save(i))) }
+                } else {
+                    throw CKError(.referenceViolation, "the root record \(root) of share \(name) does not exist in zone \(zoneName): save the root record in the same operation as its share")
+                }
+                // A record takes part in one share: no ancestor of the root may be a root.
+                var current = rootRecord
+                for _ in 0..<Self.maxHierarchyDepth {
+                    guard let parent = current.parent else { break }
+                    let inOperation = candidates.first { $0.1.recordID.recordName == parent }?.1
+                    var next = inOperation
+                    if next == nil { next = try txn.record(parent) }
+                    guard let next else { break }
+                    if let other = next.share {
+                        throw CKError(.alreadyShared, "record \(root) is under record \(parent), the root of share \(other); a record takes part in one share only")
+                    }
+                    current = next
+                }
+            } catch { failures[.save(i)] = error }
+        }
+        for (name, server) in deletedRecords.sorted(by: { $0.key < $1.key }) {
+            if server.isShare, let root = server.shareInfo?.rootRecordName, !deleting.contains(root) {
+                if let j = candidates.firstIndex(where: { $0.1.recordID.recordName == root }) {
+                    candidates[j].1 = candidates[j].1.sharedBy(nil)
+                } else if let stored = try txn.record(root), stored.share == name {
+                    // Deletes do not fail once past their checks: the rewrite goes with it.
+                    rewrites.append((restamped(stored, share: nil), nil))
+                }
+            }
+            // Deleting a shared hierarchy's root deletes its share.
+            if let share = server.share, !deleting.contains(share), let shareRecord = try txn.record(share) {
+                deleting.append(share)
+                deletedRecords[share] = shareRecord
+            }
+        }
+    }
+
+    /// Refuses a `parent` that is not there (neither stored nor saved in this operation, or
+    /// deleted by it), as CloudKit's `referenceViolation`; in a shared database, also a record
+    /// whose new place is outside the hierarchies shared with the caller read-write.
+    func checkParents(_ candidates: [(Int, Record)], _ failures: inout [ItemKey: CKError], deleting: [String],
+                      grants: ZoneGrants?, zone: String, txn: ZoneTransaction) throws(CKError) {
+        var saving: [String: Record] = [:]
+        for (i, r) in candidates where failures[.save(i)] == nil { saving[r.recordID.recordName] = r }
+        let read = { (name: String) throws(CKError) -> Record? in
+            if let r = saving[name] { return r }
+            return deleting.contains(name) ? nil : try txn.record(name)
+        }
+        for (i, record) in candidates where failures[.save(i)] == nil {
+            let name = record.recordID.recordName
+            if let parent = record.parent, try read(parent) == nil {
+                failures[.save(i)] = CKError(.referenceViolation, "the parent of record \(name), record \(parent), does not exist in zone \(zone)\(deleting.contains(parent) ? " (this operation deletes it)" : ""); save the parent first or in the same operation")
+                continue
+            }
+            guard let grants, !record.isShare else { continue }
+            guard try Self.permission(of: record, grants, read: read) == .readWrite else {
+                failures[.save(i)] = CKError(.permissionFailure, "record \(name) would not be in a hierarchy shared with you read-write: set its parent to a record of the share (CKRecord.setParent), or ask its owner (\(ownerName)) for read-write permission")
+                continue
+            }
+        }
+    }
+}

@@ -1,0 +1,226 @@
+import Foundation
+
+/// A share as a user finds it: where it is, and what it holds.
+public struct ShareLocation: Sendable {
+    /// The share record, as committed.
+    public var share: Record
+    /// The zone it is in, with its owner's user record name.
+    public var zoneID: ZoneID { share.recordID.zoneID }
+    public var ownerName: String { zoneID.ownerName }
+    public var info: ShareInfo { share.shareInfo ?? ShareInfo() }
+}
+
+/// One user's shared database: the zones and records other users of the container share
+/// with them, each in its owner's private database (`Database` of scope `.shared`, one per
+/// owner). A zone appears once the user accepted a share in it, and goes when the share is
+/// deleted or the user removed. Safe to share between threads.
+public final class SharedDatabase: Sendable {
+    public let container: Container
+    public let caller: Caller
+    public let identity: Identity
+    public let environment: Environment
+
+    init(container: Container, caller: Caller, identity: Identity, environment: Environment) {
+        self.container = container
+        self.caller = caller
+        self.identity = identity
+        self.environment = environment
+    }
+
+    public var userRecordName: String { identity.userRecordName }
+
+    /// The zones of `owner` as the caller reaches them through shares.
+    public func database(owner: String) throws(CKError) -> Database {
+        guard owner != userRecordName, owner != ZoneID.currentUserOwnerName, !owner.isEmpty else {
+            throw .invalid("zones in the shared database are named with their owner's user record name; your own zones are in your private database")
+        }
+        return try Database(container: container, scope: .shared, environment: environment, caller: caller, identity: identity, owner: owner)
+    }
+
+    /// The zones shared with the caller that they accepted, by owner then name.
+    public func zones() throws(CKError) -> [RecordZone] {
+        var zones: [RecordZone] = []
+        var seen: Set<ZoneID> = []
+        for found in try container.shares(environment: environment) where found.info.grant(for: userRecordName) != nil {
+            guard seen.insert(found.zoneID).inserted else { continue }
+            let db = try database(owner: found.ownerName)
+            guard let zone = try? db.zone(found.zoneID.zoneName) else { continue }
+            zones.append(zone)
+        }
+        return zones.sorted { ($0.zoneID.ownerName, $0.zoneID.zoneName) < ($1.zoneID.ownerName, $1.zoneID.zoneName) }
+    }
+
+    /// Fetches records by ID (zone IDs name their owners): one result per ID, in order.
+    public func fetch(_ ids: [RecordID], desiredKeys: [String]? = nil) -> [(RecordID, Result<Record, CKError>)] {
+        ids.map { id in
+            do throws(CKError) {
+                return try database(owner: id.zoneID.ownerName).fetch([id], desiredKeys: desiredKeys)[0]
+            } catch {
+                return (id, .failure(error))
+            }
+        }
+    }
+
+    /// Saves and deletes records across the owners' zones; item errors are in the result.
+    public func modify(saving: [Record], deleting: [RecordID] = [], options: ModifyOptions = ModifyOptions()) throws(CKError) -> ModifyResult {
+        var owners: [String] = []
+        for o in saving.map(\.recordID.zoneID.ownerName) + deleting.map(\.zoneID.ownerName) where !owners.contains(o) { owners.append(o) }
+        var saves = [(RecordID, Result<Record, CKError>)?](repeating: nil, count: saving.count)
+        var deletes = [(RecordID, Result<Void, CKError>)?](repeating: nil, count: deleting.count)
+        var notificationErrors: [CKError] = []
+        for owner in owners {
+            let si = saving.indices.filter { saving[$0].recordID.zoneID.ownerName == owner }
+            let di = deleting.indices.filter { deleting[$0].zoneID.ownerName == owner }
+            do throws(CKError) {
+                let result = try database(owner: owner).modify(saving: si.map { saving[$0] }, deleting: di.map { deleting[$0] }, options: options)
+                for (k, i) in si.enumerated() { saves[i] = result.saveResults[k] }
+                for (k, i) in di.enumerated() { deletes[i] = result.deleteResults[k] }
+                notificationErrors += result.notificationErrors
+            } catch {
+                for i in si { saves[i] = (saving[i].recordID, .failure(error)) }
+                for i in di { deletes[i] = (deleting[i], .failure(error)) }
+            }
+        }
+        return ModifyResult(saveResults: saves.map { $0! }, deleteResults: deletes.map { $0! }, notificationErrors: notificationErrors)
+    }
+
+    /// Changes in one shared zone since `token`, only of the records shared with the caller.
+    public func changes(in zoneID: ZoneID, since token: ChangeToken?, limit: Int? = nil, desiredKeys: [String]? = nil) throws(CKError) -> ZoneChanges {
+        try database(owner: zoneID.ownerName).changes(in: zoneID.zoneName, since: token, limit: limit, desiredKeys: desiredKeys)
+    }
+
+    /// The shared zones that changed since `token` (nil: every one); a zone whose share ended
+    /// for the caller is reported deleted.
+    public func databaseChanges(since token: DatabaseChangeToken?, limit: Int? = nil) throws(CKError) -> DatabaseChanges {
+        if let limit, limit < 1 { throw CKError(.invalidArguments, "a database change fetch's limit must be at least 1, not \(limit)") }
+        var now: [String: ChangeToken] = [:]
+        var ids: [String: ZoneID] = [:]
+        for zone in try zones() {
+            let key = zone.zoneID.ownerName + ":" + zone.zoneID.zoneName
+            guard let t = try? database(owner: zone.zoneID.ownerName).currentChangeToken(in: zone.zoneID.zoneName) else { continue }
+            now[key] = t
+            ids[key] = zone.zoneID
+        }
+        func zoneID(_ key: String) -> ZoneID {
+            if let id = ids[key] { return id }
+            let parts = key.split(separator: ":", maxSplits: 1).map(String.init)
+            return ZoneID(zoneName: parts.count == 2 ? parts[1] : key, ownerName: parts.first ?? "")
+        }
+        let before = token?.zones ?? [:]
+        var events: [(key: String, token: ChangeToken?)] = []
+        for (key, t) in now where before[key] != t { events.append((key, t)) }
+        for key in before.keys where now[key] == nil { events.append((key, nil)) }
+        events.sort { $0.key < $1.key }
+        var more = false
+        if let limit, events.count > limit {
+            events = Array(events.prefix(limit))
+            more = true
+        }
+        var next = before
+        for e in events { next[e.key] = e.token }
+        return DatabaseChanges(changed: events.filter { $0.token != nil }.map { zoneID($0.key) },
+                               deleted: events.filter { $0.token == nil }.map { zoneID($0.key) },
+                               token: DatabaseChangeToken(zones: next), moreComing: more)
+    }
+}
+
+// MARK: Finding and accepting shares
+
+extension Container {
+    /// The caller's shared database; an account is needed.
+    public func sharedDatabase(caller: Caller, environment: Environment = .development) throws(CKError) -> SharedDatabase {
+        let u = try signedIn(caller, for: "the shared database")
+        return SharedDatabase(container: self, caller: caller, identity: u, environment: environment)
+    }
+
+    /// Every share in the private databases of the container's users.
+    public func shares(environment: Environment = .development) throws(CKError) -> [ShareLocation] {
+        var found: [ShareLocation] = []
+        for owner in try identities() {
+            let db = try Database(container: self, scope: .shared, environment: environment, caller: .noAccount(), identity: nil,
+                                  owner: owner.userRecordName)
+            for zone in try db.zoneNames() where zone != ZoneID.defaultZoneName {
+                for share in try db.shareRecords(in: zone) { found.append(ShareLocation(share: share)) }
+            }
+        }
+        return found
+    }
+
+    /// The share a URL or short GUID names; `unknownItem` when there is none.
+    public func share(url: String, environment: Environment = .development) throws(CKError) -> ShareLocation {
+        let guid = ShareURL.shortGUID(of: url)
+        guard let found = try shares(environment: environment).first(where: { $0.info.shortGUID == guid }) else {
+            throw CKError(.unknownItem, "no share has URL \(url) in container \(identifier) (\(environment.rawValue)); the share may have been deleted, or the URL is of another container or environment")
+        }
+        return found
+    }
+
+    /// Accepts the share `url` names as `caller`: a participant the owner added becomes
+    /// `ACCEPTED`; with a public permission anyone may join, as a public user. The share's
+    /// zone then shows in the caller's shared database.
+    @discardableResult
+    public func acceptShare(url: String, caller: Caller, environment: Environment = .development) throws(CKError) -> ShareLocation {
+        let user = try signedIn(caller, for: "accepting a share")
+        let found = try share(url: url, environment: environment)
+        guard found.ownerName != user.userRecordName else { return found }
+        let db = try Database(container: self, scope: .shared, environment: environment, caller: caller, identity: user, owner: found.ownerName)
+        let accepted = try db.rewriteShare(found.share.recordID.recordName, in: found.zoneID.zoneName) { (info: inout ShareInfo) throws(CKError) in
+            if let i = info.participants.firstIndex(where: { $0.userRecordName == user.userRecordName }) {
+                guard info.participants[i].acceptanceStatus != .removed || info.publicPermission != .none else {
+                    throw CKError(.permissionFailure, "you were removed from share \(url); ask its owner to add you again")
+                }
+                info.participants[i].acceptanceStatus = .accepted
+            } else {
+                guard info.publicPermission == .readOnly || info.publicPermission == .readWrite else {
+                    throw CKError(.permissionFailure, "you are not a participant of share \(url); ask its owner to add you (ckfs share add-participant)")
+                }
+                guard info.participants.count < Database.maxParticipants else {
+                    throw CKError(.tooManyParticipants, "share \(url) has \(Database.maxParticipants) participants already, the most a share may have")
+                }
+                info.participants.append(.init(userRecordName: user.userRecordName, role: .publicUser, permission: info.publicPermission,
+                                               acceptanceStatus: .accepted, emailAddress: user.emails.first))
+            }
+        }
+        return ShareLocation(share: accepted)
+    }
+}
+
+extension Database {
+    /// Changes a share's participants on a participant's behalf (accepting it), committed to
+    /// the owner's zone as any save is, the owner's subscriptions told.
+    func rewriteShare(_ name: String, in zone: String, _ change: (inout ShareInfo) throws(CKError) -> Void) throws(CKError) -> Record {
+        let storage = zoneStorage(zone)
+        var watching: [Subscription] = []
+        var before: [String: Record] = [:]
+        let written = try storage.write { (txn) throws(CKError) -> (LogEntry?, Record) in
+            watching = (try? subscriptionsWatching(zone)) ?? []
+            guard let share = try txn.record(name), var info = share.shareInfo else {
+                throw CKError(.unknownItem, "share \(name) no longer exists in zone \(zone)")
+            }
+            let old = info
+            try change(&info)
+            guard info != old else { return (nil, share) }
+            before[name] = share
+            let now = Store.now()
+            var record = share
+            record.shareInfo = info
+            record.recordChangeTag = String(txn.lastSeq + 1)
+            record.modified = Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID)
+            let entry = LogEntry(seq: 0, time: now, userRecordName: userRecordName, deviceID: caller.deviceID, clientChangeToken: nil,
+                                 saved: [record], deleted: [], usage: txn.usage)
+            return (entry, record)
+        } committed: { (entry) in
+            if !watching.isEmpty { try? self.notify(watching, zone: zone, entry: entry, before: before) }
+        }
+        return written
+    }
+}
+
+/// A share's URL: `ckfs://<container>/share/<short GUID>`; the short GUID alone also names it.
+public enum ShareURL {
+    public static func make(container: String, shortGUID: String) -> String { "ckfs://\(container)/share/\(shortGUID)" }
+
+    static func shortGUID(of url: String) -> String {
+        url.split(separator: "/").last.map(String.init) ?? url
+    }
+}

@@ -1,0 +1,111 @@
+/// What a share grants, kept in its record (of type `cloudkit.share`, as CloudKit's `CKShare`):
+/// who takes part, with which permission, and whether they accepted.
+///
+/// A share covers a hierarchy (its root record and every record whose `parent` chain leads
+/// there) or, named `cloudkit.zoneshare`, a whole custom zone of its owner's private database.
+public struct ShareInfo: Sendable, Equatable {
+    /// The record type of shares.
+    public static let recordType = "cloudkit.share"
+    /// The record name of a zone's zone-wide share (CloudKit's `CKRecordNameZoneWideShare`).
+    public static let zoneWideRecordName = "cloudkit.zoneshare"
+    /// The fields a share may hold besides its participants (CloudKit's `CKShare.SystemFieldKey`).
+    public static let fieldKeys: Set<String> = ["cloudkit.title", "cloudkit.thumbnailImageData", "cloudkit.type"]
+
+    /// What a participant, or anyone with the share's URL, may do.
+    public enum Permission: String, Sendable, CaseIterable {
+        case unknown = "UNKNOWN"
+        case none = "NONE"
+        case readOnly = "READ_ONLY"
+        case readWrite = "READ_WRITE"
+    }
+
+    /// A participant's part: the owner, someone the owner added, someone who joined by the
+    /// public URL, or an administrator (who may change the share as the owner does). The raw
+    /// values are Web Services' (`USER` is CloudKit JS's `PRIVATE_USER`, also read).
+    public enum Role: String, Sendable, CaseIterable {
+        case unknown = "UNKNOWN"
+        case owner = "OWNER"
+        case administrator = "ADMINISTRATOR"
+        case privateUser = "USER"
+        case publicUser = "PUBLIC_USER"
+
+        /// Reads Web Services' and CloudKit JS's spellings.
+        public init?(text: String) {
+            self.init(rawValue: text == "PRIVATE_USER" ? "USER" : text)
+        }
+    }
+
+    /// Whether a participant accepted. The raw values are Web Services' (`INVITED` is
+    /// CloudKit JS's `PENDING`, also read).
+    public enum AcceptanceStatus: String, Sendable, CaseIterable {
+        case unknown = "UNKNOWN"
+        case pending = "INVITED"
+        case accepted = "ACCEPTED"
+        case removed = "REMOVED"
+
+        /// Reads Web Services' and CloudKit JS's spellings.
+        public init?(text: String) {
+            self.init(rawValue: text == "PENDING" ? "INVITED" : text)
+        }
+    }
+
+    public struct Participant: Sendable, Equatable {
+        /// The participant's user record name in the container.
+        public var userRecordName: String
+        public var role: Role
+        public var permission: Permission
+        public var acceptanceStatus: AcceptanceStatus
+        /// How the participant was looked up, when by email address.
+        public var emailAddress: String?
+
+        public init(userRecordName: String, role: Role, permission: Permission, acceptanceStatus: AcceptanceStatus,
+                    emailAddress: String? = nil) {
+            self.userRecordName = userRecordName
+            self.role = role
+            self.permission = permission
+            self.acceptanceStatus = acceptanceStatus
+            self.emailAddress = emailAddress
+        }
+
+        /// Whether the participant may change the share itself (its participants, its public
+        /// permission): the owner and administrators.
+        public var administers: Bool { role == .owner || role == .administrator }
+    }
+
+    /// What anyone who opens the share's URL gets; `.none`: only the participants added.
+    public var publicPermission: Permission
+    public var participants: [Participant]
+    /// The part of the share's URL that finds it, set by the store on the first save.
+    public var shortGUID: String
+    /// The root of the shared hierarchy; nil for a zone-wide share.
+    public var rootRecordName: String?
+
+    public init(publicPermission: Permission = .none, participants: [Participant] = [], shortGUID: String = "",
+                rootRecordName: String? = nil) {
+        self.publicPermission = publicPermission
+        self.participants = participants
+        self.shortGUID = shortGUID
+        self.rootRecordName = rootRecordName
+    }
+
+    /// The participant entry of a user.
+    public func participant(_ userRecordName: String) -> Participant? {
+        participants.first { $0.userRecordName == userRecordName }
+    }
+
+    /// The owner's entry.
+    public var owner: Participant? { participants.first { $0.role == .owner } }
+
+    /// What the user may do with the shared records now: nil unless the user accepted (the
+    /// owner always has).
+    public func grant(for userRecordName: String) -> Permission? {
+        guard let p = participant(userRecordName), p.acceptanceStatus == .accepted,
+              p.permission == .readOnly || p.permission == .readWrite else { return nil }
+        return p.permission
+    }
+
+    /// A new short GUID: 26 characters of the URL-safe base32 alphabet.
+    static func newShortGUID() -> String {
+        String((0..<26).map { _ in "abcdefghijklmnopqrstuvwxyz234567".randomElement()! })
+    }
+}

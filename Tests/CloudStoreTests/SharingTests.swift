@@ -1,0 +1,205 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// Shares between three users of one container: an owner, a read-write participant and a
+/// read-only one; hierarchies by `parent`, zone-wide shares, acceptance, leaving, removal.
+@Suite struct SharingTests {
+    struct Three {
+        let t: TempStore
+        let c: Container
+        let owner: Database
+        let ownerCaller = Caller(userName: "olivia")
+        let writer = Caller(userName: "wes")
+        let reader = Caller(userName: "rita")
+        let stranger = Caller(userName: "sam")
+        var wesName: String { try! c.userRecordName(for: writer) }
+        var ritaName: String { try! c.userRecordName(for: reader) }
+
+        init() throws {
+            t = try TempStore()
+            c = try t.store.container()
+            for name in ["olivia", "wes", "rita", "sam"] { try c.addUser(name, emails: ["\(name)@example.com"]) }
+            owner = try c.database(.private, caller: Caller(userName: "olivia"))
+            try owner.createZone("Lists")
+        }
+
+        func shared(_ caller: Caller) throws -> SharedDatabase { try c.sharedDatabase(caller: caller) }
+    }
+
+    func item(_ name: String, parent: String? = nil, text: String = "", in db: Database) -> Record {
+        var r = Record(recordType: "Item", recordID: RecordID(recordName: name, zoneID: ZoneID(zoneName: "Lists")))
+        r["text"] = .string(text)
+        r.parent = parent
+        return r
+    }
+
+    func share(_ name: String = "share-1", root: String?, participants: [ShareInfo.Participant], publicPermission: ShareInfo.Permission = .none) -> Record {
+        var r = Record(recordType: ShareInfo.recordType, recordID: RecordID(recordName: name, zoneID: ZoneID(zoneName: "Lists")))
+        r.shareInfo = ShareInfo(publicPermission: publicPermission, participants: participants, rootRecordName: root)
+        return r
+    }
+
+    func code(_ body: () throws -> Void) -> CKError.Code? {
+        do { try body() } catch let e as CKError { return e.code } catch { return .internalError }
+        return nil
+    }
+
+    /// The owner shares a list and its items; each participant sees exactly the hierarchy, only
+    /// once accepted; the writer edits and adds, the reader cannot; a record outside stays hidden.
+    @Test func aHierarchyShareGrantsWhatItSays() throws {
+        let s = try Three()
+        let list = item("list", text: "groceries", in: s.owner)
+        let milk = item("milk", parent: "list", text: "milk", in: s.owner)
+        let diary = item("diary", text: "private", in: s.owner)
+        try s.owner.modify(saving: [list, milk, diary]).error.map { throw $0 }
+        let shareRecord = share(root: "list", participants: [
+            .init(userRecordName: s.wesName, role: .privateUser, permission: .readWrite, acceptanceStatus: .accepted),
+            .init(userRecordName: s.ritaName, role: .privateUser, permission: .readOnly, acceptanceStatus: .pending),
+        ])
+        try s.owner.modify(saving: [shareRecord]).error.map { throw $0 }
+        let stored = try s.owner.record(for: RecordID(recordName: "share-1", zoneID: ZoneID(zoneName: "Lists")))
+        let info = try #require(stored.shareInfo)
+        #expect(info.owner?.userRecordName == s.owner.userRecordName)
+        #expect(info.participant(s.wesName)?.acceptanceStatus == .pending, "the owner cannot accept for a participant")
+        #expect(!info.shortGUID.isEmpty)
+        #expect(try s.owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists"))).share == "share-1")
+        // The file holds it all, readable by any JSON reader.
+        // (Record files are written behind the commit: wait for it.)
+        let file = StoreLayout.recordFile(s.owner.zoneDirectory("Lists"), name: "share-1")
+        for _ in 0..<500 where !FileManager.default.fileExists(atPath: file) { usleep(10_000) }
+        let json = try JSONParser.parse(Array(try #require(FileManager.default.contents(atPath: file))))
+        #expect(json["participants"]?.arrayValue?.count == 3)
+        #expect(json["rootRecordName"]?.stringValue == "list")
+
+        // Before acceptance nothing shows.
+        let wes = try s.shared(s.writer), rita = try s.shared(s.reader), sam = try s.shared(s.stranger)
+        #expect(try wes.zones().isEmpty)
+        let zone = ZoneID(zoneName: "Lists", ownerName: s.owner.userRecordName)
+        #expect(wes.fetch([RecordID(recordName: "list", zoneID: zone)])[0].1.error?.code == .zoneNotFound)
+
+        let url = ShareURL.make(container: s.c.identifier, shortGUID: info.shortGUID)
+        try s.c.acceptShare(url: url, caller: s.writer)
+        try s.c.acceptShare(url: url, caller: s.reader)
+        #expect(code { try s.c.acceptShare(url: url, caller: s.stranger) } == .permissionFailure, "sam was not added")
+        #expect(try wes.zones().map(\.zoneID) == [zone])
+        #expect(try sam.zones().isEmpty)
+
+        // Each participant reads the hierarchy and the share, not the diary.
+        for db in [wes, rita] {
+            #expect(try db.fetch([RecordID(recordName: "milk", zoneID: zone)])[0].1.get()["text"] == .string("milk"))
+            #expect(try db.fetch([RecordID(recordName: "share-1", zoneID: zone)])[0].1.get().shareInfo != nil)
+            #expect(db.fetch([RecordID(recordName: "diary", zoneID: zone)])[0].1.error?.code == .unknownItem)
+            let all = try db.changes(in: zone, since: nil)
+            #expect(Set(all.changed.map(\.recordID.recordName)) == ["list", "milk", "share-1"])
+        }
+
+        // The writer edits and adds under the list; the new record is the owner's, stamped by wes.
+        var milk2 = try wes.fetch([RecordID(recordName: "milk", zoneID: zone)])[0].1.get()
+        milk2["text"] = .string("oat milk")
+        var eggs = item("eggs", parent: "list", text: "eggs", in: s.owner)
+        eggs = eggs.inZone(zone)
+        try wes.modify(saving: [milk2, eggs]).error.map { throw $0 }
+        let ownerEggs = try s.owner.record(for: RecordID(recordName: "eggs", zoneID: ZoneID(zoneName: "Lists")))
+        #expect(ownerEggs.created?.userRecordName == s.wesName)
+        // ...but not outside the hierarchy, nor the share, nor the root's deletion.
+        let loose = item("loose", text: "x", in: s.owner).inZone(zone)
+        #expect(try wes.modify(saving: [loose]).saveResults[0].1.error?.code == .permissionFailure)
+        #expect(try wes.modify(saving: [], deleting: [RecordID(recordName: "list", zoneID: zone)]).deleteResults[0].1.error?.code == .permissionFailure)
+        #expect(try wes.modify(saving: [], deleting: [RecordID(recordName: "diary", zoneID: zone)]).deleteResults[0].1.error?.code == .unknownItem)
+
+        // The reader cannot change anything.
+        var readerEdit = try rita.fetch([RecordID(recordName: "eggs", zoneID: zone)])[0].1.get()
+        readerEdit["text"] = .string("rita was here")
+        #expect(try rita.modify(saving: [readerEdit]).saveResults[0].1.error?.code == .permissionFailure)
+        #expect(try rita.modify(saving: [], deleting: [RecordID(recordName: "eggs", zoneID: zone)]).deleteResults[0].1.error?.code == .permissionFailure)
+
+        // Changes since a token: the writer's edit reaches the reader; the owner's diary edit does not.
+        let token = try rita.changes(in: zone, since: nil).token
+        var diary2 = try s.owner.record(for: RecordID(recordName: "diary", zoneID: ZoneID(zoneName: "Lists")))
+        diary2["text"] = .string("secret")
+        try s.owner.save(diary2)
+        try wes.modify(saving: [], deleting: [RecordID(recordName: "eggs", zoneID: zone)]).error.map { throw $0 }
+        let later = try rita.changes(in: zone, since: token)
+        #expect(later.changed.isEmpty)
+        #expect(later.deleted.map(\.recordName) == ["eggs"])
+
+        // Quota: the writer's saves count toward the owner's private database.
+        #expect(try s.owner.usage() > 0)
+        let wesOwn = try s.c.database(.private, caller: s.writer)
+        #expect(try wesOwn.usage() == 0)
+    }
+
+    /// Removal by the owner, leaving by the participant, deleting the share and deleting the
+    /// root each end access; the database change feed reports the zone gone.
+    @Test func accessEndsWithRemovalLeavingAndDeletion() throws {
+        let s = try Three()
+        try s.owner.modify(saving: [item("list", in: s.owner), item("a", parent: "list", in: s.owner)]).error.map { throw $0 }
+        var shareRecord = share(root: "list", participants: [
+            .init(userRecordName: s.wesName, role: .privateUser, permission: .readWrite, acceptanceStatus: .pending),
+            .init(userRecordName: s.ritaName, role: .privateUser, permission: .readOnly, acceptanceStatus: .pending),
+        ])
+        shareRecord = try s.owner.modify(saving: [shareRecord]).saveResults[0].1.get()
+        let url = ShareURL.make(container: s.c.identifier, shortGUID: shareRecord.shareInfo!.shortGUID)
+        try s.c.acceptShare(url: url, caller: s.writer)
+        try s.c.acceptShare(url: url, caller: s.reader)
+        let wes = try s.shared(s.writer), rita = try s.shared(s.reader)
+        let zone = ZoneID(zoneName: "Lists", ownerName: s.owner.userRecordName)
+        let ritaToken = try rita.databaseChanges(since: nil).token
+        #expect(try rita.databaseChanges(since: nil).changed == [zone])
+
+        // The owner removes rita.
+        var edited = try s.owner.record(for: shareRecord.recordID)
+        edited.shareInfo!.participants.removeAll { $0.userRecordName == s.ritaName }
+        try s.owner.save(edited)
+        #expect(try rita.zones().isEmpty)
+        #expect(rita.fetch([RecordID(recordName: "a", zoneID: zone)])[0].1.error?.code == .zoneNotFound)
+        #expect(try rita.databaseChanges(since: ritaToken).deleted == [zone])
+        #expect(try wes.zones() == [try s.owner.zone("Lists")].map { RecordZone(zoneID: zone, capabilities: $0.capabilities, created: $0.created) })
+
+        // Wes leaves by deleting the share in his shared database; the share stays.
+        try wes.modify(saving: [], deleting: [RecordID(recordName: "share-1", zoneID: zone)]).error.map { throw $0 }
+        #expect(try wes.zones().isEmpty)
+        #expect(try s.owner.record(for: shareRecord.recordID).shareInfo?.participant(s.wesName)?.acceptanceStatus == .removed)
+
+        // Deleting the root deletes the share.
+        try s.owner.delete(RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))
+        #expect(try s.owner.fetch([shareRecord.recordID])[0].1.error?.code == .unknownItem)
+    }
+
+    /// A zone-wide share reaches every record of the zone; hierarchy shares cannot be mixed in;
+    /// a public permission lets anyone with the URL join; deleting the share clears the root.
+    @Test func zoneWideAndPublicShares() throws {
+        let s = try Three()
+        try s.owner.modify(saving: [item("x", in: s.owner), item("y", in: s.owner)]).error.map { throw $0 }
+        let zoneShare = share(ShareInfo.zoneWideRecordName, root: nil, participants: [], publicPermission: .readOnly)
+        let saved = try s.owner.modify(saving: [zoneShare]).saveResults[0].1.get()
+        // A hierarchy share in a zone shared whole is refused.
+        #expect(try s.owner.modify(saving: [share("share-2", root: "x", participants: [])]).saveResults[0].1.error?.code == .serverRejectedRequest)
+        let url = ShareURL.make(container: s.c.identifier, shortGUID: saved.shareInfo!.shortGUID)
+        try s.c.acceptShare(url: url, caller: s.stranger)
+        let sam = try s.shared(s.stranger)
+        let zone = ZoneID(zoneName: "Lists", ownerName: s.owner.userRecordName)
+        #expect(Set(try sam.changes(in: zone, since: nil).changed.map(\.recordID.recordName)) == ["x", "y", ShareInfo.zoneWideRecordName])
+        #expect(try s.owner.record(for: saved.recordID).shareInfo?.participant(try s.c.userRecordName(for: s.stranger))?.role == .publicUser)
+        var y = try sam.fetch([RecordID(recordName: "y", zoneID: zone)])[0].1.get()
+        y["text"] = .string("changed")
+        #expect(try sam.modify(saving: [y]).saveResults[0].1.error?.code == .permissionFailure, "the public permission is read-only")
+
+        // Hierarchy share rules in another zone: the root must exist, and may be shared once.
+        try s.owner.createZone("Other")
+        func inOther(_ r: Record) -> Record { r.inZone(ZoneID(zoneName: "Other")) }
+        #expect(try s.owner.modify(saving: [inOther(share("s1", root: "missing", participants: []))]).saveResults[0].1.error?.code == .referenceViolation)
+        try s.owner.modify(saving: [inOther(item("root", in: s.owner)), inOther(share("s1", root: "root", participants: []))]).error.map { throw $0 }
+        #expect(try s.owner.modify(saving: [inOther(share("s2", root: "root", participants: []))]).saveResults[0].1.error?.code == .alreadyShared)
+        try s.owner.modify(saving: [inOther(item("child", parent: "root", in: s.owner))]).error.map { throw $0 }
+        #expect(try s.owner.modify(saving: [inOther(share("s3", root: "child", participants: []))]).saveResults[0].1.error?.code == .alreadyShared)
+        // A parent that does not exist is a reference violation.
+        #expect(try s.owner.modify(saving: [inOther(item("orphan", parent: "nowhere", in: s.owner))]).saveResults[0].1.error?.code == .referenceViolation)
+        // Deleting the share clears the root's share.
+        try s.owner.delete(RecordID(recordName: "s1", zoneID: ZoneID(zoneName: "Other")))
+        #expect(try s.owner.record(for: RecordID(recordName: "root", zoneID: ZoneID(zoneName: "Other"))).share == nil)
+        // No share in the default zone.
+        #expect(try s.owner.modify(saving: [share("s4", root: "x", participants: []).inZone(ZoneID())]).saveResults[0].1.error?.code == .invalidArguments)
+    }
+}

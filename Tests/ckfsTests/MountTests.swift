@@ -303,7 +303,7 @@ import Testing
         #expect(a.sh("tar -C M/\(c) -cf '\(tar)' .").status == 0)
         let x = b.sh("tar -C M/\(c) -xf '\(tar)'")
         #expect(x.status == 0, "\(x.stderr) \(b.mountLog)")
-        for scope in DatabaseScope.allCases {
+        for scope in [DatabaseScope.public, .private] {
             let from = try a.database(scope), to = try b.database(scope)
             for zone in try from.zones().map(\.zoneID.zoneName) {
                 for r in try from.allRecords(in: zone) {

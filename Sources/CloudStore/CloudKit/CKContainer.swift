@@ -69,9 +69,15 @@ public final class CKContainer: Sendable {
 
     public var publicCloudDatabase: CKDatabase { CKDatabase(container: self, scope: .public) }
     public var privateCloudDatabase: CKDatabase { CKDatabase(container: self, scope: .private) }
+    /// The zones and records other users share with the caller.
+    public var sharedCloudDatabase: CKDatabase { CKDatabase(container: self, scope: .shared) }
 
     public func database(with scope: CKDatabase.Scope) -> CKDatabase {
-        CKDatabase(container: self, scope: scope == .public ? .public : .private)
+        switch scope {
+        case .public: publicCloudDatabase
+        case .private: privateCloudDatabase
+        case .shared: sharedCloudDatabase
+        }
     }
 
     /// Runs an operation in the background, concurrently with others and after its
@@ -102,8 +108,8 @@ public final class CKContainer: Sendable {
 
 /// One database of a container, for one caller.
 public final class CKDatabase: Sendable {
-    /// Apple's numbers for the public and private databases, which ckfs has.
-    public enum Scope: Int, Sendable { case `public` = 1, `private` = 2 }
+    /// Apple's numbers for the databases.
+    public enum Scope: Int, Sendable { case `public` = 1, `private` = 2, shared = 3 }
 
     public let container: CKContainer
     public let databaseScope: Scope
@@ -112,18 +118,65 @@ public final class CKDatabase: Sendable {
     init(container: CKContainer, scope: DatabaseScope) {
         self.container = container
         self.scope = scope
-        self.databaseScope = scope == .public ? .public : .private
+        switch scope {
+        case .public: databaseScope = .public
+        case .private: databaseScope = .private
+        case .shared: databaseScope = .shared
+        }
     }
 
-    /// The engine's database (opened on each use: cheap, and it sees new zones).
+    /// The engine's database (opened on each use: cheap, and it sees new zones). In the
+    /// shared database, that of the zones' owner: see ``engine(zone:)``.
     public func engine() throws(CKError) -> Database {
-        try container.engine().database(scope, caller: container.caller, environment: container.environment)
+        guard scope != .shared else {
+            throw .invalid("the shared database holds zones of several owners: name the zone, with its owner's name (CKRecordZone.ID(zoneName:ownerName:))")
+        }
+        return try container.engine().database(scope, caller: container.caller, environment: container.environment)
+    }
+
+    /// The engine's database holding `zone`: in the shared database its owner's zones as the
+    /// caller reaches them through shares.
+    public func engine(zone: CKRecordZone.ID) throws(CKError) -> Database {
+        guard scope == .shared else { return try engine() }
+        return try shared().database(owner: zone.ownerName)
+    }
+
+    /// The caller's shared database in the engine.
+    public func shared() throws(CKError) -> SharedDatabase {
+        try container.engine().sharedDatabase(caller: container.caller, environment: container.environment)
+    }
+
+    /// The zones of this database: in the shared database those shared with the caller.
+    func zones() throws(CKError) -> [CKRecordZone] {
+        scope == .shared ? try shared().zones().map { CKRecordZone($0, as: CKRecordZone.ID($0.zoneID)) } : try engine().zones().map { CKRecordZone($0) }
+    }
+
+    /// A zone's ID as CloudKit code sees it: owned by `CKCurrentUserDefaultName` in the caller's
+    /// own databases, by its owner's user record name in the shared database.
+    func presented(_ zone: ZoneID) -> CKRecordZone.ID {
+        CKRecordZone.ID(scope == .shared ? zone : zone.asCallerWritesIt)
+    }
+
+    /// The zones that changed since `token`, of any owner in the shared database.
+    func databaseChanges(since token: DatabaseChangeToken?, limit: Int?) throws(CKError) -> DatabaseChanges {
+        scope == .shared ? try shared().databaseChanges(since: token, limit: limit) : try engine().databaseChanges(since: token, limit: limit)
+    }
+
+    /// What saves and fetches records of this database, of any owner.
+    func records() throws(CKError) -> any RecordAccess {
+        scope == .shared ? try shared() : try engine()
     }
 
     /// The engine's record as CloudKit code sees it: its zone owned by `CKCurrentUserDefaultName`,
-    /// so that it has the ID the caller wrote (`saved.recordID == record.recordID`).
-    func wrap(_ record: Record, _ db: Database) -> CKRecord {
-        CKRecord.presented(record, assetDirectory: StoreLayout.assetsDirectory(db.zoneDirectory(record.recordID.zoneID.zoneName)))
+    /// so that it has the ID the caller wrote (`saved.recordID == record.recordID`); in the
+    /// shared database, by its owner's user record name.
+    func wrap(_ record: Record, _ db: any RecordAccess) -> CKRecord {
+        let out = CKRecord.presented(record, assetDirectory: db.assetDirectory(of: record), keepingOwner: db.namesOwners)
+        if let share = out as? CKShare {
+            share.currentUserRecordName = db.userRecordName
+            share.containerIdentifier = db.containerIdentifier
+        }
+        return out
     }
 
     /// Runs an operation in the background on the container's queue.
@@ -135,17 +188,17 @@ public final class CKDatabase: Sendable {
     // MARK: async
 
     public func save(_ record: CKRecord) async throws -> CKRecord {
-        let db = try engine()
+        let db = try records()
         return wrap(try db.save(record.record), db)
     }
 
     public func record(for recordID: CKRecord.ID) async throws -> CKRecord {
-        let db = try engine()
+        let db = try records()
         return wrap(try db.record(for: recordID.engine), db)
     }
 
     public func records(for ids: [CKRecord.ID], desiredKeys: [String]? = nil) async throws -> [CKRecord.ID: Result<CKRecord, Error>] {
-        let db = try engine()
+        let db = try records()
         var out: [CKRecord.ID: Result<CKRecord, Error>] = [:]
         for (id, (_, r)) in zip(ids, db.fetch(ids.map(\.engine), desiredKeys: desiredKeys)) {
             out[id] = r.map { wrap($0, db) }.mapError { $0 }
@@ -155,7 +208,7 @@ public final class CKDatabase: Sendable {
 
     @discardableResult
     public func deleteRecord(withID id: CKRecord.ID) async throws -> CKRecord.ID {
-        try engine().delete(id.engine)
+        _ = try records().modify(saving: [], deleting: [id.engine], options: ModifyOptions()).deleteResults[0].1.get()
         return id
     }
 
@@ -163,7 +216,7 @@ public final class CKDatabase: Sendable {
                               savePolicy: CKModifyRecordsOperation.RecordSavePolicy = .ifServerRecordUnchanged,
                               atomically: Bool = true)
         async throws -> (saveResults: [CKRecord.ID: Result<CKRecord, Error>], deleteResults: [CKRecord.ID: Result<Void, Error>]) {
-        let db = try engine()
+        let db = try records()
         let result = try db.modify(saving: saving.map(\.record), deleting: deleting.map(\.engine),
                                    options: ModifyOptions(savePolicy: savePolicy, atomic: atomically))
         let callerIDs = CallerIDs(saving.map(\.recordID) + deleting)
@@ -178,21 +231,21 @@ public final class CKDatabase: Sendable {
 
     public func save(_ record: CKRecord, completionHandler: @escaping @Sendable (CKRecord?, Error?) -> Void) {
         container.complete(completionHandler) { () throws(CKError) in
-            let db = try self.engine()
+            let db = try self.records()
             return self.wrap(try db.save(record.record), db)
         }
     }
 
     public func fetch(withRecordID id: CKRecord.ID, completionHandler: @escaping @Sendable (CKRecord?, Error?) -> Void) {
         container.complete(completionHandler) { () throws(CKError) in
-            let db = try self.engine()
+            let db = try self.records()
             return self.wrap(try db.record(for: id.engine), db)
         }
     }
 
     public func delete(withRecordID id: CKRecord.ID, completionHandler: @escaping @Sendable (CKRecord.ID?, Error?) -> Void) {
         container.complete(completionHandler) { () throws(CKError) in
-            try self.engine().delete(id.engine)
+            _ = try self.records().modify(saving: [], deleting: [id.engine], options: ModifyOptions()).deleteResults[0].1.get()
             return id
         }
     }

@@ -46,7 +46,7 @@ extension CKDatabase {
                                   desiredKeys: [CKRecord.FieldKey]? = nil, resultsLimit: Int? = nil) async throws
         -> (modificationResultsByID: [CKRecord.ID: Result<RecordZoneChange.Modification, any Error>],
             deletions: [RecordZoneChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool) {
-        let db = try engine()
+        let db = try engine(zone: zoneID)
         let c = try db.changes(in: zoneID.zoneName, since: try Self.zoneToken(changeToken), limit: resultsLimit.flatMap { $0 > 0 ? $0 : nil },
                                desiredKeys: desiredKeys)
         var modifications: [CKRecord.ID: Result<RecordZoneChange.Modification, any Error>] = [:]
@@ -64,9 +64,9 @@ extension CKDatabase {
     /// zone); fetch again with the answer's token while `moreComing`.
     public func databaseChanges(since changeToken: CKServerChangeToken?, resultsLimit: Int? = nil) async throws
         -> (modifications: [DatabaseChange.Modification], deletions: [DatabaseChange.Deletion], changeToken: CKServerChangeToken, moreComing: Bool) {
-        let c = try engine().databaseChanges(since: try Self.databaseToken(changeToken), limit: resultsLimit.flatMap { $0 > 0 ? $0 : nil })
-        return (c.changed.map { DatabaseChange.Modification(zoneID: CKRecordZone.ID($0.asCallerWritesIt)) },
-                c.deleted.map { DatabaseChange.Deletion(zoneID: CKRecordZone.ID($0.asCallerWritesIt), reason: .deleted) },
+        let c = try databaseChanges(since: try Self.databaseToken(changeToken), limit: resultsLimit.flatMap { $0 > 0 ? $0 : nil })
+        return (c.changed.map { DatabaseChange.Modification(zoneID: presented($0)) },
+                c.deleted.map { DatabaseChange.Deletion(zoneID: presented($0), reason: .deleted) },
                 CKServerChangeToken(database: c.token), c.moreComing)
     }
 

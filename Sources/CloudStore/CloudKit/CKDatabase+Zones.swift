@@ -10,15 +10,14 @@ extension CKDatabase {
 
     /// The zone named by `zoneID`; `zoneNotFound` when there is none.
     public func recordZone(for zoneID: CKRecordZone.ID) async throws -> CKRecordZone {
-        CKRecordZone(try engine().zone(zoneID.zoneName), as: zoneID)
+        CKRecordZone(try engine(zone: zoneID).zone(zoneID.zoneName), as: zoneID)
     }
 
     /// Each zone of `ids`, or why it could not be fetched, by the IDs given.
     public func recordZones(for ids: [CKRecordZone.ID]) async throws -> [CKRecordZone.ID: Result<CKRecordZone, any Error>] {
-        let db = try engine()
         var out: [CKRecordZone.ID: Result<CKRecordZone, any Error>] = [:]
         for id in ids {
-            do throws(CKError) { out[id] = .success(CKRecordZone(try db.zone(id.zoneName), as: id)) } catch { out[id] = .failure(error) }
+            do throws(CKError) { out[id] = .success(CKRecordZone(try engine(zone: id).zone(id.zoneName), as: id)) } catch { out[id] = .failure(error) }
         }
         return out
     }
@@ -29,7 +28,7 @@ extension CKDatabase {
         return id
     }
 
-    public func allRecordZones() async throws -> [CKRecordZone] { try engine().zones().map { CKRecordZone($0) } }
+    public func allRecordZones() async throws -> [CKRecordZone] { try zones() }
 
     /// Saves and deletes zones, each on its own; results by the IDs given.
     public func modifyRecordZones(saving: [CKRecordZone], deleting: [CKRecordZone.ID]) async throws
@@ -43,11 +42,11 @@ extension CKDatabase {
     }
 
     public func fetch(withRecordZoneID zoneID: CKRecordZone.ID, completionHandler: @escaping @Sendable (CKRecordZone?, (any Error)?) -> Void) {
-        container.complete(completionHandler) { () throws(CKError) in CKRecordZone(try self.engine().zone(zoneID.zoneName), as: zoneID) }
+        container.complete(completionHandler) { () throws(CKError) in CKRecordZone(try self.engine(zone: zoneID).zone(zoneID.zoneName), as: zoneID) }
     }
 
     public func fetchAllRecordZones(completionHandler: @escaping @Sendable ([CKRecordZone]?, (any Error)?) -> Void) {
-        container.complete(completionHandler) { () throws(CKError) in try self.engine().zones().map { CKRecordZone($0) } }
+        container.complete(completionHandler) { () throws(CKError) in try self.zones() }
     }
 
     public func delete(withRecordZoneID zoneID: CKRecordZone.ID, completionHandler: @escaping @Sendable (CKRecordZone.ID?, (any Error)?) -> Void) {

@@ -31,12 +31,12 @@ open class CKFetchDatabaseChangesOperation: CKDatabaseOperation, @unchecked Send
     open override func main() {
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
-            let db = try targetDatabase.engine()
+            let database = targetDatabase
             var token = try CKDatabase.databaseToken(previousServerChangeToken)
             while true {
-                let page = try db.databaseChanges(since: token, limit: resultsLimit > 0 ? resultsLimit : nil)
-                for zone in page.changed { recordZoneWithIDChangedBlock?(CKRecordZone.ID(zone.asCallerWritesIt)) }
-                for zone in page.deleted { recordZoneWithIDWasDeletedBlock?(CKRecordZone.ID(zone.asCallerWritesIt)) }
+                let page = try database.databaseChanges(since: token, limit: resultsLimit > 0 ? resultsLimit : nil)
+                for zone in page.changed { recordZoneWithIDChangedBlock?(database.presented(zone)) }
+                for zone in page.deleted { recordZoneWithIDWasDeletedBlock?(database.presented(zone)) }
                 token = page.token
                 let next = CKServerChangeToken(database: page.token)
                 guard page.moreComing, fetchAllChanges, !isCancelled else {

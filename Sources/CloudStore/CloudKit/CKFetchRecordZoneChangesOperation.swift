@@ -56,22 +56,15 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
 
     open override func main() {
         var failures: [CKItemID: CKError] = [:]
-        do throws(CKError) {
-            let database = targetDatabase
-            let db = try database.engine()
-            for zoneID in recordZoneIDs ?? [] {
-                do throws(CKError) {
-                    try fetch(zoneID, in: db, database)
-                } catch {
-                    failures[.zone(zoneID.engine)] = error
-                    recordZoneFetchResultBlock?(zoneID, .failure(error))
-                    recordZoneFetchCompletionBlock?(zoneID, nil, nil, false, error)
-                }
+        let database = targetDatabase
+        for zoneID in recordZoneIDs ?? [] {
+            do throws(CKError) {
+                try fetch(zoneID, in: database.engine(zone: zoneID), database)
+            } catch {
+                failures[.zone(zoneID.engine)] = error
+                recordZoneFetchResultBlock?(zoneID, .failure(error))
+                recordZoneFetchCompletionBlock?(zoneID, nil, nil, false, error)
             }
-        } catch {
-            fetchRecordZoneChangesResultBlock?(.failure(error))
-            fetchRecordZoneChangesCompletionBlock?(error)
-            return
         }
         // As Apple's result blocks: each zone's error went to recordZoneFetchResultBlock; the
         // older completion block gets them together as a partial failure.

@@ -23,13 +23,13 @@ open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable
     open override func main() {
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
-            let db = try targetDatabase.engine()
+            let database = targetDatabase
             var found: [CKRecordZone.ID: CKRecordZone] = [:]
             var failures: [CKItemID: CKError] = [:]
             if let ids = recordZoneIDs {
                 for id in ids {
                     do throws(CKError) {
-                        let zone = CKRecordZone(try db.zone(id.zoneName), as: id)
+                        let zone = CKRecordZone(try database.engine(zone: id).zone(id.zoneName), as: id)
                         found[id] = zone
                         perRecordZoneResultBlock?(id, .success(zone))
                     } catch {
@@ -38,7 +38,7 @@ open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable
                     }
                 }
             } else {
-                for zone in try db.zones().map { CKRecordZone($0) } {
+                for zone in try database.zones() {
                     found[zone.zoneID] = zone
                     perRecordZoneResultBlock?(zone.zoneID, .success(zone))
                 }

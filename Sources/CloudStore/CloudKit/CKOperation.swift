@@ -173,7 +173,7 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
         let toSave = recordsToSave ?? []
         do throws(CKError) {
             let database = targetDatabase
-            let db = try database.engine()
+            let db = try database.records()
             var byID: [RecordID: CKRecord] = [:]
             for r in toSave { byID[db.normalized(r.recordID.engine)] = r }
             let result = try db.modify(
@@ -245,7 +245,7 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
                 database = database.container.publicCloudDatabase
                 recordIDs = [try database.container.userRecordID()]
             }
-            let db = try database.engine()
+            let db = try database.records()
             var found: [CKRecord.ID: CKRecord] = [:]
             var errors: [CKItemID: CKError] = [:]
             let ids = recordIDs ?? []

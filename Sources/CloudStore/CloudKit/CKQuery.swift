@@ -112,7 +112,7 @@ extension CKDatabase {
         } else {
             throw CKError(.invalidArguments, "a query operation needs a query or a cursor")
         }
-        let db = try engine()
+        let db = try engine(zone: zoneID ?? CKRecordZone.ID(zoneName: zone, ownerName: CKCurrentUserDefaultName))
         let limit = resultsLimit == CKQueryOperation.maximumResults ? CKQueryOperation.defaultPageSize : resultsLimit
         let result = try db.query(recordQuery, in: zone, limit: limit, cursor: cursor?.cursor, desiredKeys: desiredKeys)
         return (result.records.map { wrap($0, db) },

@@ -11,8 +11,10 @@ public let CKOwnerDefaultName = ZoneID.currentUserOwnerName
 /// Like CloudKit's, a `CKRecord` is meant for one thread at a time; a lock still keeps it
 /// whole if that rule is broken.
 ///
+/// Not final: ``CKShare`` is a record, as Apple's.
+///
 /// `@unchecked Sendable`: `value` is only touched under `lock`.
-public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+public class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     /// How a reference acts when its target is deleted (`CKRecord.Reference.Action`).
     public typealias ReferenceAction = Reference.Action
     /// A field's name.
@@ -51,6 +53,24 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
 
     /// The engine's value of this record.
     public var record: Record { lock.withLock { value } }
+
+    /// Changes the engine's value under the lock (for ``CKShare``'s participants).
+    func update(_ change: (inout Record) -> Void) { lock.withLock { change(&value) } }
+
+    /// The record this one belongs under: a share of an ancestor shares this record too. A
+    /// parent is in the same zone and acts as `.none`.
+    public var parent: Reference? {
+        get { record.parent.map { Reference(recordID: ID(recordName: $0, zoneID: recordID.zoneID), action: .none) } }
+        set { lock.withLock { value.parent = newValue?.recordID.recordName } }
+    }
+
+    /// The share whose root this record is; set by the store when the share is saved.
+    public var share: Reference? {
+        record.share.map { Reference(recordID: ID(recordName: $0, zoneID: recordID.zoneID), action: .none) }
+    }
+
+    public func setParent(_ parentRecord: CKRecord?) { parent = parentRecord.map { Reference(record: $0, action: .none) } }
+    public func setParent(_ parentRecordID: ID?) { parent = parentRecordID.map { Reference(recordID: $0, action: .none) } }
 
     public var recordType: RecordType { record.recordType }
     /// Made once, as Apple's: reading it twice gives the same object. A record's ID never changes.
@@ -167,7 +187,7 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
 
     /// The record as `encode(with:)` wrote it, or with only the system fields
     /// `encodeSystemFields(with:)` wrote (and no fields).
-    public convenience init?(coder: NSCoder) {
+    public required convenience init?(coder: NSCoder) {
         // Linux Foundation raises, rather than answer nil, for a key the archive does not have.
         func data(_ key: String) -> Data? {
             coder.containsValue(forKey: key) ? coder.decodeObject(of: NSData.self, forKey: key).map { Data(referencing: $0) } : nil
@@ -198,7 +218,7 @@ public final class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sen
     }
 
     /// A new record with the same ID, version, fields and changed keys.
-    public func copy(with zone: NSZone? = nil) -> Any { CKRecord(record, assetDirectory: assetDirectory) }
+    public func copy(with zone: NSZone? = nil) -> Any { CKRecord.make(record, assetDirectory: assetDirectory) }
 
     static let systemFieldsKey = "CKRecordSystemFields"
     static let wholeRecordKey = "CKRecord"
@@ -215,8 +235,14 @@ extension ZoneID {
 }
 
 extension CKRecord {
-    /// The engine's record as CloudKit code sees it, in its zone as the caller writes it.
-    static func presented(_ record: Record, assetDirectory: String?) -> CKRecord {
-        CKRecord(record.inZone(record.recordID.zoneID.asCallerWritesIt), assetDirectory: assetDirectory)
+    /// The engine's record as CloudKit code sees it, in its zone as the caller writes it (in
+    /// a shared database, named with its owner).
+    static func presented(_ record: Record, assetDirectory: String?, keepingOwner: Bool = false) -> CKRecord {
+        make(keepingOwner ? record : record.inZone(record.recordID.zoneID.asCallerWritesIt), assetDirectory: assetDirectory)
+    }
+
+    /// A `CKShare` for a share, else a `CKRecord`.
+    static func make(_ record: Record, assetDirectory: String?) -> CKRecord {
+        record.isShare ? CKShare(record, assetDirectory: assetDirectory) : CKRecord(record, assetDirectory: assetDirectory)
     }
 }

@@ -243,9 +243,9 @@ public enum RecordCoding {
         guard let name = json["userIdentity"]?["userRecordName"]?.stringValue else {
             throw .invalid("\(at) needs \"userIdentity\": {\"userRecordName\": \"_…\"}, the user record name of a user of the container (ckfs user list)")
         }
-        func value<E: RawRepresentable & CaseIterable>(_ key: String, _ fallback: E, _ read: (String) -> E?) throws(CKError) -> E where E.RawValue == String {
+        func value<E: RawRepresentable & CaseIterable>(_ key: String, _ fallback: E, _ parse: (String) -> E?) throws(CKError) -> E where E.RawValue == String {
             guard let raw = json[key] else { return fallback }
-            guard let s = raw.stringValue, let e = read(s) else {
+            guard let s = raw.stringValue, let e = parse(s) else {
                 throw .invalid("\(at): \"\(key)\" must be one of \(E.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return e

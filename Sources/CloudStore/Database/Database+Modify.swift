@@ -377,7 +377,7 @@ extension Database {
                 do throws(CKError) { watching = try subscriptionsWatching(zoneName) } catch { notificationError = error }
                 var grants = ZoneGrants()
                 if scope == .shared {
-                    grants = try self.grants(in: zoneName, shareNames: shareNames, read: txn.record)
+                    grants = try self.grants(in: zoneName, shareNames: shareNames, lookUp: txn.record)
                     guard !grants.isEmpty else {
                         throw CKError(.zoneNotFound, "zone \(zoneName) of \(ownerName) is not shared with you, or you have not accepted its share")
                     }
@@ -398,7 +398,7 @@ extension Database {
                         }
                         if let server { try checkOwnership(server) }
                         if scope == .shared, let server {
-                            guard let permission = try Self.permission(of: server, grants, read: txn.record) else { throw notShared(name, zone: zoneName) }
+                            guard let permission = try Self.permission(of: server, grants, lookUp: txn.record) else { throw notShared(name, zone: zoneName) }
                             guard permission == .readWrite || server.isShare else {
                                 throw CKError(.permissionFailure, "record \(name) is shared with you read-only; ask its owner (\(ownerName)) for read-write permission")
                             }
@@ -456,7 +456,7 @@ extension Database {
                         }
                         try checkOwnership(server, deleting: true)
                         if scope == .shared {
-                            guard let permission = try Self.permission(of: server, grants, read: txn.record) else { throw notShared(id.recordName, zone: zoneName) }
+                            guard let permission = try Self.permission(of: server, grants, lookUp: txn.record) else { throw notShared(id.recordName, zone: zoneName) }
                             if server.isShare {
                                 // A participant deleting the share leaves it; it stays for the others.
                                 rewrites.append((try leaving(server), .delete(i)))

@@ -45,9 +45,9 @@ extension Database {
 
     /// The caller's grants in `zone` of this shared database, read under the zone's write lock
     /// with `read` (the share records are found before, then read again as committed).
-    func grants(in zone: String, shareNames: [String], read: (String) throws(CKError) -> Record?) throws(CKError) -> ZoneGrants {
+    func grants(in zone: String, shareNames: [String], lookUp: (String) throws(CKError) -> Record?) throws(CKError) -> ZoneGrants {
         var shares: [Record] = []
-        for name in shareNames { if let r = try read(name) { shares.append(r) } }
+        for name in shareNames { if let r = try lookUp(name) { shares.append(r) } }
         return Self.grants(of: userRecordName, from: shares)
     }
 
@@ -55,13 +55,13 @@ extension Database {
     /// met going up its `parent` chain (each parent read with `read`); a share the user takes
     /// part in reads only. nil: the record is not shared with the user.
     static func permission(of record: Record, _ grants: ZoneGrants,
-                           read: (String) throws(CKError) -> Record?) throws(CKError) -> ShareInfo.Permission? {
+                           lookUp: (String) throws(CKError) -> Record?) throws(CKError) -> ShareInfo.Permission? {
         if let zone = grants.zone { return zone }
         if record.isShare { return grants.shares.contains(record.recordID.recordName) ? .readOnly : nil }
         var current = record
         for _ in 0..<maxHierarchyDepth {
             if let p = grants.roots[current.recordID.recordName] { return p }
-            guard let parent = current.parent, let next = try read(parent) else { return nil }
+            guard let parent = current.parent, let next = try lookUp(parent) else { return nil }
             current = next
         }
         return nil
@@ -83,7 +83,7 @@ extension Database {
         let grants = try currentGrants(zone)
         let storage = zoneStorage(zone)
         var kept: [Record] = []
-        for r in records where try Self.permission(of: r, grants, read: storage.record(named:)) != nil { kept.append(r) }
+        for r in records where try Self.permission(of: r, grants, lookUp: storage.record(named:)) != nil { kept.append(r) }
         return kept
     }
 
@@ -285,18 +285,18 @@ extension Database {
                       grants: ZoneGrants?, zone: String, txn: ZoneTransaction) throws(CKError) {
         var saving: [String: Record] = [:]
         for (i, r) in candidates where failures[.save(i)] == nil { saving[r.recordID.recordName] = r }
-        let read = { (name: String) throws(CKError) -> Record? in
+        let lookUp = { (name: String) throws(CKError) -> Record? in
             if let r = saving[name] { return r }
             return deleting.contains(name) ? nil : try txn.record(name)
         }
         for (i, record) in candidates where failures[.save(i)] == nil {
             let name = record.recordID.recordName
-            if let parent = record.parent, try read(parent) == nil {
+            if let parent = record.parent, try lookUp(parent) == nil {
                 failures[.save(i)] = CKError(.referenceViolation, "the parent of record \(name), record \(parent), does not exist in zone \(zone)\(deleting.contains(parent) ? " (this operation deletes it)" : ""); save the parent first or in the same operation")
                 continue
             }
             guard let grants, !record.isShare else { continue }
-            guard try Self.permission(of: record, grants, read: read) == .readWrite else {
+            guard try Self.permission(of: record, grants, lookUp: lookUp) == .readWrite else {
                 failures[.save(i)] = CKError(.permissionFailure, "record \(name) would not be in a hierarchy shared with you read-write: set its parent to a record of the share (CKRecord.setParent), or ask its owner (\(ownerName)) for read-write permission")
                 continue
             }

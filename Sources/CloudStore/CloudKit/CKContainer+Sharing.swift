@@ -1,0 +1,145 @@
+import Foundation
+
+extension CKShare {
+    /// What a share's URL tells the user who opens it: the share, its root, the owner, and
+    /// the user's own part in it. Got with ``CKFetchShareMetadataOperation`` or
+    /// ``CKContainer/shareMetadata(for:)``; accepted with ``CKAcceptSharesOperation``.
+    public final class Metadata: NSObject, @unchecked Sendable {
+        public let containerIdentifier: String
+        public let share: CKShare
+        /// The root of the shared hierarchy; nil for a zone-wide share.
+        public let hierarchicalRootRecordID: CKRecord.ID?
+        /// The root record, when the fetch asked for it (`shouldFetchRootRecord`).
+        public let rootRecord: CKRecord?
+        public let participantRole: CKShare.ParticipantRole
+        public let participantStatus: CKShare.ParticipantAcceptanceStatus
+        public let participantPermission: CKShare.ParticipantPermission
+        public let ownerIdentity: CKUserIdentity
+        /// The URL the metadata was fetched for.
+        let url: URL
+
+        /// The root record's ID (Apple's older name of ``hierarchicalRootRecordID``; for a
+        /// zone-wide share, the share's own ID).
+        public var rootRecordID: CKRecord.ID { hierarchicalRootRecordID ?? share.recordID }
+
+        init(url: URL, found: ShareLocation, container: String, user: String, rootRecord: CKRecord?) {
+            self.url = url
+            containerIdentifier = container
+            let record = CKRecord.presented(found.share, assetDirectory: nil, keepingOwner: true)
+            share = record as? CKShare ?? CKShare(found.share, assetDirectory: nil)
+            share.currentUserRecordName = user
+            share.containerIdentifier = container
+            let zone = CKRecordZone.ID(found.zoneID)
+            hierarchicalRootRecordID = found.info.rootRecordName.map { CKRecord.ID(recordName: $0, zoneID: zone) }
+            self.rootRecord = rootRecord
+            let me = found.info.participant(user)
+            let isPublic = me == nil && found.info.publicPermission != .none
+            participantRole = me.map { CKShare.ParticipantRole($0.role) } ?? (isPublic ? .publicUser : .unknown)
+            participantStatus = me.map { CKShare.ParticipantAcceptanceStatus($0.acceptanceStatus) } ?? (isPublic ? .pending : .unknown)
+            participantPermission = me.map { CKShare.ParticipantPermission($0.permission) } ?? CKShare.ParticipantPermission(found.info.publicPermission)
+            ownerIdentity = CKUserIdentity(userRecordName: found.ownerName, emailAddress: found.info.owner?.emailAddress)
+        }
+    }
+}
+
+extension CKContainer {
+    /// The metadata of the share `url` names, as the caller sees it; with the root record
+    /// when asked (`desiredKeys` limits its fields).
+    func shareMetadata(_ url: URL, fetchingRoot: Bool, desiredKeys: [String]?) throws(CKError) -> CKShare.Metadata {
+        let container = try engine()
+        let user = try container.signedIn(caller, for: "opening a share")
+        let found = try container.share(url: url.absoluteString, environment: environment)
+        guard found.ownerName == user.userRecordName || found.info.participant(user.userRecordName).map({ $0.acceptanceStatus != .removed }) == true
+                || found.info.publicPermission != .none else {
+            throw CKError(.participantMayNeedVerification, "you are not a participant of share \(url.absoluteString); ask its owner to add you")
+        }
+        var root: CKRecord?
+        if fetchingRoot, let name = found.info.rootRecordName {
+            let db = try Database(container: container, scope: .shared, environment: environment, caller: caller, identity: user, owner: found.ownerName)
+            let storage = db.zoneStorage(found.zoneID.zoneName)
+            if let record = try storage.record(named: name) {
+                root = CKRecord.presented(record.limited(to: desiredKeys), assetDirectory: db.assetDirectory(of: record), keepingOwner: true)
+            }
+        }
+        return CKShare.Metadata(url: url, found: found, container: container.identifier, user: user.userRecordName, rootRecord: root)
+    }
+
+    /// Accepts a share as the caller: its records then show in ``sharedCloudDatabase``.
+    func acceptShare(_ metadata: CKShare.Metadata) throws(CKError) -> CKShare {
+        let container = try engine()
+        let found = try container.acceptShare(url: metadata.url.absoluteString, caller: caller, environment: environment)
+        let share = CKShare(found.share, assetDirectory: nil)
+        share.currentUserRecordName = try container.userRecordName(for: caller)
+        share.containerIdentifier = container.identifier
+        return share
+    }
+
+    /// A participant for a share, found among the container's users by a lookup.
+    func shareParticipant(_ lookup: CKUserIdentity.LookupInfo) throws(CKError) -> CKShare.Participant {
+        let users = try engine().identities()
+        let found: Identity?
+        if let email = lookup.emailAddress?.lowercased() {
+            found = users.first { $0.emails.map { $0.lowercased() }.contains(email) }
+        } else if let id = lookup.userRecordID {
+            found = users.first { $0.userRecordName == id.recordName }
+        } else {
+            found = nil
+        }
+        guard let found else {
+            throw CKError(.unknownItem, "no user of container \(containerIdentifier ?? "") has \(lookup.emailAddress.map { "email address \($0)" } ?? "user record ID \(lookup.userRecordID?.recordName ?? "?")"); add one with ckfs user add NAME --email ADDRESS")
+        }
+        return CKShare.Participant(.init(userRecordName: found.userRecordName, role: .privateUser, permission: .readOnly,
+                                         acceptanceStatus: .unknown, emailAddress: lookup.emailAddress))
+    }
+
+    // MARK: async
+
+    public func shareMetadata(for url: URL) async throws -> CKShare.Metadata {
+        try shareMetadata(url, fetchingRoot: false, desiredKeys: nil)
+    }
+
+    public func shareMetadatas(for urls: [URL]) async throws -> [URL: Result<CKShare.Metadata, any Error>] {
+        var out: [URL: Result<CKShare.Metadata, any Error>] = [:]
+        for url in urls {
+            do throws(CKError) { out[url] = .success(try shareMetadata(url, fetchingRoot: false, desiredKeys: nil)) } catch { out[url] = .failure(error) }
+        }
+        return out
+    }
+
+    @discardableResult
+    public func accept(_ metadata: CKShare.Metadata) async throws -> CKShare { try acceptShare(metadata) }
+
+    public func accept(_ metadatas: [CKShare.Metadata]) async throws -> [CKShare.Metadata: Result<CKShare, any Error>] {
+        var out: [CKShare.Metadata: Result<CKShare, any Error>] = [:]
+        for m in metadatas {
+            do throws(CKError) { out[m] = .success(try acceptShare(m)) } catch { out[m] = .failure(error) }
+        }
+        return out
+    }
+
+    public func shareParticipant(forEmailAddress emailAddress: String) async throws -> CKShare.Participant {
+        try shareParticipant(.init(emailAddress: emailAddress))
+    }
+
+    public func shareParticipant(forUserRecordID userRecordID: CKRecord.ID) async throws -> CKShare.Participant {
+        try shareParticipant(.init(userRecordID: userRecordID))
+    }
+
+    // MARK: completion handlers
+
+    public func fetchShareMetadata(with url: URL, completionHandler: @escaping @Sendable (CKShare.Metadata?, Error?) -> Void) {
+        complete(completionHandler) { () throws(CKError) in try self.shareMetadata(url, fetchingRoot: false, desiredKeys: nil) }
+    }
+
+    public func accept(_ metadata: CKShare.Metadata, completionHandler: @escaping @Sendable (CKShare?, Error?) -> Void) {
+        complete(completionHandler) { () throws(CKError) in try self.acceptShare(metadata) }
+    }
+
+    public func fetchShareParticipant(withEmailAddress emailAddress: String, completionHandler: @escaping @Sendable (CKShare.Participant?, Error?) -> Void) {
+        complete(completionHandler) { () throws(CKError) in try self.shareParticipant(.init(emailAddress: emailAddress)) }
+    }
+
+    public func fetchShareParticipant(withUserRecordID userRecordID: CKRecord.ID, completionHandler: @escaping @Sendable (CKShare.Participant?, Error?) -> Void) {
+        complete(completionHandler) { () throws(CKError) in try self.shareParticipant(.init(userRecordID: userRecordID)) }
+    }
+}

@@ -1,0 +1,122 @@
+import CloudKit
+import Testing
+
+/// Sharing as CloudKit code does it, with `import CloudKit` alone: the owner shares a list
+/// with `CKShare(rootRecord:)`, adds participants found by email, and saves share and root
+/// together; each participant opens the URL, accepts, and syncs the shared database.
+@Suite struct SharingTests {
+    @Test func ownerSharesAListAndParticipantsSyncIt() async throws {
+        let path = TemporaryStores.path("ckfs-sharing-")
+        let store = try Store.create(at: path)
+        for name in ["olivia", "wes", "rita"] { try store.container().addUser(name, emails: ["\(name)@example.com"]) }
+        let olivia = try CKContainer(store: store, user: "olivia")
+        let wes = try CKContainer(store: Store.open(at: path), user: "wes")
+        let rita = try CKContainer(store: Store.open(at: path), user: "rita")
+
+        // The owner's list, in a custom zone, with an item under it.
+        let zone = CKRecordZone(zoneName: "Lists")
+        _ = try await olivia.privateCloudDatabase.save(zone)
+        let list = CKRecord(recordType: "List", recordID: CKRecord.ID(recordName: "groceries", zoneID: zone.zoneID))
+        list["title"] = "Groceries"
+        let milk = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "milk", zoneID: zone.zoneID))
+        milk["text"] = "milk"
+        milk.setParent(list)
+        let share = CKShare(rootRecord: list)
+        share[CKShare.SystemFieldKey.title] = "Groceries"
+        let writer = try await olivia.shareParticipant(forEmailAddress: "wes@example.com")
+        writer.permission = .readWrite
+        share.addParticipant(writer)
+        let lookup = CKFetchShareParticipantsOperation(userIdentityLookupInfos: [CKUserIdentity.LookupInfo(emailAddress: "rita@example.com")])
+        let found = Locked<[CKShare.Participant]>([])
+        lookup.perShareParticipantResultBlock = { _, result in if case .success(let p) = result { found.withLock { $0.append(p) } } }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            lookup.completionBlock = { done.resume() }
+            olivia.add(lookup)
+        }
+        let reader = try #require(found.withLock { $0.first })
+        reader.permission = .readOnly
+        share.addParticipant(reader)
+        let (saved, _) = try await olivia.privateCloudDatabase.modifyRecords(saving: [list, milk, share], deleting: [])
+        let savedShare = try #require(try saved[share.recordID]?.get() as? CKShare)
+        let url = try #require(savedShare.url)
+        #expect(savedShare.participants.count == 3)
+        #expect(savedShare.owner.role == .owner)
+        #expect(try saved[list.recordID]?.get().share?.recordID.recordName == share.recordID.recordName)
+
+        // Wes opens the URL, sees his part, accepts.
+        let metadata = try await wes.shareMetadata(for: url)
+        #expect(metadata.participantPermission == .readWrite)
+        #expect(metadata.participantStatus == .pending)
+        #expect(metadata.hierarchicalRootRecordID?.recordName == "groceries")
+        let accepted = try await wes.accept(metadata)
+        #expect(accepted.currentUserParticipant?.acceptanceStatus == .accepted)
+
+        // Rita accepts with the operation and its blocks.
+        let fetch = CKFetchShareMetadataOperation(shareURLs: [url])
+        fetch.shouldFetchRootRecord = true
+        let ritaMetadata = Locked<CKShare.Metadata?>(nil)
+        fetch.perShareMetadataResultBlock = { _, result in ritaMetadata.withLock { $0 = try? result.get() } }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            fetch.completionBlock = { done.resume() }
+            rita.add(fetch)
+        }
+        let m = try #require(ritaMetadata.withLock { $0 })
+        #expect(m.rootRecord?["title"] as? String == "Groceries")
+        let accept = CKAcceptSharesOperation(shareMetadatas: [m])
+        let acceptResult = Locked<Result<CKShare, Error>?>(nil)
+        accept.perShareResultBlock = { _, result in acceptResult.withLock { $0 = result } }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            accept.completionBlock = { done.resume() }
+            rita.add(accept)
+        }
+        _ = try #require(acceptResult.withLock { $0 }).get()
+
+        // Wes syncs his shared database the way sync code does: zones, then their changes.
+        let shared = wes.sharedCloudDatabase
+        #expect(shared.databaseScope == .shared)
+        let changes = try await shared.databaseChanges(since: nil)
+        let sharedZone = try #require(changes.modifications.first?.zoneID)
+        #expect(sharedZone.zoneName == "Lists")
+        #expect(sharedZone.ownerName == (try await olivia.userRecordID().recordName))
+        let zoneChanges = try await shared.recordZoneChanges(inZoneWith: sharedZone, since: nil)
+        let names = Set(zoneChanges.modificationResultsByID.keys.map(\.recordName))
+        #expect(names == ["groceries", "milk", share.recordID.recordName])
+
+        // He edits the item and adds one under the list; the owner sees both, made by wes.
+        let fetchedMilk = try await shared.record(for: CKRecord.ID(recordName: "milk", zoneID: sharedZone))
+        fetchedMilk["text"] = "oat milk"
+        let eggs = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "eggs", zoneID: sharedZone))
+        eggs["text"] = "eggs"
+        eggs.parent = CKRecord.Reference(recordID: CKRecord.ID(recordName: "groceries", zoneID: sharedZone), action: .none)
+        let (wesSaves, _) = try await shared.modifyRecords(saving: [fetchedMilk, eggs], deleting: [])
+        for (_, r) in wesSaves { _ = try r.get() }
+        let ownerEggs = try await olivia.privateCloudDatabase.record(for: CKRecord.ID(recordName: "eggs", zoneID: zone.zoneID))
+        #expect(ownerEggs["text"] as? String == "eggs")
+        #expect(ownerEggs.parent?.recordID.recordName == "groceries")
+        #expect(ownerEggs.creatorUserRecordID?.recordName == (try await wes.userRecordID().recordName))
+
+        // Rita reads but cannot write: CloudKit's permissionFailure, per record.
+        let ritaShared = rita.sharedCloudDatabase
+        let ritaEggs = try await ritaShared.record(for: CKRecord.ID(recordName: "eggs", zoneID: sharedZone))
+        ritaEggs["text"] = "rita's eggs"
+        let (ritaSaves, _) = try await ritaShared.modifyRecords(saving: [ritaEggs], deleting: [])
+        #expect((ritaSaves[ritaEggs.recordID].map { r -> CKError.Code? in
+            if case .failure(let e) = r { return (e as? CKError)?.code }
+            return nil
+        } ?? nil) == .permissionFailure)
+
+        // A record outside the hierarchy is not there for them.
+        let diary = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "diary", zoneID: zone.zoneID))
+        _ = try await olivia.privateCloudDatabase.save(diary)
+        await #expect(throws: CKError.self) { _ = try await shared.record(for: CKRecord.ID(recordName: "diary", zoneID: sharedZone)) }
+    }
+}
+
+/// A value behind a lock, for the blocks operations call on their threads.
+final class Locked<Value>: @unchecked Sendable {
+    /// Guards `value`.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<T>(_ body: (inout Value) -> T) -> T { lock.withLock { body(&value) } }
+}

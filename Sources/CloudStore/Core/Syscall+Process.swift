@@ -21,3 +21,19 @@ extension Syscall {
     public static var effectiveUserID: UInt32 { geteuid() }
     public static var effectiveGroupID: UInt32 { getegid() }
 }
+
+extension Syscall {
+    /// Raises the process's soft limit on open files to its hard limit, once. A store keeps a
+    /// few descriptors open per zone it has read (the lock, the log it follows, `zone.json`),
+    /// so that no other file takes their inodes; the usual soft limit of 1024 would cap a
+    /// process at a few hundred zones, while the hard limit is usually far higher. (Go's
+    /// runtime does the same at start.)
+    public static func raiseOpenFileLimit() { _ = openFileLimitRaised }
+
+    private static let openFileLimitRaised: Bool = {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return false }
+        limit.rlim_cur = limit.rlim_max
+        return setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0
+    }()
+}

@@ -103,12 +103,22 @@ public enum Syscall {
     /// times only when `times` (see ``stat(_:times:)``: record files are read this way and
     /// written at saves, so their times must not be asked for).
     static func readFileAndStatus(_ path: String, times: Bool = false) -> R<(bytes: [UInt8], status: FileStatus)?> {
+        readFileKeepingItOpen(path, times: times).map { read in
+            read.map { close($0.fd); return ($0.bytes, $0.status) }
+        }
+    }
+
+    /// ``readFileAndStatus(_:times:)``, and the descriptor it read through, left open for the
+    /// caller to close. While it is open the file's inode is not given to another file, so a
+    /// later `stat` of the path that finds the same inode (and size and times) finds this file.
+    static func readFileKeepingItOpen(_ path: String, times: Bool = false) -> R<(bytes: [UInt8], status: FileStatus, fd: Int32)?> {
         let fd: Int32
         switch open(path, O_RDONLY) {
         case .success(let f): fd = f
         case .failure(let e): return e.errno == ENOENT ? .success(nil) : .failure(e)
         }
-        defer { close(fd) }
+        var keep = false
+        defer { if !keep { close(fd) } }
         let status: FileStatus
         switch fstat(fd, path: path, times: times) {
         case .success(let st): status = st
@@ -121,7 +131,10 @@ public enum Syscall {
             case .failure(let e): return .failure(e)
             case .success(let chunk):
                 out += chunk
-                if out.count < capacity { return .success((out, status)) }
+                if out.count < capacity {
+                    keep = true
+                    return .success((out, status, fd))
+                }
                 capacity *= 2
             }
         }

@@ -52,6 +52,7 @@ public final class Store: @unchecked Sendable {
         }
         let settings = StoreSettings(json: json)
         SpaceReserve.ensure(layout)
+        Syscall.raiseOpenFileLimit()
         return Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning, reading: reading)
     }
 
@@ -64,6 +65,7 @@ public final class Store: @unchecked Sendable {
         let writer = FileWriter(io: io)
         try makeDirectories(layout.root, writer: writer)
         try writer.replace(layout.settingsFile, with: JSONWriter.pretty(settings.json()), durable: true)
+        Syscall.raiseOpenFileLimit()
         let store = Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning, reading: reading)
         _ = try store.container(settings.defaultContainer)
         return store

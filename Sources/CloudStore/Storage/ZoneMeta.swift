@@ -48,6 +48,11 @@ struct ZoneMeta: Sendable, Equatable {
 
     static func read(_ path: String) throws(CKError) -> ZoneMeta? {
         guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") else { return nil }
+        return try parse(bytes, path: path)
+    }
+
+    /// The zone's settings from `zone.json`'s bytes, read from `path`.
+    static func parse(_ bytes: [UInt8], path: String) throws(CKError) -> ZoneMeta {
         do {
             return try ZoneMeta(json: try JSONParser.parse(bytes), path: path)
         } catch let e as JSONParser.SyntaxError {

@@ -66,6 +66,14 @@ final class ZoneStorage: @unchecked Sendable {
     let stateLock = NSLock()
     var tailInode: UInt64 = 0
     var tailOffset: Int64 = -1
+    /// The log `tailInode` names, held open by every process that follows it (readers too):
+    /// while it is open its inode is not given to another file, so a zone deleted and made
+    /// again between two looks has a log of another inode, and ``refreshTail()`` starts over
+    /// instead of taking the new log for the old one grown. -1: none held.
+    var tailHold: Int32 = -1
+    /// Lock files of earlier zones at this path, set aside by ``refreshTail()`` and closed
+    /// with this object (one per time the zone was made again while followed).
+    var retiredLocks: [Int32] = []
     var cache: [String: Record] = [:]
     /// The newest version (nil: deleted) of every record touched by an entry the record files
     /// may not hold yet; never evicted, dropped once the apply marker passes its entry.
@@ -122,8 +130,10 @@ final class ZoneStorage: @unchecked Sendable {
     /// Told each time a read of every record file of the zone begins (the index made again,
     /// the zone loaded into memory), outside `stateLock`.
     var zoneReadObserver: (@Sendable () -> Void)?
-    /// `zone.json` as this process last read it, with the file's status then (``readMeta()``).
-    var knownMeta: (status: Syscall.FileStatus, meta: ZoneMeta)?
+    /// `zone.json` as this process last read it, with the status of the file read and the
+    /// descriptor it was read through, held open so that its inode is not given to another
+    /// file (``readMeta()``).
+    var knownMeta: (status: Syscall.FileStatus, meta: ZoneMeta, fd: Int32)?
     /// A record file found damaged (it does not parse), its status then, and the error: a
     /// read of every record file fails at once with that error while the file is unchanged
     /// (``knownDamage()``), instead of reading the zone up to it again at every request.
@@ -157,6 +167,9 @@ final class ZoneStorage: @unchecked Sendable {
 
     deinit {
         if lockFD >= 0 { Syscall.close(lockFD) }
+        if tailHold >= 0 { Syscall.close(tailHold) }
+        for fd in retiredLocks { Syscall.close(fd) }
+        if let knownMeta { Syscall.close(knownMeta.fd) }
         if let appendLog { Syscall.close(appendLog.fd) }
         if let journal { Syscall.close(journal.fd) }
     }
@@ -252,13 +265,24 @@ final class ZoneStorage: @unchecked Sendable {
     func readMeta() throws(CKError) -> ZoneMeta {
         // `zone.json` is only ever replaced whole (a new inode): unchanged, the one read last
         // is still right, for a `stat` instead of a read and a parse at every indexed lookup.
+        // The file read is held open, so no other file (a zone made again) can take its inode.
         let path = StoreLayout.zoneFile(directory)
-        let status = try? Syscall.stat(path, times: true).get()
-        if let status, let known = locked({ knownMeta }), known.status == status { return known.meta }
-        guard let meta = try ZoneMeta.read(path) else {
+        if case .success(let status?) = Syscall.stat(path, times: true), let known = locked({ knownMeta }), known.status == status {
+            return known.meta
+        }
+        guard let read = try Syscall.readFileKeepingItOpen(path, times: true).orThrow(.internalError, "cannot read \(path)") else {
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist; create it with `ckfs zone create \(zoneID.zoneName)`")
         }
-        if let status { locked { knownMeta = (status, meta) } }
+        let meta: ZoneMeta
+        do throws(CKError) { meta = try ZoneMeta.parse(read.bytes, path: path) } catch {
+            Syscall.close(read.fd)
+            throw error
+        }
+        let old = locked { () -> Int32? in
+            defer { knownMeta = (read.status, meta, read.fd) }
+            return knownMeta?.fd
+        }
+        if let old { Syscall.close(old) }
         return meta
     }
 
@@ -498,19 +522,38 @@ final class ZoneStorage: @unchecked Sendable {
     /// Starts following the log at its end, taking in the entries the record files do not
     /// hold yet (those after the apply marker).
     private func startTail(at st: Syscall.FileStatus) throws(CKError) {
+        // A log not followed before may be a zone made again, with a lock of its own: the one
+        // held (so its inode is not another file's) is set aside when the path names another.
+        // It is not closed: a writer on another thread may be about to lock it, and its
+        // number must not meanwhile name some other file; it is closed with this object.
+        if case .success(let lock?) = Syscall.stat(lockPath), lock.inode != locked({ lockInode }) {
+            locked {
+                if lockFD >= 0 { retiredLocks.append(lockFD) }
+                lockFD = -1
+            }
+        }
         let fd = try lockFile()
         let (commit, apply) = readMarkers(fd)
         var pending: [(LogEntry, end: Int64)] = []
         if let commit, let apply, apply.applied < commit.seq || commit.busy {
             pending = try entries(after: apply.applied, from: apply.end, to: st.size)
         }
-        locked {
+        // Held while followed (``tailHold``); a log replaced between the `stat` and the open is
+        // not held, and the next look, finding another inode, starts over.
+        var hold: Int32 = -1
+        if case .success(let f) = Syscall.open(logPath, O_RDONLY) {
+            if case .success(let held) = Syscall.fstat(f, path: logPath), held.inode == st.inode { hold = f } else { Syscall.close(f) }
+        }
+        let released = locked { () -> Int32 in
             resetCaches()
             knownApplied = apply?.applied ?? -1
             tailInode = st.inode
             tailOffset = st.size
+            defer { tailHold = hold }
             for (entry, _) in pending { absorb(entry) }
+            return tailHold
         }
+        if released >= 0 { Syscall.close(released) }
     }
 
     /// The whole entries after sequence number `seq`, reading the log from byte `from` (the

@@ -224,3 +224,48 @@ public enum ShareURL {
         url.split(separator: "/").last.map(String.init) ?? url
     }
 }
+
+// MARK: Shares as their owner makes them
+
+extension Container {
+    /// Shares record `root`'s hierarchy (nil: the whole zone) of `zone` in the caller's private
+    /// database, with `publicPermission` for anyone who has its URL.
+    @discardableResult
+    public func createShare(root: String?, zone: String, caller: Caller, publicPermission: ShareInfo.Permission = .none,
+                            title: String? = nil, environment: Environment = .development) throws(CKError) -> ShareLocation {
+        let db = try database(.private, caller: caller, environment: environment)
+        let name = root == nil ? ShareInfo.zoneWideRecordName : "Share-" + UUIDName.make()
+        var share = Record(recordType: ShareInfo.recordType, recordID: RecordID(recordName: name, zoneID: db.zoneID(zone)))
+        share.shareInfo = ShareInfo(publicPermission: publicPermission, rootRecordName: root)
+        if let title { share["cloudkit.title"] = .string(title) }
+        return ShareLocation(share: try db.save(share))
+    }
+
+    /// Changes the participants of the share `url` names, as its owner: `change` gets them as
+    /// stored.
+    @discardableResult
+    public func changeShare(url: String, caller: Caller, environment: Environment = .development,
+                            _ change: (inout ShareInfo) throws(CKError) -> Void) throws(CKError) -> ShareLocation {
+        let found = try share(url: url, environment: environment)
+        let db = try database(.private, caller: caller, environment: environment)
+        guard db.userRecordName == found.ownerName else {
+            throw CKError(.permissionFailure, "share \(url) belongs to another user; only its owner may change it")
+        }
+        var share = found.share
+        var info = found.info
+        try change(&info)
+        share.shareInfo = info
+        return ShareLocation(share: try db.save(share))
+    }
+
+    /// The identity a participant argument names: an identity's name, one of its email
+    /// addresses, or its user record name.
+    public func identity(named text: String) throws(CKError) -> Identity {
+        let all = try identities()
+        let lower = text.lowercased()
+        guard let found = all.first(where: { $0.name == text || $0.userRecordName == text || $0.emails.map { $0.lowercased() }.contains(lower) }) else {
+            throw CKError(.unknownItem, "no user of container \(identifier) is named \(text) or has that email address or user record name (ckfs user list shows them)")
+        }
+        return found
+    }
+}

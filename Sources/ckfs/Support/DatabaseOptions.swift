@@ -6,11 +6,14 @@ import Foundation
 struct DatabaseOptions: ParsableArguments {
     @OptionGroup var place: StoreOptions
 
-    @Option(help: "The database: public or private.")
+    @Option(help: "The database: public, private or shared (zones other users share with you; give --owner).")
     var database: DatabaseScope = .private
 
     @Option(help: "The zone.")
     var zone: String = ZoneID.defaultZoneName
+
+    @Option(help: "In the shared database: the user who shares the zone (a name, email address or user record name).")
+    var owner: String?
 
     var storePath: String { place.storePath }
     var container: String? { place.container }
@@ -21,6 +24,15 @@ struct DatabaseOptions: ParsableArguments {
 
     func openDatabase() throws -> Database {
         let store = try openStore()
-        return try store.container(container).database(database, caller: place.caller, environment: environment)
+        let container = try store.container(container)
+        guard database == .shared else {
+            return try container.database(database, caller: place.caller, environment: environment)
+        }
+        guard let owner else { throw ValidationError("the shared database holds zones of several users: name the one who shares the zone with --owner") }
+        return try container.sharedDatabase(caller: place.caller, environment: environment).database(owner: try container.identity(named: owner).userRecordName)
+    }
+
+    func validate() throws {
+        if owner != nil && database != .shared { throw ValidationError("--owner names whose zone to use in the shared database; give --database shared with it") }
     }
 }

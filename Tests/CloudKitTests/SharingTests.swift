@@ -9,9 +9,9 @@ import Testing
         let path = TemporaryStores.path("ckfs-sharing-")
         let store = try Store.create(at: path)
         for name in ["olivia", "wes", "rita"] { try store.container().addUser(name, emails: ["\(name)@example.com"]) }
-        let olivia = try CKContainer(store: store, user: "olivia")
-        let wes = try CKContainer(store: Store.open(at: path), user: "wes")
-        let rita = try CKContainer(store: Store.open(at: path), user: "rita")
+        let olivia = try CKContainer(store: store, user: "olivia", deviceID: "olivia-phone")
+        let wes = try CKContainer(store: Store.open(at: path), user: "wes", deviceID: "wes-phone")
+        let rita = try CKContainer(store: Store.open(at: path), user: "rita", deviceID: "rita-phone")
 
         // The owner's list, in a custom zone, with an item under it.
         let zone = CKRecordZone(zoneName: "Lists")
@@ -104,6 +104,23 @@ import Testing
             if case .failure(let e) = r { return (e as? CKError)?.code }
             return nil
         } ?? nil) == .permissionFailure)
+
+        // A database subscription on the shared database: rita hears of the owner's change to
+        // a shared item, as a database notification of the shared database; a query
+        // subscription is refused there, as Apple's.
+        _ = try await ritaShared.save(CKDatabaseSubscription(subscriptionID: "shared-changes"))
+        var refused: CKError.Code?
+        do { _ = try await ritaShared.save(CKQuerySubscription(recordType: "Item", predicate: NSPredicate(value: true), options: .firesOnRecordUpdate)) }
+        catch let e as CKError { refused = e.code }
+        #expect(refused == .invalidArguments)
+        let start = try rita.notificationChanges().token
+        let ownerMilk = try await olivia.privateCloudDatabase.record(for: milk.recordID)
+        ownerMilk["text"] = "whole milk"
+        _ = try await olivia.privateCloudDatabase.save(ownerMilk)
+        let heard = try rita.notificationChanges(since: start).notifications
+        #expect(heard.count == 1)
+        #expect((heard.first as? CKDatabaseNotification)?.databaseScope == .shared)
+        #expect(try await ritaShared.allSubscriptions().map(\.subscriptionID) == ["shared-changes"])
 
         // A record outside the hierarchy is not there for them.
         let diary = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "diary", zoneID: zone.zoneID))

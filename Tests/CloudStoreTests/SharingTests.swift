@@ -167,6 +167,70 @@ import Testing
         #expect(try s.owner.fetch([shareRecord.recordID])[0].1.error?.code == .unknownItem)
     }
 
+    /// Database subscriptions of the shared database: a participant hears of changes to what
+    /// is shared with them (and of being removed, and of the zone's deletion), never of the
+    /// owner's other records; someone not on the share hears nothing; query subscriptions are
+    /// refused there, as CloudKit's; the owner's own subscriptions hear of participants' saves.
+    @Test func notificationsReachTheRightUsers() throws {
+        let s = try Three()
+        try s.owner.modify(saving: [item("list", in: s.owner), item("a", parent: "list", in: s.owner), item("diary", in: s.owner)]).error.map { throw $0 }
+        let shareRecord = try s.owner.modify(saving: [share(root: "list", participants: [
+            .init(userRecordName: s.wesName, role: .privateUser, permission: .readWrite, acceptanceStatus: .pending),
+            .init(userRecordName: s.ritaName, role: .privateUser, permission: .readOnly, acceptanceStatus: .pending),
+        ])]).saveResults[0].1.get()
+        let url = ShareURL.make(container: s.c.identifier, shortGUID: shareRecord.shareInfo!.shortGUID)
+        try s.c.acceptShare(url: url, caller: s.writer)
+        try s.c.acceptShare(url: url, caller: s.reader)
+        for caller in [s.writer, s.reader, s.stranger] {
+            try s.shared(caller).subscriptions.saveSubscription(.database(subscriptionID: "shared-changes"))
+        }
+        #expect(code { try s.shared(s.writer).subscriptions.saveSubscription(Subscription(recordType: "Item", options: .firesOnRecordCreation)) } == .invalidArguments)
+        try s.owner.saveSubscription(Subscription(zoneName: "Lists", subscriptionID: "owner-zone"))
+        func count(_ caller: Caller) throws -> Int {
+            try s.c.notificationLog(caller: caller).changes().notifications.filter { $0.databaseScope == .shared }.count
+        }
+        func ownerCount() throws -> Int {
+            try s.c.notificationLog(caller: s.ownerCaller).changes().notifications.filter { $0.subscriptionID == "owner-zone" }.count
+        }
+        let (w0, r0, o0) = (try count(s.writer), try count(s.reader), try ownerCount())
+
+        // The owner's diary: nobody else hears of it.
+        var diary = try s.owner.record(for: RecordID(recordName: "diary", zoneID: ZoneID(zoneName: "Lists")))
+        diary["text"] = .string("secret")
+        try s.owner.save(diary)
+        #expect(try count(s.writer) == w0 && count(s.reader) == r0)
+
+        // A shared item: both participants hear, with the owner's zone; sam hears nothing.
+        var a = try s.owner.record(for: RecordID(recordName: "a", zoneID: ZoneID(zoneName: "Lists")))
+        a["text"] = .string("changed")
+        try s.owner.save(a)
+        #expect(try count(s.writer) == w0 + 1 && count(s.reader) == r0 + 1)
+        let heard = try #require(try s.c.notificationLog(caller: s.reader).changes().notifications.last)
+        #expect(heard.zoneID == ZoneID(zoneName: "Lists", ownerName: s.owner.userRecordName))
+        #expect(try count(s.stranger) == 0)
+
+        // Wes changes it: the owner's zone subscription hears, and rita.
+        let zone = ZoneID(zoneName: "Lists", ownerName: s.owner.userRecordName)
+        var fromWes = try s.shared(s.writer).fetch([RecordID(recordName: "a", zoneID: zone)])[0].1.get()
+        fromWes["text"] = .string("by wes")
+        let o1 = try ownerCount()
+        #expect(o1 == o0 + 2, "the owner's own two saves")
+        try s.shared(s.writer).modify(saving: [fromWes]).error.map { throw $0 }
+        #expect(try ownerCount() == o1 + 1)
+        #expect(try count(s.reader) == r0 + 2)
+
+        // Rita removed: she hears of it (so she fetches and finds the zone gone).
+        var edited = try s.owner.record(for: shareRecord.recordID)
+        edited.shareInfo!.participants.removeAll { $0.userRecordName == s.ritaName }
+        try s.owner.save(edited)
+        #expect(try count(s.reader) == r0 + 3)
+        // Deleting the zone tells wes.
+        let beforeDelete = try count(s.writer)
+        try s.owner.deleteZone("Lists")
+        #expect(try count(s.writer) == beforeDelete + 1)
+        #expect(try count(s.stranger) == 0)
+    }
+
     /// A zone-wide share reaches every record of the zone; hierarchy shares cannot be mixed in;
     /// a public permission lets anyone with the URL join; deleting the share clears the root.
     @Test func zoneWideAndPublicShares() throws {

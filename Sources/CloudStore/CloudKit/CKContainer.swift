@@ -162,6 +162,11 @@ public final class CKDatabase: Sendable {
         scope == .shared ? try shared().databaseChanges(since: token, limit: limit) : try engine().databaseChanges(since: token, limit: limit)
     }
 
+    /// Where this database's subscriptions are kept: in the shared database, the caller's own.
+    func subscriptionEngine() throws(CKError) -> Database {
+        scope == .shared ? try shared().subscriptions : try engine()
+    }
+
     /// What saves and fetches records of this database, of any owner.
     func records() throws(CKError) -> any RecordAccess {
         scope == .shared ? try shared() : try engine()

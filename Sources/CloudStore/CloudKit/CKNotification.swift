@@ -79,20 +79,20 @@ public final class CKQueryNotification: CKNotification, @unchecked Sendable {
         }
         return fields.isEmpty ? nil : fields
     }
-    public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
+    public var databaseScope: CKDatabase.Scope { CKDatabase.Scope(value.databaseScope) }
 }
 
 /// A zone subscription fired for one commit in its zone.
 public final class CKRecordZoneNotification: CKNotification, @unchecked Sendable {
     public var recordZoneID: CKRecordZone.ID? { CKRecordZone.ID(value.zoneID.asCallerWritesIt) }
-    public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
+    public var databaseScope: CKDatabase.Scope { CKDatabase.Scope(value.databaseScope) }
 }
 
 /// A database subscription fired for one commit in one of the database's zones: fetch the
 /// database's changes (``CKFetchDatabaseChangesOperation``) to learn which.
 /// `@unchecked Sendable`: immutable, as every ``CKNotification``.
 public final class CKDatabaseNotification: CKNotification, @unchecked Sendable {
-    public var databaseScope: CKDatabase.Scope { value.databaseScope == .public ? .public : .private }
+    public var databaseScope: CKDatabase.Scope { CKDatabase.Scope(value.databaseScope) }
 }
 
 public typealias CKNotificationToken = NotificationToken
@@ -180,6 +180,16 @@ open class CKMarkNotificationsReadOperation: CKDatabaseOperation, @unchecked Sen
             markNotificationsReadCompletionBlock?(notificationIDs, nil)
         } catch {
             markNotificationsReadCompletionBlock?(nil, error)
+        }
+    }
+}
+
+extension CKDatabase.Scope {
+    init(_ scope: DatabaseScope) {
+        switch scope {
+        case .public: self = .public
+        case .private: self = .private
+        case .shared: self = .shared
         }
     }
 }

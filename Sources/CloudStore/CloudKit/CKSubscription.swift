@@ -197,26 +197,26 @@ public final class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable
 
 extension CKDatabase {
     public func save(_ subscription: CKSubscription) async throws -> CKSubscription {
-        CKSubscription.wrap(try engine().saveSubscription(subscription.engineValue()))
+        CKSubscription.wrap(try subscriptionEngine().saveSubscription(subscription.engineValue()))
     }
 
     public func subscription(for id: CKSubscription.ID) async throws -> CKSubscription {
-        CKSubscription.wrap(try engine().subscription(id))
+        CKSubscription.wrap(try subscriptionEngine().subscription(id))
     }
 
     public func allSubscriptions() async throws -> [CKSubscription] {
-        try engine().subscriptions().map(CKSubscription.wrap)
+        try subscriptionEngine().subscriptions().map(CKSubscription.wrap)
     }
 
     @discardableResult
     public func deleteSubscription(withID id: CKSubscription.ID) async throws -> CKSubscription.ID {
-        try engine().deleteSubscription(id)
+        try subscriptionEngine().deleteSubscription(id)
         return id
     }
 
     public func modifySubscriptions(saving: [CKSubscription], deleting: [CKSubscription.ID]) async throws
         -> (saveResults: [CKSubscription.ID: Result<CKSubscription, Error>], deleteResults: [CKSubscription.ID: Result<Void, Error>]) {
-        let result = try engine().modifySubscriptions(saving: saving.map { (s) throws(CKError) in try s.engineValue() }, deleting: deleting)
+        let result = try subscriptionEngine().modifySubscriptions(saving: saving.map { (s) throws(CKError) in try s.engineValue() }, deleting: deleting)
         var saves: [CKSubscription.ID: Result<CKSubscription, Error>] = [:]
         for (id, r) in result.saved { saves[id] = r.map(CKSubscription.wrap).mapError { $0 } }
         var deletes: [CKSubscription.ID: Result<Void, Error>] = [:]
@@ -225,20 +225,20 @@ extension CKDatabase {
     }
 
     public func save(_ subscription: CKSubscription, completionHandler: @escaping @Sendable (CKSubscription?, Error?) -> Void) {
-        container.complete(completionHandler) { () throws(CKError) in CKSubscription.wrap(try self.engine().saveSubscription(subscription.engineValue())) }
+        container.complete(completionHandler) { () throws(CKError) in CKSubscription.wrap(try self.subscriptionEngine().saveSubscription(subscription.engineValue())) }
     }
 
     public func fetch(withSubscriptionID id: CKSubscription.ID, completionHandler: @escaping @Sendable (CKSubscription?, Error?) -> Void) {
-        container.complete(completionHandler) { () throws(CKError) in CKSubscription.wrap(try self.engine().subscription(id)) }
+        container.complete(completionHandler) { () throws(CKError) in CKSubscription.wrap(try self.subscriptionEngine().subscription(id)) }
     }
 
     public func fetchAllSubscriptions(completionHandler: @escaping @Sendable ([CKSubscription]?, Error?) -> Void) {
-        container.complete(completionHandler) { () throws(CKError) in try self.engine().subscriptions().map(CKSubscription.wrap) }
+        container.complete(completionHandler) { () throws(CKError) in try self.subscriptionEngine().subscriptions().map(CKSubscription.wrap) }
     }
 
     public func delete(withSubscriptionID id: CKSubscription.ID, completionHandler: @escaping @Sendable (CKSubscription.ID?, Error?) -> Void) {
         container.complete(completionHandler) { () throws(CKError) in
-            try self.engine().deleteSubscription(id)
+            try self.subscriptionEngine().deleteSubscription(id)
             return id
         }
     }
@@ -264,7 +264,7 @@ open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Senda
         do throws(CKError) {
             let database = targetDatabase
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; nothing was saved or deleted") }
-            let result = try database.engine().modifySubscriptions(saving: (subscriptionsToSave ?? []).map { (s) throws(CKError) in try s.engineValue() },
+            let result = try database.subscriptionEngine().modifySubscriptions(saving: (subscriptionsToSave ?? []).map { (s) throws(CKError) in try s.engineValue() },
                                                                    deleting: subscriptionIDsToDelete ?? [])
             var saved: [CKSubscription] = []
             var deleted: [CKSubscription.ID] = []
@@ -309,7 +309,7 @@ open class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecked Sendab
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
             let database = targetDatabase
-            let all = try database.engine().subscriptions()
+            let all = try database.subscriptionEngine().subscriptions()
             var found: [CKSubscription.ID: CKSubscription] = [:]
             var errors: [CKItemID: CKError] = [:]
             for id in subscriptionIDs ?? all.map(\.subscriptionID) {

@@ -372,6 +372,9 @@ extension Database {
         var watching: [Subscription] = []
         var notificationError: CKError?
         var before: [String: Record] = [:]
+        // For the participants of the zone's shares, told once the zone is released.
+        var committedEntry: LogEntry?
+        var endedShares: [Record] = []
         do throws(CKError) {
             try storage.write { (txn) throws(CKError) -> (LogEntry?, Void) in
                 do throws(CKError) { watching = try subscriptionsWatching(zoneName) } catch { notificationError = error }
@@ -386,6 +389,7 @@ extension Database {
                 let stamp = Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID)
                 let tag = String(txn.lastSeq + 1)
                 var candidates: [(Int, Record)] = []
+                var priorShares: [Record] = []
                 var oldUsage: [String: Int64] = [:]
                 var pending = Schema.Additions()
                 for (i, client) in saves where failures[.save(i)] == nil {
@@ -429,7 +433,11 @@ extension Database {
                         var record = Record(stored: client.recordType, recordID: RecordID(recordName: name, zoneID: zone),
                                             fields: fields, encryptedKeys: encrypted, tag: tag, created: server?.created ?? stamp, modified: stamp,
                                             parent: parent, share: server?.share, shareInfo: client.shareInfo)
-                        if record.isShare { record = try preparedShare(record, client: client, server: server, zone: zoneName) }
+                        if record.isShare {
+                            record = try preparedShare(record, client: client, server: server, zone: zoneName)
+                            // Who was on it before: a participant removed hears of it too.
+                            if let server { priorShares.append(server) }
+                        }
                         try checkSize(record)
                         record = try storePendingAssets(record, txn: txn)
                         if !record.isShare { pending.merge(try container.schema.check(record, environment: environment, pending: pending)) }
@@ -555,6 +563,7 @@ extension Database {
                 }
                 try container.schema.add(additions, environment: environment)
                 for (i, record) in toSave { committed[.save(i)] = record }
+                endedShares = deletedRecords.values.filter(\.isShare) + priorShares
                 let entry = LogEntry(
                     seq: 0, time: now, userRecordName: userRecordName, deviceID: caller.deviceID,
                     clientChangeToken: options.clientChangeToken, saved: toSave.map(\.1) + rewritten,
@@ -563,6 +572,7 @@ extension Database {
                     usage: usage)
                 return (entry, ())
             } committed: { (entry) in
+                committedEntry = entry
                 guard !watching.isEmpty else { return }
                 do throws(CKError) { try self.notify(watching, zone: zoneName, entry: entry, before: before) } catch { notificationError = error }
             }
@@ -572,6 +582,7 @@ extension Database {
             return finish(saves, deletes, failures: failures, all: error)
         }
         addAncestors(&failures, storage: storage)
+        if let committedEntry { notifyParticipants(zoneName, entry: committedEntry, shares: endedShares) }
         if options.atomic && !failures.isEmpty {
             return finish(saves, deletes, failures: failures, all: nil)
         }

@@ -93,22 +93,25 @@ extension Database {
     func visibleDeletions(_ deleted: [RecordID], parents: [String: String], in zone: String) throws(CKError) -> [RecordID] {
         guard scope == .shared else { return deleted }
         let grants = try currentGrants(zone)
-        if grants.zone != nil { return deleted }
         let storage = zoneStorage(zone)
-        func wasShared(_ id: RecordID) throws(CKError) -> Bool {
-            var name: String? = id.recordName
-            for _ in 0..<Self.maxHierarchyDepth {
-                guard let n = name else { return false }
-                if grants.roots[n] != nil { return true }
-                if let p = parents[n] { name = p; continue }
-                guard let r = try storage.record(named: n) else { return false }
-                name = r.parent
-            }
-            return false
-        }
         var kept: [RecordID] = []
-        for id in deleted where try wasShared(id) { kept.append(id) }
+        for id in deleted where try Self.wasShared(id.recordName, grants, parents: parents, storage: storage) { kept.append(id) }
         return kept
+    }
+
+    /// Whether the deleted record `name` was in what `grants` reach: its `parent` when deleted
+    /// (`parents`) is followed through the records there now and the other deleted ones.
+    static func wasShared(_ name: String, _ grants: ZoneGrants, parents: [String: String], storage: ZoneStorage) throws(CKError) -> Bool {
+        if grants.zone != nil { return true }
+        var current: String? = name
+        for _ in 0..<maxHierarchyDepth {
+            guard let n = current else { return false }
+            if grants.roots[n] != nil { return true }
+            if let p = parents[n] { current = p; continue }
+            guard let r = try storage.record(named: n) else { return false }
+            current = r.parent
+        }
+        return false
     }
 
     /// The error for a record the caller cannot reach in a shared zone: it is not there for them.
@@ -300,6 +303,51 @@ extension Database {
                 failures[.save(i)] = CKError(.permissionFailure, "record \(name) would not be in a hierarchy shared with you read-write: set its parent to a record of the share (CKRecord.setParent), or ask its owner (\(ownerName)) for read-write permission")
                 continue
             }
+        }
+    }
+}
+
+// MARK: Telling participants
+
+extension Database {
+    /// Tells each user who shares `zone` and has database subscriptions in their shared
+    /// database that a committed entry changed what they reach: a record shared with them
+    /// saved or deleted, or a share that names them saved or deleted (`shares` adds those the
+    /// entry deleted, or, for a zone deleted, its shares before). Best effort, after the zone's
+    /// lock is released, as CloudKit's pushes are: the change stands when a notification cannot
+    /// be written, and the next fetch of the shared database's changes reports it.
+    func notifyParticipants(_ zone: String, entry: LogEntry, shares ended: [Record] = []) {
+        let layout = store.layout
+        guard case .success(let names?) = Syscall.listDirectory(layout.sharedDatabasesDirectory(container.identifier, environment)) else { return }
+        var subscribed: [(user: String, subscriptions: [Subscription])] = []
+        for user in names.compactMap(StoreLayout.decode) where user != ownerName {
+            let file = store.subscriptionFile(directory: layout.sharedDatabaseDirectory(container.identifier, environment, user: user),
+                                              ownerName: ZoneID.currentUserOwnerName)
+            let database = ((try? file.all()) ?? []).filter { if case .database = $0.kind { true } else { false } }
+            if !database.isEmpty { subscribed.append((user, database)) }
+        }
+        guard !subscribed.isEmpty else { return }
+        let shares = (try? shareRecords(in: zone)) ?? []
+        let storage = zoneStorage(zone)
+        var parents: [String: String] = [:]
+        for d in entry.deleted { if let p = d.parent { parents[d.recordName] = p } }
+        let touchedShares = entry.saved.filter(\.isShare) + ended
+        let zoneID = zoneID(zone)
+        for (user, subscriptions) in subscribed {
+            let grants = Self.grants(of: user, from: shares)
+            var concerned = touchedShares.contains { $0.shareInfo?.participant(user) != nil }
+            if !concerned && !grants.isEmpty {
+                concerned = entry.saved.contains { ((try? Self.permission(of: $0, grants, lookUp: storage.record(named:))) ?? nil) != nil }
+                    || entry.deleted.contains { (try? Self.wasShared($0.recordName, grants, parents: parents, storage: storage)) == true }
+            }
+            guard concerned else { continue }
+            let notifications = subscriptions.compactMap { s -> CloudNotification? in
+                if case .database(let type?) = s.kind, !entry.saved.contains(where: { $0.recordType == type }),
+                   !entry.deleted.contains(where: { $0.recordType == type }) { return nil }
+                return CloudNotification(s, scope: .shared, zoneID: zoneID, entry: entry)
+            }
+            guard !notifications.isEmpty else { continue }
+            try? container.notificationLog(userRecordName: user, environment: environment).append(notifications)
         }
     }
 }

@@ -3,7 +3,15 @@ import Foundation
 // MARK: Saving, fetching and deleting subscriptions
 
 extension Database {
-    var subscriptionFile: SubscriptionFile { store.subscriptionFile(directory: directory, ownerName: ownerName) }
+    /// The caller's subscriptions of this database: in a shared database, the caller's own file
+    /// of shared-database subscriptions (not the owner's).
+    var subscriptionFile: SubscriptionFile {
+        scope == .shared ? store.subscriptionFile(directory: store.layout.sharedDatabaseDirectory(container.identifier, environment, user: userRecordName), ownerName: ZoneID.currentUserOwnerName)
+            : ownerSubscriptionFile
+    }
+
+    /// The subscriptions of the database the zones are in (the owner's), which commits fire.
+    var ownerSubscriptionFile: SubscriptionFile { store.subscriptionFile(directory: directory, ownerName: ownerName) }
 
     /// Saves subscriptions and deletes others by ID, each on its own (CKModifySubscriptionsOperation).
     /// Saving an ID the caller already has replaces that subscription; a subscription is
@@ -11,6 +19,10 @@ extension Database {
     public func modifySubscriptions(saving: [Subscription], deleting: [String] = [])
         throws(CKError) -> (saved: [(String, Result<Subscription, CKError>)], deleted: [(String, Result<Void, CKError>)]) {
         _ = try writer("save or delete subscriptions")
+        if scope == .shared {
+            try store.ensureDirectory(store.layout.sharedDatabasesDirectory(container.identifier, environment))
+            try store.ensureDirectory(store.layout.sharedDatabaseDirectory(container.identifier, environment, user: userRecordName))
+        }
         var prepared: [Result<Subscription, CKError>] = []
         for s in saving {
             do throws(CKError) { prepared.append(.success(try checked(s))) } catch { prepared.append(.failure(error)) }
@@ -86,6 +98,9 @@ extension Database {
         }
         switch s.kind {
         case .query(let type, let predicate):
+            guard scope != .shared else {
+                throw .invalid("query subscriptions are not supported in the shared database (as CloudKit's); save a CKDatabaseSubscription and fetch the changes it announces")
+            }
             try Names.checkRecordType(type)
             guard !s.options.isDisjoint(with: SubscriptionOptions.triggers) else {
                 throw .invalid("query subscription \(id) needs at least one of firesOnRecordCreation, firesOnRecordUpdate, firesOnRecordDeletion")
@@ -104,7 +119,8 @@ extension Database {
                 throw .invalid("zone subscription \(id) fires on every change in its zone; its options must be empty")
             }
             guard scope == .private else {
-                throw .invalid("zone subscriptions are for custom zones of the private database; in the public database use a query subscription")
+                throw .invalid(scope == .shared ? "the shared database takes database subscriptions only (as CloudKit's); save a CKDatabaseSubscription"
+                    : "zone subscriptions are for custom zones of the private database; in the public database use a query subscription")
             }
             guard let zone = s.zoneName, zone != ZoneID.defaultZoneName else {
                 throw .invalid("zone subscriptions watch a custom zone, not the default zone; use a query subscription with TRUEPREDICATE there")
@@ -114,8 +130,8 @@ extension Database {
             guard s.options.isEmpty else {
                 throw .invalid("database subscription \(id) fires on every change in the database; its options must be empty")
             }
-            guard scope == .private else {
-                throw .invalid("database subscriptions are for the private database; in the public database use a query subscription")
+            guard scope != .public else {
+                throw .invalid("database subscriptions are for the private and shared databases; in the public database use a query subscription")
             }
             guard s.zoneName == nil else {
                 throw .invalid("database subscription \(id) watches every zone; give it no zone, or make a zone subscription")
@@ -154,7 +170,7 @@ extension Database {
     /// The subscriptions a commit in `zone` must check; empty in the common case, at the
     /// cost of one `open` when the database has no subscriptions file.
     func subscriptionsWatching(_ zone: String) throws(CKError) -> [Subscription] {
-        try subscriptionFile.all().filter { $0.watches(zone) }
+        try ownerSubscriptionFile.all().filter { $0.watches(zone) }
     }
 
     /// Sends the notifications a committed entry causes; called with the zone still locked,
@@ -201,7 +217,7 @@ extension Database {
         guard !onceIDs.isEmpty else { return try deliver(produced.map { ($0.0.ownerUserRecordName, $0.1) }) }
         // A firesOnce subscription fires for the commit that removes it, and no other: another
         // process may have fired it already.
-        try subscriptionFile.update { (all) throws(CKError) in
+        try ownerSubscriptionFile.update { (all) throws(CKError) in
             let present = Set(all.map(\.subscriptionID))
             let kept = produced.filter { !$0.0.options.contains(.firesOnce) || present.contains($0.0.subscriptionID) }
             all.removeAll { onceIDs.contains($0.subscriptionID) }
@@ -214,7 +230,7 @@ extension Database {
     /// zone change stands when a notification cannot be written, and the next fetch of the
     /// database's changes reports it.
     func notifyZoneChanged(_ zone: String) {
-        guard let all = try? subscriptionFile.all() else { return }
+        guard let all = try? ownerSubscriptionFile.all() else { return }
         let database = all.filter { if case .database = $0.kind { true } else { false } }
         guard !database.isEmpty else { return }
         let entry = LogEntry(seq: 0, time: Store.now(), userRecordName: userRecordName, deviceID: caller.deviceID,

@@ -133,8 +133,14 @@ extension Database {
         guard storage.exists else {
             throw CKError(.zoneNotFound, "zone \(name) does not exist")
         }
+        let shares = (try? shareRecords(in: name)) ?? []
         try storage.delete()
         store.forgetZone(directory: zoneDirectory(name))
         notifyZoneChanged(name)
+        if !shares.isEmpty {
+            // Its participants lose the zone: their shared databases change.
+            notifyParticipants(name, entry: LogEntry(seq: 0, time: Store.now(), userRecordName: userRecordName, deviceID: caller.deviceID,
+                                                     clientChangeToken: nil, saved: [], deleted: [], usage: 0), shares: shares)
+        }
     }
 }

@@ -84,6 +84,14 @@ public final class SharedDatabase: Sendable {
         return ModifyResult(saveResults: saves.map { $0! }, deleteResults: deletes.map { $0! }, notificationErrors: notificationErrors)
     }
 
+    /// The caller's subscriptions of their shared database (database subscriptions only, as
+    /// CloudKit's), kept in their own file, not in any owner's.
+    public var subscriptions: Database {
+        get throws(CKError) {
+            try Database(container: container, scope: .shared, environment: environment, caller: caller, identity: identity, owner: userRecordName)
+        }
+    }
+
     /// Changes in one shared zone since `token`, only of the records shared with the caller.
     public func changes(in zoneID: ZoneID, since token: ChangeToken?, limit: Int? = nil, desiredKeys: [String]? = nil) throws(CKError) -> ZoneChanges {
         try database(owner: zoneID.ownerName).changes(in: zoneID.zoneName, since: token, limit: limit, desiredKeys: desiredKeys)
@@ -192,6 +200,7 @@ extension Database {
         let storage = zoneStorage(zone)
         var watching: [Subscription] = []
         var before: [String: Record] = [:]
+        var committedEntry: LogEntry?
         let written = try storage.write { (txn) throws(CKError) -> (LogEntry?, Record) in
             watching = (try? subscriptionsWatching(zone)) ?? []
             guard let share = try txn.record(name), var info = share.shareInfo else {
@@ -210,8 +219,10 @@ extension Database {
                                  saved: [record], deleted: [], usage: txn.usage)
             return (entry, record)
         } committed: { (entry) in
+            committedEntry = entry
             if !watching.isEmpty { try? self.notify(watching, zone: zone, entry: entry, before: before) }
         }
+        if let committedEntry { notifyParticipants(zone, entry: committedEntry) }
         return written
     }
 }

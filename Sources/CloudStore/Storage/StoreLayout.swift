@@ -23,6 +23,17 @@ public struct StoreLayout: Sendable {
         }
     }
 
+    /// Where a user's own files of their shared database are kept (its subscriptions; its
+    /// zones are their owners'): `<container>/<environment>/shared/<user>`.
+    public func sharedDatabaseDirectory(_ container: String, _ environment: Environment, user: String) -> String {
+        sharedDatabasesDirectory(container, environment) + "/" + Self.encode(user)
+    }
+
+    /// The folder of every user's shared-database files.
+    public func sharedDatabasesDirectory(_ container: String, _ environment: Environment) -> String {
+        containerDirectory(container) + "/" + environment.rawValue + "/shared"
+    }
+
     public static func zonesDirectory(_ database: String) -> String { database + "/zones" }
     public static func zoneDirectory(_ database: String, zone: String) -> String { zonesDirectory(database) + "/" + encode(zone) }
     public static func recordsDirectory(_ zone: String) -> String { zone + "/records" }

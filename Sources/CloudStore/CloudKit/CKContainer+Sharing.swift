@@ -49,17 +49,13 @@ extension CKContainer {
         let container = try engine()
         let user = try container.signedIn(caller, for: "opening a share")
         let found = try container.share(url: url.absoluteString, environment: environment)
-        guard found.ownerName == user.userRecordName || found.info.participant(user.userRecordName).map({ $0.acceptanceStatus != .removed }) == true
-                || found.info.publicPermission != .none else {
+        guard Container.mayOpen(found, user: user.userRecordName) else {
             throw CKError(.participantMayNeedVerification, "you are not a participant of share \(url.absoluteString); ask its owner to add you")
         }
         var root: CKRecord?
-        if fetchingRoot, let name = found.info.rootRecordName {
+        if fetchingRoot, let record = try container.shareRoot(found, caller: caller, desiredKeys: desiredKeys, environment: environment) {
             let db = try Database(container: container, scope: .shared, environment: environment, caller: caller, identity: user, owner: found.ownerName)
-            let storage = db.zoneStorage(found.zoneID.zoneName)
-            if let record = try storage.record(named: name) {
-                root = CKRecord.presented(record.limited(to: desiredKeys), assetDirectory: db.assetDirectory(of: record), keepingOwner: true)
-            }
+            root = CKRecord.presented(record, assetDirectory: db.assetDirectory(of: record), keepingOwner: true)
         }
         return CKShare.Metadata(url: url, found: found, container: container.identifier, user: user.userRecordName, rootRecord: root)
     }

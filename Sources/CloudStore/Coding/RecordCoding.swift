@@ -209,8 +209,9 @@ public enum RecordCoding {
         return recordName
     }
 
-    /// A share's own keys: `participants` and `publicPermission`, which a client may set, and
-    /// `shortGUID` and `rootRecordName`, which only the store sets (ignored in input).
+    /// A share's own keys: `participants`, `publicPermission` and (for a new share)
+    /// `rootRecordName`, which a client may set, and `shortGUID`, which only the store sets
+    /// (ignored in input).
     static func decodeShareInfo(_ object: [String: JSONValue], recordType: String, mode: Mode) throws(CKError) -> ShareInfo? {
         let keys = ["participants", "publicPermission", "shortGUID", "rootRecordName"]
         guard recordType == ShareInfo.recordType else {
@@ -219,7 +220,7 @@ public enum RecordCoding {
             }
             return nil
         }
-        if mode == .input && object["participants"] == nil && object["publicPermission"] == nil { return nil }
+        if mode == .input && object["participants"] == nil && object["publicPermission"] == nil && object["rootRecordName"] == nil { return nil }
         var info = ShareInfo()
         if let raw = object["publicPermission"] {
             guard let s = raw.stringValue, let p = ShareInfo.Permission(rawValue: s) else {
@@ -231,9 +232,10 @@ public enum RecordCoding {
             guard let list = raw.arrayValue else { throw .invalid("\"participants\" must be an array of participant objects") }
             info.participants = try list.enumerated().map { (i, p) throws(CKError) in try decodeParticipant(p, index: i) }
         }
-        if mode == .stored {
-            info.shortGUID = object["shortGUID"]?.stringValue ?? ""
-            info.rootRecordName = object["rootRecordName"]?.stringValue
+        if mode == .stored { info.shortGUID = object["shortGUID"]?.stringValue ?? "" }
+        if let raw = object["rootRecordName"] {
+            guard let root = raw.stringValue else { throw .invalid("\"rootRecordName\" must be the name of the record the share shares, a string") }
+            info.rootRecordName = root
         }
         return info
     }

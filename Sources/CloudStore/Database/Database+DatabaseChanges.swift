@@ -47,6 +47,9 @@ extension Database {
         if let limit, limit < 1 { throw CKError(.invalidArguments, "a database change fetch's limit must be at least 1, not \(limit)") }
         var now: [String: ChangeToken] = [:]
         for name in try zoneNames() {
+            // In a shared database, only the zones shared with the caller (SharedDatabase
+            // puts every owner's together).
+            if scope == .shared, (try? currentGrants(name)) == nil { continue }
             // A zone deleted while this runs is simply not there.
             guard let t = try? currentChangeToken(in: name) else { continue }
             now[name] = t

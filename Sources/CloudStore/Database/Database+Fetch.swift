@@ -39,12 +39,14 @@ extension Database {
         StoreLayout.assetFile(zoneDirectory(zone), checksum: asset.fileChecksum)
     }
 
-    /// How many records a zone holds, from its directory listing (no record is read).
+    /// How many records a zone holds, from its directory listing (no record is read); in a
+    /// shared database, how many are shared with the caller (each is read).
     public func recordCount(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> Int {
-        try zoneStorage(zone).recordNames().count
+        if scope == .shared { return try allRecords(in: zone).count }
+        return try zoneStorage(zone).recordNames().count
     }
 
-    /// All records of a zone, read from their files.
+    /// All records of a zone, read from their files; in a shared database, those shared with the caller.
     public func allRecords(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> [Record] {
         let storage = zoneStorage(zone)
         guard storage.exists else { throw CKError(.zoneNotFound, "zone \(zone) does not exist") }
@@ -52,7 +54,7 @@ extension Database {
         for name in try storage.recordNames() {
             if let r = try storage.record(named: name) { out.append(r) }
         }
-        return out
+        return try visible(out, in: zone)
     }
 }
 
@@ -113,6 +115,7 @@ extension Database {
     public func currentChangeToken(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> ChangeToken {
         let storage = zoneStorage(zone)
         guard storage.exists else { throw CKError(.zoneNotFound, "zone \(zone) does not exist in this \(scope.rawValue) database") }
+        if scope == .shared { _ = try currentGrants(zone) }
         return ChangeToken(epoch: try storage.readMeta().epoch, seq: try storage.peekMarker()?.seq ?? 0)
     }
 

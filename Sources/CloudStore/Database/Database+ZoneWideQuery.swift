@@ -18,9 +18,16 @@ extension Database {
         var merged: [(zone: String, entry: SortedRecords.Entry, values: [FieldValue?])] = []
         var more = false
         for zone in zones.sorted() {
+            // In a shared database, only the zones and records shared with the caller.
+            if scope == .shared, (try? currentGrants(zone)) == nil { continue }
             let page = try self.page(of: query, in: zone, limit: limit, after: after.map { Self.position($0, seenFrom: zone) })
             more = more || page.more
-            merged += page.entries.map { (zone, $0, page.sortValues($0)) }
+            var entries = page.entries
+            if scope == .shared {
+                let shown = Set(try visible(entries.map(\.record), in: zone).map(\.recordID.recordName))
+                entries = entries.filter { shown.contains($0.name) }
+            }
+            merged += entries.map { (zone, $0, page.sortValues($0)) }
         }
         let sort = query.sortDescriptors
         merged.sort { a, b in

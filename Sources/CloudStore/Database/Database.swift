@@ -112,13 +112,21 @@ extension Database {
         return try zone(name)
     }
 
+    /// A zone; in a shared database only one shared with the caller (`zoneNotFound` otherwise).
     public func zone(_ name: String) throws(CKError) -> RecordZone {
+        if scope == .shared { _ = try currentGrants(name) }
         let meta = try zoneStorage(name).readMeta()
         return RecordZone(zoneID: zoneID(meta.zoneName), capabilities: meta.capabilities, created: meta.created)
     }
 
+    /// The zones; in a shared database those of the owner shared with the caller.
     public func zones() throws(CKError) -> [RecordZone] {
-        try zoneNames().map { (n) throws(CKError) in try zone(n) }
+        var out: [RecordZone] = []
+        for n in try zoneNames() {
+            if scope == .shared, (try? currentGrants(n)) == nil { continue }
+            out.append(try zone(n))
+        }
+        return out
     }
 
     /// Deletes a custom zone and every record in it.

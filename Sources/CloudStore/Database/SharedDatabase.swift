@@ -280,3 +280,25 @@ extension Container {
         return found
     }
 }
+
+extension Container {
+    /// Whether `user` may open the share (see its metadata): its owner, a participant not
+    /// removed, or anyone when it has a public permission.
+    public static func mayOpen(_ found: ShareLocation, user: String) -> Bool {
+        found.ownerName == user || found.info.participant(user).map { $0.acceptanceStatus != .removed } == true
+            || found.info.publicPermission == .readOnly || found.info.publicPermission == .readWrite
+    }
+
+    /// The root record of a share, as the metadata of a share shows it to a user who may open
+    /// it, before they accept; nil for a zone-wide share or a root gone meanwhile.
+    public func shareRoot(_ found: ShareLocation, caller: Caller, desiredKeys: [String]? = nil,
+                          environment: Environment = .development) throws(CKError) -> Record? {
+        let user = try signedIn(caller, for: "opening a share")
+        guard Self.mayOpen(found, user: user.userRecordName) else {
+            throw CKError(.permissionFailure, "you are not a participant of this share; ask its owner to add you")
+        }
+        guard let root = found.info.rootRecordName else { return nil }
+        let db = try Database(container: self, scope: .shared, environment: environment, caller: caller, identity: user, owner: found.ownerName)
+        return try db.zoneStorage(found.zoneID.zoneName).record(named: root)?.limited(to: desiredKeys)
+    }
+}

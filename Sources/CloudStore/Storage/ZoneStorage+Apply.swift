@@ -13,11 +13,11 @@ extension ZoneStorage {
     func withApplyLock<T>(_ body: (Int32) throws(CKError) -> T) throws(CKError) -> T {
         applyLock.lock()
         defer { applyLock.unlock() }
-        let fd = try lockFile()
+        let (fd, inode) = try lockFileAndInode()
         try Syscall.rangeLock(fd, start: ApplyMarker.offset, length: ApplyMarker.size, exclusive: true, path: lockPath)
             .orThrow(.internalError, "cannot lock the apply marker of zone \(zoneID.zoneName)")
         defer { _ = Syscall.rangeLock(fd, start: ApplyMarker.offset, length: ApplyMarker.size, exclusive: false, path: lockPath) }
-        guard case .success(let st?) = Syscall.stat(lockPath), st.inode == locked({ lockInode }) else {
+        guard case .success(let st?) = Syscall.stat(lockPath), st.inode == inode else {
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted")
         }
         return try body(fd)

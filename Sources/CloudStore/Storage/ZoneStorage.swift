@@ -297,22 +297,27 @@ final class ZoneStorage: @unchecked Sendable {
         // The zone may have been deleted (and made again) since the lock file was opened: then
         // forget all of it and take the new zone's lock, once.
         for attempt in 0..<2 {
-            let fd = try lockFile()
+            // Compared with the inode of the very file locked: `lockInode` may name another by now.
+            let (fd, inode) = try lockFileAndInode()
             try Syscall.flock(fd, LOCK_EX, path: lockPath).orThrow(.internalError, "cannot lock zone \(zoneID.zoneName)")
-            if case .success(let st?) = Syscall.stat(lockPath), st.inode == locked({ lockInode }) {
+            if case .success(let st?) = Syscall.stat(lockPath), st.inode == inode {
                 defer { _ = Syscall.flock(fd, LOCK_UN, path: lockPath) }
                 return try body()
             }
             _ = Syscall.flock(fd, LOCK_UN, path: lockPath)
-            locked { if lockFD >= 0 { Syscall.close(lockFD) }; lockFD = -1; resetCaches(); queue = [] }
+            // Set aside, not closed: a reader may be reading its markers.
+            locked { retireLockFile(); resetCaches(); queue = [] }
             closeJournal()
             if attempt == 1 { break }
         }
         throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted")
     }
 
-    func lockFile() throws(CKError) -> Int32 {
-        if let fd = locked({ lockFD >= 0 ? lockFD : nil }) { return fd }
+    func lockFile() throws(CKError) -> Int32 { try lockFileAndInode().fd }
+
+    /// The lock file held open and its inode, read together.
+    func lockFileAndInode() throws(CKError) -> (fd: Int32, inode: UInt64) {
+        if let held = locked({ lockFD >= 0 ? (lockFD, lockInode) : nil }) { return held }
         let fd: Int32
         switch Syscall.open(lockPath, O_RDWR) {
         case .success(let f): fd = f
@@ -321,8 +326,23 @@ final class ZoneStorage: @unchecked Sendable {
         case .failure(let e): throw CKError(.internalError, "cannot open the lock of zone \(zoneID.zoneName)", cause: .system(e))
         }
         let inode = try Syscall.fstat(fd, path: lockPath).orThrow(.internalError, "cannot stat \(lockPath)").inode
-        locked { lockFD = fd; lockInode = inode }
-        return fd
+        // Another thread may have opened it meanwhile: one is kept, the other set aside.
+        return locked { () -> (Int32, UInt64) in
+            if lockFD >= 0 {
+                retiredLocks.append(fd)
+                return (lockFD, lockInode)
+            }
+            lockFD = fd
+            lockInode = inode
+            return (fd, inode)
+        }
+    }
+
+    /// Sets the held lock file aside (stateLock held): closed with this object, never while a
+    /// thread may still lock or read it by its number.
+    func retireLockFile() {
+        if lockFD >= 0 { retiredLocks.append(lockFD) }
+        lockFD = -1
     }
 
     /// Both markers, in one read; a lock file from before the apply marker existed has none.
@@ -523,13 +543,18 @@ final class ZoneStorage: @unchecked Sendable {
     /// hold yet (those after the apply marker).
     private func startTail(at st: Syscall.FileStatus) throws(CKError) {
         // A log not followed before may be a zone made again, with a lock of its own: the one
-        // held (so its inode is not another file's) is set aside when the path names another.
-        // It is not closed: a writer on another thread may be about to lock it, and its
-        // number must not meanwhile name some other file; it is closed with this object.
-        if case .success(let lock?) = Syscall.stat(lockPath), lock.inode != locked({ lockInode }) {
-            locked {
-                if lockFD >= 0 { retiredLocks.append(lockFD) }
-                lockFD = -1
+        // held (so its inode is not another file's) is set aside when the path names another,
+        // with the old zone's entries waiting for their files. Only while this process neither
+        // writes nor applies the zone: a writer or applier checks the lock it holds itself, and
+        // must not find it swapped under it.
+        if case .success(let lock?) = Syscall.stat(lockPath), lock.inode != locked({ lockInode }), writeLock.try() {
+            defer { writeLock.unlock() }
+            if applyLock.try() {
+                defer { applyLock.unlock() }
+                locked {
+                    retireLockFile()
+                    queue = []
+                }
             }
         }
         let fd = try lockFile()

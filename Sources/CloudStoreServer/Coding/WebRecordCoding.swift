@@ -6,7 +6,8 @@ import CloudStore
 enum WebRecordCoding {
     /// Record keys a client may send that have no meaning here (sharing, short GUIDs): ignored,
     /// so that a newer client's extra keys do no harm.
-    static let recordKeys: Set<String> = ["recordName", "recordType", "zoneID", "fields", "recordChangeTag", "created", "modified", "deleted"]
+    static let recordKeys: Set<String> = ["recordName", "recordType", "zoneID", "fields", "recordChangeTag", "created", "modified", "deleted",
+                                          "parent", "participants", "publicPermission", "rootRecordName"]
 
     // MARK: Responses
 
@@ -81,6 +82,9 @@ enum WebRecordCoding {
         guard let name = json["zoneName"]?.stringValue else {
             throw CKError(.invalidArguments, "a zoneID must be an object with a \"zoneName\" string, as {\"zoneName\": \"_defaultZone\"}")
         }
+        if db.scope == .shared, let owner = json["ownerRecordName"]?.stringValue ?? json["ownerName"]?.stringValue, owner != db.ownerName {
+            throw CKError(.invalidArguments, "zone \(name) of \(owner) is not in this request's zones, which are \(db.ownerName)'s: one request of the shared database works in the zones of one owner")
+        }
         return db.zoneID(name)
     }
 
@@ -92,6 +96,8 @@ enum WebRecordCoding {
             throw CKError(.invalidArguments, "\"record\" must be a record dictionary with \"recordType\" and \"fields\", found \(json.kindName)")
         }
         var members = o.filter { recordKeys.contains($0.key) }
+        // A new share names its root as Apple's requests do: `forRecord`.
+        if members["rootRecordName"] == nil, let root = o["forRecord"]?["recordName"] { members["rootRecordName"] = root }
         members["created"] = nil
         members["modified"] = nil
         members["deleted"] = nil

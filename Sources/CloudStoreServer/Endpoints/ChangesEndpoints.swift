@@ -17,13 +17,13 @@ enum ChangesEndpoints {
 
     /// Changes of several zones: `changes/zone`, one result or zone error per zone asked for.
     static func zoneChanges(_ call: WebCall) throws(CKError) -> JSONValue {
-        let db = try call.database()
         let zones = try call.array("zones", limit: RecordsEndpoints.maxItems)
         let requestKeys = try call.desiredKeys(call.body["desiredKeys"])
         let requestTypes = try call.desiredKeys(call.body["desiredRecordTypes"])
         var out: [JSONValue] = []
         for (i, entry) in zones.enumerated() {
             guard entry["zoneID"] != nil else { throw CKError(.invalidArguments, "zones[\(i)] needs a \"zoneID\"") }
+            let db = try call.database(forZone: entry["zoneID"])
             let zone = try WebRecordCoding.zoneID(entry["zoneID"], in: db)
             do throws(CKError) {
                 let keys = try entry["desiredKeys"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys
@@ -48,7 +48,6 @@ enum ChangesEndpoints {
     }
 
     private static func databaseChanges(_ call: WebCall, tokenKey: String, wholeZones: Bool) throws(CKError) -> JSONValue {
-        let db = try call.database()
         var token: DatabaseChangeToken?
         switch call.body[tokenKey] {
         case .string(let s)?:
@@ -64,9 +63,23 @@ enum ChangesEndpoints {
             guard let n = raw.int64Value, n > 0 else { throw CKError(.invalidArguments, "\"resultsLimit\" must be a positive integer") }
             limit = Int(min(n, Int64(RecordsEndpoints.maxItems)))
         }
-        let changes = try db.databaseChanges(since: token, limit: limit)
+        // The shared database's zones are every owner's who shares with the caller.
+        var shared: SharedDatabase?
+        var own: Database?
+        let changes: DatabaseChanges
+        if call.scope == .shared {
+            let s = try call.shared()
+            shared = s
+            changes = try s.databaseChanges(since: token, limit: limit)
+        } else {
+            let d = try call.database()
+            own = d
+            changes = try d.databaseChanges(since: token, limit: limit)
+        }
         var zones: [JSONValue] = []
         for zone in changes.changed {
+            let db: Database
+            if let own { db = own } else { db = try shared!.database(owner: zone.ownerName) }
             if wholeZones, let found = try? db.zone(zone.zoneName) {
                 zones.append(try ZonesEndpoints.dictionary(found, db: db))
             } else {

@@ -3,6 +3,14 @@ import CloudStore
 /// `zones/list`, `zones/lookup` and `zones/modify`.
 enum ZonesEndpoints {
     static func list(_ call: WebCall) throws(CKError) -> JSONValue {
+        if call.scope == .shared {
+            let shared = try call.shared()
+            var out: [JSONValue] = []
+            for zone in try shared.zones() {
+                out.append(try dictionary(zone, db: try shared.database(owner: zone.zoneID.ownerName)))
+            }
+            return .object(["zones": .array(out)])
+        }
         let db = try call.database()
         var out: [JSONValue] = []
         for zone in try db.zones() { out.append(try dictionary(zone, db: db)) }
@@ -11,9 +19,9 @@ enum ZonesEndpoints {
 
     /// One zone dictionary or zone error per zone ID asked for.
     static func lookup(_ call: WebCall) throws(CKError) -> JSONValue {
-        let db = try call.database()
         var out: [JSONValue] = []
         for entry in try call.array("zones", limit: RecordsEndpoints.maxItems) {
+            let db = try call.database(forZone: entry)
             let zone = try WebRecordCoding.zoneID(entry, in: db)
             do throws(CKError) {
                 out.append(try dictionary(try db.zone(zone.zoneName), db: db))

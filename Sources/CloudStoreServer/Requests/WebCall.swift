@@ -36,9 +36,28 @@ struct WebCall: Sendable {
         }
     }
 
-    /// The database of the URL as the caller sees it.
+    /// The database of the URL as the caller sees it; in the shared database, the zones of the
+    /// owner the body's `zoneID` names.
     func database() throws(CKError) -> Database {
-        try database(scope ?? .public)
+        guard scope == .shared else { return try database(scope ?? .public) }
+        // The request's zone, else the first one an entry names.
+        return try database(forZone: body["zoneID"] ?? body["records"]?.arrayValue?.first?["zoneID"]
+            ?? body["operations"]?.arrayValue?.first?["record"]?["zoneID"])
+    }
+
+    /// The database holding the zone `zoneID` names: in the shared database, its owner's zones
+    /// as the caller reaches them (`ownerRecordName` is needed there); else the URL's.
+    func database(forZone zoneID: JSONValue?) throws(CKError) -> Database {
+        guard scope == .shared else { return try database() }
+        guard let owner = zoneID?["ownerRecordName"]?.stringValue ?? zoneID?["ownerName"]?.stringValue else {
+            throw CKError(.invalidArguments, "zones of the shared database belong to other users: give each zoneID its owner, as {\"zoneName\": \"Lists\", \"ownerRecordName\": \"_…\"} (zones/list gives them)")
+        }
+        return try shared().database(owner: owner)
+    }
+
+    /// The caller's shared database.
+    func shared() throws(CKError) -> SharedDatabase {
+        try container.sharedDatabase(caller: caller.caller, environment: environment)
     }
 
     func database(_ scope: DatabaseScope) throws(CKError) -> Database {

@@ -43,6 +43,8 @@ struct WebAPI: Sendable {
         db.post("records/lookup", use: handler(.read, RecordsEndpoints.lookup))
         db.post("records/query", use: handler(.read, RecordsEndpoints.query))
         db.post("records/changes", use: handler(.user, ChangesEndpoints.recordChanges))
+        db.post("records/resolve", use: handler(.user, SharingEndpoints.resolve))
+        db.post("records/accept", use: handler(.user, SharingEndpoints.accept))
         db.post("changes/zone", use: handler(.user, ChangesEndpoints.zoneChanges))
         db.post("changes/database", use: handler(.user, ChangesEndpoints.databaseChanges))
         db.post("zones/changes", use: handler(.user, ChangesEndpoints.zonesChanges))
@@ -127,10 +129,8 @@ struct WebAPI: Sendable {
         // Endpoints without a database segment (tokens, subscriptions/lookup) have none.
         var scope: DatabaseScope?
         if let databaseName = parameters.get("database") {
-            guard let named = DatabaseScope(rawValue: databaseName), named != .shared else {
-                throw WebFailure.badRequest(databaseName == "shared"
-                    ? "the shared database is not served over HTTP yet: use public or private here, and the shared database through the CLI, the mount or the Swift API"
-                    : "the database in the URL must be public or private, not \"\(databaseName)\"")
+            guard let named = DatabaseScope(rawValue: databaseName) else {
+                throw WebFailure.badRequest("the database in the URL must be public, private or shared, not \"\(databaseName)\"")
             }
             scope = named
         }
@@ -140,13 +140,13 @@ struct WebAPI: Sendable {
             guard access != .client && access != .webUser else {
                 throw WebFailure(error: CKError(.notAuthenticated, "push tokens are a web client's, for its signed-in user; use ckAPIToken (and ckWebAuthToken), not a server-to-server key"))
             }
-            guard scope != .private else {
-                throw WebFailure(error: CKError(.notAuthenticated, "a server-to-server key reaches only the public database; the private database needs a signed-in user (ckWebAuthToken)"))
+            guard scope != .private && scope != .shared else {
+                throw WebFailure(error: CKError(.notAuthenticated, "a server-to-server key reaches only the public database; the \(scope!.rawValue) database needs a signed-in user (ckWebAuthToken)"))
             }
             // Endpoints without a database segment look only in the key's one database.
             scope = .public
         }
-        if (access == .user || access == .webUser || scope == .private) && !caller.caller.hasAccount {
+        if (access == .user || access == .webUser || scope == .private || scope == .shared) && !caller.caller.hasAccount {
             throw WebFailure(error: CKError(.notAuthenticated, "this request needs a signed-in user: add ckWebAuthToken (ckfs token sign-in --user NAME) beside ckAPIToken"))
         }
         let json: JSONValue

@@ -231,6 +231,113 @@ import Testing
         #expect(try count(s.stranger) == 0)
     }
 
+    /// What a participant must never learn of records not shared with them: not through a
+    /// query cursor or a first-fetch token (their text holds the last record walked), nor a
+    /// parent's existence, a delete with a change tag, a save's type error, or a cascade; and
+    /// a read-write participant cannot move the root out from under its share.
+    @Test func nothingUnsharedLeaks() throws {
+        let s = try Three()
+        var records = [item("list", in: s.owner)]
+        for i in 0..<6 {
+            records.append(item("shared-\(i)", parent: "list", text: "s\(i)", in: s.owner))
+            records.append(item("secret-\(i)", text: "x\(i)", in: s.owner))
+        }
+        try s.owner.modify(saving: records).error.map { throw $0 }
+        let shareRecord = try s.owner.modify(saving: [share(root: "list", participants: [
+            .init(userRecordName: s.wesName, role: .privateUser, permission: .readWrite, acceptanceStatus: .pending)])]).saveResults[0].1.get()
+        try s.c.acceptShare(url: shareRecord.shareInfo!.shortGUID, caller: s.writer)
+        let wes = try s.shared(s.writer)
+        let zone = ZoneID(zoneName: "Lists", ownerName: s.owner.userRecordName)
+        let db = try wes.database(owner: s.owner.userRecordName)
+        func leaks(_ text: String) -> Bool {
+            var b64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            while b64.count % 4 != 0 { b64 += "=" }
+            let decoded = Data(base64Encoded: b64).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let hex = Array("secret".utf8).map { String(format: "%02x", $0) }.joined()
+            return (text + decoded).contains("secret") || text.lowercased().contains(hex)
+        }
+
+        // Query pages of one, sorted so that secrets come between: only shared records, and
+        // no cursor names a secret.
+        var cursor: QueryCursor?
+        var seen: [String] = []
+        repeat {
+            let page = try db.query(RecordQuery(recordType: "Item", sortDescriptors: [QuerySortDescriptor(key: "text")]), in: "Lists", limit: 1, cursor: cursor)
+            seen += page.records.map(\.recordID.recordName)
+            cursor = page.cursor
+            if let c = cursor { #expect(!leaks(c.text), "a cursor names a record not shared: \(c.text)") }
+        } while cursor != nil
+        #expect(seen.sorted() == ["list"] + (0..<6).map { "shared-\($0)" })
+        // A first fetch a record at a time: the same, and no token names a secret.
+        var token: ChangeToken?
+        var fetched: [String] = []
+        repeat {
+            let page = try db.changes(in: "Lists", since: token, limit: 1)
+            fetched += page.changed.map(\.recordID.recordName)
+            token = page.token
+            #expect(!leaks(page.token.description), "a token names a record not shared: \(page.token)")
+            if !page.moreComing { break }
+        } while true
+        #expect(Set(fetched) == Set(["list", "share-1"] + (0..<6).map { "shared-\($0)" }))
+
+        // A parent not shared is not there; a delete with a tag, or a save of another type,
+        // does not tell of a secret record.
+        let under = item("probe", parent: "secret-0", in: s.owner).inZone(zone)
+        #expect(try wes.modify(saving: [under]).saveResults[0].1.error?.code == .referenceViolation)
+        var tagged = ModifyOptions()
+        tagged.deleteChangeTags[RecordID(recordName: "secret-1", zoneID: zone)] = "999"
+        let tagResult = try db.modify(saving: [], deleting: [RecordID(recordName: "secret-1", zoneID: zone)], options: tagged)
+        #expect(tagResult.deleteResults[0].1.error?.code == .unknownItem)
+        #expect(tagResult.deleteResults[0].1.error?.serverRecordValue == nil)
+        let otherType = Record(recordType: "Note", recordID: RecordID(recordName: "secret-2", zoneID: zone))
+        let typed = try wes.modify(saving: [otherType]).saveResults[0].1.error
+        #expect(typed?.code == .permissionFailure && typed?.message.contains("Item") == false, "\(String(describing: typed))")
+
+        // The root stays where its owner put it.
+        var root = try wes.fetch([RecordID(recordName: "list", zoneID: zone)])[0].1.get()
+        root.parent = "shared-0"
+        #expect(try wes.modify(saving: [root]).saveResults[0].1.error?.code == .permissionFailure)
+
+        // A DELETE_SELF reference from a secret record: wes's delete would reach it, and is refused.
+        var hook = try s.owner.record(for: RecordID(recordName: "secret-3", zoneID: ZoneID(zoneName: "Lists")))
+        hook["owner"] = .reference(Reference(recordName: "shared-3", action: .deleteSelf))
+        try s.owner.save(hook)
+        #expect(try wes.modify(saving: [], deleting: [RecordID(recordName: "shared-3", zoneID: zone)]).deleteResults[0].1.error?.code == .permissionFailure)
+        #expect(try s.owner.fetch([RecordID(recordName: "secret-3", zoneID: ZoneID(zoneName: "Lists"))])[0].1.get().recordID.recordName == "secret-3")
+    }
+
+    /// Apple's rules for shares within one zone: a record takes part in one share, so a
+    /// child's share blocks sharing its ancestor, two shares cannot claim one root in one
+    /// operation, and the owner's subscriptions see a participant's save as in their private
+    /// database; leaving a share makes a new version of it, so the owner's stale save fails.
+    @Test func oneShareARecordAndVersionsOfShares() throws {
+        let s = try Three()
+        try s.owner.modify(saving: [item("list", in: s.owner), item("child", parent: "list", in: s.owner), item("other", in: s.owner)]).error.map { throw $0 }
+        try s.owner.modify(saving: [share("child-share", root: "child", participants: [])]).error.map { throw $0 }
+        #expect(try s.owner.modify(saving: [share("list-share", root: "list", participants: [])]).saveResults[0].1.error?.code == .alreadyShared)
+        let two = try s.owner.modify(saving: [share("a", root: "other", participants: []), share("b", root: "other", participants: [])])
+        #expect(two.saveResults.contains { $0.1.error?.code == .alreadyShared })
+        #expect(try s.owner.record(for: RecordID(recordName: "other", zoneID: ZoneID(zoneName: "Lists"))).share == nil, "the atomic batch saved nothing")
+
+        let shared = try s.owner.modify(saving: [share("other-share", root: "other", participants: [
+            .init(userRecordName: s.wesName, role: .privateUser, permission: .readWrite, acceptanceStatus: .pending)])]).saveResults[0].1.get()
+        try s.c.acceptShare(url: shared.shareInfo!.shortGUID, caller: s.writer)
+        try s.owner.saveSubscription(Subscription(zoneName: "Lists", subscriptionID: "owner-zone"))
+        let zone = ZoneID(zoneName: "Lists", ownerName: s.owner.userRecordName)
+        var other = try s.shared(s.writer).fetch([RecordID(recordName: "other", zoneID: zone)])[0].1.get()
+        other["text"] = .string("by wes")
+        try s.shared(s.writer).modify(saving: [other]).error.map { throw $0 }
+        let heard = try s.c.notificationLog(caller: s.ownerCaller).changes().notifications.filter { $0.subscriptionID == "owner-zone" }
+        #expect(heard.last?.databaseScope == .private)
+
+        let stale = try s.owner.record(for: shared.recordID)
+        try s.shared(s.writer).modify(saving: [], deleting: [RecordID(recordName: "other-share", zoneID: zone)]).error.map { throw $0 }
+        var edit = stale
+        edit["cloudkit.title"] = .string("renamed")
+        #expect(throws: CKError.self, "the share changed when wes left") { try s.owner.save(edit) }
+        #expect(try s.owner.record(for: shared.recordID).shareInfo?.participant(s.wesName)?.acceptanceStatus == .removed)
+    }
+
     /// A zone-wide share reaches every record of the zone; hierarchy shares cannot be mixed in;
     /// a public permission lets anyone with the URL join; deleting the share clears the root.
     @Test func zoneWideAndPublicShares() throws {

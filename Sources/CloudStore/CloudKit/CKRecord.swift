@@ -172,7 +172,7 @@ public class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable 
     /// Keys of fields that are not encrypted changed since the record was fetched or saved.
     public func changedKeys() -> [String] {
         let record = record
-        return record.changedKeys.subtracting(record.encryptedKeys).sorted()
+        return record.changedKeys.subtracting(record.encryptedKeys).subtracting([Record.parentKey]).sorted()
     }
     /// Every string field split on white space.
     public func allTokens() -> [String] { record.allTokens }

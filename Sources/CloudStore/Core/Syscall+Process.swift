@@ -32,8 +32,11 @@ extension Syscall {
 
     private static let openFileLimitRaised: Bool = {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return false }
-        limit.rlim_cur = limit.rlim_max
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return false }
+        // At most 1 << 20: some systems refuse an unlimited soft limit (macOS caps it lower).
+        let wanted = min(limit.rlim_max, 1 << 20)
+        guard limit.rlim_cur < wanted else { return false }
+        limit.rlim_cur = wanted
         return setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0
     }()
 }

@@ -140,7 +140,7 @@ extension Database {
         var place: [String: Int] = [:]
         var state: [String: Record?] = [:]
         var deletedTypes: [String: String] = [:]
-        var deletedParents: [String: String] = [:]
+        var deletedRoots: [String: String] = [:]
         func moveToEnd(_ name: String) {
             if let old = place[name] { order[old] = nil }
             place[name] = order.count
@@ -151,7 +151,7 @@ extension Database {
             for d in entry.deleted {
                 state[d.recordName] = .some(nil)
                 deletedTypes[d.recordName] = d.recordType
-                if let p = d.parent { deletedParents[d.recordName] = p }
+                if let root = d.root { deletedRoots[d.recordName] = root }
                 moveToEnd(d.recordName)
             }
             for r in entry.saved {
@@ -167,11 +167,13 @@ extension Database {
         }
         if scope == .shared {
             changed = try visible(changed, in: zone)
-            deleted = try visibleDeletions(deleted, parents: deletedParents, in: zone)
+            deleted = try visibleDeletions(deleted, roots: deletedRoots, in: zone)
         }
+        // The zone's client change token is its owner's clients', not a participant's.
         var changes = ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
-                                  moreComing: page.moreComing, clientChangeToken: page.clientChangeToken)
-        changes.deletedRecordTypes = deletedTypes.filter { name, _ in state[name] == .some(nil) }
+                                  moreComing: page.moreComing, clientChangeToken: scope == .shared ? nil : page.clientChangeToken)
+        let reported = Set(deleted.map(\.recordName))
+        changes.deletedRecordTypes = deletedTypes.filter { name, _ in state[name] == .some(nil) && reported.contains(name) }
         return changes
     }
 
@@ -188,6 +190,24 @@ extension Database {
         for name in names {
             if let r = try storage.record(named: name) { records.append(r.limited(to: desiredKeys)) }
         }
+        if scope == .shared {
+            // Only the records shared with the caller, `limit` of them, and a token that goes on
+            // from the last of those: a name walked past is not the caller's to see.
+            records = try visible(records, in: zone)
+            while more, limit.map({ records.count < $0 }) ?? true, let last = names.last {
+                (names, more) = try firstFetchNames(storage: storage, meta: meta, startedAt: seq, after: last, limit: limit)
+                var page: [Record] = []
+                for name in names {
+                    if let r = try storage.record(named: name) { page.append(r.limited(to: desiredKeys)) }
+                }
+                records += try visible(page, in: zone)
+            }
+            if let limit, records.count > limit {
+                records.removeLast(records.count - limit)
+                more = true
+            }
+            if more, let last = records.last { names = [last.recordID.recordName][...] } else if more { more = false }
+        }
         let client = try storage.clientChangeToken(upTo: seq, meta: meta)
         var next = ChangeToken(epoch: meta.epoch, seq: seq)
         if more, let last = names.last {
@@ -196,7 +216,7 @@ extension Database {
             // Saves landed while the pages were read: they come next, after this token.
             more = true
         }
-        return ZoneChanges(changed: try visible(records, in: zone), deleted: [], token: next, moreComing: more, clientChangeToken: client)
+        return ZoneChanges(changed: records, deleted: [], token: next, moreComing: more, clientChangeToken: scope == .shared ? nil : client)
     }
 
     /// The names of a first fetch's page: at most `limit` after `after`, in order, and whether

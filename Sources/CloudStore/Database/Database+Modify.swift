@@ -390,23 +390,30 @@ extension Database {
                 let tag = String(txn.lastSeq + 1)
                 var candidates: [(Int, Record)] = []
                 var priorShares: [Record] = []
+                var endedCascade: [Record] = []
                 var oldUsage: [String: Int64] = [:]
                 var pending = Schema.Additions()
                 for (i, client) in saves where failures[.save(i)] == nil {
                     do throws(CKError) {
                         let name = client.recordID.recordName
                         let server = try txn.record(name)
+                        // In a shared database, before anything tells of the stored record.
+                        if scope == .shared, let server {
+                            // A name taken by a record not shared with the caller: refused as a
+                            // save outside the hierarchy is, telling nothing of that record.
+                            guard let permission = try Self.permission(of: server, grants, lookUp: txn.record) else { throw outsideShares(name) }
+                            guard permission == .readWrite || server.isShare else {
+                                throw CKError(.permissionFailure, "record \(name) is shared with you read-only; ask its owner (\(ownerName)) for read-write permission")
+                            }
+                            if server.share != nil, client.parent != server.parent {
+                                throw CKError(.permissionFailure, "record \(name) is the root of a shared hierarchy; only its owner (\(ownerName)) may move it")
+                            }
+                        }
                         if !watching.isEmpty, let server { before[name] = server }
                         if let server, server.recordType != client.recordType {
                             throw .invalid("record \(name) is of type \(server.recordType); a record's type never changes, so save a new record instead")
                         }
                         if let server { try checkOwnership(server) }
-                        if scope == .shared, let server {
-                            guard let permission = try Self.permission(of: server, grants, lookUp: txn.record) else { throw notShared(name, zone: zoneName) }
-                            guard permission == .readWrite || server.isShare else {
-                                throw CKError(.permissionFailure, "record \(name) is shared with you read-only; ask its owner (\(ownerName)) for read-write permission")
-                            }
-                        }
                         let rule = options.saveRules[client.recordID] ?? SaveRule(options.savePolicy)
                         if rule.checksChangeTag {
                             if let server, client.recordChangeTag != server.recordChangeTag {
@@ -455,8 +462,12 @@ extension Database {
                     do throws(CKError) {
                         try Names.checkRecordName(id.recordName, allowSystem: true)
                         guard let server = try txn.record(id.recordName) else {
-                            throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(zoneName); nothing to delete")
+                            throw scope == .shared ? notShared(id.recordName, zone: zoneName)
+                                : CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(zoneName); nothing to delete")
                         }
+                        // In a shared database, before anything tells of the stored record.
+                        let permission = scope == .shared ? try Self.permission(of: server, grants, lookUp: txn.record) : nil
+                        if scope == .shared && permission == nil { throw notShared(id.recordName, zone: zoneName) }
                         if let expected = options.deleteChangeTags[id], server.recordChangeTag != expected {
                             var e = CKError(.serverRecordChanged, "record \(id.recordName) changed on the server since your version (your change tag \(expected), the server's \(server.recordChangeTag ?? "?")); fetch it and decide again, or delete it without a change tag")
                             e.serverRecordValue = server
@@ -464,10 +475,12 @@ extension Database {
                         }
                         try checkOwnership(server, deleting: true)
                         if scope == .shared {
-                            guard let permission = try Self.permission(of: server, grants, lookUp: txn.record) else { throw notShared(id.recordName, zone: zoneName) }
                             if server.isShare {
                                 // A participant deleting the share leaves it; it stays for the others.
-                                rewrites.append((try leaving(server), .delete(i)))
+                                var left = try leaving(server)
+                                left.recordChangeTag = tag
+                                left.modified = stamp
+                                rewrites.append((left, .delete(i)))
                                 if !watching.isEmpty { before[id.recordName] = server }
                                 continue
                             }
@@ -487,14 +500,20 @@ extension Database {
                         }
                     } catch { failures[.delete(i)] = error }
                 }
-                try linkShares(&candidates, &failures, &rewrites, deleting: &deleting, deletedRecords: &deletedRecords,
-                               shareNames: shareNames, tag: tag, stamp: stamp, txn: txn)
+                let rootLinks = try linkShares(&candidates, &failures, &rewrites, deleting: &deleting, deletedRecords: &deletedRecords,
+                                               shareNames: shareNames, tag: tag, stamp: stamp, txn: txn)
                 for (name, record) in deletedRecords where oldUsage[name] == nil {
                     oldUsage[name] = record.usageBytes
                     deletedTypes[name] = record.recordType
                     if !watching.isEmpty { before[name] = record }
                 }
                 try checkParents(candidates, &failures, deleting: deleting, grants: scope == .shared ? grants : nil, zone: zoneName, txn: txn)
+                // A root gaining or losing its share is an update to subscriptions, not a creation.
+                if !watching.isEmpty {
+                    for r in rewrites where before[r.record.recordID.recordName] == nil {
+                        before[r.record.recordID.recordName] = try txn.record(r.record.recordID.recordName)
+                    }
+                }
                 // Records whose save failed are not there for references to point at; repeat
                 // until no more fail (A → B → C where C failed fails B, then A).
                 var cascaded: [String] = []
@@ -526,12 +545,34 @@ extension Database {
                     }
                     if !newFailure || options.atomic { break }
                 }
-                var deletedParents: [String: String?] = deletedRecords.mapValues(\.parent)
+                // A participant's delete reaches, through DELETE_SELF references, only records
+                // they may change, never a root; a root deleted this way takes its share along.
+                var index = 0
+                while index < cascaded.count {
+                    let r = cascaded[index]
+                    index += 1
+                    guard let rec = try txn.record(r) else { continue }
+                    var permitted = true
+                    if scope == .shared {
+                        let permission = try Self.permission(of: rec, grants, lookUp: txn.record)
+                        permitted = rec.share == nil && permission == .readWrite
+                    }
+                    if !permitted {
+                        let e = CKError(.permissionFailure, "the delete would also delete, through DELETE_SELF references, records not shared with you read-write; ask the owner (\(ownerName)) to delete it")
+                        for (i, _) in deletes where failures[.delete(i)] == nil { failures[.delete(i)] = e }
+                        deleting = []
+                        cascaded = []
+                        break
+                    }
+                    if let share = rec.share, !deleting.contains(share), !cascaded.contains(share), try txn.record(share) != nil {
+                        cascaded.append(share)
+                    }
+                }
                 for r in cascaded {
                     guard oldUsage[r] == nil, let rec = try txn.record(r) else { continue }
                     oldUsage[r] = rec.usageBytes
                     deletedTypes[r] = rec.recordType
-                    deletedParents[r] = rec.parent
+                    if rec.isShare { endedCascade.append(rec) }
                     if !watching.isEmpty { before[r] = rec }
                 }
                 // Quota: checked before the commit point; deletes always pass.
@@ -549,6 +590,18 @@ extension Database {
                     usage += delta
                 }
                 if options.atomic && !failures.isEmpty { return (nil, ()) }
+                if !failures.isEmpty {
+                    // Not atomic: a record whose parent, or whose share, failed after all fails too
+                    // (or its root keeps the share it had), and the usage counts what is left.
+                    let changed = Self.settleFailedLinks(&candidates, &failures, links: rootLinks)
+                    if changed {
+                        usage = txn.usage
+                        for name in deleting + cascaded { usage -= oldUsage[name] ?? 0 }
+                        for (i, record) in candidates where failures[.save(i)] == nil {
+                            usage += record.usageBytes - (oldUsage[record.recordID.recordName] ?? 0)
+                        }
+                    }
+                }
                 let toSave = candidates.filter { failures[.save($0.0)] == nil }
                 let rewritten = rewrites.filter { $0.item.map { failures[$0] == nil } ?? true }.map(\.record)
                 guard !toSave.isEmpty || !deleting.isEmpty || !rewritten.isEmpty else { return (nil, ()) }
@@ -563,12 +616,18 @@ extension Database {
                 }
                 try container.schema.add(additions, environment: environment)
                 for (i, record) in toSave { committed[.save(i)] = record }
-                endedShares = deletedRecords.values.filter(\.isShare) + priorShares
+                // Each deleted record's shared hierarchy, kept in the log for change fetches
+                // in shared databases (the record and its ancestors are gone afterwards).
+                var sharedRoots: [String: String?] = [:]
+                for name in deleting + cascaded {
+                    if let record = try txn.record(name) { sharedRoots[name] = try Self.sharedRoot(of: record, lookUp: txn.record) }
+                }
+                endedShares = deletedRecords.values.filter(\.isShare) + priorShares + endedCascade
                 let entry = LogEntry(
                     seq: 0, time: now, userRecordName: userRecordName, deviceID: caller.deviceID,
                     clientChangeToken: options.clientChangeToken, saved: toSave.map(\.1) + rewritten,
-                    deleted: deleting.map { .init(recordName: $0, cascade: false, recordType: deletedTypes[$0], parent: deletedParents[$0] ?? nil) }
-                        + cascaded.map { .init(recordName: $0, cascade: true, recordType: deletedTypes[$0], parent: deletedParents[$0] ?? nil) },
+                    deleted: deleting.map { .init(recordName: $0, cascade: false, recordType: deletedTypes[$0], root: sharedRoots[$0] ?? nil) }
+                        + cascaded.map { .init(recordName: $0, cascade: true, recordType: deletedTypes[$0], root: sharedRoots[$0] ?? nil) },
                     usage: usage)
                 return (entry, ())
             } committed: { (entry) in

@@ -11,14 +11,38 @@ extension Database {
     public func query(_ query: RecordQuery, in zone: String = ZoneID.defaultZoneName, limit: Int = 100,
                       cursor: QueryCursor? = nil, desiredKeys: [String]? = nil) throws(CKError) -> QueryResult {
         let after = try cursor.map { (c) throws(CKError) in try CursorPosition(c, for: query, zone: zone) }
+        if scope == .shared { return try sharedQuery(query, in: zone, limit: limit, after: after, desiredKeys: desiredKeys) }
         let page = try self.page(of: query, in: zone, limit: limit, after: after)
         var next: QueryCursor?
         if page.more, let last = page.entries.last {
             next = CursorPosition(recordName: last.name, values: page.sortValues(last)).cursor(for: query, zone: zone)
         }
-        // In a shared database a page keeps only the records shared with the caller: it may be
-        // short, and its cursor goes on from the last record walked.
-        return QueryResult(records: try visible(page.entries.map(\.record), in: zone).map { $0.limited(to: desiredKeys) }, cursor: next)
+        return QueryResult(records: page.entries.map { $0.record.limited(to: desiredKeys) }, cursor: next)
+    }
+
+    /// A query in a shared database: the records shared with the caller, walked page after
+    /// page until `limit` of them are found. The cursor is made from the last of those, never
+    /// from a record walked past, whose name and values are not the caller's to see.
+    private func sharedQuery(_ query: RecordQuery, in zone: String, limit: Int, after: CursorPosition?,
+                             desiredKeys: [String]?) throws(CKError) -> QueryResult {
+        var position = after
+        var found: [(record: Record, at: CursorPosition)] = []
+        var more = false
+        walking: while true {
+            let page = try self.page(of: query, in: zone, limit: limit, after: position)
+            let shown = Set(try visible(page.entries.map(\.record), in: zone).map(\.recordID.recordName))
+            for (i, entry) in page.entries.enumerated() where shown.contains(entry.name) {
+                found.append((entry.record, CursorPosition(recordName: entry.name, values: page.sortValues(entry))))
+                if found.count == limit {
+                    more = page.more || i < page.entries.count - 1
+                    break walking
+                }
+            }
+            guard page.more, let last = page.entries.last else { break }
+            position = CursorPosition(recordName: last.name, values: page.sortValues(last))
+        }
+        let next = more ? found.last?.at.cursor(for: query, zone: zone) : nil
+        return QueryResult(records: found.map { $0.record.limited(to: desiredKeys) }, cursor: next)
     }
 
     /// At most `limit` records of `query` in `zone` after `after`, and whether more remain.

@@ -87,31 +87,34 @@ extension Database {
         return kept
     }
 
-    /// Of the names deleted in `zone`, those that were in a hierarchy shared with the caller:
-    /// each one's `parent` when deleted is followed through the records there now and through
-    /// the other deleted ones' parents.
-    func visibleDeletions(_ deleted: [RecordID], parents: [String: String], in zone: String) throws(CKError) -> [RecordID] {
+    /// Of the names deleted in `zone`, those that were in a hierarchy shared with the caller,
+    /// by the shared root each deletion's log entry names (`roots`).
+    func visibleDeletions(_ deleted: [RecordID], roots: [String: String], in zone: String) throws(CKError) -> [RecordID] {
         guard scope == .shared else { return deleted }
         let grants = try currentGrants(zone)
-        let storage = zoneStorage(zone)
-        var kept: [RecordID] = []
-        for id in deleted where try Self.wasShared(id.recordName, grants, parents: parents, storage: storage) { kept.append(id) }
-        return kept
+        return deleted.filter { Self.wasShared($0.recordName, grants, root: roots[$0.recordName]) }
     }
 
-    /// Whether the deleted record `name` was in what `grants` reach: its `parent` when deleted
-    /// (`parents`) is followed through the records there now and the other deleted ones.
-    static func wasShared(_ name: String, _ grants: ZoneGrants, parents: [String: String], storage: ZoneStorage) throws(CKError) -> Bool {
-        if grants.zone != nil { return true }
-        var current: String? = name
+    /// Whether a deleted record, in the hierarchy of `root` when deleted, is one `grants` reach.
+    static func wasShared(_ name: String, _ grants: ZoneGrants, root: String?) -> Bool {
+        grants.zone != nil || root.map { grants.roots[$0] != nil } == true
+    }
+
+    /// The root of the shared hierarchy `record` is in: itself or the nearest ancestor that is
+    /// a share's root; nil when none is.
+    static func sharedRoot(of record: Record, lookUp: (String) throws(CKError) -> Record?) throws(CKError) -> String? {
+        var current = record
         for _ in 0..<maxHierarchyDepth {
-            guard let n = current else { return false }
-            if grants.roots[n] != nil { return true }
-            if let p = parents[n] { current = p; continue }
-            guard let r = try storage.record(named: n) else { return false }
-            current = r.parent
+            if current.share != nil { return current.recordID.recordName }
+            guard let parent = current.parent, let next = try lookUp(parent) else { return nil }
+            current = next
         }
-        return false
+        return nil
+    }
+
+    /// The error for a save the caller may not make in a shared zone.
+    func outsideShares(_ name: String) -> CKError {
+        CKError(.permissionFailure, "record \(name) would not be in a hierarchy shared with you read-write: set its parent to a record of the share (CKRecord.setParent), or ask its owner (\(ownerName)) for read-write permission")
     }
 
     /// The error for a record the caller cannot reach in a shared zone: it is not there for them.
@@ -204,10 +207,24 @@ extension Database {
     /// operation or stored) gets `share`; a deleted share's root loses it; a deleted root takes
     /// its share with it. Refuses a root that is missing, shared already, or under a shared
     /// ancestor, and mixing a zone-wide share with hierarchy shares in one zone.
+    /// Returns the roots saved in this operation that were given a share, with the share's
+    /// item and the share each had: ``settleFailedLinks(_:_:links:)`` undoes a link whose
+    /// share fails later.
     func linkShares(_ candidates: inout [(Int, Record)], _ failures: inout [ItemKey: CKError],
                     _ rewrites: inout [(record: Record, item: ItemKey?)], deleting: inout [String],
                     deletedRecords: inout [String: Record], shareNames: [String], tag: String, stamp: Stamp,
-                    txn: ZoneTransaction) throws(CKError) {
+                    txn: ZoneTransaction) throws(CKError) -> [RootLink] {
+        var links: [RootLink] = []
+        // Roots claimed by a share of this operation, and the roots of the zone's other shares.
+        var claimed: [String: String] = [:]
+        var otherRoots: [(root: String, share: String)] = []
+        for n in shareNames where !deleting.contains(n) {
+            if let root = try txn.record(n)?.shareInfo?.rootRecordName { otherRoots.append((root, n)) }
+        }
+        for (_, r) in candidates where r.isShare {
+            if let root = r.shareInfo?.rootRecordName { otherRoots.append((root, r.recordID.recordName)) }
+        }
+        let zoneWideSaved = candidates.contains { $0.1.isShare && $0.1.recordID.recordName == ShareInfo.zoneWideRecordName }
         func restamped(_ r: Record, share: String?) -> Record {
             var copy = r.sharedBy(share)
             copy.recordChangeTag = tag
@@ -220,7 +237,7 @@ extension Database {
             let name = share.recordID.recordName
             do throws(CKError) {
                 guard let root = share.shareInfo?.rootRecordName else {
-                    var other: String?
+                    var other = candidates.first { $0.1.isShare && $0.1.shareInfo?.rootRecordName != nil && $0.1.recordID.recordName != name }?.1.recordID.recordName
                     for n in shareNames where n != name && !deleting.contains(n) && other == nil {
                         if try txn.record(n) != nil { other = n }
                     }
@@ -229,10 +246,15 @@ extension Database {
                     }
                     continue
                 }
-                if name != ShareInfo.zoneWideRecordName, !deleting.contains(ShareInfo.zoneWideRecordName),
-                   try txn.record(ShareInfo.zoneWideRecordName) != nil {
+                var zoneWide = zoneWideSaved
+                if !zoneWide, !deleting.contains(ShareInfo.zoneWideRecordName) { zoneWide = try txn.record(ShareInfo.zoneWideRecordName) != nil }
+                if name != ShareInfo.zoneWideRecordName, zoneWide {
                     throw CKError(.serverRejectedRequest, "zone \(zoneName) is shared whole (share \(ShareInfo.zoneWideRecordName)); its records cannot also be shared as a hierarchy")
                 }
+                if let other = claimed[root], other != name {
+                    throw CKError(.alreadyShared, "record \(root) is the root of share \(other) in this operation; a record takes part in one share only")
+                }
+                claimed[root] = name
                 var rootRecord: Record
                 if let j = candidates.firstIndex(where: { $0.1.recordID.recordName == root }) {
                     rootRecord = candidates[j].1
@@ -240,6 +262,7 @@ extension Database {
                         throw CKError(.alreadyShared, "record \(root) is already the root of share \(current); a record takes part in one share only")
                     }
                     candidates[j].1 = rootRecord.sharedBy(name)
+                    links.append(RootLink(root: j, share: .save(i), previous: rootRecord.share))
                 } else if !deleting.contains(root), let stored = try txn.record(root) {
                     rootRecord = stored
                     if let current = stored.share, current != name {
@@ -249,7 +272,20 @@ extension Database {
                 } else {
                     throw CKError(.referenceViolation, "the root record \(root) of share \(name) does not exist in zone \(zoneName): save the root record in the same operation as its share")
                 }
-                // A record takes part in one share: no ancestor of the root may be a root.
+                // A record takes part in one share: no other share's root may be under this one.
+                for other in otherRoots where other.share != name && other.root != root {
+                    var below: Record? = candidates.first { $0.1.recordID.recordName == other.root }?.1
+                    if below == nil { below = try txn.record(other.root) }
+                    for _ in 0..<Self.maxHierarchyDepth {
+                        guard let b = below, let parent = b.parent else { break }
+                        if parent == root {
+                            throw CKError(.alreadyShared, "record \(root) has record \(other.root) under it, the root of share \(other.share); a record takes part in one share only")
+                        }
+                        below = candidates.first { $0.1.recordID.recordName == parent }?.1
+                        if below == nil { below = try txn.record(parent) }
+                    }
+                }
+                // Nor may an ancestor of the root be a root.
                 var current = rootRecord
                 for _ in 0..<Self.maxHierarchyDepth {
                     guard let parent = current.parent else { break }
@@ -273,12 +309,49 @@ extension Database {
                     rewrites.append((restamped(stored, share: nil), nil))
                 }
             }
-            // Deleting a shared hierarchy's root deletes its share.
+            // Deleting a shared hierarchy's root deletes its share (a save of that share in the
+            // same operation fails: its root is gone).
             if let share = server.share, !deleting.contains(share), let shareRecord = try txn.record(share) {
                 deleting.append(share)
                 deletedRecords[share] = shareRecord
+                for (i, r) in candidates where r.recordID.recordName == share && failures[.save(i)] == nil {
+                    failures[.save(i)] = CKError(.referenceViolation, "share \(share) is deleted with its root record \(name) by this operation; save one or the other")
+                }
             }
         }
+        return links
+    }
+
+    /// A root of this operation given share `share` (an item), and the share it had.
+    struct RootLink {
+        var root: Int
+        var share: ItemKey
+        var previous: String?
+    }
+
+    /// After the last failures of an operation that is not atomic: a root keeps the share it
+    /// had when its new share failed, and a record whose parent (saved in the operation) failed
+    /// fails too, so that no record is left under a parent that is not there. Whether any
+    /// record's fate changed.
+    static func settleFailedLinks(_ candidates: inout [(Int, Record)], _ failures: inout [ItemKey: CKError], links: [RootLink]) -> Bool {
+        var changed = false
+        for link in links where failures[link.share] != nil {
+            candidates[link.root].1 = candidates[link.root].1.sharedBy(link.previous)
+            changed = true
+        }
+        var index: [String: Int] = [:]
+        for (k, c) in candidates.enumerated() { index[c.1.recordID.recordName] = k }
+        var again = true
+        while again {
+            again = false
+            for (i, record) in candidates where failures[.save(i)] == nil {
+                guard let parent = record.parent, let k = index[parent], failures[.save(candidates[k].0)] != nil else { continue }
+                failures[.save(i)] = CKError(.referenceViolation, "the parent of record \(record.recordID.recordName), record \(parent), was not saved; save it first or in the same operation")
+                again = true
+                changed = true
+            }
+        }
+        return changed
     }
 
     /// Refuses a `parent` that is not there (neither stored nor saved in this operation, or
@@ -294,13 +367,18 @@ extension Database {
         }
         for (i, record) in candidates where failures[.save(i)] == nil {
             let name = record.recordID.recordName
-            if let parent = record.parent, try lookUp(parent) == nil {
-                failures[.save(i)] = CKError(.referenceViolation, "the parent of record \(name), record \(parent), does not exist in zone \(zone)\(deleting.contains(parent) ? " (this operation deletes it)" : ""); save the parent first or in the same operation")
-                continue
+            if let parent = record.parent {
+                // In a shared database a parent the caller cannot see is not there for them.
+                var found = try lookUp(parent)
+                if let grants, let p = found, try Self.permission(of: p, grants, lookUp: lookUp) == nil { found = nil }
+                if found == nil {
+                    failures[.save(i)] = CKError(.referenceViolation, "the parent of record \(name), record \(parent), does not exist in zone \(zone)\(deleting.contains(parent) ? " (this operation deletes it)" : ""); save the parent first or in the same operation")
+                    continue
+                }
             }
             guard let grants, !record.isShare else { continue }
             guard try Self.permission(of: record, grants, lookUp: lookUp) == .readWrite else {
-                failures[.save(i)] = CKError(.permissionFailure, "record \(name) would not be in a hierarchy shared with you read-write: set its parent to a record of the share (CKRecord.setParent), or ask its owner (\(ownerName)) for read-write permission")
+                failures[.save(i)] = outsideShares(name)
                 continue
             }
         }
@@ -329,8 +407,7 @@ extension Database {
         guard !subscribed.isEmpty else { return }
         let shares = (try? shareRecords(in: zone)) ?? []
         let storage = zoneStorage(zone)
-        var parents: [String: String] = [:]
-        for d in entry.deleted { if let p = d.parent { parents[d.recordName] = p } }
+
         let touchedShares = entry.saved.filter(\.isShare) + ended
         let zoneID = zoneID(zone)
         for (user, subscriptions) in subscribed {
@@ -338,7 +415,7 @@ extension Database {
             var concerned = touchedShares.contains { $0.shareInfo?.participant(user) != nil }
             if !concerned && !grants.isEmpty {
                 concerned = entry.saved.contains { ((try? Self.permission(of: $0, grants, lookUp: storage.record(named:))) ?? nil) != nil }
-                    || entry.deleted.contains { (try? Self.wasShared($0.recordName, grants, parents: parents, storage: storage)) == true }
+                    || entry.deleted.contains { Self.wasShared($0.recordName, grants, root: $0.root) }
             }
             guard concerned else { continue }
             let notifications = subscriptions.compactMap { s -> CloudNotification? in

@@ -131,7 +131,7 @@ extension Database {
                 throw .invalid("database subscription \(id) fires on every change in the database; its options must be empty")
             }
             guard scope != .public else {
-                throw .invalid("database subscriptions are for the private and shared databases; in the public database use a query subscription")
+                throw .invalid("database subscriptions are for the private database and the shared one; in the public database use a query subscription")
             }
             guard s.zoneName == nil else {
                 throw .invalid("database subscription \(id) watches every zone; give it no zone, or make a zone subscription")
@@ -178,6 +178,9 @@ extension Database {
     /// they were before the entry, by name.
     func notify(_ subscriptions: [Subscription], zone: String, entry: LogEntry, before: [String: Record]) throws(CKError) {
         let zoneID = zoneID(zone)
+        // These are the zone owner's subscriptions, of their private database, also when a
+        // participant's save in the shared database fires them.
+        let scope = scope == .shared ? DatabaseScope.private : scope
         var produced: [(Subscription, CloudNotification)] = []
         for s in subscriptions {
             let once = s.options.contains(.firesOnce)

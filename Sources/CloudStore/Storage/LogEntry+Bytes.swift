@@ -10,9 +10,9 @@ extension RecordWriter {
         w.array(e.deleted, inline: true) { w, d in
             w.beginObject()
             if d.cascade { w.key("cascade"); w.scalar(Array("true".utf8)) }
-            if let parent = d.parent { w.key("parent"); w.string(parent) }
             w.key("recordName"); w.string(d.recordName)
             if let type = d.recordType { w.key("recordType"); w.string(type) }
+            if let root = d.root { w.key("root"); w.string(root) }
             w.endObject()
         }
         w.key("device"); w.string(e.deviceID)

@@ -13,15 +13,16 @@ public struct LogEntry: Sendable {
         /// The deleted record's type, for the change fetches that report it; nil in entries
         /// written before it was kept.
         public var recordType: String?
-        /// The deleted record's `parent`, so that a change fetch in a shared database can tell
-        /// whether it was in a hierarchy the caller shares; nil when it had none.
-        public var parent: String?
+        /// The root of the shared hierarchy the deleted record was in (itself, or the nearest
+        /// ancestor that is a share's root), so that a change fetch in a shared database tells
+        /// of its deletion only to those it was shared with; nil when it was in none.
+        public var root: String?
 
-        public init(recordName: String, cascade: Bool, recordType: String? = nil, parent: String? = nil) {
+        public init(recordName: String, cascade: Bool, recordType: String? = nil, root: String? = nil) {
             self.recordName = recordName
             self.cascade = cascade
             self.recordType = recordType
-            self.parent = parent
+            self.root = root
         }
     }
 
@@ -45,8 +46,8 @@ public struct LogEntry: Sendable {
             "deleted": .array(deleted.map { d in
                 var o: [String: JSONValue] = ["recordName": .string(d.recordName)]
                 if d.cascade { o["cascade"] = .bool(true) }
-                if let parent = d.parent { o["parent"] = .string(parent) }
                 if let type = d.recordType { o["recordType"] = .string(type) }
+                if let root = d.root { o["root"] = .string(root) }
                 return .object(o)
             }),
             "usage": .int(usage),
@@ -94,7 +95,7 @@ public struct LogEntry: Sendable {
             deleted: deleted.compactMap { d in
                 d["recordName"]?.stringValue.map {
                     Deletion(recordName: $0, cascade: d["cascade"]?.boolValue ?? false, recordType: d["recordType"]?.stringValue,
-                             parent: d["parent"]?.stringValue)
+                             root: d["root"]?.stringValue)
                 }
             },
             usage: json["usage"]?.int64Value ?? 0)

@@ -15,7 +15,8 @@ import Testing
 
         // The owner's list, in a custom zone, with an item under it.
         let zone = CKRecordZone(zoneName: "Lists")
-        _ = try await olivia.privateCloudDatabase.save(zone)
+        let savedZone = try await olivia.privateCloudDatabase.save(zone)
+        #expect(savedZone.capabilities.contains([.sharing, .zoneWideSharing]))
         let list = CKRecord(recordType: "List", recordID: CKRecord.ID(recordName: "groceries", zoneID: zone.zoneID))
         list["title"] = "Groceries"
         let milk = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "milk", zoneID: zone.zoneID))
@@ -40,6 +41,11 @@ import Testing
         let savedShare = try #require(try saved[share.recordID]?.get() as? CKShare)
         let url = try #require(savedShare.url)
         #expect(savedShare.participants.count == 3)
+        // Kept by sync code as any record is: archived, and copied, it keeps its URL.
+        let data = try NSKeyedArchiver.archivedData(withRootObject: savedShare, requiringSecureCoding: true)
+        let archived = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKShare.self, from: data))
+        #expect(archived.url == url && archived.participants.count == 3)
+        #expect((savedShare.copy() as? CKShare)?.url == url)
         #expect(savedShare.owner.role == .owner)
         #expect(try saved[list.recordID]?.get().share?.recordID.recordName == share.recordID.recordName)
 

@@ -51,7 +51,29 @@ public final class CKShare: CKRecord, @unchecked Sendable {
     public required convenience init?(coder: NSCoder) {
         guard let record = CKRecord(coder: coder), record.record.isShare else { return nil }
         self.init(record.record, assetDirectory: record.assetDirectory)
+        func text(_ key: String) -> String? {
+            coder.containsValue(forKey: key) ? coder.decodeObject(of: NSString.self, forKey: key) as String? : nil
+        }
+        containerIdentifier = text(Self.containerKey)
+        currentUserRecordName = text(Self.currentUserKey)
     }
+
+    /// The record, and whom and where it was fetched for (its `url` and `currentUserParticipant`).
+    public override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        if let containerIdentifier { coder.encode(containerIdentifier as NSString, forKey: Self.containerKey) }
+        if let currentUserRecordName { coder.encode(currentUserRecordName as NSString, forKey: Self.currentUserKey) }
+    }
+
+    public override func copy(with zone: NSZone? = nil) -> Any {
+        let copy = CKShare(record, assetDirectory: assetDirectory)
+        copy.containerIdentifier = containerIdentifier
+        copy.currentUserRecordName = currentUserRecordName
+        return copy
+    }
+
+    static let containerKey = "CKShareContainerIdentifier"
+    static let currentUserKey = "CKShareCurrentUser"
 
     private var info: ShareInfo { record.shareInfo ?? ShareInfo() }
 

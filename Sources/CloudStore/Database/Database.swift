@@ -116,7 +116,10 @@ extension Database {
     public func zone(_ name: String) throws(CKError) -> RecordZone {
         if scope == .shared { _ = try currentGrants(name) }
         let meta = try zoneStorage(name).readMeta()
-        return RecordZone(zoneID: zoneID(meta.zoneName), capabilities: meta.capabilities, created: meta.created)
+        // Every custom zone of a private database can be shared, a hierarchy or whole.
+        let sharing = scope != .public && name != ZoneID.defaultZoneName ? ["sharing", "zoneWideSharing"] : []
+        return RecordZone(zoneID: zoneID(meta.zoneName), capabilities: meta.capabilities + sharing.filter { !meta.capabilities.contains($0) },
+                          created: meta.created)
     }
 
     /// The zones; in a shared database those of the owner shared with the caller.

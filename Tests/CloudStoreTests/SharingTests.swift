@@ -268,6 +268,10 @@ import Testing
             if let c = cursor { #expect(!leaks(c.text), "a cursor names a record not shared: \(c.text)") }
         } while cursor != nil
         #expect(seen.sorted() == ["list"] + (0..<6).map { "shared-\($0)" })
+        // A page holding every shared record says no more remain, though secrets follow it.
+        let whole = try db.query(RecordQuery(recordType: "Item", sortDescriptors: [QuerySortDescriptor(key: "text")]), in: "Lists", limit: 7)
+        #expect(whole.records.count == 7 && whole.cursor == nil)
+        #expect(code { _ = try db.queryAllZones(RecordQuery(recordType: "Item")) } == .invalidArguments)
         // A first fetch a record at a time: the same, and no token names a secret.
         var token: ChangeToken?
         var fetched: [String] = []
@@ -279,6 +283,15 @@ import Testing
             if !page.moreComing { break }
         } while true
         #expect(Set(fetched) == Set(["list", "share-1"] + (0..<6).map { "shared-\($0)" }))
+        #expect(try !db.changes(in: "Lists", since: nil, limit: 8).moreComing, "secrets after the last shared name say nothing")
+        // A missing record and a secret one read alike.
+        let missing = db.fetch([RecordID(recordName: "nowhere", zoneID: zone)])[0].1.error
+        let secret = db.fetch([RecordID(recordName: "secret-4", zoneID: zone)])[0].1.error
+        #expect(missing?.code == secret?.code && missing?.message == secret?.message.replacingOccurrences(of: "secret-4", with: "nowhere"))
+        // A DELETE_SELF reference to a secret record is to nothing.
+        var pointer = item("pointer", parent: "list", in: s.owner).inZone(zone)
+        pointer["to"] = .reference(Reference(recordName: "secret-5", action: .deleteSelf))
+        #expect(try wes.modify(saving: [pointer]).saveResults[0].1.error?.code == .referenceViolation)
 
         // A parent not shared is not there; a delete with a tag, or a save of another type,
         // does not tell of a secret record.
@@ -336,6 +349,18 @@ import Testing
         edit["cloudkit.title"] = .string("renamed")
         #expect(throws: CKError.self, "the share changed when wes left") { try s.owner.save(edit) }
         #expect(try s.owner.record(for: shared.recordID).shareInfo?.participant(s.wesName)?.acceptanceStatus == .removed)
+
+        // The owner cannot move one share's root under another's.
+        var moving = try s.owner.record(for: RecordID(recordName: "other", zoneID: ZoneID(zoneName: "Lists")))
+        moving.parent = "child"
+        #expect(try s.owner.modify(saving: [moving]).saveResults[0].1.error?.code == .alreadyShared)
+        // Not atomic: a share whose root fails with it is not saved, and the root keeps none.
+        var badRoot = item("bad", in: s.owner)
+        badRoot["n"] = .double(.infinity)
+        let halves = try s.owner.modify(saving: [badRoot, share("bad-share", root: "bad", participants: [])], options: ModifyOptions(atomic: false))
+        #expect(halves.saveResults[0].1.error?.code == .invalidArguments)
+        #expect(halves.saveResults[1].1.error?.code == .referenceViolation)
+        #expect(try s.owner.fetch([RecordID(recordName: "bad-share", zoneID: ZoneID(zoneName: "Lists"))])[0].1.error?.code == .unknownItem)
     }
 
     /// A zone-wide share reaches every record of the zone; hierarchy shares cannot be mixed in;

@@ -83,6 +83,14 @@ def test_shared_database():
     # A request naming no owner is told how to name one.
     fail(post("shared", "records/lookup", {"zoneID": {"zoneName": "Lists"}, "records": [{"recordName": "milk"}]}, web=bob), 400, "BAD_REQUEST")
 
+    # Bob's subscriptions of his shared database are his own: a database subscription, no other kind.
+    rs = ok(post("shared", "subscriptions/modify", {"operations": [
+        {"operationType": "create", "subscription": {"subscriptionID": "shared-changes", "subscriptionType": "database"}},
+        {"operationType": "create", "subscription": {"subscriptionID": "zone", "subscriptionType": "zone", "zoneID": shared_zone}}]}, web=bob))["subscriptions"]
+    assert rs[0]["subscriptionID"] == "shared-changes" and rs[1]["serverErrorCode"] == "BAD_REQUEST", rs
+    assert [x["subscriptionID"] for x in ok(call("GET", "shared", "subscriptions/list", web=bob))["subscriptions"]] == ["shared-changes"]
+    assert ok(call("GET", "private", "subscriptions/list"))["subscriptions"] == [], "not in alice's"
+
     # Carol removed: the zone is gone for her at once.
     ckfs("share", "remove-participant", guid, "carol")
     assert ok(call("GET", "shared", "zones/list", web=carol))["zones"] == []

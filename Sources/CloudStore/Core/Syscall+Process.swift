@@ -34,9 +34,12 @@ extension Syscall {
         var limit = rlimit()
         guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return false }
         // At most 1 << 20: some systems refuse an unlimited soft limit (macOS caps it lower).
-        let wanted = min(limit.rlim_max, 1 << 20)
-        guard limit.rlim_cur < wanted else { return false }
-        limit.rlim_cur = wanted
-        return setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0
+        // Tried from the most down: some systems take less than their hard limit says.
+        for wanted in [min(limit.rlim_max, 1 << 20), min(limit.rlim_max, 10_240)] where limit.rlim_cur < wanted {
+            var raised = limit
+            raised.rlim_cur = wanted
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { return true }
+        }
+        return false
     }()
 }

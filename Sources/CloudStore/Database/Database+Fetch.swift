@@ -8,9 +8,11 @@ extension Database {
             let id = normalized(id)
             do throws(CKError) {
                 try Names.checkRecordName(id.recordName, allowSystem: true)
+                if scope == .shared { _ = try currentGrants(id.zoneID.zoneName) }
                 guard let record = try zoneStorage(id.zoneID.zoneName).record(named: id.recordName) ?? unsavedUserRecord(id) else {
-                    if scope == .shared { _ = try currentGrants(id.zoneID.zoneName) }
-                    throw CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
+                    // In a shared database a missing record reads as one not shared.
+                    throw scope == .shared ? notShared(id.recordName, zone: id.zoneID.zoneName)
+                        : CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
                 }
                 guard try !visible([record], in: id.zoneID.zoneName).isEmpty else { throw notShared(id.recordName, zone: id.zoneID.zoneName) }
                 return (id, .success(record.limited(to: desiredKeys)))
@@ -113,9 +115,9 @@ extension Database {
     /// The zone's current point in its change history: what a fetch of every change would
     /// end at, read without the records.
     public func currentChangeToken(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> ChangeToken {
+        if scope == .shared { _ = try currentGrants(zone) }
         let storage = zoneStorage(zone)
         guard storage.exists else { throw CKError(.zoneNotFound, "zone \(zone) does not exist in this \(scope.rawValue) database") }
-        if scope == .shared { _ = try currentGrants(zone) }
         return ChangeToken(epoch: try storage.readMeta().epoch, seq: try storage.peekMarker()?.seq ?? 0)
     }
 
@@ -124,6 +126,8 @@ extension Database {
     public func changes(in zone: String = ZoneID.defaultZoneName, since token: ChangeToken?, limit: Int? = nil,
                         desiredKeys: [String]? = nil) throws(CKError) -> ZoneChanges {
         if let limit, limit < 1 { throw CKError(.invalidArguments, "a change fetch's limit must be at least 1, not \(limit)") }
+        // In a shared database the grant comes first: a zone not shared is not there.
+        if scope == .shared { _ = try currentGrants(zone) }
         let storage = zoneStorage(zone)
         let meta = try storage.readMeta()
         if let token, token.epoch != meta.epoch {
@@ -194,7 +198,8 @@ extension Database {
             // Only the records shared with the caller, `limit` of them, and a token that goes on
             // from the last of those: a name walked past is not the caller's to see.
             records = try visible(records, in: zone)
-            while more, limit.map({ records.count < $0 }) ?? true, let last = names.last {
+            // One shared record past the page, not a name walked past, says more remain.
+            while more, limit.map({ records.count <= $0 }) ?? true, let last = names.last {
                 (names, more) = try firstFetchNames(storage: storage, meta: meta, startedAt: seq, after: last, limit: limit)
                 var page: [Record] = []
                 for name in names {
@@ -205,8 +210,10 @@ extension Database {
             if let limit, records.count > limit {
                 records.removeLast(records.count - limit)
                 more = true
+            } else {
+                more = false
             }
-            if more, let last = records.last { names = [last.recordID.recordName][...] } else if more { more = false }
+            if more, let last = records.last { names = [last.recordID.recordName][...] }
         }
         let client = try storage.clientChangeToken(upTo: seq, meta: meta)
         var next = ChangeToken(epoch: meta.epoch, seq: seq)

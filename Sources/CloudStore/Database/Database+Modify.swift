@@ -326,6 +326,8 @@ extension Database {
     /// is released, so other saves to the zone do not wait for it. None when the log no
     /// longer holds that entry (compacted away), as CloudKit allows.
     private func addAncestors(_ failures: inout [ItemKey: CKError], storage: ZoneStorage) {
+        // An old version may be from before the record was shared: none in a shared database.
+        guard scope != .shared else { return }
         var entries: [Int64: LogEntry?] = [:]
         for (key, e) in failures where e.code == .serverRecordChanged && e.ancestorRecordValue == nil {
             guard let client = e.clientRecordValue, let tag = client.recordChangeTag, let seq = Int64(tag) else { continue }
@@ -361,7 +363,8 @@ extension Database {
         let zone = zoneID(zoneName)
         // The zone's shares, found before its lock (a query) and read again under it.
         var shareNames: [String] = []
-        if scope == .shared || saves.contains(where: { $0.1.isShare }) {
+        // Also when a record may move (its parent set): it might carry a shared root under another.
+        if scope == .shared || saves.contains(where: { $0.1.isShare || $0.1.parent != nil || $0.1.changedKeys.contains(Record.parentKey) }) {
             do throws(CKError) { shareNames = try shareRecords(in: zoneName).map(\.recordID.recordName) } catch {
                 return finish(saves, deletes, failures: failures, all: error)
             }
@@ -389,6 +392,7 @@ extension Database {
                 let stamp = Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID)
                 let tag = String(txn.lastSeq + 1)
                 var candidates: [(Int, Record)] = []
+                var moved: Set<String> = []
                 var priorShares: [Record] = []
                 var endedCascade: [Record] = []
                 var oldUsage: [String: Int64] = [:]
@@ -405,7 +409,7 @@ extension Database {
                             guard permission == .readWrite || server.isShare else {
                                 throw CKError(.permissionFailure, "record \(name) is shared with you read-only; ask its owner (\(ownerName)) for read-write permission")
                             }
-                            if server.share != nil, client.parent != server.parent {
+                            if server.share != nil, let moved = client.parent, moved != server.parent {
                                 throw CKError(.permissionFailure, "record \(name) is the root of a shared hierarchy; only its owner (\(ownerName)) may move it")
                             }
                         }
@@ -436,7 +440,10 @@ extension Database {
                                 if client.encryptedKeys.contains(k) { encrypted.insert(k) } else { encrypted.remove(k) }
                             }
                         }
-                        let parent = rule.fields == .replaceAll || client.changedKeys.contains(Record.parentKey) ? client.parent : server?.parent
+                        var parent = rule.fields == .replaceAll || client.changedKeys.contains(Record.parentKey) ? client.parent : server?.parent
+                        // A participant sees a root without its parent, and cannot move it.
+                        if scope == .shared, let server, server.share != nil { parent = server.parent }
+                        if parent != server?.parent { moved.insert(name) }
                         var record = Record(stored: client.recordType, recordID: RecordID(recordName: name, zoneID: zone),
                                             fields: fields, encryptedKeys: encrypted, tag: tag, created: server?.created ?? stamp, modified: stamp,
                                             parent: parent, share: server?.share, shareInfo: client.shareInfo)
@@ -502,6 +509,9 @@ extension Database {
                 }
                 let rootLinks = try linkShares(&candidates, &failures, &rewrites, deleting: &deleting, deletedRecords: &deletedRecords,
                                                shareNames: shareNames, tag: tag, stamp: stamp, txn: txn)
+                if !moved.isEmpty && !shareNames.isEmpty {
+                    try checkNesting(candidates, &failures, moved: moved, shareNames: shareNames, deleting: deleting, txn: txn)
+                }
                 for (name, record) in deletedRecords where oldUsage[name] == nil {
                     oldUsage[name] = record.usageBytes
                     deletedTypes[name] = record.recordType
@@ -518,7 +528,9 @@ extension Database {
                 // until no more fail (A → B → C where C failed fails B, then A).
                 var cascaded: [String] = []
                 while true {
+                    // Records the store rewrites (roots, shares left) are saved too: not cascaded.
                     let saving = Set(candidates.filter { failures[.save($0.0)] == nil }.map { $0.1.recordID.recordName })
+                        .union(rewrites.map(\.record.recordID.recordName))
                     let deletedSet = Set(deleting)
                     cascaded = []
                     var seen = deletedSet
@@ -535,7 +547,11 @@ extension Database {
                     for (i, record) in candidates where failures[.save(i)] == nil {
                         for (key, target) in record.deleteSelfReferences {
                             var there = saving.contains(target)
-                            if !there && !gone.contains(target) { there = try txn.record(target) != nil }
+                            if !there && !gone.contains(target), let t = try txn.record(target) {
+                                // In a shared database a record not shared with the caller is not there.
+                                there = true
+                                if scope == .shared { there = try Self.permission(of: t, grants, lookUp: txn.record) != nil }
+                            }
                             if !there {
                                 failures[.save(i)] = CKError(.referenceViolation, "field \"\(key)\" of record \(record.recordID.recordName) refers with deleteSelf to record \(target), which \(gone.contains(target) ? "this operation deletes" : "does not exist in zone \(zoneName)"); save \(target) first or in the same operation, or use action NONE")
                                 newFailure = true
@@ -566,6 +582,9 @@ extension Database {
                     }
                     if let share = rec.share, !deleting.contains(share), !cascaded.contains(share), try txn.record(share) != nil {
                         cascaded.append(share)
+                        for (i, c) in candidates where c.recordID.recordName == share && failures[.save(i)] == nil {
+                            failures[.save(i)] = CKError(.referenceViolation, "share \(share) is deleted with its root record \(r), which a DELETE_SELF reference deletes in this operation")
+                        }
                     }
                 }
                 for r in cascaded {
@@ -605,6 +624,15 @@ extension Database {
                 let toSave = candidates.filter { failures[.save($0.0)] == nil }
                 let rewritten = rewrites.filter { $0.item.map { failures[$0] == nil } ?? true }.map(\.record)
                 guard !toSave.isEmpty || !deleting.isEmpty || !rewritten.isEmpty else { return (nil, ()) }
+                // Each deleted record's shared hierarchy, kept in the log for change fetches
+                // in shared databases (the record and its ancestors are gone afterwards); a
+                // record whose ancestors cannot be read counts as in none.
+                var sharedRoots: [String: String?] = [:]
+                for name in deleting + cascaded {
+                    if let record = try txn.record(name), record.parent != nil || record.share != nil {
+                        sharedRoots[name] = (try? Self.sharedRoot(of: record, lookUp: txn.record)) ?? nil
+                    }
+                }
                 // What the committed records add; checked again only when some candidate failed
                 // after its check, since a later one may rely on a field only that one added.
                 var additions = pending
@@ -616,12 +644,6 @@ extension Database {
                 }
                 try container.schema.add(additions, environment: environment)
                 for (i, record) in toSave { committed[.save(i)] = record }
-                // Each deleted record's shared hierarchy, kept in the log for change fetches
-                // in shared databases (the record and its ancestors are gone afterwards).
-                var sharedRoots: [String: String?] = [:]
-                for name in deleting + cascaded {
-                    if let record = try txn.record(name) { sharedRoots[name] = try Self.sharedRoot(of: record, lookUp: txn.record) }
-                }
                 endedShares = deletedRecords.values.filter(\.isShare) + priorShares + endedCascade
                 let entry = LogEntry(
                     seq: 0, time: now, userRecordName: userRecordName, deviceID: caller.deviceID,

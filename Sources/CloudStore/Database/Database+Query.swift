@@ -27,20 +27,20 @@ extension Database {
                              desiredKeys: [String]?) throws(CKError) -> QueryResult {
         var position = after
         var found: [(record: Record, at: CursorPosition)] = []
-        var more = false
+        // Whether more remain is whether one more shared record does: a record walked past
+        // must not decide it either.
         walking: while true {
             let page = try self.page(of: query, in: zone, limit: limit, after: position)
             let shown = Set(try visible(page.entries.map(\.record), in: zone).map(\.recordID.recordName))
-            for (i, entry) in page.entries.enumerated() where shown.contains(entry.name) {
+            for entry in page.entries where shown.contains(entry.name) {
                 found.append((entry.record, CursorPosition(recordName: entry.name, values: page.sortValues(entry))))
-                if found.count == limit {
-                    more = page.more || i < page.entries.count - 1
-                    break walking
-                }
+                if found.count > limit { break walking }
             }
             guard page.more, let last = page.entries.last else { break }
             position = CursorPosition(recordName: last.name, values: page.sortValues(last))
         }
+        let more = found.count > limit
+        if more { found.removeLast(found.count - limit) }
         let next = more ? found.last?.at.cursor(for: query, zone: zone) : nil
         return QueryResult(records: found.map { $0.record.limited(to: desiredKeys) }, cursor: next)
     }

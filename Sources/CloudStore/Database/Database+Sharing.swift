@@ -77,13 +77,21 @@ extension Database {
         return grants
     }
 
-    /// Of `records` of `zone`, those shared with the caller (all of them outside a shared database).
+    /// Of `records` of `zone`, those shared with the caller (all of them outside a shared
+    /// database); a shared hierarchy's root shows no `parent`, which names a record not shared.
     func visible(_ records: [Record], in zone: String) throws(CKError) -> [Record] {
         guard scope == .shared else { return records }
         let grants = try currentGrants(zone)
         let storage = zoneStorage(zone)
         var kept: [Record] = []
-        for r in records where try Self.permission(of: r, grants, lookUp: storage.record(named:)) != nil { kept.append(r) }
+        for r in records where try Self.permission(of: r, grants, lookUp: storage.record(named:)) != nil {
+            var shown = r
+            if shown.share != nil && shown.parent != nil && grants.zone == nil {
+                shown.parent = nil
+                shown.clearChangedKeys()
+            }
+            kept.append(shown)
+        }
         return kept
     }
 
@@ -257,6 +265,9 @@ extension Database {
                 claimed[root] = name
                 var rootRecord: Record
                 if let j = candidates.firstIndex(where: { $0.1.recordID.recordName == root }) {
+                    guard failures[.save(candidates[j].0)] == nil else {
+                        throw CKError(.referenceViolation, "the root record \(root) of share \(name) is not saved by this operation (its own save failed); fix it and save both again")
+                    }
                     rootRecord = candidates[j].1
                     if let current = rootRecord.share, current != name {
                         throw CKError(.alreadyShared, "record \(root) is already the root of share \(current); a record takes part in one share only")
@@ -322,6 +333,38 @@ extension Database {
         return links
     }
 
+    /// Refuses moves that would put one shared root under another (a record takes part in one
+    /// share): when records change their parent, every root of the zone's shares is followed
+    /// up, through this operation's records, and a root met on the way fails the moved ones.
+    func checkNesting(_ candidates: [(Int, Record)], _ failures: inout [ItemKey: CKError], moved: Set<String>,
+                      shareNames: [String], deleting: [String], txn: ZoneTransaction) throws(CKError) {
+        var saving: [String: Record] = [:]
+        for (i, r) in candidates where failures[.save(i)] == nil { saving[r.recordID.recordName] = r }
+        var roots: Set<String> = []
+        for n in shareNames where !deleting.contains(n) {
+            var share = saving[n]
+            if share == nil { share = try txn.record(n) }
+            if let root = share?.shareInfo?.rootRecordName { roots.insert(root) }
+        }
+        for (_, r) in saving where r.isShare { if let root = r.shareInfo?.rootRecordName { roots.insert(root) } }
+        guard roots.count > 1 else { return }
+        for root in roots {
+            var current = saving[root]
+            if current == nil { current = try txn.record(root) }
+            for _ in 0..<Self.maxHierarchyDepth {
+                guard let c = current, let parent = c.parent else { break }
+                if roots.contains(parent) {
+                    for (i, r) in candidates where moved.contains(r.recordID.recordName) && failures[.save(i)] == nil {
+                        failures[.save(i)] = CKError(.alreadyShared, "moving record \(r.recordID.recordName) would put record \(root), the root of a share, under record \(parent), the root of another; a record takes part in one share only")
+                    }
+                    return
+                }
+                current = saving[parent]
+                if current == nil { current = try txn.record(parent) }
+            }
+        }
+    }
+
     /// A root of this operation given share `share` (an item), and the share it had.
     struct RootLink {
         var root: Int
@@ -337,6 +380,11 @@ extension Database {
         var changed = false
         for link in links where failures[link.share] != nil {
             candidates[link.root].1 = candidates[link.root].1.sharedBy(link.previous)
+            changed = true
+        }
+        // A share whose root (saved with it) failed after all fails too.
+        for link in links where failures[link.share] == nil && failures[.save(candidates[link.root].0)] != nil {
+            failures[link.share] = CKError(.referenceViolation, "the root record \(candidates[link.root].1.recordID.recordName) of this share was not saved; fix it and save both again")
             changed = true
         }
         var index: [String: Int] = [:]

@@ -90,6 +90,10 @@ extension Database {
         guard !id.isEmpty, id.utf8.count <= 255, !id.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
             throw .invalid("subscription ID \"\(id)\" must be 1 to 255 bytes without control characters")
         }
+        if scope == .shared, s.zoneName != nil || !(s.kind.isDatabase) {
+            // Refused before any zone is looked at: the owner's zones are not the caller's to probe.
+            throw .invalid("the shared database takes database subscriptions only (as CloudKit's); save a CKDatabaseSubscription with no zone")
+        }
         if let zone = s.zoneName {
             try Names.checkZoneName(zone)
             guard zoneStorage(zone).exists else {

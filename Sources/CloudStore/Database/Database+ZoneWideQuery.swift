@@ -11,6 +11,9 @@ extension Database {
     /// zone, neither repeat nor shift a page.
     public func queryAllZones(_ query: RecordQuery, limit: Int = 100, cursor: QueryCursor? = nil,
                               desiredKeys: [String]? = nil) throws(CKError) -> QueryResult {
+        guard scope != .shared else {
+            throw CKError(.invalidArguments, "a query of the shared database names its zone (with its owner); query each shared zone on its own")
+        }
         let after = try cursor.map { (c) throws(CKError) in try CursorPosition(c, for: query, zone: Self.allZones) }
         if let after, after.zoneName == nil { throw CKError(.invalidArguments, "the cursor is not one a query across zones gave") }
         var zones = Set(try zoneNames())
@@ -18,16 +21,9 @@ extension Database {
         var merged: [(zone: String, entry: SortedRecords.Entry, values: [FieldValue?])] = []
         var more = false
         for zone in zones.sorted() {
-            // In a shared database, only the zones and records shared with the caller.
-            if scope == .shared, (try? currentGrants(zone)) == nil { continue }
             let page = try self.page(of: query, in: zone, limit: limit, after: after.map { Self.position($0, seenFrom: zone) })
             more = more || page.more
-            var entries = page.entries
-            if scope == .shared {
-                let shown = Set(try visible(entries.map(\.record), in: zone).map(\.recordID.recordName))
-                entries = entries.filter { shown.contains($0.name) }
-            }
-            merged += entries.map { (zone, $0, page.sortValues($0)) }
+            merged += page.entries.map { (zone, $0, page.sortValues($0)) }
         }
         let sort = query.sortDescriptors
         merged.sort { a, b in

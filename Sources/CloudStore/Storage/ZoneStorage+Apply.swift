@@ -10,10 +10,11 @@ import Glibc
 extension ZoneStorage {
     /// Runs `body` holding this process's apply lock and the byte-range lock on the apply
     /// marker (other processes' appliers), after checking the zone was not deleted meanwhile.
-    func withApplyLock<T>(_ body: (Int32) throws(CKError) -> T) throws(CKError) -> T {
+    func withApplyLock<T>(expecting expected: UInt64? = nil, _ body: (Int32) throws(CKError) -> T) throws(CKError) -> T {
         applyLock.lock()
         defer { applyLock.unlock() }
         let (fd, inode) = try lockFileAndInode()
+        if let expected, expected != inode { throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted") }
         try Syscall.rangeLock(fd, start: ApplyMarker.offset, length: ApplyMarker.size, exclusive: true, path: lockPath)
             .orThrow(.internalError, "cannot lock the apply marker of zone \(zoneID.zoneName)")
         defer { _ = Syscall.rangeLock(fd, start: ApplyMarker.offset, length: ApplyMarker.size, exclusive: false, path: lockPath) }
@@ -139,11 +140,12 @@ extension ZoneStorage {
     private func runApplier() {
         var lingered = false
         while true {
-            let batch = locked { () -> [(LogEntry, end: Int64)] in
+            // The batch with the lock of the zone it was committed to, taken together.
+            let (batch, batchLock) = locked { () -> ([(LogEntry, end: Int64)], UInt64) in
                 let taken = queue
                 queue = []
                 if taken.isEmpty && (lingered || !tuning.writeBehind) { applierScheduled = false }
-                return taken
+                return (taken, queueLockInode)
             }
             guard let last = batch.last else {
                 if lingered || !tuning.writeBehind { return }
@@ -153,7 +155,7 @@ extension ZoneStorage {
             }
             lingered = false
             do throws(CKError) {
-                try withApplyLock { (fd) throws(CKError) in try applyEntries(fd, known: batch, upTo: last.0.seq) }
+                try withApplyLock(expecting: batchLock) { (fd) throws(CKError) in try applyEntries(fd, known: batch, upTo: last.0.seq) }
             } catch where error.code == .zoneNotFound {
                 // Deleted meanwhile: nothing to write.
             } catch {

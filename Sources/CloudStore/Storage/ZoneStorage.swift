@@ -99,6 +99,9 @@ final class ZoneStorage: @unchecked Sendable {
     /// Entries this process committed whose files its applier has still to write, with the
     /// log offset each ends at.
     var queue: [(LogEntry, end: Int64)] = []
+    /// The inode of the lock file of the zone `queue`'s entries were committed to: an applier
+    /// that finds another lock file locked drops them (the zone was made again meanwhile).
+    var queueLockInode: UInt64 = 0
     var applierScheduled = false
     /// The sequence number of this process's last commit: while the log ends there, every
     /// entry not yet in the files is in `queue`.
@@ -412,6 +415,7 @@ final class ZoneStorage: @unchecked Sendable {
                 tailInode = inode
                 absorb(entry)
                 lastOwnCommit = entry.seq
+                if queue.isEmpty { queueLockInode = lockInode }
                 queue.append((entry, end))
             }
             marker = CommitMarker(bootID: CommitMarker.currentBootID, seq: entry.seq, usage: entry.usage, busy: false)

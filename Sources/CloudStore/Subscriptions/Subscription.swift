@@ -53,6 +53,9 @@ public struct Subscription: Sendable, Equatable {
         case query(recordType: String, predicate: QueryPredicate)
         case recordZone(recordType: String?)
         case database(recordType: String?)
+
+        /// A database subscription's kind.
+        public var isDatabase: Bool { if case .database = self { true } else { false } }
     }
 
     public var subscriptionID: String

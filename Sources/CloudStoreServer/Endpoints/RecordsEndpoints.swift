@@ -72,7 +72,7 @@ enum RecordsEndpoints {
         var results: [Int: Result<JSONValue, CKError>] = [:]
         for z in zoneOrder {
             let indexes = byZone[z]!
-            let atomic = atomicAsked && db.scope == .private && z != ZoneID.defaultZoneName
+            let atomic = atomicAsked && db.scope != .public && z != ZoneID.defaultZoneName
             let anyFailed = indexes.contains { if case .failed = planned[$0] { true } else { false } }
             var saving: [(Int, Record)] = [], deleting: [(Int, RecordID)] = []
             var options = ModifyOptions(atomic: atomic)

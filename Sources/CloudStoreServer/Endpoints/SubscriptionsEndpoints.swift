@@ -4,7 +4,7 @@ import CloudStore
 /// subscriptions, as the CLI and the Swift API see them.
 enum SubscriptionsEndpoints {
     static func list(_ call: WebCall) throws(CKError) -> JSONValue {
-        let db = try call.database()
+        let db = try call.subscriptionDatabase()
         return .object(["subscriptions": .array(try db.subscriptions().map { WebSubscriptionCoding.encode($0, db: db) })])
     }
 
@@ -13,7 +13,7 @@ enum SubscriptionsEndpoints {
     static func lookup(_ call: WebCall) throws(CKError) -> JSONValue {
         let databases: [Database]
         if call.scope != nil {
-            databases = [try call.database()]
+            databases = [try call.subscriptionDatabase()]
         } else {
             databases = [try call.database(.private), try call.database(.public)]
         }
@@ -34,7 +34,7 @@ enum SubscriptionsEndpoints {
 
     /// Creates, updates and deletes subscriptions, each on its own; one result per operation.
     static func modify(_ call: WebCall) throws(CKError) -> JSONValue {
-        let db = try call.database()
+        let db = try call.subscriptionDatabase()
         let operations = try call.array("operations", limit: RecordsEndpoints.maxItems)
         enum Planned { case save(Subscription), delete(String), failed(CKError, String?) }
         var planned: [Planned] = []

@@ -55,6 +55,12 @@ struct WebCall: Sendable {
         return try shared().database(owner: owner)
     }
 
+    /// Where the caller's subscriptions of the URL's database are: in the shared database, the
+    /// caller's own (no owner's zone is named).
+    func subscriptionDatabase() throws(CKError) -> Database {
+        scope == .shared ? try shared().subscriptions : try database()
+    }
+
     /// The caller's shared database.
     func shared() throws(CKError) -> SharedDatabase {
         try container.sharedDatabase(caller: caller.caller, environment: environment)

@@ -54,20 +54,29 @@ extension Database {
             guard let t = try? currentChangeToken(in: name) else { continue }
             now[name] = t
         }
+        return DatabaseChanges(from: token, to: now, limit: limit) { zoneID($0) }
+    }
+}
+
+extension DatabaseChanges {
+    /// The zones whose tokens differ between `token` and `now` (a zone's key → its token now),
+    /// in key order, at most `limit`: changed when `now` has it, deleted when only `token` had
+    /// it; `zoneID` names a zone by its key.
+    init(from token: DatabaseChangeToken?, to now: [String: ChangeToken], limit: Int?, zoneID: (String) -> ZoneID) {
         let before = token?.zones ?? [:]
-        var events: [(name: String, token: ChangeToken?)] = []
-        for (name, t) in now where before[name] != t { events.append((name, t)) }
-        for name in before.keys where now[name] == nil { events.append((name, nil)) }
-        events.sort { $0.name < $1.name }
+        var events: [(key: String, token: ChangeToken?)] = []
+        for (key, t) in now where before[key] != t { events.append((key, t)) }
+        for key in before.keys where now[key] == nil { events.append((key, nil)) }
+        events.sort { $0.key < $1.key }
         var more = false
         if let limit, events.count > limit {
             events = Array(events.prefix(limit))
             more = true
         }
         var next = before
-        for e in events { next[e.name] = e.token }
-        return DatabaseChanges(changed: events.filter { $0.token != nil }.map { zoneID($0.name) },
-                               deleted: events.filter { $0.token == nil }.map { zoneID($0.name) },
-                               token: DatabaseChangeToken(zones: next), moreComing: more)
+        for e in events { next[e.key] = e.token }
+        self.init(changed: events.filter { $0.token != nil }.map { zoneID($0.key) },
+                  deleted: events.filter { $0.token == nil }.map { zoneID($0.key) },
+                  token: DatabaseChangeToken(zones: next), moreComing: more)
     }
 }

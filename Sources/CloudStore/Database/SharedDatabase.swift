@@ -109,26 +109,12 @@ public final class SharedDatabase: Sendable {
             now[key] = t
             ids[key] = zone.zoneID
         }
-        func zoneID(_ key: String) -> ZoneID {
+        // Keys are `<owner>:<zone>`: owner names hold no colon.
+        return DatabaseChanges(from: token, to: now, limit: limit) { key in
             if let id = ids[key] { return id }
             let parts = key.split(separator: ":", maxSplits: 1).map(String.init)
             return ZoneID(zoneName: parts.count == 2 ? parts[1] : key, ownerName: parts.first ?? "")
         }
-        let before = token?.zones ?? [:]
-        var events: [(key: String, token: ChangeToken?)] = []
-        for (key, t) in now where before[key] != t { events.append((key, t)) }
-        for key in before.keys where now[key] == nil { events.append((key, nil)) }
-        events.sort { $0.key < $1.key }
-        var more = false
-        if let limit, events.count > limit {
-            events = Array(events.prefix(limit))
-            more = true
-        }
-        var next = before
-        for e in events { next[e.key] = e.token }
-        return DatabaseChanges(changed: events.filter { $0.token != nil }.map { zoneID($0.key) },
-                               deleted: events.filter { $0.token == nil }.map { zoneID($0.key) },
-                               token: DatabaseChangeToken(zones: next), moreComing: more)
     }
 }
 

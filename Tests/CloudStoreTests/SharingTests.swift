@@ -349,6 +349,14 @@ import Testing
         edit["cloudkit.title"] = .string("renamed")
         #expect(throws: CKError.self, "the share changed when wes left") { try s.owner.save(edit) }
         #expect(try s.owner.record(for: shared.recordID).shareInfo?.participant(s.wesName)?.acceptanceStatus == .removed)
+        // The owner's next edit keeps him out; giving his entry another status invites him again.
+        var fresh = try s.owner.record(for: shared.recordID)
+        fresh["cloudkit.title"] = .string("renamed")
+        fresh = try s.owner.save(fresh)
+        #expect(fresh.shareInfo?.participant(s.wesName)?.acceptanceStatus == .removed)
+        let i = try #require(fresh.shareInfo?.participants.firstIndex { $0.userRecordName == s.wesName })
+        fresh.shareInfo!.participants[i].acceptanceStatus = .pending
+        #expect(try s.owner.save(fresh).shareInfo?.participant(s.wesName)?.acceptanceStatus == .pending)
 
         // The owner cannot move one share's root under another's.
         var moving = try s.owner.record(for: RecordID(recordName: "other", zoneID: ZoneID(zoneName: "Lists")))

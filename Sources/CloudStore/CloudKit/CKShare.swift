@@ -113,6 +113,8 @@ public final class CKShare: CKRecord, @unchecked Sendable {
             if let i = info.participants.firstIndex(where: { $0.userRecordName == participant.value.userRecordName }) {
                 info.participants[i].permission = participant.value.permission
                 info.participants[i].role = participant.value.role
+                // One who left is invited again.
+                if info.participants[i].acceptanceStatus == .removed { info.participants[i].acceptanceStatus = .pending }
             } else {
                 info.participants.append(participant.value)
             }

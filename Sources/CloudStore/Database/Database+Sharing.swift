@@ -44,7 +44,7 @@ extension Database {
     }
 
     /// The caller's grants in `zone` of this shared database, read under the zone's write lock
-    /// with `read` (the share records are found before, then read again as committed).
+    /// with `lookUp` (the share records are found before, then read again as committed).
     func grants(in zone: String, shareNames: [String], lookUp: (String) throws(CKError) -> Record?) throws(CKError) -> ZoneGrants {
         var shares: [Record] = []
         for name in shareNames { if let r = try lookUp(name) { shares.append(r) } }
@@ -52,7 +52,7 @@ extension Database {
     }
 
     /// What the grants allow on `record`: the zone's permission, else that of the first root
-    /// met going up its `parent` chain (each parent read with `read`); a share the user takes
+    /// met going up its `parent` chain (each parent read with `lookUp`); a share the user takes
     /// part in reads only. nil: the record is not shared with the user.
     static func permission(of record: Record, _ grants: ZoneGrants,
                            lookUp: (String) throws(CKError) -> Record?) throws(CKError) -> ShareInfo.Permission? {
@@ -143,7 +143,7 @@ extension Database {
         }
         let old = server?.shareInfo
         var info = client.shareInfo ?? old ?? ShareInfo()
-        info.shortGUID = old?.shortGUID.isEmpty == false ? old!.shortGUID : ShareInfo.newShortGUID()
+        if let kept = old?.shortGUID, !kept.isEmpty { info.shortGUID = kept } else { info.shortGUID = ShareInfo.newShortGUID() }
         if name == ShareInfo.zoneWideRecordName {
             info.rootRecordName = nil
         } else {
@@ -170,9 +170,15 @@ extension Database {
                 throw .invalid("share \(name): participant \(p.userRecordName) needs permission READ_ONLY or READ_WRITE, not \(p.permission.rawValue)")
             }
             var kept = p
-            // Only the participant accepts: an entry keeps the status stored for it.
-            let stored = old?.participant(p.userRecordName)
-            kept.acceptanceStatus = stored.map { $0.acceptanceStatus == .removed ? .pending : $0.acceptanceStatus } ?? .pending
+            // Only the participant accepts: an entry keeps the status stored for it. One who
+            // left stays out while the owner's copy says so too; an entry the owner gives
+            // another status (added again) is invited again.
+            let stored = old?.participant(p.userRecordName)?.acceptanceStatus
+            switch stored {
+            case .removed?: kept.acceptanceStatus = p.acceptanceStatus == .removed ? .removed : .pending
+            case let status?: kept.acceptanceStatus = status
+            case nil: kept.acceptanceStatus = .pending
+            }
             if kept.role == .unknown { kept.role = .privateUser }
             participants.append(kept)
         }

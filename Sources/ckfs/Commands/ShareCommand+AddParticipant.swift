@@ -23,6 +23,8 @@ extension ShareCommand {
                 try container.changeShare(url: url, caller: place.caller, environment: place.environment) { (info: inout ShareInfo) throws(CKError) in
                     if let i = info.participants.firstIndex(where: { $0.userRecordName == user.userRecordName }) {
                         info.participants[i].permission = granted
+                        // One who left is invited again.
+                        if info.participants[i].acceptanceStatus == .removed { info.participants[i].acceptanceStatus = .pending }
                     } else {
                         info.participants.append(.init(userRecordName: user.userRecordName, role: .privateUser, permission: granted,
                                                        acceptanceStatus: .pending, emailAddress: user.emails.first))

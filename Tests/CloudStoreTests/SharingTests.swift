@@ -306,8 +306,18 @@ import Testing
         let typed = try wes.modify(saving: [otherType]).saveResults[0].1.error
         #expect(typed?.code == .permissionFailure && typed?.message.contains("Item") == false, "\(String(describing: typed))")
 
-        // The root stays where its owner put it.
+        // The root stays where its owner put it, and shows no parent (one not shared) to wes;
+        // his edit of it keeps the owner's parent.
+        var moved = try s.owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))
+        moved.parent = "secret-0"
+        try s.owner.save(moved)
         var root = try wes.fetch([RecordID(recordName: "list", zoneID: zone)])[0].1.get()
+        #expect(root.parent == nil)
+        root["text"] = .string("edited by wes")
+        let edit = try wes.modify(saving: [root])
+        #expect(edit.error == nil, "\(String(describing: edit.saveResults[0].1.error))")
+        #expect(try s.owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists"))).parent == "secret-0")
+        root = try wes.fetch([RecordID(recordName: "list", zoneID: zone)])[0].1.get()
         root.parent = "shared-0"
         #expect(try wes.modify(saving: [root]).saveResults[0].1.error?.code == .permissionFailure)
 

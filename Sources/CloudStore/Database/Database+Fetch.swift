@@ -14,8 +14,9 @@ extension Database {
                     throw scope == .shared ? notShared(id.recordName, zone: id.zoneID.zoneName)
                         : CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
                 }
-                guard try !visible([record], in: id.zoneID.zoneName).isEmpty else { throw notShared(id.recordName, zone: id.zoneID.zoneName) }
-                return (id, .success(record.limited(to: desiredKeys)))
+                guard scope == .shared else { return (id, .success(record.limited(to: desiredKeys))) }
+                guard let shown = try visible([record], in: id.zoneID.zoneName).first else { throw notShared(id.recordName, zone: id.zoneID.zoneName) }
+                return (id, .success(shown.limited(to: desiredKeys)))
             } catch {
                 return (id, .failure(error))
             }

@@ -421,7 +421,8 @@ extension Database {
         }
         for (i, record) in candidates where failures[.save(i)] == nil {
             let name = record.recordID.recordName
-            if let parent = record.parent {
+            // A shared root's parent is its owner's to set (a participant's save keeps it).
+            if let parent = record.parent, grants == nil || record.share == nil {
                 // In a shared database a parent the caller cannot see is not there for them.
                 var found = try lookUp(parent)
                 if let grants, let p = found, try Self.permission(of: p, grants, lookUp: lookUp) == nil { found = nil }

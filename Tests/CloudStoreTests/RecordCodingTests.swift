@@ -65,6 +65,23 @@ import Testing
         let bare = Record(recordType: "T", recordID: RecordID(recordName: "b", zoneID: zone), fields: [:])
         let pending = Record(recordType: "T", recordID: RecordID(recordName: "c", zoneID: zone),
                              fields: ["p": .asset(Asset(file: "/tmp/x")), "pl": .list(.asset, [.asset(Asset(file: "/a")), .asset(Asset(file: "/b"))])])
+        // Sharing's keys, which sort among the system keys: a child, a root, and a share.
+        var child = Record(stored: "Item", recordID: RecordID(recordName: "child", zoneID: zone), fields: ["n": .int64(1)],
+                           tag: "8", created: nil, modified: nil, parent: "root")
+        child.clearChangedKeys()
+        let root = Record(stored: "List", recordID: RecordID(recordName: "root", zoneID: zone), fields: [:], tag: "9",
+                          created: nil, modified: nil, parent: "top", share: "s1")
+        let share = Record(stored: ShareInfo.recordType, recordID: RecordID(recordName: "s1", zoneID: zone),
+                           fields: ["cloudkit.title": .string("T")], tag: "9", created: nil, modified: nil,
+                           shareInfo: ShareInfo(publicPermission: .readOnly, participants: [
+                               .init(userRecordName: "_o", role: .owner, permission: .readWrite, acceptanceStatus: .accepted),
+                               .init(userRecordName: "_p", role: .privateUser, permission: .readOnly, acceptanceStatus: .pending, emailAddress: "p@example.com"),
+                           ], shortGUID: "abc", rootRecordName: "root"))
+        for r in [child, root, share] {
+            #expect(RecordCoding.fileBytes(r) == JSONWriter.pretty(RecordCoding.encode(r)), "pretty: \(r.recordID.recordName)")
+            #expect(RecordWriter.compact(r) == JSONWriter.compact(RecordCoding.encode(r)), "compact: \(r.recordID.recordName)")
+            #expect(try RecordCoding.decode(JSONParser.parse(RecordCoding.fileBytes(r)), mode: .stored, zoneID: zone).record == r, "read back: \(r.recordID.recordName)")
+        }
         for r in [full, bare, pending] {
             #expect(RecordCoding.fileBytes(r) == JSONWriter.pretty(RecordCoding.encode(r)), "pretty: \(r.recordID.recordName)")
             #expect(RecordWriter.compact(r) == JSONWriter.compact(RecordCoding.encode(r)), "compact: \(r.recordID.recordName)")
@@ -73,7 +90,8 @@ import Testing
             LogEntry(seq: 3, time: 9, userRecordName: "_u", deviceID: "dev", clientChangeToken: Data("tok".utf8),
                      saved: [full, bare], deleted: [.init(recordName: "gone", cascade: false), .init(recordName: "child", cascade: true),
                                                           .init(recordName: "typed", cascade: true, recordType: "Note"),
-                                                          .init(recordName: "plain", cascade: false, recordType: "Item")], usage: 77),
+                                                          .init(recordName: "plain", cascade: false, recordType: "Item"),
+                                                          .init(recordName: "shared", cascade: true, recordType: "Item", root: "root")], usage: 77),
             LogEntry(seq: 4, time: 10, userRecordName: "_u", deviceID: "dev", clientChangeToken: nil, saved: [], deleted: [], usage: 0),
         ]
         for e in entries {

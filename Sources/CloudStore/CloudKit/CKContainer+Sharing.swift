@@ -72,18 +72,10 @@ extension CKContainer {
 
     /// A participant for a share, found among the container's users by a lookup.
     func shareParticipant(_ lookup: CKUserIdentity.LookupInfo) throws(CKError) -> CKShare.Participant {
-        let users = try engine().identities()
-        let found: Identity?
-        if let email = lookup.emailAddress?.lowercased() {
-            found = users.first { $0.emails.map { $0.lowercased() }.contains(email) }
-        } else if let id = lookup.userRecordID {
-            found = users.first { $0.userRecordName == id.recordName }
-        } else {
-            found = nil
+        guard let key = lookup.emailAddress ?? lookup.userRecordID?.recordName else {
+            throw CKError(.invalidArguments, "a lookup names a user by email address or user record ID")
         }
-        guard let found else {
-            throw CKError(.unknownItem, "no user of container \(containerIdentifier ?? "") has \(lookup.emailAddress.map { "email address \($0)" } ?? "user record ID \(lookup.userRecordID?.recordName ?? "?")"); add one with ckfs user add NAME --email ADDRESS")
-        }
+        let found = try engine().identity(named: key)
         return CKShare.Participant(.init(userRecordName: found.userRecordName, role: .privateUser, permission: .readOnly,
                                          acceptanceStatus: .unknown, emailAddress: lookup.emailAddress))
     }

@@ -106,8 +106,8 @@ extension Container {
     /// The identity with this email address, when it granted discoverability.
     public func discoverIdentity(email: String, caller: Caller) throws(CKError) -> DiscoveredIdentity? {
         _ = try signedIn(caller, for: "discovering users")
-        let e = email.lowercased()
-        return current.users.values.first { $0.discoverability == .granted && $0.emails.contains(e) }.map(Self.discovered)
+        // An email address belongs to one identity at most.
+        return current.identity(email: email).flatMap { $0.discoverability == .granted ? Self.discovered($0) : nil }
     }
 
     /// The identity with this user record name, when it granted discoverability.

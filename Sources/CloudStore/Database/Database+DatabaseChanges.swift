@@ -51,7 +51,7 @@ extension Database {
             // puts every owner's together).
             if scope == .shared, (try? currentGrants(name)) == nil { continue }
             // A zone deleted while this runs is simply not there.
-            guard let t = try? currentChangeToken(in: name) else { continue }
+            guard let t = try? storedChangeToken(in: name) else { continue }
             now[name] = t
         }
         return DatabaseChanges(from: token, to: now, limit: limit) { zoneID($0) }

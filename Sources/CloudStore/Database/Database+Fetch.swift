@@ -4,18 +4,28 @@ extension Database {
     /// Fetches records by ID: one result per ID, in order; a missing record is
     /// `unknownItem`, a missing zone `zoneNotFound`. `desiredKeys` limits the fields returned.
     public func fetch(_ ids: [RecordID], desiredKeys: [String]? = nil) -> [(RecordID, Result<Record, CKError>)] {
-        ids.map { id in
+        // In a shared database, the caller's grants in each zone, read once per zone.
+        var grantsByZone: [String: ZoneGrants] = [:]
+        return ids.map { id in
             let id = normalized(id)
             do throws(CKError) {
                 try Names.checkRecordName(id.recordName, allowSystem: true)
-                if scope == .shared { _ = try currentGrants(id.zoneID.zoneName) }
+                var grants: ZoneGrants?
+                if scope == .shared {
+                    if let known = grantsByZone[id.zoneID.zoneName] { grants = known } else {
+                        grants = try currentGrants(id.zoneID.zoneName)
+                        grantsByZone[id.zoneID.zoneName] = grants
+                    }
+                }
                 guard let record = try zoneStorage(id.zoneID.zoneName).record(named: id.recordName) ?? unsavedUserRecord(id) else {
                     // In a shared database a missing record reads as one not shared.
                     throw scope == .shared ? notShared(id.recordName, zone: id.zoneID.zoneName)
                         : CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(id.zoneID.zoneName)")
                 }
                 guard scope == .shared else { return (id, .success(record.limited(to: desiredKeys))) }
-                guard let shown = try visible([record], in: id.zoneID.zoneName).first else { throw notShared(id.recordName, zone: id.zoneID.zoneName) }
+                guard let shown = try visible([record], in: id.zoneID.zoneName, grants: grants).first else {
+                    throw notShared(id.recordName, zone: id.zoneID.zoneName)
+                }
                 return (id, .success(shown.limited(to: desiredKeys)))
             } catch {
                 return (id, .failure(error))
@@ -117,6 +127,11 @@ extension Database {
     /// end at, read without the records.
     public func currentChangeToken(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> ChangeToken {
         if scope == .shared { _ = try currentGrants(zone) }
+        return try storedChangeToken(in: zone)
+    }
+
+    /// ``currentChangeToken(in:)`` for a zone the caller's grants were checked for already.
+    func storedChangeToken(in zone: String) throws(CKError) -> ChangeToken {
         let storage = zoneStorage(zone)
         guard storage.exists else { throw CKError(.zoneNotFound, "zone \(zone) does not exist in this \(scope.rawValue) database") }
         return ChangeToken(epoch: try storage.readMeta().epoch, seq: try storage.peekMarker()?.seq ?? 0)
@@ -128,14 +143,14 @@ extension Database {
                         desiredKeys: [String]? = nil) throws(CKError) -> ZoneChanges {
         if let limit, limit < 1 { throw CKError(.invalidArguments, "a change fetch's limit must be at least 1, not \(limit)") }
         // In a shared database the grant comes first: a zone not shared is not there.
-        if scope == .shared { _ = try currentGrants(zone) }
+        let grants = try sharedGrants(zone)
         let storage = zoneStorage(zone)
         let meta = try storage.readMeta()
         if let token, token.epoch != meta.epoch {
             throw CKError(.changeTokenExpired, "the change token is from an earlier zone \(zone) that was deleted; fetch all changes again without a token")
         }
         guard let token, token.resumeAfter == nil else {
-            return try firstFetch(in: zone, storage: storage, meta: meta, resuming: token, limit: limit, desiredKeys: desiredKeys)
+            return try firstFetch(in: zone, storage: storage, meta: meta, resuming: token, limit: limit, desiredKeys: desiredKeys, grants: grants)
         }
         guard let page = try storage.history(after: token.seq, changeLimit: limit, meta: meta) else {
             throw CKError(.changeTokenExpired, "the change token is older than the history zone \(zone) keeps; fetch all changes again without a token")
@@ -171,8 +186,8 @@ extension Database {
             if let r = state[name] ?? nil { changed.append(r.limited(to: desiredKeys)) } else { deleted.append(RecordID(recordName: name, zoneID: zoneID(zone))) }
         }
         if scope == .shared {
-            changed = try visible(changed, in: zone)
-            deleted = try visibleDeletions(deleted, roots: deletedRoots, in: zone)
+            changed = try visible(changed, in: zone, grants: grants)
+            deleted = try visibleDeletions(deleted, roots: deletedRoots, in: zone, grants: grants)
         }
         // The zone's client change token is its owner's clients', not a participant's.
         var changes = ZoneChanges(changed: changed, deleted: deleted, token: ChangeToken(epoch: meta.epoch, seq: last),
@@ -187,7 +202,7 @@ extension Database {
     /// given; the last page's token is that point alone, so the next fetch gives what changed
     /// meanwhile (a record saved during the paging may come twice, never not at all).
     private func firstFetch(in zone: String, storage: ZoneStorage, meta: ZoneMeta, resuming token: ChangeToken?, limit: Int?,
-                            desiredKeys: [String]?) throws(CKError) -> ZoneChanges {
+                            desiredKeys: [String]?, grants: ZoneGrants?) throws(CKError) -> ZoneChanges {
         var seq: Int64 = 0
         if let token { seq = token.seq } else if let marker = try storage.peekMarker() { seq = marker.seq }
         var (names, more) = try firstFetchNames(storage: storage, meta: meta, startedAt: seq, after: token?.resumeAfter, limit: limit)
@@ -198,7 +213,7 @@ extension Database {
         if scope == .shared {
             // Only the records shared with the caller, `limit` of them, and a token that goes on
             // from the last of those: a name walked past is not the caller's to see.
-            records = try visible(records, in: zone)
+            records = try visible(records, in: zone, grants: grants)
             // One shared record past the page, not a name walked past, says more remain.
             while more, limit.map({ records.count <= $0 }) ?? true, let last = names.last {
                 (names, more) = try firstFetchNames(storage: storage, meta: meta, startedAt: seq, after: last, limit: limit)
@@ -206,7 +221,7 @@ extension Database {
                 for name in names {
                     if let r = try storage.record(named: name) { page.append(r.limited(to: desiredKeys)) }
                 }
-                records += try visible(page, in: zone)
+                records += try visible(page, in: zone, grants: grants)
             }
             if let limit, records.count > limit {
                 records.removeLast(records.count - limit)

@@ -26,12 +26,13 @@ extension Database {
     private func sharedQuery(_ query: RecordQuery, in zone: String, limit: Int, after: CursorPosition?,
                              desiredKeys: [String]?) throws(CKError) -> QueryResult {
         var position = after
+        let grants = try currentGrants(zone)
         var found: [(record: Record, at: CursorPosition)] = []
         // Whether more remain is whether one more shared record does: a record walked past
         // must not decide it either.
         walking: while true {
             let page = try self.page(of: query, in: zone, limit: limit, after: position)
-            let shown = Set(try visible(page.entries.map(\.record), in: zone).map(\.recordID.recordName))
+            let shown = Set(try visible(page.entries.map(\.record), in: zone, grants: grants).map(\.recordID.recordName))
             for entry in page.entries where shown.contains(entry.name) {
                 found.append((entry.record, CursorPosition(recordName: entry.name, values: page.sortValues(entry))))
                 if found.count > limit { break walking }

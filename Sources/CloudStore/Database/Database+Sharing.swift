@@ -77,11 +77,19 @@ extension Database {
         return grants
     }
 
+    /// The caller's grants in `zone` when this is a shared database, else nil: read once by a
+    /// call that filters several times.
+    func sharedGrants(_ zone: String) throws(CKError) -> ZoneGrants? {
+        scope == .shared ? try currentGrants(zone) : nil
+    }
+
     /// Of `records` of `zone`, those shared with the caller (all of them outside a shared
     /// database); a shared hierarchy's root shows no `parent`, which names a record not shared.
-    func visible(_ records: [Record], in zone: String) throws(CKError) -> [Record] {
+    /// `grants`: the caller's, when already read.
+    func visible(_ records: [Record], in zone: String, grants known: ZoneGrants? = nil) throws(CKError) -> [Record] {
         guard scope == .shared else { return records }
-        let grants = try currentGrants(zone)
+        let grants: ZoneGrants
+        if let known { grants = known } else { grants = try currentGrants(zone) }
         let storage = zoneStorage(zone)
         var kept: [Record] = []
         for r in records where try Self.permission(of: r, grants, lookUp: storage.record(named:)) != nil {
@@ -97,14 +105,15 @@ extension Database {
 
     /// Of the names deleted in `zone`, those that were in a hierarchy shared with the caller,
     /// by the shared root each deletion's log entry names (`roots`).
-    func visibleDeletions(_ deleted: [RecordID], roots: [String: String], in zone: String) throws(CKError) -> [RecordID] {
+    func visibleDeletions(_ deleted: [RecordID], roots: [String: String], in zone: String, grants known: ZoneGrants? = nil) throws(CKError) -> [RecordID] {
         guard scope == .shared else { return deleted }
-        let grants = try currentGrants(zone)
-        return deleted.filter { Self.wasShared($0.recordName, grants, root: roots[$0.recordName]) }
+        let grants: ZoneGrants
+        if let known { grants = known } else { grants = try currentGrants(zone) }
+        return deleted.filter { Self.wasShared(grants, root: roots[$0.recordName]) }
     }
 
     /// Whether a deleted record, in the hierarchy of `root` when deleted, is one `grants` reach.
-    static func wasShared(_ name: String, _ grants: ZoneGrants, root: String?) -> Bool {
+    static func wasShared(_ grants: ZoneGrants, root: String?) -> Bool {
         grants.zone != nil || root.map { grants.roots[$0] != nil } == true
     }
 
@@ -470,7 +479,7 @@ extension Database {
             var concerned = touchedShares.contains { $0.shareInfo?.participant(user) != nil }
             if !concerned && !grants.isEmpty {
                 concerned = entry.saved.contains { ((try? Self.permission(of: $0, grants, lookUp: storage.record(named:))) ?? nil) != nil }
-                    || entry.deleted.contains { Self.wasShared($0.recordName, grants, root: $0.root) }
+                    || entry.deleted.contains { Self.wasShared(grants, root: $0.root) }
             }
             guard concerned else { continue }
             let notifications = subscriptions.compactMap { s -> CloudNotification? in

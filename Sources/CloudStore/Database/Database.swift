@@ -115,6 +115,11 @@ extension Database {
     /// A zone; in a shared database only one shared with the caller (`zoneNotFound` otherwise).
     public func zone(_ name: String) throws(CKError) -> RecordZone {
         if scope == .shared { _ = try currentGrants(name) }
+        return try storedZone(name)
+    }
+
+    /// ``zone(_:)`` for a zone the caller's grants were checked for already.
+    func storedZone(_ name: String) throws(CKError) -> RecordZone {
         let meta = try zoneStorage(name).readMeta()
         // Every custom zone of a private database can be shared, a hierarchy or whole.
         let sharing = scope != .public && name != ZoneID.defaultZoneName ? ["sharing", "zoneWideSharing"] : []
@@ -127,7 +132,7 @@ extension Database {
         var out: [RecordZone] = []
         for n in try zoneNames() {
             if scope == .shared, (try? currentGrants(n)) == nil { continue }
-            out.append(try zone(n))
+            out.append(try storedZone(n))
         }
         return out
     }

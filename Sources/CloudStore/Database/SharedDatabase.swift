@@ -43,8 +43,9 @@ public final class SharedDatabase: Sendable {
         var seen: Set<ZoneID> = []
         for found in try container.shares(environment: environment) where found.info.grant(for: userRecordName) != nil {
             guard seen.insert(found.zoneID).inserted else { continue }
+            // Its grant was just read from the share itself.
             let db = try database(owner: found.ownerName)
-            guard let zone = try? db.zone(found.zoneID.zoneName) else { continue }
+            guard let zone = try? db.storedZone(found.zoneID.zoneName) else { continue }
             zones.append(zone)
         }
         return zones.sorted { ($0.zoneID.ownerName, $0.zoneID.zoneName) < ($1.zoneID.ownerName, $1.zoneID.zoneName) }
@@ -105,7 +106,7 @@ public final class SharedDatabase: Sendable {
         var ids: [String: ZoneID] = [:]
         for zone in try zones() {
             let key = zone.zoneID.ownerName + ":" + zone.zoneID.zoneName
-            guard let t = try? database(owner: zone.zoneID.ownerName).currentChangeToken(in: zone.zoneID.zoneName) else { continue }
+            guard let t = try? database(owner: zone.zoneID.ownerName).storedChangeToken(in: zone.zoneID.zoneName) else { continue }
             now[key] = t
             ids[key] = zone.zoneID
         }
@@ -258,9 +259,8 @@ extension Container {
     /// The identity a participant argument names: an identity's name, one of its email
     /// addresses, or its user record name.
     public func identity(named text: String) throws(CKError) -> Identity {
-        let all = try identities()
-        let lower = text.lowercased()
-        guard let found = all.first(where: { $0.name == text || $0.userRecordName == text || $0.emails.map { $0.lowercased() }.contains(lower) }) else {
+        let info = try fresh()
+        guard let found = info.users[text] ?? info.identity(userRecordName: text) ?? info.identity(email: text) else {
             throw CKError(.unknownItem, "no user of container \(identifier) is named \(text) or has that email address or user record name (ckfs user list shows them)")
         }
         return found

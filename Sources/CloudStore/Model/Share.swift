@@ -66,10 +66,6 @@ public struct ShareInfo: Sendable, Equatable {
             self.acceptanceStatus = acceptanceStatus
             self.emailAddress = emailAddress
         }
-
-        /// Whether the participant may change the share itself (its participants, its public
-        /// permission): the owner and administrators.
-        public var administers: Bool { role == .owner || role == .administrator }
     }
 
     /// What anyone who opens the share's URL gets; `.none`: only the participants added.

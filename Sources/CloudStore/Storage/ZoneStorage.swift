@@ -71,8 +71,9 @@ final class ZoneStorage: @unchecked Sendable {
     /// again between two looks has a log of another inode, and ``refreshTail()`` starts over
     /// instead of taking the new log for the old one grown. -1: none held.
     var tailHold: Int32 = -1
-    /// Lock files of earlier zones at this path, set aside by ``refreshTail()`` and closed
-    /// with this object (one per time the zone was made again while followed).
+    /// Lock files set aside (``retireLockFile()``: a zone made again at this path, or a second
+    /// opening two threads raced to make) and closed with this object, never while a thread
+    /// may still use their numbers.
     var retiredLocks: [Int32] = []
     var cache: [String: Record] = [:]
     /// The newest version (nil: deleted) of every record touched by an entry the record files

@@ -106,6 +106,12 @@ struct ContainerInfo: Sendable, Equatable {
         users.values.first { $0.userRecordName == userRecordName }
     }
 
+    /// The identity with this email address (kept lowercase).
+    func identity(email: String) -> Identity? {
+        let e = email.lowercased()
+        return users.values.first { $0.emails.contains(e) }
+    }
+
     func isRestricted(_ u: Identity) -> Bool { restrictedUsers.contains(u.name) }
 
     func hasWriteRole(_ u: Identity, recordType: String) -> Bool {

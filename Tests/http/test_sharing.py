@@ -1,7 +1,10 @@
 """Sharing over HTTP: alice shares a list with bob (read-write) and carol (read-only); each
 resolves and accepts it by its short GUID and works in the shared database, seeing exactly
 what the share grants. Run by WebServicesSharingTests: `python3 test_sharing.py TEST...`."""
+import os
 import sys
+
+import requests
 
 from cloudkit_client import WEB_TOKEN_BOB, call, ckfs, fail, ok, post
 
@@ -77,6 +80,21 @@ def test_shared_database():
     loose = ok(post("shared", "records/modify", {"zoneID": shared_zone, "operations": [{"operationType": "create", "record": {
         "recordType": "Item", "recordName": "loose", "fields": {}}}]}, web=bob))["records"][0]
     assert loose["serverErrorCode"] == "ACCESS_DENIED", loose
+    # Bob attaches a photo to his item: each of the three downloads it from the URL their own
+    # fetch gives.
+    photo = os.urandom(70_000)
+    slot = ok(post("shared", "assets/upload", {"zoneID": shared_zone, "tokens": [
+        {"recordName": "eggs", "recordType": "Item", "fieldName": "photo"}]}, web=bob))["tokens"][0]
+    single = requests.post(slot["url"], data=photo, timeout=30).json()["singleFile"]
+    with_photo = ok(post("shared", "records/modify", {"zoneID": shared_zone, "operations": [{"operationType": "update", "record": dict(
+        eggs, recordChangeTag=saved["recordChangeTag"], fields={"text": {"value": "eggs"}, "photo": {"value": single}})}]}, web=bob))["records"][0]
+    assert "serverErrorCode" not in with_photo, with_photo
+    for token, db, z in ((bob, "shared", shared_zone), (carol, "shared", shared_zone), (None, "private", zone)):
+        kw = {"web": token} if token else {}
+        got = ok(post(db, "records/lookup", {"zoneID": z, "records": [{"recordName": "eggs"}]}, **kw))["records"][0]
+        url = got["fields"]["photo"]["value"]["downloadURL"]
+        r = requests.get(url, timeout=30)
+        assert r.status_code == 200 and r.content == photo, (db, r.status_code, r.text[:300])
     # Alice has bob's item, made by bob.
     mine = ok(post("private", "records/lookup", {"zoneID": zone, "records": [{"recordName": "eggs"}]}))["records"][0]
     assert mine["created"]["userRecordName"] == bob_name, mine

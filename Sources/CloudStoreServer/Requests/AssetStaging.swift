@@ -168,26 +168,28 @@ final class AssetStaging: @unchecked Sendable {
 
     // MARK: Downloads
 
-    /// A signed download path for an asset of a record: `/assets/download/<what>.<signature>`.
-    func downloadPath(_ owner: Owner, zone: String, asset: Asset) -> String {
-        let what = [owner.container, owner.environment.rawValue, owner.scope.rawValue, owner.userName, zone, asset.fileChecksum, String(asset.size)]
+    /// A signed download path for an asset of a record in `zone` (in the shared database, its
+    /// owner's): `/assets/download/<what>.<signature>`.
+    func downloadPath(_ owner: Owner, zone: ZoneID, asset: Asset) -> String {
+        let what = [owner.container, owner.environment.rawValue, owner.scope.rawValue, owner.userName, zone.zoneName, zone.ownerName,
+                    asset.fileChecksum, String(asset.size)]
             .map { Data($0.utf8).base64EncodedString() }.joined(separator: "~")
         let encoded = Self.base64url(Data(what.utf8))
         return "/assets/download/\(encoded).\(signature(encoded))"
     }
 
     /// What a download path names, when its signature is this server's.
-    func download(_ token: String) -> (owner: Owner, zone: String, asset: Asset)? {
+    func download(_ token: String) -> (owner: Owner, zone: ZoneID, asset: Asset)? {
         let parts = token.split(separator: ".")
         guard parts.count == 2, let code = Self.unbase64url(String(parts[1])),
               HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Data(parts[0].utf8), using: key),
               let data = Self.unbase64url(String(parts[0])) else { return nil }
         let fields = String(decoding: data, as: UTF8.self).split(separator: "~", omittingEmptySubsequences: false)
             .map { Data(base64Encoded: String($0)).map { String(decoding: $0, as: UTF8.self) } }
-        guard fields.count == 7, let c = fields[0], let e = fields[1].flatMap(Environment.init(rawValue:)),
-              let s = fields[2].flatMap(DatabaseScope.init(rawValue:)), let u = fields[3], let z = fields[4], let k = fields[5],
-              let n = fields[6].flatMap({ Int64($0) }) else { return nil }
-        return (Owner(container: c, environment: e, scope: s, userName: u), z, Asset(fileChecksum: k, size: n))
+        guard fields.count == 8, let c = fields[0], let e = fields[1].flatMap(Environment.init(rawValue:)),
+              let s = fields[2].flatMap(DatabaseScope.init(rawValue:)), let u = fields[3], let z = fields[4], let o = fields[5],
+              let k = fields[6], let n = fields[7].flatMap({ Int64($0) }) else { return nil }
+        return (Owner(container: c, environment: e, scope: s, userName: u), ZoneID(zoneName: z, ownerName: o), Asset(fileChecksum: k, size: n))
     }
 
     private func signature(_ text: String) -> String {

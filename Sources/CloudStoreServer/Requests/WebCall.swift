@@ -22,7 +22,7 @@ struct WebCall: Sendable {
     /// A record as responses give it, with `numbersAsStrings` as asked and download URLs.
     func encode(_ record: Record) -> JSONValue {
         let owner = assetOwner
-        let zone = record.recordID.zoneID.zoneName
+        let zone = record.recordID.zoneID
         return WebRecordCoding.encode(record, numbersAsStrings: numbersAsStrings) { asset in
             baseURL + assets.downloadPath(owner, zone: zone, asset: asset)
         }

@@ -47,11 +47,14 @@ struct AssetTransfer: Sendable {
         do {
             let data = try await WebAPI.blocking { () throws(CKError) -> Data in
                 let container = try store.container(owner.container)
-                let db = try container.database(owner.scope, caller: owner.userName.isEmpty ? .noAccount() : Caller(userName: owner.userName),
-                                                environment: owner.environment)
-                let path = db.assetPath(asset, zone: zone)
+                let caller = owner.userName.isEmpty ? Caller.noAccount() : Caller(userName: owner.userName)
+                // A shared record's asset is in its owner's zone.
+                let db = owner.scope == .shared
+                    ? try container.sharedDatabase(caller: caller, environment: owner.environment).database(owner: zone.ownerName)
+                    : try container.database(owner.scope, caller: caller, environment: owner.environment)
+                let path = db.assetPath(asset, zone: zone.zoneName)
                 guard let data = FileManager.default.contents(atPath: path) else {
-                    throw CKError(.assetFileNotFound, "the asset \(asset.fileChecksum) is no longer in zone \(zone)")
+                    throw CKError(.assetFileNotFound, "the asset \(asset.fileChecksum) is no longer in zone \(zone.zoneName)")
                 }
                 return data
             }

@@ -225,4 +225,25 @@ extension ChangeQueueTests {
         }
         #expect(shown.contains("\"value\": \"unheard\""), "\(shown.prefix(300))")
     }
+
+    /// A zone its owner and a participant both show is one folder followed as two zones: a
+    /// write there reaches both, so neither stays quiet through it.
+    @Test func twoZonesOfOneFolderBothHearOfAWrite() throws { try Self.withQueue { queue, dir, zone, _ in
+        let participant = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .shared, user: "bob", owner: "_ann"), zone: "z")
+        for z in [zone, participant] {
+            try #require(queue.commits.follow(.zone(z), folder: dir))
+            queue.watched(z)
+            Self.look(queue, at: z)
+            #expect(queue.isQuiet(z))
+        }
+        #expect(FileManager.default.createFile(atPath: dir + "/log.jsonl", contents: Data("a\n".utf8)))
+        var written: [ChangeQueue.Followed] = []
+        queue.drain { () -> ChangeQueue.Events in
+            let report = queue.commits.read()
+            written = report.written
+            return ChangeQueue.Events(touched: report.written.compactMap { if case .zone(let z) = $0 { z } else { nil } })
+        }
+        #expect(Set(written) == [.zone(zone), .zone(participant)])
+        #expect(!queue.isQuiet(zone) && !queue.isQuiet(participant))
+    } }
 }

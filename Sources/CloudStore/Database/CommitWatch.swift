@@ -27,7 +27,9 @@ public final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendable
     private let queue: Int32
     /// Guards `targets` and `followed`; taken alone.
     private let lock = NSLock()
-    private var targets: [Int32: Target] = [:]
+    /// The targets each watch stands for: the system gives one watch per folder, and several
+    /// targets may name one folder (a zone as its owner and as a participant sees it).
+    private var targets: [Int32: [Target]] = [:]
     private var followed: Set<Target> = []
     /// Guards `buffer`, which ``read()`` reads the queue into; taken alone.
     private let readLock = NSLock()
@@ -63,7 +65,7 @@ public final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendable
     func follow(_ target: Target, folder: String) -> Bool {
         guard let watch = Syscall.watchFolder(queue, folder) else { return false }
         lock.withLock {
-            targets[watch] = target
+            if targets[watch]?.contains(target) != true { targets[watch, default: []].append(target) }
             followed.insert(target)
         }
         return true
@@ -84,16 +86,16 @@ public final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendable
                 continue
             }
             let gone = event.watchGone
-            guard let target = lock.withLock({ () -> Target? in
-                guard let t = targets[event.watch] else { return nil }
+            let named = lock.withLock { () -> [Target] in
+                guard let ts = targets[event.watch] else { return [] }
                 if gone {
                     targets[event.watch] = nil
-                    followed.remove(t)
+                    followed.subtract(ts)
                 }
-                return t
-            }) else { continue }
-            report.written.append(target)
-            if gone { report.unfollowed.append(target) }
+                return ts
+            }
+            report.written += named
+            if gone { report.unfollowed += named }
         }
         return report
     }

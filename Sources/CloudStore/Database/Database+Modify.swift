@@ -630,7 +630,7 @@ extension Database {
                 var sharedRoots: [String: String?] = [:]
                 for name in deleting + cascaded {
                     if let record = try txn.record(name), record.parent != nil || record.share != nil {
-                        sharedRoots[name] = (try? Self.sharedRoot(of: record, lookUp: txn.record)) ?? nil
+                        sharedRoots[name] = try? Self.sharedRoot(of: record, lookUp: txn.record)
                     }
                 }
                 // What the committed records add; checked again only when some candidate failed

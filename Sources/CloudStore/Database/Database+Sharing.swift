@@ -13,6 +13,34 @@ struct ZoneGrants: Sendable {
     var isEmpty: Bool { zone == nil && roots.isEmpty }
 }
 
+/// What one participant reaches in one shared zone, as the zone's shares said when it was
+/// read: which records, with what permission, and how each shows to them.
+public struct ShareAccess: Sendable {
+    let grants: ZoneGrants
+
+    /// The permission a zone-wide share gives; nil when only hierarchies are shared.
+    public var wholeZone: ShareInfo.Permission? { grants.zone }
+
+    /// Whether some share of the zone lets the participant change records.
+    public var writesSomewhere: Bool { grants.zone == .readWrite || grants.roots.values.contains(.readWrite) }
+
+    /// What the participant may do with `record` (each parent read with `lookUp`); nil when it
+    /// is not shared with them.
+    public func permission(of record: Record, lookUp: (String) throws(CKError) -> Record?) throws(CKError) -> ShareInfo.Permission? {
+        try Database.permission(of: record, grants, lookUp: lookUp)
+    }
+
+    /// `record` as the participant sees it: a shared hierarchy's root shows no `parent`, which
+    /// names a record not shared.
+    public func shown(_ record: Record) -> Record {
+        guard record.share != nil, record.parent != nil, grants.zone == nil else { return record }
+        var shown = record
+        shown.parent = nil
+        shown.clearChangedKeys()
+        return shown
+    }
+}
+
 extension Database {
     /// The most records a `parent` chain is followed through.
     static let maxHierarchyDepth = 4_096
@@ -91,16 +119,20 @@ extension Database {
         let grants: ZoneGrants
         if let known { grants = known } else { grants = try currentGrants(zone) }
         let storage = zoneStorage(zone)
+        let access = ShareAccess(grants: grants)
         var kept: [Record] = []
         for r in records where try Self.permission(of: r, grants, lookUp: storage.record(named:)) != nil {
-            var shown = r
-            if shown.share != nil && shown.parent != nil && grants.zone == nil {
-                shown.parent = nil
-                shown.clearChangedKeys()
-            }
-            kept.append(shown)
+            kept.append(access.shown(r))
         }
         return kept
+    }
+
+    /// What the caller reaches in `zone` of this shared database as committed now, for a
+    /// reader that holds the zone's records itself (the mount's view); `zoneNotFound` when it
+    /// shares nothing there with them.
+    public func shareAccess(in zone: String) throws(CKError) -> ShareAccess {
+        guard scope == .shared else { throw .invalid("share access is asked of a shared database, not the \(scope.rawValue) one") }
+        return ShareAccess(grants: try currentGrants(zone))
     }
 
     /// Of the names deleted in `zone`, those that were in a hierarchy shared with the caller,

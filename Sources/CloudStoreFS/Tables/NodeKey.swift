@@ -1,10 +1,13 @@
 import CloudStore
 
 /// Which database of which container a node belongs to; `user` is empty for the public one.
+/// A shared database is one owner's zones as `user` reaches them: `owner` is that owner's
+/// user record name (empty for the other scopes).
 struct DatabaseKey: Hashable, Sendable {
     var container: String
     var scope: DatabaseScope
     var user: String
+    var owner: String = ""
 }
 
 /// A type folder: one database's records of one type in one zone.
@@ -27,6 +30,8 @@ enum NodeKey: Hashable, Sendable {
     case lostFound
     case lostFoundFile(String)
     case container(String)
+    /// `<container>/shared/`: a folder for each user who shares zones with `user`.
+    case shared(container: String, user: String)
     case database(DatabaseKey)
     case zone(DatabaseKey, String)
     case recordType(DatabaseKey, zone: String, type: String)
@@ -39,7 +44,7 @@ enum NodeKey: Hashable, Sendable {
 
     var isDirectory: Bool {
         switch self {
-        case .root, .lostFound, .container, .database, .zone, .recordType, .keyValueFolder: true
+        case .root, .lostFound, .container, .shared, .database, .zone, .recordType, .keyValueFolder: true
         case .lostFoundFile, .record, .keyValueEntry, .scratch: false
         }
     }

@@ -44,8 +44,12 @@ extension StoreView {
             case "public": return .database(DatabaseKey(container: c, scope: .public, user: ""))
             case "private": return .database(DatabaseKey(container: c, scope: .private, user: users.userName(caller.uid)))
             case Self.keyValueFolderName: return .keyValueFolder(KeyValueRef(container: c, user: users.userName(caller.uid)))
+            case Self.sharedFolderName: return .shared(container: c, user: users.userName(caller.uid))
             default: throw FSError(ENOENT)
             }
+        case .shared(let c, let user):
+            guard let d = try sharedOwnerKey(c, user: user, folder: name) else { throw FSError(ENOENT) }
+            return .database(d)
         case .database(let d):
             guard let zone = StoreLayout.decode(name), StoreLayout.encode(zone) == name else { throw FSError(ENOENT) }
             let db = try database(d, caller: caller)
@@ -94,13 +98,17 @@ extension StoreView {
             return dir(0o755, uid: daemonUID)
         case .lostFound:
             return dir(0o1777, uid: daemonUID)
-        case .database(let d), .recordType(let d, _, _):
-            return dir(d.scope == .public ? Self.publicFolderMode : 0o700, uid: owner(d))
+        case .shared(_, let user):
+            return dir(0o500, uid: users.uid(ofUserNamed: user) ?? daemonUID)
+        case .database(let d):
+            return dir(d.scope == .public ? Self.publicFolderMode : d.scope == .shared ? Self.sharedOwnerFolderMode : 0o700, uid: owner(d))
+        case .recordType(let d, let zone, _):
+            return dir(try folderMode(d, zone), uid: owner(d))
         case .keyValueFolder(let ref):
             return dir(0o700, uid: users.uid(ofUserNamed: ref.user) ?? daemonUID)
         case .zone(let d, let zone):
             guard let created = (try? database(d, caller: caller).zone(zone))?.created else { throw FSError(ENOENT) }
-            return dir(d.scope == .public ? Self.publicFolderMode : 0o700, uid: owner(d), time: created)
+            return dir(try folderMode(d, zone), uid: owner(d), time: created)
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
             if let pending = stateLock.withLock({ pendingNew[target] }) {
@@ -125,6 +133,16 @@ extension StoreView {
         }
     }
 
+    /// The mode of a zone's folders: anyone's in the public database, the owner's alone in a
+    /// private one, and in a shared one what the shares let the caller do.
+    func folderMode(_ d: DatabaseKey, _ zone: String) throws(FSError) -> UInt32 {
+        switch d.scope {
+        case .public: Self.publicFolderMode
+        case .private: 0o700
+        case .shared: try sharedFolderMode(d, zone)
+        }
+    }
+
     func attributes(of record: RecordStat, _ target: RecordTarget, inode: UInt64) -> NodeAttributes {
         let size = Int64(record.size)
         noteReportedSize(inode, size)
@@ -134,9 +152,13 @@ extension StoreView {
         let modified = record.modified ?? started
         // A type with write roles is writable by all as far as the kernel is concerned: the
         // roles are the engine's to check. Asked only for public records: opening the
-        // container for every record was a fifth of a listing's time.
-        let permissions: UInt32 = target.database.scope != .public ? 0o600
-            : (try? store.container(target.database.container).hasWriteRoles(for: target.type)) == true ? 0o666 : 0o644
+        // container for every record was a fifth of a listing's time. A shared record is the
+        // sharer's, writable by the caller where a share lets them change it.
+        let permissions: UInt32 = switch target.database.scope {
+        case .private: 0o600
+        case .shared: sharedPermission(target) == .readWrite && record.type != ShareInfo.recordType ? 0o666 : 0o644
+        case .public: (try? store.container(target.database.container).hasWriteRoles(for: target.type)) == true ? 0o666 : 0o644
+        }
         // A public record's mode follows the roles in container.json, which no invalidation
         // follows: the kernel keeps it only briefly.
         return NodeAttributes(inode: inode, kind: .file, permissions: permissions,
@@ -158,6 +180,7 @@ extension StoreView {
     func entryTimeout(_ key: NodeKey) -> Double {
         if sharedByUsers, case .database(let d) = key, d.scope == .private { return 0 }
         if sharedByUsers, case .keyValueFolder = key { return 0 }
+        if sharedByUsers, case .shared = key { return 0 }
         // Each caller sees only their own lost+found entries.
         if sharedByUsers, case .lostFoundFile = key { return 0 }
         return Self.entryTimeout
@@ -326,6 +349,11 @@ extension StoreView {
             keys.append((Self.keyValueFolderName, .keyValueFolder(KeyValueRef(container: c, user: users.userName(caller.uid)))))
             keys.append(("private", .database(DatabaseKey(container: c, scope: .private, user: users.userName(caller.uid)))))
             keys.append(("public", .database(DatabaseKey(container: c, scope: .public, user: ""))))
+            keys.append((Self.sharedFolderName, .shared(container: c, user: users.userName(caller.uid))))
+        case .shared(let c, let user):
+            for (folder, owner) in try sharedOwners(c, user: user) {
+                keys.append((folder, .database(DatabaseKey(container: c, scope: .shared, user: user, owner: owner))))
+            }
         case .database(let d):
             let zones: [RecordZone]
             let db = try database(d, caller: caller)

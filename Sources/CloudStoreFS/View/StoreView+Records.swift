@@ -10,22 +10,39 @@ extension StoreView {
         do throws(CKError) { return try ask(cat) } catch { throw error.fsError }
     }
 
-    /// The record named `name` in a zone, whatever its type; nil when there is none.
+    /// The record named `name` in a zone, whatever its type; nil when there is none (or, in a
+    /// shared zone, when it is not shared with the caller).
     func storedRecord(_ d: DatabaseKey, _ zone: String, named name: String) throws(FSError) -> Record? {
-        try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.record(named: name) }
+        if d.scope == .shared { return try sharedRecord(named: name, d, zone, catalog: try catalog(d, zone)) }
+        return try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.record(named: name) }
     }
 
-    /// Names of a zone's records of one type, in order.
+    /// Names of a zone's records of one type, in order; in a shared zone those shared with
+    /// the caller.
     func recordNames(_ d: DatabaseKey, _ zone: String, type: String) throws(FSError) -> [String] {
-        try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.names(ofType: type) }
+        let names = try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.names(ofType: type) }
+        guard d.scope == .shared else { return names }
+        let cat = try catalog(d, zone)
+        var shown: [String] = []
+        for name in names where try isShared(name, d, zone, catalog: cat) { shown.append(name) }
+        return shown
     }
 
     func hasRecords(_ d: DatabaseKey, _ zone: String, type: String) throws(FSError) -> Bool {
-        try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.hasRecords(ofType: type) }
+        guard d.scope == .shared else { return try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.hasRecords(ofType: type) } }
+        let cat = try catalog(d, zone)
+        let names = try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.names(ofType: type) }
+        for name in names where try isShared(name, d, zone, catalog: cat) { return true }
+        return false
     }
 
-    /// The record types a zone has records of, sorted.
+    /// The record types a zone has records of, sorted; in a shared zone those of the records
+    /// shared with the caller.
     func recordTypes(_ d: DatabaseKey, _ zone: String) throws(FSError) -> [String] {
-        try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.recordTypes() }
+        let types = try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.recordTypes() }
+        guard d.scope == .shared else { return types }
+        var shown: [String] = []
+        for type in types where try hasRecords(d, zone, type: type) { shown.append(type) }
+        return shown
     }
 }

@@ -7,6 +7,7 @@ import Logging
 /// ```
 /// <container>/public/_defaultZone/<RecordType>/<recordName>.json
 /// <container>/private/<zone>/<RecordType>/<recordName>.json   the caller's private database
+/// <container>/shared/<owner>/<zone>/<RecordType>/<name>.json  what others share with the caller
 /// <container>/keyvalue/<key>.plist                            the caller's key-value entries
 /// lost+found/                                                 rejected text and why
 /// ```
@@ -68,6 +69,8 @@ public final class StoreView: @unchecked Sendable {
     var keyValueFiles: [KeyValueRef: KeyValueFile] = [:]
     var keyValueSnapshots: [KeyValueRef: KeyValueFile.Snapshot] = [:]
     var keyValueTexts: [ItemTarget: (text: [UInt8], tag: String)] = [:]
+    /// What the caller of each shared zone reaches, at a zone generation (``shareAccess(_:_:)``).
+    var sharedAccess: [ZoneRef: SharedZoneAccess] = [:]
 
     struct ZoneRef: Hashable { var database: DatabaseKey; var zone: String }
     struct DatabaseHandleKey: Hashable { var database: DatabaseKey; var actingUser: String }
@@ -101,9 +104,14 @@ public final class StoreView: @unchecked Sendable {
 
     // MARK: Identities
 
-    /// The owner of a database's folders: the private database's user, else the daemon's.
+    /// The owner of a database's folders: the private database's user, the user who shares a
+    /// shared one, else the daemon's.
     func owner(_ d: DatabaseKey) -> UInt32 {
-        d.scope == .private ? (users.uid(ofUserNamed: d.user) ?? daemonUID) : daemonUID
+        switch d.scope {
+        case .private: users.uid(ofUserNamed: d.user) ?? daemonUID
+        case .shared: users.uid(ofCreator: d.owner, container: d.container)
+        case .public: daemonUID
+        }
     }
 
     /// The engine's caller for the OS user named `name` (as ``UserTable/userName(_:)`` gives
@@ -116,11 +124,14 @@ public final class StoreView: @unchecked Sendable {
 
     /// The database a node belongs to, acting as `caller` (the creator of what it saves).
     func database(_ key: DatabaseKey, caller: CallerContext?) throws(FSError) -> Database {
-        let acting = key.scope == .private ? key.user : users.userName(caller?.uid ?? daemonUID)
+        let acting = key.scope == .public ? users.userName(caller?.uid ?? daemonUID) : key.user
         let hk = DatabaseHandleKey(database: key, actingUser: acting)
         if let db = stateLock.withLock({ databases[hk] }) { return db }
-        do {
-            let db = try store.container(key.container).database(key.scope, caller: engineCaller(acting), environment: environment)
+        let shared = key.scope == .shared ? try sharedDatabase(key.container, user: acting) : nil
+        do throws(CKError) {
+            let db = if let shared { try shared.database(owner: key.owner) } else {
+                try store.container(key.container).database(key.scope, caller: engineCaller(acting), environment: environment)
+            }
             // One without an identity is not kept: the user may be added while mounted.
             if db.identity != nil { stateLock.withLock { databases[hk] = db } }
             return db
@@ -149,7 +160,15 @@ public final class StoreView: @unchecked Sendable {
         if known, changes.isQuiet(ref) { return cat }
         let look = changes.looking(at: ref)
         let change: ZoneCatalog.Change
-        do { change = try cat.refresh { self.forgetRendered($0, in: ref) } } catch {
+        // One catalog serves each view of the zone (its owner's, each participant's): what a
+        // refresh takes in, no other refresh reports again, so it reaches them all now.
+        var sharing: [ZoneRef] = []
+        do {
+            change = try cat.refresh { change in
+                sharing = self.zoneRefs(sharing: cat)
+                for r in sharing { self.forgetRendered(Self.change(change, as: r), in: r) }
+            }
+        } catch {
             changes.forget(ref)
             if error.code == .zoneNotFound {
                 stateLock.withLock { catalogs[ref] = nil }
@@ -158,8 +177,16 @@ public final class StoreView: @unchecked Sendable {
             throw error.fsError
         }
         changes.looked(at: ref, since: look)
-        invalidate(change, in: d, zone)
+        for r in sharing { invalidate(Self.change(change, as: r), in: r.database, r.zone) }
         return cat
+    }
+
+    /// A change as one view of its zone takes it: in a shared zone a save may share or
+    /// unshare other records (a share's participants, a record's `parent`), so any save
+    /// there counts as a reload.
+    static func change(_ change: ZoneCatalog.Change, as ref: ZoneRef) -> ZoneCatalog.Change {
+        if ref.database.scope == .shared, case .records = change { return .reloaded }
+        return change
     }
 
     /// Moves the zone's generation on and drops the rendered text of what changed; called by
@@ -233,7 +260,11 @@ public final class StoreView: @unchecked Sendable {
             return hit.type == t.type ? hit : nil
         }
         let record: Record?
-        do throws(CKError) { record = try cat.record(named: t.name) } catch { throw error.fsError }
+        if t.database.scope == .shared {
+            record = try sharedRecord(named: t.name, t.database, t.zone, catalog: cat)
+        } else {
+            do throws(CKError) { record = try cat.record(named: t.name) } catch { throw error.fsError }
+        }
         guard let record else { return nil }
         let made = RenderedRecord(record)
         if keep { renderCache.keep(made, as: t.ref, readAt: generation) }
@@ -244,8 +275,13 @@ public final class StoreView: @unchecked Sendable {
     func mountPath(_ target: ItemTarget) -> String {
         switch target {
         case .record(let t):
-            let db = t.database.scope == .public ? "public" : "private"
-            return "\(mountPoint)/\(t.database.container)/\(db)/\(StoreLayout.encode(t.zone))/\(t.type)/\(t.fileName)"
+            let d = t.database
+            let db = switch d.scope {
+            case .public: "public"
+            case .private: "private"
+            case .shared: Self.sharedFolderName + "/" + (ownerFolderName(d.container, d.owner) ?? d.owner)
+            }
+            return "\(mountPoint)/\(d.container)/\(db)/\(StoreLayout.encode(t.zone))/\(t.type)/\(t.fileName)"
         case .keyValue(let ref, _):
             return "\(mountPoint)/\(ref.container)/\(Self.keyValueFolderName)/\(target.fileName)"
         }

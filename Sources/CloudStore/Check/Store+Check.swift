@@ -34,9 +34,25 @@ extension Store {
                         NotificationLog(directory: db, writer: writer).check(&report)
                     }
                 }
+                // After the zones are repaired; with container.json read (opening the
+                // container would otherwise write one).
+                if info != nil { checkShareRegistry(id, env, &report) }
             }
         }
         return report
+    }
+
+    /// Every zone holding a share must be in the container's share registry, or the share
+    /// cannot be found (a store restored from a copy whose registry is older than its zones).
+    private func checkShareRegistry(_ id: String, _ environment: Environment, _ report: inout CheckReport) {
+        do throws(CKError) {
+            let registry = ShareRegistry(container: try container(id), environment: environment)
+            for entry in try registry.repair() {
+                report.repaired.append("\(registry.path): added zone \(entry.zone) of \(entry.owner), which holds a share")
+            }
+        } catch {
+            report.damage.append(error.message)
+        }
     }
 
     /// ckfs makes its files 0600 and its folders 0700; anything with group or other bits

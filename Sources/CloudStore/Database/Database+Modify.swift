@@ -365,7 +365,13 @@ extension Database {
         var shareNames: [String] = []
         // Also when a record may move (its parent set): it might carry a shared root under another.
         if scope == .shared || saves.contains(where: { $0.1.isShare || $0.1.parent != nil || $0.1.changedKeys.contains(Record.parentKey) }) {
-            do throws(CKError) { shareNames = try shareRecords(in: zoneName).map(\.recordID.recordName) } catch {
+            do throws(CKError) {
+                shareNames = try shareRecords(in: zoneName).map(\.recordID.recordName)
+                // A share is found through the registry: its zone is there before it commits.
+                if scope != .public, saves.contains(where: { $0.1.isShare }) {
+                    try ShareRegistry(container: container, environment: environment).include(owner: ownerName, zone: zoneName)
+                }
+            } catch {
                 return finish(saves, deletes, failures: failures, all: error)
             }
         }

@@ -128,15 +128,18 @@ extension Container {
         return SharedDatabase(container: self, caller: caller, identity: u, environment: environment)
     }
 
-    /// Every share in the private databases of the container's users.
+    /// Every share in the private databases of the container's users, read from the zones
+    /// the ``ShareRegistry`` names.
     public func shares(environment: Environment = .development) throws(CKError) -> [ShareLocation] {
         var found: [ShareLocation] = []
-        for owner in try identities() {
-            let db = try Database(container: self, scope: .shared, environment: environment, caller: .noAccount(), identity: nil,
-                                  owner: owner.userRecordName)
-            for zone in try db.zoneNames() where zone != ZoneID.defaultZoneName {
-                for share in try db.shareRecords(in: zone) { found.append(ShareLocation(share: share)) }
+        var databases: [String: Database] = [:]
+        for entry in try ShareRegistry(container: self, environment: environment).entries() {
+            let db: Database
+            if let known = databases[entry.owner] { db = known } else {
+                db = try Database(container: self, scope: .shared, environment: environment, caller: .noAccount(), identity: nil, owner: entry.owner)
+                databases[entry.owner] = db
             }
+            for share in try db.shareRecords(in: entry.zone) { found.append(ShareLocation(share: share)) }
         }
         return found
     }

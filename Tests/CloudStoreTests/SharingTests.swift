@@ -416,4 +416,29 @@ import Testing
         // No share in the default zone.
         #expect(try s.owner.modify(saving: [share("s4", root: "x", participants: []).inZone(ZoneID())]).saveResults[0].1.error?.code == .invalidArguments)
     }
+
+    /// A participant's saves count against the owner's private quota, never their own: the
+    /// owner's usage grows by them, and a save past the owner's quota is `quotaExceeded`.
+    @Test func aParticipantsSavesAreChargedToTheOwner() throws {
+        let s = try Three()
+        let zoneShare = share(ShareInfo.zoneWideRecordName, root: nil, participants: [
+            .init(userRecordName: s.wesName, role: .privateUser, permission: .readWrite, acceptanceStatus: .accepted)])
+        let made = try s.owner.modify(saving: [zoneShare]).saveResults[0].1.get()
+        try s.c.acceptShare(url: made.shareInfo!.shortGUID, caller: s.writer)
+        let wes = try s.shared(s.writer)
+        let zone = ZoneID(zoneName: "Lists", ownerName: s.owner.userRecordName)
+        func big(_ name: String) -> Record {
+            var r = Record(recordType: "Item", recordID: RecordID(recordName: name, zoneID: zone))
+            r["text"] = .string(String(repeating: "x", count: 20_000))
+            return r
+        }
+        let before = try s.owner.usage()
+        try wes.modify(saving: [big("a")]).error.map { throw $0 }
+        #expect(try s.owner.usage() >= before + 20_000)
+        #expect(try s.c.database(.private, caller: s.writer).usage() == 0)
+        try s.c.setQuotas(privateBytes: try s.owner.usage() + 10_000, publicBytes: nil)
+        #expect(try wes.modify(saving: [big("b")]).saveResults[0].1.error?.code == .quotaExceeded)
+        #expect(try s.c.database(.private, caller: s.writer).modify(saving: [big("mine").inZone(ZoneID())]).error == nil,
+                "his own database has its own quota")
+    }
 }

@@ -114,6 +114,16 @@ def test_shared_database():
     assert ok(call("GET", "shared", "zones/list", web=carol))["zones"] == []
     assert ok(call("GET", "shared", "zones/list", web=bob))["zones"] != []
 
+    # Alice deletes the share: bob's access ends too, and the root names no share.
+    gone = ok(post("private", "records/modify", {"zoneID": zone, "operations": [
+        {"operationType": "forceDelete", "record": {"recordName": "share-1"}}]}))["records"][0]
+    assert "serverErrorCode" not in gone, gone
+    assert ok(call("GET", "shared", "zones/list", web=bob))["zones"] == []
+    r = ok(post("shared", "records/lookup", {"zoneID": shared_zone, "records": [{"recordName": "milk"}]}, web=bob))["records"][0]
+    assert r["serverErrorCode"] == "ZONE_NOT_FOUND", r
+    root = ok(post("private", "records/lookup", {"zoneID": zone, "records": [{"recordName": "groceries"}]}))["records"][0]
+    assert "share" not in root, root
+
 
 if __name__ == "__main__":
     for name in sys.argv[1:]:

@@ -133,6 +133,30 @@ import Testing
         _ = try await olivia.privateCloudDatabase.save(diary)
         await #expect(throws: CKError.self) { _ = try await shared.record(for: CKRecord.ID(recordName: "diary", zoneID: sharedZone)) }
     }
+
+    /// A zone shared whole names its share (`CKRecordZone.share`) when fetched, archived or
+    /// not, and no longer once the share is deleted; a zone made here names none.
+    @Test func aZoneSharedWholeNamesItsShare() async throws {
+        let path = TemporaryStores.path("ckfs-zoneshare-")
+        let store = try Store.create(at: path)
+        try store.container().addUser("olivia")
+        let db = try CKContainer(store: store, user: "olivia", deviceID: "olivia-phone").privateCloudDatabase
+        let zoneID = CKRecordZone.ID(zoneName: "Trip")
+        let made = try await db.save(CKRecordZone(zoneID: zoneID))
+        #expect(made.share == nil)
+        #expect(try await db.recordZone(for: zoneID).share == nil)
+        let share = CKShare(recordZoneID: zoneID)
+        _ = try await db.modifyRecords(saving: [share], deleting: [])
+        let fetched = try await db.recordZone(for: zoneID)
+        #expect(fetched.share?.recordID == CKRecord.ID(recordName: CKRecordNameZoneWideShare, zoneID: zoneID))
+        #expect(try await db.allRecordZones().first { $0.zoneID == zoneID }?.share?.recordID.recordName == CKRecordNameZoneWideShare)
+        let data = try NSKeyedArchiver.archivedData(withRootObject: fetched, requiringSecureCoding: true)
+        let archived = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKRecordZone.self, from: data))
+        #expect(archived.share?.recordID.recordName == CKRecordNameZoneWideShare)
+        #expect(CKRecordZone(zoneID: zoneID).share == nil)
+        _ = try await db.modifyRecords(saving: [], deleting: [share.recordID])
+        #expect(try await db.recordZone(for: zoneID).share == nil)
+    }
 }
 
 /// A value behind a lock, for the blocks operations call on their threads.

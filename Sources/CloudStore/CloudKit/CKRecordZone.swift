@@ -28,18 +28,24 @@ open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendabl
     /// What the zone can do, as the store reported it; empty for a zone made here and not yet
     /// saved or fetched.
     public let capabilities: Capabilities
+    /// The share of the whole zone (`CKShare(recordZoneID:)`), set on a zone fetched or saved
+    /// while it has one; nil otherwise, and on a zone made here.
+    public let share: CKRecord.Reference?
 
     public convenience init(zoneName: String) { self.init(zoneID: ID(zoneName: zoneName)) }
     public init(zoneID: ID) {
         self.zoneID = zoneID
         capabilities = []
+        share = nil
     }
 
     /// The engine's zone under the ID the caller wrote (by default: owned by
     /// `CKCurrentUserDefaultName`, whatever user record the engine names as its owner).
     init(_ zone: RecordZone, as id: ID? = nil) {
-        zoneID = id ?? ID(zone.zoneID.asCallerWritesIt)
+        let zoneID = id ?? ID(zone.zoneID.asCallerWritesIt)
+        self.zoneID = zoneID
         capabilities = Capabilities(names: zone.capabilities)
+        share = zone.share.map { CKRecord.Reference(recordID: CKRecord.ID(recordName: $0, zoneID: zoneID), action: .none) }
     }
 
     public class func `default`() -> CKRecordZone { CKRecordZone(zoneID: .default) }
@@ -49,12 +55,14 @@ open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendabl
     public func encode(with coder: NSCoder) {
         coder.encode(zoneID, forKey: "ZoneID")
         coder.encode(Int64(capabilities.rawValue), forKey: "capabilities")
+        coder.encode(share, forKey: "share")
     }
 
     public required init?(coder: NSCoder) {
         guard let id = coder.decodeObject(of: ID.self, forKey: "ZoneID") else { return nil }
         zoneID = id
         capabilities = Capabilities(rawValue: UInt(truncatingIfNeeded: coder.decodeInt64(forKey: "capabilities")))
+        share = coder.decodeObject(of: CKRecord.Reference.self, forKey: "share")
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }

@@ -96,6 +96,9 @@ public struct RecordZone: Sendable, Equatable {
     public var capabilities: [String]
     /// Milliseconds since 1970.
     public var created: Int64
+    /// The record name of the share of the whole zone (``ShareInfo/zoneWideRecordName``), when
+    /// the zone has one.
+    public var share: String? = nil
 }
 
 extension Database {
@@ -123,8 +126,10 @@ extension Database {
         let meta = try zoneStorage(name).readMeta()
         // Every custom zone of a private database can be shared, a hierarchy or whole.
         let sharing = scope != .public && name != ZoneID.defaultZoneName ? ["sharing", "zoneWideSharing"] : []
+        // Only a custom zone of a private database holds a share, by that name when it is the zone's.
+        let share = sharing.isEmpty ? nil : try zoneStorage(name).record(named: ShareInfo.zoneWideRecordName).map { _ in ShareInfo.zoneWideRecordName }
         return RecordZone(zoneID: zoneID(meta.zoneName), capabilities: meta.capabilities + sharing.filter { !meta.capabilities.contains($0) },
-                          created: meta.created)
+                          created: meta.created, share: share)
     }
 
     /// The zones; in a shared database those of the owner shared with the caller.

@@ -78,4 +78,27 @@ import Testing
         let typed: String? = saved["title"]
         #expect(typed == "Lamp")
     }
+
+    /// An `NSArray` is a record value, as in Apple's framework: a list of its elements, read
+    /// back as a Swift array (and as an `NSArray` by a cast). One that mixes types, or holds
+    /// what no field holds, is refused at the save (Apple's raises at the assignment).
+    @Test func foundationArraysAreRecordValues() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let record = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "arrays"))
+        record["tags"] = ["desk", "light"] as NSArray
+        record.setObject(NSArray(array: [NSNumber(value: 1), NSNumber(value: 2)]), forKey: "scores")
+        record["none"] = NSArray()
+        let saved = try await db.save(record)
+        #expect(saved["tags"] as? [String] == ["desk", "light"])
+        #expect(saved["scores"] as? [Int] == [1, 2])
+        #expect((saved["tags"] as? NSArray)?.count == 2)
+        let none: [String]? = saved["none"]
+        #expect(none == [])
+        for bad in [["a", NSNumber(value: 1)] as NSArray, [NSDictionary()] as NSArray, [["nested"] as NSArray] as NSArray] {
+            let r = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "bad"))
+            r["mixed"] = bad
+            let refused = await #expect(throws: CKError.self) { _ = try await db.save(r) }
+            #expect(refused?.code == .invalidArguments)
+        }
+    }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// A value a ``CKRecord`` field can hold: `String`, `Int`, `Int64`, `Double`, `Bool`, `Date`,
 /// `Data`, ``CKRecord/Reference``, ``CKAsset``, ``Location``, `NSString`, `NSNumber`, `NSDate`,
-/// `NSData`, or an array of one of these. Not `Sendable`, as Apple's is not: Linux Foundation's
+/// `NSData`, or an array (or `NSArray`) of one of these. Not `Sendable`, as Apple's is not: Linux Foundation's
 /// `NSString` and `NSData` are not.
 public protocol CKRecordValueProtocol {
     var fieldValue: FieldValue { get }
@@ -30,6 +30,18 @@ extension NSNumber: CKRecordValueProtocol {
 extension NSDate: CKRecordValueProtocol { public var fieldValue: FieldValue { .date(self as Date) } }
 extension NSString: CKRecordValueProtocol { public var fieldValue: FieldValue { .string(self as String) } }
 extension NSData: CKRecordValueProtocol { public var fieldValue: FieldValue { .bytes(self as Data) } }
+
+/// Foundation's array, as older CloudKit code sets one: a list of its elements, which must be
+/// field values of one type. Apple's framework raises an exception at the assignment of
+/// anything else; here the save refuses it (`invalidArguments`), as it refuses a Swift list of
+/// lists, since an assignment cannot fail.
+extension NSArray: CKRecordValueProtocol {
+    public var fieldValue: FieldValue {
+        // An element that is no field value stands as a list inside the list, which no save takes.
+        let values = map { ($0 as? CKRecordValueProtocol)?.fieldValue ?? .list(.string, []) }
+        return .list(values.first?.type.kind ?? .string, values)
+    }
+}
 
 extension Array: CKRecordValueProtocol where Element: CKRecordValueProtocol {
     public var fieldValue: FieldValue {

@@ -241,7 +241,7 @@ extension Database {
             try Names.checkRecordName(r.recordName, allowSystem: true)
         case .list(let kind, let values):
             for v in values {
-                if case .list = v { throw .invalid("field \"\(key)\": a list cannot hold lists") }
+                if case .list = v { throw .invalid("field \"\(key)\": a list holds field values of one type, not lists (nor, in an NSArray, other objects)") }
                 guard v.type.kind == kind else {
                     throw .invalid("field \"\(key)\" is a \(kind.rawValue)_LIST but holds a \(v.type.name) value; a list holds values of one type")
                 }

@@ -246,4 +246,33 @@ extension ChangeQueueTests {
         #expect(Set(written) == [.zone(zone), .zone(participant)])
         #expect(!queue.isQuiet(zone) && !queue.isQuiet(participant))
     } }
+
+    /// A query the engine makes in the daemon's process refreshes the zone's one catalog too:
+    /// the view hears of what that refresh took in, so a record it read before is read anew.
+    @Test func aChangeAQueryTookInReachesTheView() throws {
+        let root = NSTemporaryDirectory() + "ckfs-view-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // Zones in memory: a query refreshes the catalog the view reads.
+        let store = try Store.create(at: root, reading: .inMemory)
+        try DemoData.fill(store, caller: Caller(userName: Caller.currentOSUserName))
+        let view = StoreView(store: store, mountPoint: "/mnt")
+        let me = CallerContext(uid: geteuid(), gid: getegid(), pid: getpid())
+        var ino = InodeTable.rootInode
+        for part in (StoreViewTests.noteDir + "/welcome.json").split(separator: "/") {
+            ino = try view.lookup(parent: ino, name: String(part), caller: me).attributes.inode
+        }
+        func text() throws -> String {
+            let fh = try view.open(ino, flags: O_RDONLY, caller: me).handle
+            defer { view.release(handle: fh) }
+            return String(decoding: try view.read(handle: fh, count: 1 << 20, offset: 0), as: UTF8.self)
+        }
+        #expect(!(try text()).contains("queried"))
+        let db = try store.container().database(.public, caller: Caller(userName: Caller.currentOSUserName))
+        let id = RecordID(recordName: "welcome", zoneID: ZoneID(zoneName: "_defaultZone", ownerName: Database.publicOwnerName))
+        var welcome = try db.record(for: id)
+        welcome["text"] = .string("queried")
+        try db.save(welcome)
+        _ = try db.query(RecordQuery(recordType: "Note"))
+        #expect(try text().contains("queried"))
+    }
 }

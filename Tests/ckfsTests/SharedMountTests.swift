@@ -108,6 +108,25 @@ import Testing
         #expect(sh(bob, "mkdir M/\(c)/shared/ann/Mine").status != 0)
         #expect(text("milk") == .string("oat milk"))
 
+        // Only ann moves or removes the hierarchy's root: refused before anything is done.
+        for script in ["mv \(zone)/List/groceries.json \(zone)/List/groceries.bak", "rm \(zone)/List/groceries.json"] {
+            let r = sh(bob, script)
+            #expect(r.status != 0 && r.stderr.contains("Permission denied"), "bob ran \(script): \(r.stderr)")
+        }
+        #expect(sh(bob, "ls \(zone)/List").stdout == "groceries.json\n")
+        // Bob's folder is his alone: dan, handed bob's working folder, reads and saves nothing
+        // through it (the uid switch keeps root as saved uid to make the second one).
+        let handed = CLIFixture.exec("/usr/bin/python3", ["-c", """
+            import os, sys
+            os.setresuid(\(bob.uid), \(bob.uid), 0); os.chdir(sys.argv[1]); os.setresuid(0, 0, 0); os.setresuid(\(dan.uid), \(dan.uid), 0)
+            for how in (lambda: open("milk.json").read(), lambda: os.listdir("."), lambda: open("dan.json", "w").write("{}")):
+                try:
+                    how(); print("reached")
+                except PermissionError:
+                    print("refused")
+            """, m.root + "/" + zone + "/Item"])
+        #expect(handed.stdout == "refused\nrefused\nrefused\n", "\(handed.stdout) \(handed.stderr)")
+
         // Cat removed: her view ends at once, even for a file she read before; bob keeps his.
         #expect(cli(["share", "remove-participant", url, "cat"]).status == 0)
         let after = sh(cat, "cat \(zone)/Item/milk.json")

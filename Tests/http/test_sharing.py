@@ -89,12 +89,14 @@ def test_shared_database():
     with_photo = ok(post("shared", "records/modify", {"zoneID": shared_zone, "operations": [{"operationType": "update", "record": dict(
         eggs, recordChangeTag=saved["recordChangeTag"], fields={"text": {"value": "eggs"}, "photo": {"value": single}})}]}, web=bob))["records"][0]
     assert "serverErrorCode" not in with_photo, with_photo
+    photo_urls = {}
     for token, db, z in ((bob, "shared", shared_zone), (carol, "shared", shared_zone), (None, "private", zone)):
         kw = {"web": token} if token else {}
         got = ok(post(db, "records/lookup", {"zoneID": z, "records": [{"recordName": "eggs"}]}, **kw))["records"][0]
         url = got["fields"]["photo"]["value"]["downloadURL"]
         r = requests.get(url, timeout=30)
         assert r.status_code == 200 and r.content == photo, (db, r.status_code, r.text[:300])
+        photo_urls[token] = url
     # Alice has bob's item, made by bob.
     mine = ok(post("private", "records/lookup", {"zoneID": zone, "records": [{"recordName": "eggs"}]}))["records"][0]
     assert mine["created"]["userRecordName"] == bob_name, mine
@@ -113,6 +115,9 @@ def test_shared_database():
     ckfs("share", "remove-participant", guid, "carol")
     assert ok(call("GET", "shared", "zones/list", web=carol))["zones"] == []
     assert ok(call("GET", "shared", "zones/list", web=bob))["zones"] != []
+    # Her download URL ends with her access; bob's still works.
+    assert requests.get(photo_urls[carol], timeout=30).status_code == 404
+    assert requests.get(photo_urls[bob], timeout=30).content == photo
 
     # Alice deletes the share: bob's access ends too, and the root names no share.
     gone = ok(post("private", "records/modify", {"zoneID": zone, "operations": [

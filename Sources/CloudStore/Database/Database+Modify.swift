@@ -670,6 +670,11 @@ extension Database {
         }
         addAncestors(&failures, storage: storage)
         if let committedEntry { notifyParticipants(zoneName, entry: committedEntry, shares: endedShares) }
+        // Still in the registry: a file deleted or damaged meanwhile was made again from the
+        // zones, maybe before this share was committed.
+        if scope != .public, committed.values.contains(where: \.isShare) {
+            try? ShareRegistry(container: container, environment: environment).include(owner: ownerName, zone: zoneName)
+        }
         if options.atomic && !failures.isEmpty {
             return finish(saves, deletes, failures: failures, all: nil)
         }

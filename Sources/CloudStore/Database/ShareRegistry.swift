@@ -29,9 +29,9 @@ struct ShareRegistry {
 
     /// The zones that may hold shares.
     func entries() throws(CKError) -> [Entry] {
-        if let known = read() { return known }
+        if let known = try read() { return known }
         return try locked { () throws(CKError) -> [Entry] in
-            if let known = read() { return known }
+            if let known = try read() { return known }
             let found = try scan()
             try write(found)
             return found
@@ -41,9 +41,9 @@ struct ShareRegistry {
     /// Puts `zone` of `owner` in, before a save that may make a share there commits.
     func include(owner: String, zone: String) throws(CKError) {
         let entry = Entry(owner: owner, zone: zone)
-        if read()?.contains(entry) == true { return }
+        if try read()?.contains(entry) == true { return }
         try locked { () throws(CKError) in
-            let known = read()
+            let known = try read()
             if known?.contains(entry) == true { return }
             let base: [Entry]
             if let known { base = known } else { base = try scan() }
@@ -56,16 +56,19 @@ struct ShareRegistry {
     func repair() throws(CKError) -> [Entry] {
         guard case .success(_?) = Syscall.stat(directory) else { return [] }
         return try locked { () throws(CKError) -> [Entry] in
-            let known = read()
+            let known = try read()
             let missing = try scan().filter { known?.contains($0) != true }
             if !missing.isEmpty { try write(((known ?? []) + missing).uniqued()) }
             return missing
         }
     }
 
-    /// The file's zones; nil when it is missing or cannot be read as this file.
-    private func read() -> [Entry]? {
-        guard let json = try? readJSONFile(path), let zones = json["zones"]?.arrayValue else { return nil }
+    /// The file's zones; nil when it is missing or is not this file (damaged). A failure to
+    /// read it throws: it must not be made again from the zones while a save that has put its
+    /// zone in has not committed its share yet.
+    private func read() throws(CKError) -> [Entry]? {
+        guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)"),
+              let json = try? JSONParser.parse(bytes), let zones = json["zones"]?.arrayValue else { return nil }
         var out: [Entry] = []
         for z in zones {
             guard let owner = z["owner"]?.stringValue, let zone = z["zone"]?.stringValue else { return nil }

@@ -43,6 +43,8 @@ public final class ZoneCatalog: @unchecked Sendable {
     private var lastSeq: Int64 = 0
     private var logInode: UInt64 = 0
     private var logOffset: Int64 = -1
+    /// Told of every change any refresh takes in, by who listens (``listen(as:_:)``).
+    private var listeners: [UInt64: @Sendable (Change) -> Void] = [:]
 
     /// What one ``refresh(_:)`` found.
     public enum Change: Sendable, Equatable {
@@ -63,20 +65,39 @@ public final class ZoneCatalog: @unchecked Sendable {
         self.storage = database.zoneStorage(zoneName)
     }
 
-    /// Takes in what was written since the last look. `changed` is told of a change before
-    /// any other refresh can return: what a reader keeps of the records (the view's rendered
-    /// text) is dropped before another thread's refresh finds nothing new and reads it. Such
-    /// a reader must be the only one to refresh the catalog, or every refresh must tell it:
-    /// a change another refresh took in is not reported again.
+    /// Takes in what was written since the last look. `changed`, and every listener
+    /// (``listen(as:_:)``), is told of a change before any other refresh can return: what a
+    /// reader keeps of the records (the view's rendered text) is dropped before another
+    /// thread's refresh finds nothing new and reads it. A change another refresh took in is
+    /// not reported again, so a reader that keeps what it read listens.
     @discardableResult
     public func refresh(_ changed: ((Change) -> Void)? = nil) throws(CKError) -> Change {
         refreshLock.lock()
         defer { refreshLock.unlock() }
         var change = try takeIn()
         if change != .zoneGone, lock.withLock({ loadedUnreported }) { change = .reloaded }
-        lock.withLock { loadedUnreported = false }
-        if change != .none { changed?(change) }
+        let told = lock.withLock { () -> [@Sendable (Change) -> Void] in
+            loadedUnreported = false
+            return Array(listeners.values)
+        }
+        if change != .none {
+            changed?(change)
+            for listener in told { listener(change) }
+        }
         return change
+    }
+
+    /// Has `listener` told of every change any refresh of this catalog takes in (the view's,
+    /// a query's in the same process), under the refresh's lock: it must take no lock the
+    /// refreshing thread may hold, nor refresh. One listener per `id`; false when `id`
+    /// listens already.
+    @discardableResult
+    public func listen(as id: UInt64, _ listener: @escaping @Sendable (Change) -> Void) -> Bool {
+        lock.withLock {
+            guard listeners[id] == nil else { return false }
+            listeners[id] = listener
+            return true
+        }
     }
 
     /// ``refresh(_:)``'s work, refresh lock held.

@@ -7,6 +7,7 @@ extension StoreView {
 
     public func open(_ inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply {
         let key = try key(inode)
+        try checkReaches(key, caller)
         let truncating = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
         switch key {
         case .record, .keyValueEntry:

@@ -30,6 +30,7 @@ extension StoreView {
     /// The node `name` names in the directory `parent`, as `caller` sees it.
     func child(of parent: NodeKey, named name: String, caller: CallerContext) throws(FSError) -> NodeKey {
         try checkName(name)
+        try checkReaches(parent, caller)
         if let id = scratch.id(in: parent, named: name) { return .scratch(id) }
         switch parent {
         case .root:
@@ -249,6 +250,7 @@ extension StoreView {
     public func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> OpenReply {
         let key = try key(inode)
         guard key.isDirectory else { throw FSError(ENOTDIR) }
+        try checkReaches(key, caller)
         var reply = OpenReply(handle: 0, keepCache: false)
         let h = OpenFile(kind: .directory, inode: inode, flags: O_RDONLY, caller: caller)
         if case .recordType(let d, let zone, _) = key {

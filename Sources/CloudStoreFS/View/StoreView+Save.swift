@@ -16,11 +16,13 @@ extension StoreView {
         }
     }
 
-    /// A public record another user created is not changed, moved or removed here (EACCES),
-    /// asked before the view does anything about it, so nothing is hidden or half done.
+    /// A public record another user created, or a shared one the shares do not let the
+    /// caller change, is not changed, moved or removed here (EACCES), asked before the view
+    /// does anything about it, so nothing is hidden or half done.
     func checkMayChange(_ target: ItemTarget, deleting: Bool, caller: CallerContext) throws(FSError) {
-        guard case .record(let t) = target, t.database.scope == .public,
-              let r = try storedRecord(t.database, t.zone, named: t.name) else { return }
+        guard case .record(let t) = target else { return }
+        if t.database.scope == .shared { return try checkMayChangeShared(t, deleting: deleting, caller: caller) }
+        guard t.database.scope == .public, let r = try storedRecord(t.database, t.zone, named: t.name) else { return }
         let db = try database(t.database, caller: caller)
         do throws(CKError) { try db.checkMayChange(r, deleting: deleting) } catch {
             logger.notice("refused \(deleting ? "removal" : "change") of \(mountPath(target)) by uid \(caller.uid): \(error.message)")

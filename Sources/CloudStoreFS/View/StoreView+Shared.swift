@@ -34,6 +34,23 @@ extension StoreView {
     /// Who has no share there may not make folders in an owner's folder (no zone is made there).
     static let sharedOwnerFolderMode: UInt32 = 0o555
 
+    /// What is under `shared/` is one user's view, reached by them alone: its folders are
+    /// the sharers' (so their modes let the caller in), and another user holding one (a working
+    /// folder, an open folder handed over) must not read or save through it (EACCES).
+    func checkReaches(_ key: NodeKey, _ caller: CallerContext) throws(FSError) {
+        let user: String
+        switch key {
+        case .shared(_, let u): user = u
+        default:
+            guard let d = key.databaseKey, d.scope == .shared else { return }
+            user = d.user
+        }
+        guard users.userName(caller.uid) == user else {
+            logger.notice("refused uid \(caller.uid) a folder of \(user)'s shared/: each user reaches only their own")
+            throw FSError(EACCES, "this is another user's shared/")
+        }
+    }
+
     /// The caller's shared database.
     func sharedDatabase(_ container: String, user: String) throws(FSError) -> SharedDatabase {
         do { return try store.container(container).sharedDatabase(caller: engineCaller(user), environment: environment) } catch {
@@ -82,25 +99,28 @@ extension StoreView {
         return made
     }
 
-    /// What the caller may do with `record` of a shared zone (its parents read from `cat`);
-    /// nil when it is not shared with them.
-    func sharedPermission(of record: Record, _ d: DatabaseKey, _ zone: String, catalog cat: ZoneCatalog) throws(FSError) -> ShareInfo.Permission? {
+    /// What the caller may do with record `name` of a shared zone, and the record as they see
+    /// it; nil when there is none or it is not shared with them. The access is taken before the
+    /// record is read, so what is noted for its generation is never found from an older record
+    /// (a `parent` changed since would otherwise be kept for the generation that changed it).
+    func sharedItem(named name: String, _ d: DatabaseKey, _ zone: String, catalog cat: ZoneCatalog) throws(FSError) -> (Record, ShareInfo.Permission)? {
         let a = try shareAccess(d, zone)
-        let name = record.recordID.recordName
-        if let known = a.known(name) { return known }
+        if case .some(nil) = a.known(name) { return nil }
+        let record: Record?
         let found: ShareInfo.Permission?
-        do throws(CKError) { found = try a.access.permission(of: record, lookUp: cat.record(named:)) } catch { throw error.fsError }
+        do throws(CKError) {
+            record = try cat.record(named: name)
+            found = try record.flatMap { (r) throws(CKError) in try a.access.permission(of: r, lookUp: cat.record(named:)) }
+        } catch { throw error.fsError }
+        guard let record else { return nil }
         a.note(name, found)
-        return found
+        return found.map { (a.access.shown(record), $0) }
     }
 
     /// The record named `name` of a shared zone as the caller sees it; nil when there is none
     /// or it is not shared with them.
     func sharedRecord(named name: String, _ d: DatabaseKey, _ zone: String, catalog cat: ZoneCatalog) throws(FSError) -> Record? {
-        let record: Record?
-        do throws(CKError) { record = try cat.record(named: name) } catch { throw error.fsError }
-        guard let record, try sharedPermission(of: record, d, zone, catalog: cat) != nil else { return nil }
-        return try shareAccess(d, zone).access.shown(record)
+        try sharedItem(named: name, d, zone, catalog: cat)?.0
     }
 
     /// Whether record `name` of a shared zone is there for the caller (found once per change
@@ -110,12 +130,32 @@ extension StoreView {
         return try sharedRecord(named: name, d, zone, catalog: cat) != nil
     }
 
+    /// A shared record the caller may not change (read-only), a share they may only leave
+    /// (by removing its file), a hierarchy's root only its owner moves or removes: EACCES,
+    /// said in the log. The engine checks again when it saves.
+    func checkMayChangeShared(_ t: RecordTarget, deleting: Bool, caller: CallerContext) throws(FSError) {
+        guard let (record, permission) = try sharedItem(named: t.name, t.database, t.zone, catalog: try catalog(t.database, t.zone)) else { return }
+        let why: String? = if record.isShare {
+            deleting ? nil : "a share is changed by its owner; remove its file to leave it"
+        } else if permission != .readWrite {
+            "the share lets you read it, not change it"
+        } else if deleting && record.share != nil {
+            "it is the root of a shared hierarchy, which only its owner moves or removes"
+        } else {
+            nil
+        }
+        guard let why else { return }
+        logger.notice("refused \(deleting ? "removal" : "change") of \(mountPath(.record(t))) by uid \(caller.uid): \(why)")
+        throw FSError(EACCES, why)
+    }
+
     /// The caller's permission on a record file of a shared zone, for its mode; read-only when
     /// it cannot be told.
     func sharedPermission(_ t: RecordTarget) -> ShareInfo.Permission {
-        guard let cat = try? catalog(t.database, t.zone), let record = try? cat.record(named: t.name),
-              let found = try? sharedPermission(of: record, t.database, t.zone, catalog: cat) else { return .readOnly }
-        return found ?? .readOnly
+        guard let cat = try? catalog(t.database, t.zone), let found = try? sharedItem(named: t.name, t.database, t.zone, catalog: cat) else {
+            return .readOnly
+        }
+        return found.1
     }
 
     /// The mode of a shared zone's folders: writable when some share of the zone lets the
@@ -125,7 +165,8 @@ extension StoreView {
     }
 
     /// The zones of the catalog `cat` as the view shows them: the owner's own, and each
-    /// participant's view of it, all read from the one catalog of the zone's folder.
+    /// participant's view of it, all read from the one catalog of the zone's folder. State
+    /// lock taken.
     func zoneRefs(sharing cat: ZoneCatalog) -> [ZoneRef] {
         stateLock.withLock { catalogs.filter { $0.value === cat }.map(\.key) }
     }

@@ -71,6 +71,10 @@ public final class StoreView: @unchecked Sendable {
     var keyValueTexts: [ItemTarget: (text: [UInt8], tag: String)] = [:]
     /// What the caller of each shared zone reaches, at a zone generation (``shareAccess(_:_:)``).
     var sharedAccess: [ZoneRef: SharedZoneAccess] = [:]
+    /// Changes catalogs took in that the kernel has not been told of yet (``invalidatePending()``).
+    var pendingInvalidations: [(ZoneRef, ZoneCatalog.Change)] = []
+    /// Who this view is to the catalogs it listens to.
+    let listenerID = UInt64.random(in: 1...UInt64.max)
 
     struct ZoneRef: Hashable { var database: DatabaseKey; var zone: String }
     struct DatabaseHandleKey: Hashable { var database: DatabaseKey; var actingUser: String }
@@ -154,21 +158,18 @@ public final class StoreView: @unchecked Sendable {
             notifier?.willWait()  // a first load reads every record file of the zone
             cat = try database(d, caller: nil).catalog(zone)
             stateLock.withLock { if catalogs[ref] == nil { catalogs[ref] = cat } }
+            // Whoever refreshes the catalog (this view, a query the engine makes in this
+            // process), the view hears of it: no refresh reports a change twice.
+            cat.listen(as: listenerID) { [weak self, weak cat] change in
+                guard let self, let cat else { return }
+                self.catalogChanged(cat, change)
+            }
         }
         // A zone nobody wrote to since the last look needs no look, the watcher's queue proves
         // it: a `cat` of 10,000 records made 10,005 stats of the log before, none now.
         if known, changes.isQuiet(ref) { return cat }
         let look = changes.looking(at: ref)
-        let change: ZoneCatalog.Change
-        // One catalog serves each view of the zone (its owner's, each participant's): what a
-        // refresh takes in, no other refresh reports again, so it reaches them all now.
-        var sharing: [ZoneRef] = []
-        do {
-            change = try cat.refresh { change in
-                sharing = self.zoneRefs(sharing: cat)
-                for r in sharing { self.forgetRendered(Self.change(change, as: r), in: r) }
-            }
-        } catch {
+        do { try cat.refresh() } catch {
             changes.forget(ref)
             if error.code == .zoneNotFound {
                 stateLock.withLock { catalogs[ref] = nil }
@@ -177,8 +178,28 @@ public final class StoreView: @unchecked Sendable {
             throw error.fsError
         }
         changes.looked(at: ref, since: look)
-        for r in sharing { invalidate(Self.change(change, as: r), in: r.database, r.zone) }
+        invalidatePending()
         return cat
+    }
+
+    /// What the catalog `cat` took in, told by its refresh (whoever refreshed it) before any
+    /// other refresh of the zone can return: each view of the zone (its owner's, each
+    /// participant's, all served by the zone's one catalog) moves its generation on and drops
+    /// its rendered text now; the kernel is told at the next ``invalidatePending()``, outside
+    /// the refresh.
+    func catalogChanged(_ cat: ZoneCatalog, _ change: ZoneCatalog.Change) {
+        let refs = zoneRefs(sharing: cat)
+        for r in refs { forgetRendered(Self.change(change, as: r), in: r) }
+        stateLock.withLock { for r in refs { pendingInvalidations.append((r, Self.change(change, as: r))) } }
+    }
+
+    /// Tells the kernel of the changes catalogs took in since the last call.
+    func invalidatePending() {
+        let pending = stateLock.withLock { () -> [(ZoneRef, ZoneCatalog.Change)] in
+            defer { pendingInvalidations.removeAll() }
+            return pendingInvalidations
+        }
+        for (r, change) in pending { invalidate(change, in: r.database, r.zone) }
     }
 
     /// A change as one view of its zone takes it: in a shared zone a save may share or

@@ -52,6 +52,8 @@ struct AssetTransfer: Sendable {
                 let db = owner.scope == .shared
                     ? try container.sharedDatabase(caller: caller, environment: owner.environment).database(owner: zone.ownerName)
                     : try container.database(owner.scope, caller: caller, environment: owner.environment)
+                // A URL given to a participant ends with their access to the zone.
+                if owner.scope == .shared { _ = try db.zone(zone.zoneName) }
                 let path = db.assetPath(asset, zone: zone.zoneName)
                 guard let data = FileManager.default.contents(atPath: path) else {
                     throw CKError(.assetFileNotFound, "the asset \(asset.fileChecksum) is no longer in zone \(zone.zoneName)")

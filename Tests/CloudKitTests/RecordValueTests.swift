@@ -101,4 +101,32 @@ import Testing
             #expect(refused?.code == .invalidArguments)
         }
     }
+
+    /// Every number type Apple's `CKRecordValueProtocol` takes: integers kept as INT64, `Float`
+    /// as DOUBLE, each read back as the type asked for when it holds the value exactly.
+    @Test func everyNumberTypeIsARecordValue() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let record = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "numbers"))
+        record["i8"] = Int8(-8)
+        record["i16"] = Int16(-16)
+        record["i32"] = Int32(-32)
+        record["u8"] = UInt8(8)
+        record["u16"] = UInt16(16)
+        record["u32"] = UInt32(32)
+        record["u"] = UInt(64)
+        record["u64"] = UInt64(640)
+        record["f"] = Float(0.1)
+        record["floats"] = [Float(1.5), Float(2.25)]
+        record["bytes"] = [UInt8(1), UInt8(2)]
+        let saved = try await db.save(record)
+        let i8: Int8? = saved["i8"], i16: Int16? = saved["i16"], i32: Int32? = saved["i32"]
+        let u8: UInt8? = saved["u8"], u16: UInt16? = saved["u16"], u32: UInt32? = saved["u32"], u: UInt? = saved["u"], u64: UInt64? = saved["u64"]
+        #expect(i8 == -8 && i16 == -16 && i32 == -32 && u8 == 8 && u16 == 16 && u32 == 32 && u == 64 && u64 == 640)
+        let f: Float? = saved["f"]
+        #expect(f == Float(0.1))
+        #expect(saved["i32"] as? Int == -32 && saved["f"] as? Double == Double(Float(0.1)))
+        #expect(saved["floats"] as? [Double] == [1.5, 2.25] && saved["bytes"] as? [Int] == [1, 2])
+        let tooSmall: UInt8? = saved["i8"], tooWide: Int8? = saved["u64"], notWhole: Int32? = saved["f"]
+        #expect(tooSmall == nil && tooWide == nil && notWhole == nil, "read as another type only when it holds the value")
+    }
 }

@@ -116,10 +116,29 @@ public class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable 
     static func converted<T: CKRecordValueProtocol>(_ value: (any CKRecordValueProtocol)?) -> T? {
         if let exact = value as? T { return exact }
         switch value {
-        case let n as Int: return (Int64(n) as? T) ?? (Double(n) as? T) ?? (T.self == Bool.self ? (n != 0) as? T : nil)
+        case let n as Int: return T.self == Bool.self ? (n != 0) as? T : number(Int64(n), as: T.self) as? T
         case let list as [Int] where T.self == [Bool].self: return list.map { $0 != 0 } as? T
-        case let n as Double: return T.self == Int.self || T.self == Int64.self ? (Int64(exactly: n).flatMap { (Int($0) as? T) ?? ($0 as? T) }) : nil
+        case let n as Double: return Int64(exactly: n).flatMap { number($0, as: T.self) } as? T ?? (T.self == Float.self ? Float(exactly: n) as? T : nil)
         default: return nil
+        }
+    }
+
+    /// A stored integer as the number type asked for, when that type holds it exactly.
+    private static func number(_ n: Int64, as type: Any.Type) -> Any? {
+        switch type {
+        case is Int.Type: Int(exactly: n)
+        case is Int64.Type: n
+        case is Int32.Type: Int32(exactly: n)
+        case is Int16.Type: Int16(exactly: n)
+        case is Int8.Type: Int8(exactly: n)
+        case is UInt.Type: UInt(exactly: n)
+        case is UInt64.Type: UInt64(exactly: n)
+        case is UInt32.Type: UInt32(exactly: n)
+        case is UInt16.Type: UInt16(exactly: n)
+        case is UInt8.Type: UInt8(exactly: n)
+        case is Double.Type: Double(exactly: n)
+        case is Float.Type: Float(exactly: n)
+        default: nil
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A value a ``CKRecord`` field can hold: `String`, `Int`, `Int64`, `Double`, `Bool`, `Date`,
+/// A value a ``CKRecord`` field can hold: `String`, the integer types, `Double`, `Float`, `Bool`, `Date`,
 /// `Data`, ``CKRecord/Reference``, ``CKAsset``, ``Location``, `NSString`, `NSNumber`, `NSDate`,
 /// `NSData`, or an array (or `NSArray`) of one of these. Not `Sendable`, as Apple's is not: Linux Foundation's
 /// `NSString` and `NSData` are not.
@@ -14,7 +14,17 @@ public typealias CKRecordValue = CKRecordValueProtocol
 extension String: CKRecordValueProtocol { public var fieldValue: FieldValue { .string(self) } }
 extension Int: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(self)) } }
 extension Int64: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(self) } }
+extension Int8: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(self)) } }
+extension Int16: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(self)) } }
+extension Int32: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(self)) } }
+extension UInt8: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(self)) } }
+extension UInt16: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(self)) } }
+extension UInt32: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(self)) } }
+/// An unsigned integer is kept as INT64, as Apple's: one past `Int64.max` wraps to a negative number.
+extension UInt: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(truncatingIfNeeded: self)) } }
+extension UInt64: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(Int64(truncatingIfNeeded: self)) } }
 extension Double: CKRecordValueProtocol { public var fieldValue: FieldValue { .double(self) } }
+extension Float: CKRecordValueProtocol { public var fieldValue: FieldValue { .double(Double(self)) } }
 /// CloudKit keeps booleans as INT64 0 or 1.
 extension Bool: CKRecordValueProtocol { public var fieldValue: FieldValue { .int64(self ? 1 : 0) } }
 extension Date: CKRecordValueProtocol { public var fieldValue: FieldValue { .date(self) } }
@@ -52,8 +62,9 @@ extension Array: CKRecordValueProtocol where Element: CKRecordValueProtocol {
 
     private static var emptyKind: FieldType.Kind {
         switch Element.self {
-        case is Int.Type, is Int64.Type, is Bool.Type, is NSNumber.Type: .int64
-        case is Double.Type: .double
+        case is Int.Type, is Int64.Type, is Int32.Type, is Int16.Type, is Int8.Type, is UInt.Type, is UInt64.Type,
+             is UInt32.Type, is UInt16.Type, is UInt8.Type, is Bool.Type, is NSNumber.Type: .int64
+        case is Double.Type, is Float.Type: .double
         case is Date.Type, is NSDate.Type: .timestamp
         case is Data.Type, is NSData.Type: .bytes
         case is Location.Type: .location

@@ -101,6 +101,9 @@ import Testing
     @Test func operationsAndTheirBlocks() {
         let modify = CKModifyRecordsOperation(recordsToSave: nil, recordIDsToDelete: nil)
         modify.savePolicy = .changedKeys
+        // Apple's numbers, as code that stores a policy keeps them.
+        #expect(modify.savePolicy.rawValue == 1 && CKModifyRecordsOperation.RecordSavePolicy(rawValue: 2) == .allKeys
+                && CKModifyRecordsOperation.RecordSavePolicy.ifServerRecordUnchanged.rawValue == 0)
         modify.isAtomic = false
         modify.perRecordSaveBlock = { (_: CKRecord.ID, _: Result<CKRecord, Error>) in }
         modify.perRecordDeleteBlock = { (_: CKRecord.ID, _: Result<Void, Error>) in }
@@ -182,7 +185,11 @@ import Testing
             container.add(operation)
         }
         let me = try container.userRecordID()
-        #expect(user.recordType == "Users" && user.recordID == me)
+        #expect(user.recordType == CKRecordTypeUserRecord && user.recordType == CKRecord.SystemType.userRecord && user.recordID == me)
+        #expect(CKRecord.SystemType.share == CKRecordTypeShare)
+        // Observing account changes compiles and is harmless: an identity never changes here.
+        let observer = NotificationCenter.default.addObserver(forName: .CKAccountChanged, object: nil, queue: nil) { _ in }
+        NotificationCenter.default.removeObserver(observer)
 
         let db = container.privateCloudDatabase
         for (i, name) in ["a", "b", "c"].enumerated() {

@@ -30,6 +30,17 @@ import Testing
         guard case .failure(let error as CKError)? = fetched[missing] else { Issue.record("no failure for \(missing)"); return }
         #expect(error.code == .unknownItem)
 
+        // The operation form reports each record's progress before its result.
+        let operation = CKFetchRecordsOperation(recordIDs: [records[0].recordID, missing])
+        let progress = Locked<[String]>([])
+        operation.perRecordProgressBlock = { id, done in progress.withLock { $0.append("\(id.recordName) \(done)") } }
+        operation.perRecordResultBlock = { id, _ in progress.withLock { $0.append("\(id.recordName) result") } }
+        await withCheckedContinuation { done in
+            operation.fetchRecordsResultBlock = { _ in done.resume() }
+            db.add(operation)
+        }
+        #expect(progress.withLock { $0 } == ["a 1.0", "a result", "missing result"])
+
         // A page at a time, each record once.
         let query = CKQuery(recordType: "Item", predicate: NSPredicate(value: true))
         query.sortDescriptors = [NSSortDescriptor(key: "n", ascending: true)]

@@ -208,3 +208,9 @@ open class CKDiscoverAllUserIdentitiesOperation: CKOperation, @unchecked Sendabl
         }
     }
 }
+
+extension Notification.Name {
+    /// Posted by Apple's framework when the device's iCloud account changes. A process here
+    /// acts as one identity for its whole life, so it is never posted; observing it is harmless.
+    public static let CKAccountChanged = Notification.Name("CKAccountChanged")
+}

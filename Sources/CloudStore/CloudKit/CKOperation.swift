@@ -215,6 +215,9 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
 open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var recordIDs: [CKRecord.ID]?
     public var desiredKeys: [String]?
+    /// How far each record's download has come: here each is read whole at once (1.0), before
+    /// its result.
+    public var perRecordProgressBlock: (@Sendable (CKRecord.ID, Double) -> Void)?
     /// The older form of ``perRecordResultBlock``.
     public var perRecordCompletionBlock: (@Sendable (CKRecord?, CKRecord.ID?, Error?) -> Void)?
     /// Each record, or why it could not be fetched, by the ID asked for.
@@ -262,6 +265,7 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
                 case .success(let record):
                     let out = database.wrap(record, db)
                     found[id] = out
+                    perRecordProgressBlock?(id, 1.0)
                     perRecordCompletionBlock?(out, id, nil)
                     perRecordResultBlock?(id, .success(out))
                 case .failure(let e):

@@ -265,3 +265,14 @@ extension CKRecord {
         record.isShare ? CKShare(record, assetDirectory: assetDirectory) : CKRecord(record, assetDirectory: assetDirectory)
     }
 }
+
+/// The record type of users' records (`Users`), one per user in the public database.
+public let CKRecordTypeUserRecord: CKRecord.RecordType = Schema.usersRecordType
+
+extension CKRecord {
+    /// The record types the system defines, as Apple's.
+    public enum SystemType {
+        public static let userRecord: CKRecord.RecordType = CKRecordTypeUserRecord
+        public static let share: CKRecord.RecordType = CKRecordTypeShare
+    }
+}

@@ -1,13 +1,14 @@
 import Foundation
 
-/// How a save treats a record that changed on the server.
-public enum SavePolicy: String, Sendable, CaseIterable {
+/// How a save treats a record that changed on the server; the raw values are Apple's
+/// (`CKModifyRecordsOperation.RecordSavePolicy`).
+public enum SavePolicy: Int, Sendable, CaseIterable {
     /// Fail with `serverRecordChanged` unless the client's change tag is the stored one.
-    case ifServerRecordUnchanged
+    case ifServerRecordUnchanged = 0
     /// Write only the client's changed keys over the stored record.
-    case changedKeys
+    case changedKeys = 1
     /// Write all the client's fields; keys only the server has stay.
-    case allKeys
+    case allKeys = 2
 }
 
 /// How one record's save meets the stored record: whether the client's change tag must be the

@@ -73,9 +73,10 @@ extension StoreView {
         guard let identities = try? store.container(container).identities(),
               let owner = identities.first(where: { StoreLayout.encode($0.name) == name }) else { return nil }
         let key = DatabaseKey(container: container, scope: .shared, user: user, owner: owner.userRecordName)
-        guard owner.name != user else { return nil }
         let zones: [RecordZone]
-        let db = try database(key, caller: nil)
+        let db: Database
+        // The caller's own name: their zones are in private/, none here (the engine says EINVAL).
+        do { db = try database(key, caller: nil) } catch { if error.errno == EINVAL { return nil } else { throw error } }
         do throws(CKError) { zones = try db.zones() } catch { throw error.fsError }
         return zones.isEmpty ? nil : key
     }

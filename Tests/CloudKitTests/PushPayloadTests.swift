@@ -37,6 +37,14 @@ import Testing
         let info = CKSubscription.NotificationInfo()
         info.desiredKeys = ["title", "priority"]
         info.alertBody = "An urgent task"
+        info.alertLocalizationKey = "URGENT_%@"
+        info.alertLocalizationArgs = ["title"]
+        info.titleLocalizationKey = "TASKS"
+        info.subtitle = "Work"
+        info.alertActionLocalizationKey = "OPEN"
+        info.alertLaunchImage = "launch.png"
+        info.shouldSendMutableContent = true
+        info.collapseIDKey = "title"
         tasks.notificationInfo = info
         tasks.zoneID = work
         _ = try await db.save(tasks)
@@ -66,6 +74,17 @@ import Testing
         let query = try #require(pushes.first { Self.handle($0).hasPrefix("query") })
         let queryNotification = try #require(CKQueryNotification(fromRemoteNotificationDictionary: query))
         #expect(queryNotification.alertBody == "An urgent task")
+        // The alert's other parts, under APNs' names in the push, and back on the notification.
+        let alert = try #require((query["aps"] as? [String: Any])?["alert"] as? [String: Any])
+        #expect(alert["loc-key"] as? String == "URGENT_%@" && alert["loc-args"] as? [String] == ["title"] && alert["subtitle"] as? String == "Work")
+        #expect((query["aps"] as? [String: Any])?["mutable-content"] as? Int == 1)
+        #expect(queryNotification.alertLocalizationKey == "URGENT_%@" && queryNotification.alertLocalizationArgs == ["title"])
+        #expect(queryNotification.titleLocalizationKey == "TASKS" && queryNotification.subtitle == "Work")
+        #expect(queryNotification.alertActionLocalizationKey == "OPEN" && queryNotification.alertLaunchImage == "launch.png")
+        // And kept with the subscription, as another process reads it.
+        let kept = try await laptop.privateCloudDatabase.subscription(for: "urgent").notificationInfo
+        #expect(kept?.alertLocalizationArgs == ["title"] && kept?.shouldSendMutableContent == true && kept?.collapseIDKey == "title")
+        #expect(kept?.subtitle == "Work" && kept?.alertLaunchImage == "launch.png")
         #expect(queryNotification.recordID == task.recordID, "named as the app named the record")
         #expect(CKRecordZoneNotification(fromRemoteNotificationDictionary: query) == nil)
         #expect(CKNotification(fromRemoteNotificationDictionary: query)?.containerIdentifier == phone.containerIdentifier)

@@ -13,7 +13,9 @@ from cloudkit_client import API_TOKEN, URL, base, call, ckfs, fail, ok, post
 
 def query_subscription(sid, record_type="Poster", **extra):
     return {"subscriptionID": sid, "subscriptionType": "query", "query": {"recordType": record_type, **extra.pop("query", {})},
-            "firesOn": ["create", "update", "delete"], "notificationInfo": {"alertBody": "new poster", "shouldBadge": True}, **extra}
+            "firesOn": ["create", "update", "delete"], "notificationInfo": {
+                "alertBody": "new poster", "shouldBadge": True, "alertLocalizationKey": "POSTER_%@", "alertLocalizationArgs": ["band"],
+                "alertActionLocalizationKey": "SEE", "alertLaunchImage": "poster.png"}, **extra}
 
 
 def test_subscriptions():
@@ -37,6 +39,10 @@ def test_subscriptions():
     assert [f["comparator"] for f in filters] == ["BEGINS_WITH", "GREATER_THAN"] and filters[1]["fieldValue"] == {"value": 2000, "type": "INT64"}, filters
     assert rs[0]["firesOn"] == ["create", "update", "delete"] and rs[0]["zoneWide"] is True, rs[0]
     assert rs[0]["notificationInfo"]["alertBody"] == "new poster" and rs[0]["notificationInfo"]["shouldBadge"] is True, rs[0]
+    # Apple's localization keys of notificationInfo are kept and given back.
+    info = rs[0]["notificationInfo"]
+    assert (info["alertLocalizationKey"], info["alertLocalizationArgs"], info["alertActionLocalizationKey"], info["alertLaunchImage"]) == \
+        ("POSTER_%@", ["band"], "SEE", "poster.png"), info
     assert rs[1]["subscriptionType"] == "zone" and rs[1]["zoneID"]["zoneName"] == "Work", rs[1]
     assert rs[2]["serverErrorCode"] == "ZONE_NOT_FOUND" and rs[2]["subscriptionID"] == "bad", rs[2]
     assert rs[3]["serverErrorCode"] == "BAD_REQUEST" and rs[3]["subscriptionID"] == "worse", rs[3]

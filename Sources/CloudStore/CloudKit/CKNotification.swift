@@ -46,6 +46,17 @@ public class CKNotification: @unchecked Sendable, CustomStringConvertible {
     public var soundName: String? { value.soundName }
     public var category: String? { value.category }
     public var shouldBadge: Bool { value.shouldBadge }
+    /// The badge count the notification asks for: 1 when its subscription badges.
+    public var badge: NSNumber? { value.shouldBadge ? NSNumber(value: 1) : nil }
+    public var alertLocalizationKey: String? { value.presentation.alertLocalizationKey }
+    public var alertLocalizationArgs: [String]? { value.presentation.alertLocalizationArgs }
+    public var titleLocalizationKey: String? { value.presentation.titleLocalizationKey }
+    public var titleLocalizationArgs: [String]? { value.presentation.titleLocalizationArgs }
+    public var subtitle: String? { value.presentation.subtitle }
+    public var subtitleLocalizationKey: String? { value.presentation.subtitleLocalizationKey }
+    public var subtitleLocalizationArgs: [String]? { value.presentation.subtitleLocalizationArgs }
+    public var alertActionLocalizationKey: String? { value.presentation.alertActionLocalizationKey }
+    public var alertLaunchImage: String? { value.presentation.alertLaunchImage }
     public var isRead: Bool { value.isRead }
     public var description: String { "<CKNotification \(value.notificationID) \(value.subscriptionID)>" }
 }

@@ -23,6 +23,17 @@ public final class CKNotificationInfo: @unchecked Sendable {
     public var shouldBadge: Bool { get { get(\.shouldBadge) } set { set(\.shouldBadge, newValue) } }
     public var shouldSendContentAvailable: Bool { get { get(\.shouldSendContentAvailable) } set { set(\.shouldSendContentAvailable, newValue) } }
     public var desiredKeys: [String]? { get { get(\.desiredKeys) } set { set(\.desiredKeys, newValue) } }
+    public var alertLocalizationKey: String? { get { get(\.presentation.alertLocalizationKey) } set { set(\.presentation.alertLocalizationKey, newValue) } }
+    public var alertLocalizationArgs: [CKRecord.FieldKey]? { get { get(\.presentation.alertLocalizationArgs) } set { set(\.presentation.alertLocalizationArgs, newValue) } }
+    public var titleLocalizationKey: String? { get { get(\.presentation.titleLocalizationKey) } set { set(\.presentation.titleLocalizationKey, newValue) } }
+    public var titleLocalizationArgs: [CKRecord.FieldKey]? { get { get(\.presentation.titleLocalizationArgs) } set { set(\.presentation.titleLocalizationArgs, newValue) } }
+    public var subtitle: String? { get { get(\.presentation.subtitle) } set { set(\.presentation.subtitle, newValue) } }
+    public var subtitleLocalizationKey: String? { get { get(\.presentation.subtitleLocalizationKey) } set { set(\.presentation.subtitleLocalizationKey, newValue) } }
+    public var subtitleLocalizationArgs: [CKRecord.FieldKey]? { get { get(\.presentation.subtitleLocalizationArgs) } set { set(\.presentation.subtitleLocalizationArgs, newValue) } }
+    public var alertActionLocalizationKey: String? { get { get(\.presentation.alertActionLocalizationKey) } set { set(\.presentation.alertActionLocalizationKey, newValue) } }
+    public var alertLaunchImage: String? { get { get(\.presentation.alertLaunchImage) } set { set(\.presentation.alertLaunchImage, newValue) } }
+    public var shouldSendMutableContent: Bool { get { get(\.presentation.shouldSendMutableContent) } set { set(\.presentation.shouldSendMutableContent, newValue) } }
+    public var collapseIDKey: String? { get { get(\.presentation.collapseIDKey) } set { set(\.presentation.collapseIDKey, newValue) } }
 }
 
 /// A subscription as CloudKit code makes it, with the seed's initializers: by record

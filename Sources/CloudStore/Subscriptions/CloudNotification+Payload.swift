@@ -14,6 +14,7 @@ extension CloudNotification {
         var alert: [String: JSONValue] = [:]
         if let alertBody { alert["body"] = .string(alertBody) }
         if let title { alert["title"] = .string(title) }
+        presentation.writeAPNS(alert: &alert, aps: &aps)
         if !alert.isEmpty { aps["alert"] = .object(alert) }
         if let soundName { aps["sound"] = .string(soundName) }
         if let category { aps["category"] = .string(category) }
@@ -73,6 +74,7 @@ extension CloudNotification {
         n.category = aps?["category"]?.stringValue
         n.shouldBadge = aps?["badge"] != nil
         n.contentAvailable = aps?["content-available"]?.int64Value == 1
+        n.presentation = NotificationPresentation(aps: aps)
         return (n, ck["cid"]?.stringValue)
     }
 

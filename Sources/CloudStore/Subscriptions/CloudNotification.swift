@@ -36,6 +36,8 @@ public struct CloudNotification: Sendable, Equatable {
     public var category: String?
     public var shouldBadge = false
     public var contentAvailable = false
+    /// The alert's other parts, as the subscription gave them.
+    public var presentation = NotificationPresentation()
     /// Set when fetched: the notification was marked read.
     public var isRead = false
     /// Set when fetched: the token that goes on after this notification.
@@ -78,6 +80,7 @@ public struct CloudNotification: Sendable, Equatable {
         if let category { out["category"] = .string(category) }
         if shouldBadge { out["shouldBadge"] = .bool(true) }
         if contentAvailable { out["contentAvailable"] = .bool(true) }
+        presentation.write(into: &out)
         return .object(out)
     }
 
@@ -117,6 +120,7 @@ public struct CloudNotification: Sendable, Equatable {
         category = json["category"]?.stringValue
         shouldBadge = json["shouldBadge"]?.boolValue ?? false
         contentAvailable = json["contentAvailable"]?.boolValue ?? false
+        presentation = NotificationPresentation(json: json)
         originDeviceID = json["device"]?.stringValue ?? ""
         changedBy = json["changedBy"]?.stringValue ?? ""
         time = json["time"]?.int64Value ?? 0
@@ -140,6 +144,7 @@ public struct CloudNotification: Sendable, Equatable {
         category = info.category
         shouldBadge = info.shouldBadge
         contentAvailable = info.shouldSendContentAvailable
+        presentation = info.presentation
         originDeviceID = entry.deviceID
         changedBy = entry.userRecordName
         time = entry.time

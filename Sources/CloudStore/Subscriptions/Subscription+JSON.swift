@@ -77,6 +77,7 @@ extension NotificationInfo {
         if shouldBadge { out["shouldBadge"] = .bool(true) }
         if shouldSendContentAvailable { out["shouldSendContentAvailable"] = .bool(true) }
         if let desiredKeys { out["desiredKeys"] = .array(desiredKeys.map { .string($0) }) }
+        presentation.write(into: &out)
         return .object(out)
     }
 
@@ -86,5 +87,6 @@ extension NotificationInfo {
                   shouldBadge: json?["shouldBadge"]?.boolValue ?? false,
                   shouldSendContentAvailable: json?["shouldSendContentAvailable"]?.boolValue ?? false,
                   desiredKeys: json?["desiredKeys"]?.arrayValue?.compactMap(\.stringValue))
+        presentation = NotificationPresentation(json: json)
     }
 }

@@ -30,6 +30,8 @@ public struct NotificationInfo: Sendable, Equatable {
     public var shouldSendContentAvailable = false
     /// Fields of the record a query notification carries, within the payload limit.
     public var desiredKeys: [String]?
+    /// The alert's other parts: localization keys and arguments, subtitle, and the rest.
+    public var presentation = NotificationPresentation()
 
     public init(alertBody: String? = nil, title: String? = nil, soundName: String? = nil, category: String? = nil,
                 shouldBadge: Bool = false, shouldSendContentAvailable: Bool = false, desiredKeys: [String]? = nil) {

@@ -37,6 +37,9 @@ enum WebSubscriptionCoding {
         if let v = info.soundName { n["soundName"] = .string(v) }
         if let v = info.category { n["category"] = .string(v) }
         if let v = info.desiredKeys { n["desiredKeys"] = .array(v.map { .string($0) }) }
+        // Apple's names (alertLocalizationKey, alertLocalizationArgs, alertActionLocalizationKey,
+        // alertLaunchImage) are the store's, and so are the other parts the Swift API sets.
+        info.presentation.write(into: &n)
         o["notificationInfo"] = .object(n)
         return .object(o)
     }
@@ -85,11 +88,13 @@ enum WebSubscriptionCoding {
         guard case .object = json else { throw CKError(.invalidArguments, "\"notificationInfo\" must be an object") }
         var keys: [String]?
         if let raw = json["desiredKeys"], case .array(let items) = raw { keys = items.compactMap(\.stringValue) }
-        return NotificationInfo(alertBody: json["alertBody"]?.stringValue, title: json["title"]?.stringValue,
-                                soundName: json["soundName"]?.stringValue, category: json["category"]?.stringValue,
-                                shouldBadge: json["shouldBadge"]?.boolValue ?? false,
-                                shouldSendContentAvailable: json["shouldSendContentAvailable"]?.boolValue ?? false,
-                                desiredKeys: keys)
+        var info = NotificationInfo(alertBody: json["alertBody"]?.stringValue, title: json["title"]?.stringValue,
+                                    soundName: json["soundName"]?.stringValue, category: json["category"]?.stringValue,
+                                    shouldBadge: json["shouldBadge"]?.boolValue ?? false,
+                                    shouldSendContentAvailable: json["shouldSendContentAvailable"]?.boolValue ?? false,
+                                    desiredKeys: keys)
+        info.presentation = NotificationPresentation(json: json)
+        return info
     }
 
     /// A subscription error inside a 200.

@@ -128,7 +128,10 @@ import Testing
         let fetch = CKFetchRecordsOperation(recordIDs: [fresh.recordID, CKRecord.ID(recordName: "absent")])
         let fetched = LockedList<String>()
         fetch.perRecordResultBlock = { id, result in
-            fetched.append("\(id.recordName) \((try? result.get()) != nil ? "found" : ((try? result.get()) == nil ? "missing" : ""))")
+            switch result {
+            case .success: fetched.append("\(id.recordName) found")
+            case .failure(let error): fetched.append("\(id.recordName) \((error as? CKError)?.code == .unknownItem ? "missing" : "\(error)")")
+            }
         }
         let fetchWhole: Result<Void, any Error> = await withCheckedContinuation { c in
             fetch.fetchRecordsResultBlock = { c.resume(returning: $0) }

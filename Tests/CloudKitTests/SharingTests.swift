@@ -131,7 +131,8 @@ import Testing
         // A record outside the hierarchy is not there for them.
         let diary = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "diary", zoneID: zone.zoneID))
         _ = try await olivia.privateCloudDatabase.save(diary)
-        await #expect(throws: CKError.self) { _ = try await shared.record(for: CKRecord.ID(recordName: "diary", zoneID: sharedZone)) }
+        let hidden = await #expect(throws: CKError.self) { _ = try await shared.record(for: CKRecord.ID(recordName: "diary", zoneID: sharedZone)) }
+        #expect(hidden?.code == .unknownItem, "as a record that does not exist")
     }
 
     /// A zone shared whole names its share (`CKRecordZone.share`) when fetched, archived or

@@ -301,7 +301,8 @@ import Testing
         try await phoneEngine.sendChanges()
         _ = try await phone.database.deleteRecordZone(withID: Self.zone)
         await phone.write("todo", "water plants today")
-        await #expect(throws: CKError.self) { try await phoneEngine.sendChanges() }
+        let zoneGone = await #expect(throws: CKError.self) { try await phoneEngine.sendChanges() }
+        #expect(zoneGone?.code == .partialFailure && zoneGone?.partialErrorsByItemID?.values.map { ($0 as? CKError)?.code } == [.zoneNotFound])
         try await phoneEngine.sendChanges()
         let laptopEngine = try await laptop.launch()
         try await laptopEngine.fetchChanges()
@@ -311,7 +312,8 @@ import Testing
         await laptop.remove("todo")
         try await laptopEngine.sendChanges()
         await phone.write("todo", "water plants now")
-        await #expect(throws: CKError.self) { try await phoneEngine.sendChanges() }
+        let recordGone = await #expect(throws: CKError.self) { try await phoneEngine.sendChanges() }
+        #expect(recordGone?.code == .partialFailure && recordGone?.partialErrorsByItemID?.values.map { ($0 as? CKError)?.code } == [.unknownItem])
         try await phoneEngine.sendChanges()
         try await laptopEngine.fetchChanges()
         #expect(await laptop.notes == ["todo": "water plants now"])

@@ -104,7 +104,7 @@ import Testing
     static func truth(_ db: CKDatabase) async throws -> [String: String] {
         var all: [String: String] = [:]
         for zone in try await db.allRecordZones() {
-            let (results, _) = try await db.records(matching: CKQuery(recordType: "Note", predicate: try QueryPredicate(value: true)),
+            let (results, _) = try await db.records(matching: CKQuery(recordType: "Note", predicate: NSPredicate(value: true)),
                                                      inZoneWith: zone.zoneID, resultsLimit: 400)
             for (id, result) in results { all["\(zone.zoneID.zoneName)/\(id.recordName)"] = try result.get()["text"] as? String ?? "" }
         }

@@ -82,7 +82,10 @@ import Testing
         #expect(queryNotification.titleLocalizationKey == "TASKS" && queryNotification.subtitle == "Work")
         #expect(queryNotification.alertActionLocalizationKey == "OPEN" && queryNotification.alertLaunchImage == "launch.png")
         // And kept with the subscription, as another process reads it.
-        let kept = try await laptop.privateCloudDatabase.subscription(for: "urgent").notificationInfo
+        let keptSubscription = try await laptop.privateCloudDatabase.subscription(for: "urgent")
+        let predicate: NSPredicate? = keptSubscription.predicate
+        #expect(predicate?.predicateFormat.contains("priority") == true && tasks.predicate?.predicateFormat.contains("priority") == true)
+        let kept = keptSubscription.notificationInfo
         #expect(kept?.alertLocalizationArgs == ["title"] && kept?.shouldSendMutableContent == true && kept?.collapseIDKey == "title")
         #expect(kept?.subtitle == "Work" && kept?.alertLaunchImage == "launch.png")
         #expect(queryNotification.recordID == task.recordID, "named as the app named the record")

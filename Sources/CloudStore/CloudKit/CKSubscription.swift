@@ -56,6 +56,8 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
     private var info: CKNotificationInfo?
     /// Why the predicate given could not be read: saving the subscription fails with it.
     private let predicateError: CKError?
+    /// The predicate as the caller wrote it, when they gave one (its format is theirs).
+    private let givenPredicate: CloudKitPredicate?
 
     public convenience init(recordType: CKRecord.RecordType, predicate: QueryPredicate, options: CKSubscriptionOptions) {
         self.init(recordType: recordType, predicate: predicate, subscriptionID: UUID().uuidString, options: options)
@@ -64,6 +66,7 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
     public init(recordType: CKRecord.RecordType, predicate: QueryPredicate, subscriptionID: ID, options: CKSubscriptionOptions) {
         value = Subscription(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
         predicateError = nil
+        givenPredicate = nil
     }
 
     /// A query subscription with the predicate as CloudKit code writes it; one that does not
@@ -76,6 +79,7 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
         } catch {
             predicateError = error
         }
+        givenPredicate = predicate
         value = Subscription(recordType: recordType, predicate: parsed, subscriptionID: subscriptionID, options: options)
     }
 
@@ -87,12 +91,14 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
     public init(zoneID: CKRecordZone.ID, subscriptionID: ID, options: CKSubscriptionOptions) {
         value = Subscription(zoneName: zoneID.zoneName, subscriptionID: subscriptionID, options: options)
         predicateError = nil
+        givenPredicate = nil
     }
 
     init(_ subscription: Subscription) {
         value = subscription
         info = CKNotificationInfo(subscription.notificationInfo)
         predicateError = nil
+        givenPredicate = nil
     }
 
     /// The engine's value, with the notification info as set now; fails when the predicate
@@ -118,7 +124,12 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
     }
     public var subscriptionOptions: CKSubscriptionOptions { lock.withLock { value.options } }
     public var recordType: CKRecord.RecordType? { lock.withLock { value.recordType } }
-    public var predicate: QueryPredicate? { lock.withLock { value.predicate } }
+    /// A query subscription's predicate (`NSPredicate` in the `CloudKit` module): the one
+    /// given, or for a fetched subscription the stored one, in CloudKit's predicate language.
+    public var predicate: CloudKitPredicate? {
+        guard let stored = lock.withLock({ value.predicate }) else { return nil }
+        return givenPredicate ?? CloudKitPredicate(stored)
+    }
 
     /// The zone watched; for a query subscription nil means every zone.
     public var zoneID: CKRecordZone.ID? {

@@ -18,6 +18,8 @@ import Testing
         #expect(db.databaseScope == .private && CKDatabase.Scope.public.rawValue == 1 && CKDatabase.Scope.private.rawValue == 2)
         let _: (CKOperation) -> Void = container.add
         let _: (@escaping @Sendable (CKAccountStatus, Error?) -> Void) -> Void = container.accountStatus(completionHandler:)
+        let permissionBlock: CKApplicationPermissionBlock = { _, _ in }
+        container.status(forApplicationPermission: .userDiscoverability, completionHandler: permissionBlock)
         let _: (@escaping @Sendable (CKRecord.ID?, Error?) -> Void) -> Void = container.fetchUserRecordID(completionHandler:)
         let _: (CKDatabaseOperation) -> Void = db.add
 

@@ -62,6 +62,9 @@ extension CKContainer {
         }
     }
 
+    /// What the permission calls with completion handlers call back with.
+    public typealias ApplicationPermissionBlock = @Sendable (ApplicationPermissionStatus, Error?) -> Void
+
     /// Asks on the terminal (stdin and stderr) when both are one; nil otherwise.
     public static let terminalPrompt: @Sendable (String) -> Bool? = { question in
         guard Syscall.isTerminal(STDIN_FILENO), Syscall.isTerminal(STDERR_FILENO) else { return nil }
@@ -113,7 +116,7 @@ extension CKContainer {
     }
 
     public func status(forApplicationPermission permission: ApplicationPermissions,
-                       completionHandler: @escaping @Sendable (ApplicationPermissionStatus, Error?) -> Void) {
+                       completionHandler: @escaping ApplicationPermissionBlock) {
         queue.async {
             do throws(CKError) { completionHandler(try self.status(forApplicationPermission: permission), nil) } catch {
                 completionHandler(.couldNotComplete, error)
@@ -122,7 +125,7 @@ extension CKContainer {
     }
 
     public func requestApplicationPermission(_ permission: ApplicationPermissions,
-                                             completionHandler: @escaping @Sendable (ApplicationPermissionStatus, Error?) -> Void) {
+                                             completionHandler: @escaping ApplicationPermissionBlock) {
         queue.async {
             do throws(CKError) { completionHandler(try self.requestApplicationPermission(permission), nil) } catch {
                 completionHandler(.couldNotComplete, error)
@@ -214,3 +217,6 @@ extension Notification.Name {
     /// acts as one identity for its whole life, so it is never posted; observing it is harmless.
     public static let CKAccountChanged = Notification.Name("CKAccountChanged")
 }
+
+/// Apple's older name of ``CKContainer/ApplicationPermissionBlock``.
+public typealias CKApplicationPermissionBlock = CKContainer.ApplicationPermissionBlock

@@ -129,7 +129,7 @@ extension Container {
     }
 
     /// Every share in the private databases of the container's users, read from the zones
-    /// the ``ShareRegistry`` names.
+    /// the share registry names (`shared-zones.json`).
     public func shares(environment: Environment = .development) throws(CKError) -> [ShareLocation] {
         var found: [ShareLocation] = []
         var databases: [String: Database] = [:]

@@ -66,6 +66,8 @@ let package = Package(
         ),
         .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore"]),
         .testTarget(name: "CloudKitTests", dependencies: ["CloudKit"]),
+        // Apps' older CloudKit code, in the language mode it was written in.
+        .testTarget(name: "CloudKitSwift5Tests", dependencies: ["CloudKit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "CloudStoreFSTests", dependencies: ["CloudStore", "CloudStoreFS"]),
         .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "CloudStoreFS", "ckfs"]),
     ],

@@ -178,9 +178,10 @@ import Testing
         try writer.save(record("b", type: "Task"))
         #expect(try catalog.recordTypes() == ["Note", "Task"], "answered from the records, loaded")
         #expect(catalog.holdsRecords)
-        var told: [ZoneCatalog.Change] = []
-        #expect(try catalog.refresh { told.append($0) } == .reloaded, "the save the load took in is reported")
-        #expect(told == [.reloaded])
+        let told = LockedBox<[ZoneCatalog.Change]>([])
+        catalog.listen(as: 1) { change in told.mutate { $0.append(change) } }
+        #expect(try catalog.refresh() == .reloaded, "the save the load took in is reported")
+        #expect(told.value == [.reloaded])
         #expect(try catalog.refresh() == .none)
     }
 

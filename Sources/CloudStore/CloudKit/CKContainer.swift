@@ -148,7 +148,8 @@ public final class CKDatabase: Sendable {
 
     /// The zones of this database: in the shared database those shared with the caller.
     func zones() throws(CKError) -> [CKRecordZone] {
-        scope == .shared ? try shared().zones().map { CKRecordZone($0, as: CKRecordZone.ID($0.zoneID)) } : try engine().zones().map { CKRecordZone($0) }
+        scope == .shared ? try shared().zones(includingShare: true).map { CKRecordZone($0, as: CKRecordZone.ID($0.zoneID)) }
+            : try engine().zones(includingShare: true).map { CKRecordZone($0) }
     }
 
     /// A zone's ID as CloudKit code sees it: owned by `CKCurrentUserDefaultName` in the caller's

@@ -10,14 +10,14 @@ extension CKDatabase {
 
     /// The zone named by `zoneID`; `zoneNotFound` when there is none.
     public func recordZone(for zoneID: CKRecordZone.ID) async throws -> CKRecordZone {
-        CKRecordZone(try engine(zone: zoneID).zone(zoneID.zoneName), as: zoneID)
+        CKRecordZone(try engine(zone: zoneID).zone(zoneID.zoneName, includingShare: true), as: zoneID)
     }
 
     /// Each zone of `ids`, or why it could not be fetched, by the IDs given.
     public func recordZones(for ids: [CKRecordZone.ID]) async throws -> [CKRecordZone.ID: Result<CKRecordZone, any Error>] {
         var out: [CKRecordZone.ID: Result<CKRecordZone, any Error>] = [:]
         for id in ids {
-            do throws(CKError) { out[id] = .success(CKRecordZone(try engine(zone: id).zone(id.zoneName), as: id)) } catch { out[id] = .failure(error) }
+            do throws(CKError) { out[id] = .success(CKRecordZone(try engine(zone: id).zone(id.zoneName, includingShare: true), as: id)) } catch { out[id] = .failure(error) }
         }
         return out
     }
@@ -42,7 +42,7 @@ extension CKDatabase {
     }
 
     public func fetch(withRecordZoneID zoneID: CKRecordZone.ID, completionHandler: @escaping @Sendable (CKRecordZone?, (any Error)?) -> Void) {
-        container.complete(completionHandler) { () throws(CKError) in CKRecordZone(try self.engine(zone: zoneID).zone(zoneID.zoneName), as: zoneID) }
+        container.complete(completionHandler) { () throws(CKError) in CKRecordZone(try self.engine(zone: zoneID).zone(zoneID.zoneName, includingShare: true), as: zoneID) }
     }
 
     public func fetchAllRecordZones(completionHandler: @escaping @Sendable ([CKRecordZone]?, (any Error)?) -> Void) {

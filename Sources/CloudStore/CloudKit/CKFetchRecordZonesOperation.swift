@@ -29,7 +29,7 @@ open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable
             if let ids = recordZoneIDs {
                 for id in ids {
                     do throws(CKError) {
-                        let zone = CKRecordZone(try database.engine(zone: id).zone(id.zoneName), as: id)
+                        let zone = CKRecordZone(try database.engine(zone: id).zone(id.zoneName, includingShare: true), as: id)
                         found[id] = zone
                         perRecordZoneResultBlock?(id, .success(zone))
                     } catch {

@@ -116,28 +116,31 @@ extension Database {
     }
 
     /// A zone; in a shared database only one shared with the caller (`zoneNotFound` otherwise).
-    public func zone(_ name: String) throws(CKError) -> RecordZone {
+    /// `includingShare` also looks for its zone-wide share (a record read, which only the
+    /// Swift API's `CKRecordZone.share` needs).
+    public func zone(_ name: String, includingShare: Bool = false) throws(CKError) -> RecordZone {
         if scope == .shared { _ = try currentGrants(name) }
-        return try storedZone(name)
+        return try storedZone(name, includingShare: includingShare)
     }
 
-    /// ``zone(_:)`` for a zone the caller's grants were checked for already.
-    func storedZone(_ name: String) throws(CKError) -> RecordZone {
+    /// ``zone(_:includingShare:)`` for a zone the caller's grants were checked for already.
+    func storedZone(_ name: String, includingShare: Bool = false) throws(CKError) -> RecordZone {
         let meta = try zoneStorage(name).readMeta()
         // Every custom zone of a private database can be shared, a hierarchy or whole.
         let sharing = scope != .public && name != ZoneID.defaultZoneName ? ["sharing", "zoneWideSharing"] : []
         // Only a custom zone of a private database holds a share, by that name when it is the zone's.
-        let share = sharing.isEmpty ? nil : try zoneStorage(name).record(named: ShareInfo.zoneWideRecordName).map { _ in ShareInfo.zoneWideRecordName }
+        let share = sharing.isEmpty || !includingShare ? nil
+            : try zoneStorage(name).record(named: ShareInfo.zoneWideRecordName).map { _ in ShareInfo.zoneWideRecordName }
         return RecordZone(zoneID: zoneID(meta.zoneName), capabilities: meta.capabilities + sharing.filter { !meta.capabilities.contains($0) },
                           created: meta.created, share: share)
     }
 
     /// The zones; in a shared database those of the owner shared with the caller.
-    public func zones() throws(CKError) -> [RecordZone] {
+    public func zones(includingShare: Bool = false) throws(CKError) -> [RecordZone] {
         var out: [RecordZone] = []
         for n in try zoneNames() {
             if scope == .shared, (try? currentGrants(n)) == nil { continue }
-            out.append(try storedZone(n))
+            out.append(try storedZone(n, includingShare: includingShare))
         }
         return out
     }

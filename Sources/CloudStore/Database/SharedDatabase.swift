@@ -37,15 +37,16 @@ public final class SharedDatabase: Sendable {
         return try Database(container: container, scope: .shared, environment: environment, caller: caller, identity: identity, owner: owner)
     }
 
-    /// The zones shared with the caller that they accepted, by owner then name.
-    public func zones() throws(CKError) -> [RecordZone] {
+    /// The zones shared with the caller that they accepted, by owner then name
+    /// (`includingShare`: as ``Database/zone(_:includingShare:)``).
+    public func zones(includingShare: Bool = false) throws(CKError) -> [RecordZone] {
         var zones: [RecordZone] = []
         var seen: Set<ZoneID> = []
         for found in try container.shares(environment: environment) where found.info.grant(for: userRecordName) != nil {
             guard seen.insert(found.zoneID).inserted else { continue }
             // Its grant was just read from the share itself.
             let db = try database(owner: found.ownerName)
-            guard let zone = try? db.storedZone(found.zoneID.zoneName) else { continue }
+            guard let zone = try? db.storedZone(found.zoneID.zoneName, includingShare: includingShare) else { continue }
             zones.append(zone)
         }
         return zones.sorted { ($0.zoneID.ownerName, $0.zoneID.zoneName) < ($1.zoneID.ownerName, $1.zoneID.zoneName) }

@@ -21,7 +21,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     public let zoneName: String
     private let storage: ZoneStorage
 
-    /// Makes ``refresh(_:)`` one at a time: two first looks at once each loaded the whole zone
+    /// Makes ``refresh()`` one at a time: two first looks at once each loaded the whole zone
     /// (the mount's first listing and its watcher, both at a zone's first change), and both
     /// reported it reloaded. Taken before `lock`, never inside it.
     private let refreshLock = NSLock()
@@ -46,7 +46,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// Told of every change any refresh takes in, by who listens (``listen(as:_:)``).
     private var listeners: [UInt64: @Sendable (Change) -> Void] = [:]
 
-    /// What one ``refresh(_:)`` found.
+    /// What one ``refresh()`` found.
     public enum Change: Sendable, Equatable {
         /// Nothing new.
         case none
@@ -65,13 +65,13 @@ public final class ZoneCatalog: @unchecked Sendable {
         self.storage = database.zoneStorage(zoneName)
     }
 
-    /// Takes in what was written since the last look. `changed`, and every listener
-    /// (``listen(as:_:)``), is told of a change before any other refresh can return: what a
-    /// reader keeps of the records (the view's rendered text) is dropped before another
-    /// thread's refresh finds nothing new and reads it. A change another refresh took in is
-    /// not reported again, so a reader that keeps what it read listens.
+    /// Takes in what was written since the last look. Every listener (``listen(as:_:)``) is
+    /// told of a change before any other refresh can return: what a reader keeps of the
+    /// records (the view's rendered text) is dropped before another thread's refresh finds
+    /// nothing new and reads it. A change another refresh took in is not reported again, so a
+    /// reader that keeps what it read listens.
     @discardableResult
-    public func refresh(_ changed: ((Change) -> Void)? = nil) throws(CKError) -> Change {
+    public func refresh() throws(CKError) -> Change {
         refreshLock.lock()
         defer { refreshLock.unlock() }
         var change = try takeIn()
@@ -80,10 +80,7 @@ public final class ZoneCatalog: @unchecked Sendable {
             loadedUnreported = false
             return Array(listeners.values)
         }
-        if change != .none {
-            changed?(change)
-            for listener in told { listener(change) }
-        }
+        if change != .none { for listener in told { listener(change) } }
         return change
     }
 
@@ -100,7 +97,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         }
     }
 
-    /// ``refresh(_:)``'s work, refresh lock held.
+    /// ``refresh()``'s work, refresh lock held.
     private func takeIn() throws(CKError) -> Change {
         let path = storage.logPath
         guard let st = try Syscall.stat(path).orThrow(.internalError, "cannot stat \(path)") else {
@@ -367,7 +364,7 @@ struct SortedKey: Hashable {
 
 extension Database {
     /// The catalog of one zone, one per store object and zone, shared by everything in the
-    /// process that reads the zone (the mount's view, queries); call ``ZoneCatalog/refresh(_:)``
+    /// process that reads the zone (the mount's view, queries); call ``ZoneCatalog/refresh()``
     /// before reading it.
     public func catalog(_ zone: String) -> ZoneCatalog {
         store.catalog(directory: zoneDirectory(zone)) { ZoneCatalog(database: self, zoneName: zone) }

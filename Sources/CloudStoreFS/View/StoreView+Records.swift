@@ -20,29 +20,42 @@ extension StoreView {
     /// Names of a zone's records of one type, in order; in a shared zone those shared with
     /// the caller.
     func recordNames(_ d: DatabaseKey, _ zone: String, type: String) throws(FSError) -> [String] {
-        let names = try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.names(ofType: type) }
-        guard d.scope == .shared else { return names }
         let cat = try catalog(d, zone)
+        let names: [String]
+        do throws(CKError) { names = try cat.names(ofType: type) } catch { throw error.fsError }
+        guard d.scope == .shared else { return names }
         var shown: [String] = []
         for name in names where try isShared(name, d, zone, catalog: cat) { shown.append(name) }
         return shown
     }
 
     func hasRecords(_ d: DatabaseKey, _ zone: String, type: String) throws(FSError) -> Bool {
-        guard d.scope == .shared else { return try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.hasRecords(ofType: type) } }
         let cat = try catalog(d, zone)
-        let names = try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.names(ofType: type) }
-        for name in names where try isShared(name, d, zone, catalog: cat) { return true }
-        return false
+        return try hasRecords(d, zone, type: type, catalog: cat)
     }
 
     /// The record types a zone has records of, sorted; in a shared zone those of the records
     /// shared with the caller.
     func recordTypes(_ d: DatabaseKey, _ zone: String) throws(FSError) -> [String] {
-        let types = try fromCatalog(d, zone) { (cat) throws(CKError) in try cat.recordTypes() }
+        let cat = try catalog(d, zone)
+        let types: [String]
+        do throws(CKError) { types = try cat.recordTypes() } catch { throw error.fsError }
         guard d.scope == .shared else { return types }
         var shown: [String] = []
-        for type in types where try hasRecords(d, zone, type: type) { shown.append(type) }
+        for type in types where try hasRecords(d, zone, type: type, catalog: cat) { shown.append(type) }
         return shown
+    }
+
+    /// ``hasRecords(_:_:type:)`` with the zone's catalog, brought up to date already.
+    private func hasRecords(_ d: DatabaseKey, _ zone: String, type: String, catalog cat: ZoneCatalog) throws(FSError) -> Bool {
+        let names: [String]
+        do throws(CKError) {
+            guard d.scope == .shared else { return try cat.hasRecords(ofType: type) }
+            names = try cat.names(ofType: type)
+        } catch {
+            throw error.fsError
+        }
+        for name in names where try isShared(name, d, zone, catalog: cat) { return true }
+        return false
     }
 }

@@ -153,6 +153,9 @@ extension StoreView {
     /// The caller's permission on a record file of a shared zone, for its mode; read-only when
     /// it cannot be told.
     func sharedPermission(_ t: RecordTarget) -> ShareInfo.Permission {
+        // Asked for every file a listing shows, just after its record was read: the permission
+        // found then is kept for the zone's generation.
+        if case .some(.some(let known)) = try? shareAccess(t.database, t.zone).known(t.name) { return known }
         guard let cat = try? catalog(t.database, t.zone), let found = try? sharedItem(named: t.name, t.database, t.zone, catalog: cat) else {
             return .readOnly
         }

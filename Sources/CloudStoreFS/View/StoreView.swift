@@ -188,9 +188,9 @@ public final class StoreView: @unchecked Sendable {
     /// its rendered text now; the kernel is told at the next ``invalidatePending()``, outside
     /// the refresh.
     func catalogChanged(_ cat: ZoneCatalog, _ change: ZoneCatalog.Change) {
-        let refs = zoneRefs(sharing: cat)
-        for r in refs { forgetRendered(Self.change(change, as: r), in: r) }
-        stateLock.withLock { for r in refs { pendingInvalidations.append((r, Self.change(change, as: r))) } }
+        let taken = zoneRefs(sharing: cat).map { ($0, Self.change(change, as: $0)) }
+        for (r, c) in taken { forgetRendered(c, in: r) }
+        stateLock.withLock { pendingInvalidations += taken }
     }
 
     /// Tells the kernel of the changes catalogs took in since the last call.

@@ -4,6 +4,8 @@
 /* What Swift's Glibc module does not export (GNU extensions, names that clash). */
 int CCloudStoreShims_syncfs(int fd);
 int CCloudStoreShims_flock(int fd, int operation);
+/* memrchr: the last `byte` in `length` bytes, or NULL. */
+const void *CCloudStoreShims_memrchr(const void *bytes, int byte, unsigned long length);
 /* An open-file-description lock on bytes [start, start + length): exclusive when `exclusive`,
    released otherwise; waits. Independent of flock() on local file systems. */
 int CCloudStoreShims_rangeLock(int fd, long start, long length, int exclusive);

@@ -75,22 +75,24 @@ public enum Syscall {
 
     /// Reads `count` bytes at `offset`, fewer at the end of the file.
     static func pread(_ fd: Int32, count: Int, offset: Int64, path: String) -> R<[UInt8]> {
-        var out = [UInt8](repeating: 0, count: count)
-        var done = 0
-        let result: R<Void> = out.withUnsafeMutableBytes { buf in
+        var failure: SystemCallError?
+        // Not zeroed first: the kernel writes the bytes, and only those read are kept (a
+        // megabyte of the log is read this way in pieces).
+        let out = [UInt8](unsafeUninitializedCapacity: count) { buf, initialized in
+            var done = 0
             while done < count {
                 let n = Glibc.pread(fd, buf.baseAddress! + done, count - done, off_t(offset) + off_t(done))
                 if n < 0 {
                     if errno == EINTR { continue }
-                    return fail("pread", path)
+                    failure = SystemCallError(call: "pread", path: path, errno: errno)
+                    break
                 }
                 if n == 0 { break }
                 done += n
             }
-            return .success(())
+            initialized = done
         }
-        if case .failure(let e) = result { return .failure(e) }
-        out.removeLast(count - done)
+        if let failure { return .failure(failure) }
         return .success(out)
     }
 

@@ -119,7 +119,7 @@ struct LogScanner {
         var entries: [(LogEntry, end: Int64)] = []
         var start = 0
         while start < bytes.count {
-            guard let nl = bytes[start...].firstIndex(of: 0x0A) else {
+            guard let nl = bytes[start...].firstIndex(ofByte: 0x0A) else {
                 return (entries, .tornTail(at: baseOffset + Int64(start)))
             }
             do {
@@ -143,7 +143,7 @@ struct LogScanner {
     static func lineEnds(_ bytes: [UInt8]) -> [Int64] {
         var ends: [Int64] = []
         var start = 0
-        while start < bytes.count, let nl = bytes[start...].firstIndex(of: 0x0A) {
+        while start < bytes.count, let nl = bytes[start...].firstIndex(ofByte: 0x0A) {
             ends.append(Int64(nl + 1))
             start = nl + 1
         }

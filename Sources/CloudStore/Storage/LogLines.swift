@@ -23,7 +23,7 @@ struct LogLines {
     /// The next line without its newline, and where it starts.
     mutating func next() throws(CKError) -> (line: [UInt8], start: Int64)? {
         while true {
-            if let nl = buffer[position...].firstIndex(of: 0x0A) {
+            if let nl = buffer[position...].firstIndex(ofByte: 0x0A) {
                 let line = Array(buffer[position..<nl])
                 let start = bufferStart + Int64(position)
                 position = nl + 1

@@ -76,7 +76,7 @@ struct LogSeeker {
         while at < below {
             let end = min(below, at + chunk)
             let bytes = try read(at..<end)
-            if let i = bytes.firstIndex(of: 0x0A) { return at + Int64(i) }
+            if let i = bytes.firstIndex(ofByte: 0x0A) { return at + Int64(i) }
             at = end
             chunk = min(chunk * 2, 1 << 20)
         }
@@ -93,7 +93,7 @@ struct LogSeeker {
             // Whether the bytes read reach the line's start.
             var wholeLine = from == floor
             var lineBytes = bytes[...]
-            if let nl = bytes.lastIndex(of: 0x0A) {
+            if let nl = bytes.lastIndex(ofByte: 0x0A) {
                 wholeLine = true
                 lineBytes = bytes[(nl + 1)...]
             }

@@ -106,14 +106,14 @@ extension ZoneStorage {
             let bytes = try Syscall.pread(fd, count: Int(end - from), offset: from, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
             noteLogRead(bytes.count)
             // Lines that start in this piece: after its first newline, or at the file's start.
-            let firstLine = from == floor ? 0 : (bytes.firstIndex(of: 0x0A).map { $0 + 1 } ?? bytes.count)
+            let firstLine = from == floor ? 0 : (bytes.firstIndex(ofByte: 0x0A).map { $0 + 1 } ?? bytes.count)
             if firstLine == bytes.count, from > floor {
                 chunk *= 2
                 continue
             }
             var lineEnd = bytes.count
             while lineEnd > firstLine {
-                let lineStart = bytes[firstLine..<(lineEnd - 1)].lastIndex(of: 0x0A).map { $0 + 1 } ?? firstLine
+                let lineStart = bytes[firstLine..<(lineEnd - 1)].lastIndex(ofByte: 0x0A).map { $0 + 1 } ?? firstLine
                 let line = bytes[lineStart..<(lineEnd - 1)]
                 if line.starts(with: LogScanner.tokenLinePrefix), let token = (try? LogEntry.unframe(line, zoneID: zoneID))?.clientChangeToken {
                     return token

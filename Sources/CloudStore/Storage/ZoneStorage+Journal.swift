@@ -95,7 +95,7 @@ extension ZoneStorage {
         guard let bytes = try Syscall.readFile(journalPath).orThrow(.internalError, "cannot read \(journalPath)") else { return [] }
         var frames: [(entry: LogEntry, line: ArraySlice<UInt8>)] = []
         var start = 0
-        while start < bytes.count, bytes[start] == UInt8(ascii: "{"), let nl = bytes[start...].firstIndex(of: 0x0A) {
+        while start < bytes.count, bytes[start] == UInt8(ascii: "{"), let nl = bytes[start...].firstIndex(ofByte: 0x0A) {
             guard let entry = try? LogEntry.unframe(bytes[start..<nl], zoneID: zoneID),
                   frames.last.map({ entry.seq == $0.entry.seq + 1 }) ?? true else { break }
             frames.append((entry, bytes[start...nl]))

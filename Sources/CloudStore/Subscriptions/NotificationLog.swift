@@ -106,12 +106,12 @@ public final class NotificationLog: Sendable {
         while true {
             let start = max(0, size - window)
             let bytes = try Syscall.pread(fd, count: Int(size - start), offset: start, path: path).orThrow(.internalError, "cannot read \(path)")
-            guard let lastNewline = bytes.lastIndex(of: 0x0A) else {
+            guard let lastNewline = bytes.lastIndex(ofByte: 0x0A) else {
                 if start == 0 { return (nil, 0) }
                 window *= 4
                 continue
             }
-            let lineStart = bytes[..<lastNewline].lastIndex(of: 0x0A).map { $0 + 1 }
+            let lineStart = bytes[..<lastNewline].lastIndex(ofByte: 0x0A).map { $0 + 1 }
             if lineStart == nil && start > 0 {
                 window *= 4
                 continue
@@ -144,7 +144,7 @@ public final class NotificationLog: Sendable {
         guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") else { return out }
         var lineNumber = 0
         var start = 0
-        while let newline = bytes[start...].firstIndex(of: 0x0A) {
+        while let newline = bytes[start...].firstIndex(ofByte: 0x0A) {
             lineNumber += 1
             let line = bytes[start..<newline]
             start = newline + 1

@@ -7,7 +7,7 @@ extension DebugCommand {
     /// Increments a counter record `--times` times with fetch, add one, save under the default
     /// policy, retrying on `serverRecordChanged`. Prints `conflicts N` at the end.
     struct Counter: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Increment a counter record with retries on conflict.")
+        static let configuration = CommandConfiguration(commandName: "counter", abstract: "Increment a counter record with retries on conflict.")
         @OptionGroup var options: DatabaseOptions
         @Option(help: "The counter's record name.") var name = "counter"
         @Option(help: "How many increments.") var times = 100

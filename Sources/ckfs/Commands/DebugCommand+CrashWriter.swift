@@ -8,7 +8,7 @@ extension DebugCommand {
     /// Batch N sets field `batch` = N on records fixed-0…fixed-(K-1), creates b-N, and deletes
     /// b-(N-5): after a crash all fixed records must agree and b-records must match.
     struct CrashWriter: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Save numbered batches until killed.")
+        static let configuration = CommandConfiguration(commandName: "crash-writer", abstract: "Save numbered batches until killed.")
         @OptionGroup var options: DatabaseOptions
         @Option(help: "Records updated by every batch.") var fixed = 4
         @Option(help: "Stop after this many batches (0: never).") var batches = 0

@@ -7,7 +7,7 @@ extension DebugCommand {
     /// Fills a zone with `--count` of the bench's records (`item-<i>`, five fields), in
     /// batches of 400, for profiling a large zone by hand.
     struct Fill: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Fill a zone with numbered records in batches.")
+        static let configuration = CommandConfiguration(commandName: "fill", abstract: "Fill a zone with numbered records in batches.")
         @OptionGroup var options: DatabaseOptions
         @Option(help: "How many records.") var count = 100_000
         @Flag(help: "Save over records that exist (the all-keys policy), to measure updates.") var overwrite = false

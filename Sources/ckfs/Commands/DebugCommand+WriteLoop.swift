@@ -6,7 +6,7 @@ import Foundation
 extension DebugCommand {
     /// Saves `--count` records named `<prefix>-<i>`, one operation each.
     struct WriteLoop: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Save many records, one operation each.")
+        static let configuration = CommandConfiguration(commandName: "write-loop", abstract: "Save many records, one operation each.")
         @OptionGroup var options: DatabaseOptions
         @Option(help: "Record name prefix.") var prefix = "w"
         @Option(help: "How many records.") var count = 100

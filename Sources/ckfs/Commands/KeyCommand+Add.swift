@@ -4,7 +4,7 @@ import Foundation
 
 extension KeyCommand {
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Register a P-256 public key (PEM) and print its key ID.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Register a P-256 public key (PEM) and print its key ID.")
         @OptionGroup var options: StoreOptions
         @Argument(help: "A PEM file: the public key, or the EC private key whose public half is kept.") var file: String
 

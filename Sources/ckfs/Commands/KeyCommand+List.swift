@@ -4,7 +4,7 @@ import Foundation
 
 extension KeyCommand {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the container's server-to-server keys: ID, identity, date added.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the container's server-to-server keys: ID, identity, date added.")
         @OptionGroup var options: StoreOptions
 
         func run() throws {

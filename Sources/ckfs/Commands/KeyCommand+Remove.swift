@@ -3,7 +3,7 @@ import CloudStore
 
 extension KeyCommand {
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Revoke a server-to-server key.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Revoke a server-to-server key.")
         @OptionGroup var options: StoreOptions
         @Argument(help: "The key ID, as ckfs key list shows it.") var keyID: String
 

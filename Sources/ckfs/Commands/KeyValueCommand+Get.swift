@@ -4,7 +4,7 @@ import Foundation
 
 extension KeyValueCommand {
     struct Get: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the value of a key.")
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Print the value of a key.")
         @OptionGroup var options: StoreOptions
         @Argument(help: "The key.") var key: String
         @Flag(help: "Print the value as an XML property list.") var plist = false

@@ -4,7 +4,7 @@ import Foundation
 
 extension KeyValueCommand {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the keys with their types and values, one per line.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the keys with their types and values, one per line.")
         @OptionGroup var options: StoreOptions
         @Flag(help: "Print one JSON object: key → {type, value}.") var json = false
 

@@ -4,7 +4,7 @@ import Foundation
 
 extension KeyValueCommand {
     struct Remove: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Remove a key and write the change to disk.")
+        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a key and write the change to disk.")
         @OptionGroup var options: StoreOptions
         @Argument(help: "The key.") var key: String
 

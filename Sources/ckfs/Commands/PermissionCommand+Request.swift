@@ -4,7 +4,7 @@ import Foundation
 
 extension PermissionCommand {
     struct Request: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Ask for the permission once (on the terminal, or --grant/--deny); a decision is never asked again.")
+        static let configuration = CommandConfiguration(commandName: "request", abstract: "Ask for the permission once (on the terminal, or --grant/--deny); a decision is never asked again.")
         @OptionGroup var place: StoreOptions
         @Argument(help: "The permission: discoverability.") var permission: ApplicationPermission
         @Flag(help: "Answer yes without a terminal.") var grant = false

@@ -4,7 +4,7 @@ import Foundation
 
 extension PermissionCommand {
     struct Status: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print the permission's status: initialState, couldNotComplete, denied or granted.")
+        static let configuration = CommandConfiguration(commandName: "status", abstract: "Print the permission's status: initialState, couldNotComplete, denied or granted.")
         @OptionGroup var place: StoreOptions
         @Argument(help: "The permission: discoverability.") var permission: ApplicationPermission
 

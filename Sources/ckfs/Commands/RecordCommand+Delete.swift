@@ -4,7 +4,7 @@ import Foundation
 
 extension RecordCommand {
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete records by name.")
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete records by name.")
 
         @OptionGroup var options: DatabaseOptions
 

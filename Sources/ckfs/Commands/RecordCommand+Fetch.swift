@@ -4,7 +4,7 @@ import Foundation
 
 extension RecordCommand {
     struct Fetch: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print records by name: one object, or an array for several.")
+        static let configuration = CommandConfiguration(commandName: "fetch", abstract: "Print records by name: one object, or an array for several.")
 
         @OptionGroup var options: DatabaseOptions
 

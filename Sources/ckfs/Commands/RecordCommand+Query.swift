@@ -5,6 +5,7 @@ import Foundation
 extension RecordCommand {
     struct Query: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "query",
             abstract: "Print the records of a type that match a predicate, and a cursor when more remain.",
             discussion: """
             The predicate is NSPredicate format text as CloudKit accepts it: ==, !=, <, <=, >, >=, \

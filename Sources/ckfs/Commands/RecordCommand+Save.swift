@@ -5,6 +5,7 @@ import Foundation
 extension RecordCommand {
     struct Save: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "save",
             abstract: "Save records from JSON files or standard input and print them as stored.",
             discussion: """
             Input is one record dictionary, an array of them, or {"records": [...], "deletes": ["name", ...]}. \

@@ -3,7 +3,7 @@ import CloudStore
 
 extension SchemaCommand {
     struct Deploy: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Copy development's record types, fields and indexes to production.")
+        static let configuration = CommandConfiguration(commandName: "deploy", abstract: "Copy development's record types, fields and indexes to production.")
         @OptionGroup var options: DatabaseOptions
 
         func run() throws {

@@ -4,6 +4,7 @@ import CloudStore
 extension SchemaCommand {
     struct Index: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "index",
             abstract: "Add or remove a field's index (queryable, sortable, searchable) in development.",
             subcommands: [IndexAdd.self, IndexRemove.self]
         )

@@ -3,7 +3,7 @@ import CloudStore
 
 extension SchemaCommand {
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print record types, field types and field indexes of both environments as JSON.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Print record types, field types and field indexes of both environments as JSON.")
         @OptionGroup var options: DatabaseOptions
 
         func run() throws {

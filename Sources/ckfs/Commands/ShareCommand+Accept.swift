@@ -4,6 +4,7 @@ import CloudStore
 extension ShareCommand {
     struct Accept: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "accept",
             abstract: "Accept a share: its zone shows in your shared database.")
         @OptionGroup var place: StoreOptions
         @Argument(help: "The share's URL (or its short GUID).") var url: String

@@ -4,6 +4,7 @@ import CloudStore
 extension ShareCommand {
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "create",
             abstract: "Share a record's hierarchy (or with --whole-zone a zone) of your private database; prints the share's URL.")
         @OptionGroup var place: StoreOptions
         @Option(help: "The zone, a custom zone of your private database.") var zone: String

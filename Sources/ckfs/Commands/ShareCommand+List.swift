@@ -4,6 +4,7 @@ import CloudStore
 extension ShareCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "list",
             abstract: "List the shares you own or take part in, one per line: URL, owner, zone, root, your status, then each participant.")
         @OptionGroup var place: StoreOptions
 

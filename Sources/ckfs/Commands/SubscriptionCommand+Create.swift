@@ -4,7 +4,7 @@ import Foundation
 
 extension SubscriptionCommand {
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Save a query, zone or database subscription and print it.")
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Save a query, zone or database subscription and print it.")
 
         @OptionGroup var place: Place
         @Option(help: "The record type of a query subscription.") var type: String?

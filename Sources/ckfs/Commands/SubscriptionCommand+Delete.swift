@@ -4,7 +4,7 @@ import Foundation
 
 extension SubscriptionCommand {
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete subscriptions by ID.")
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete subscriptions by ID.")
 
         @OptionGroup var place: Place
         @Argument(help: "Subscription IDs.") var ids: [String]

@@ -4,7 +4,7 @@ import Foundation
 
 extension SubscriptionCommand {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Print your subscriptions in a database as a JSON array.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "Print your subscriptions in a database as a JSON array.")
 
         @OptionGroup var place: Place
 

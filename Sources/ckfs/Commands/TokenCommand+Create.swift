@@ -3,7 +3,7 @@ import CloudStore
 
 extension TokenCommand {
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Make an API token for the container and print it.")
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Make an API token for the container and print it.")
         @OptionGroup var options: StoreOptions
 
         func run() throws {

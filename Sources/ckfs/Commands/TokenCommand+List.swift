@@ -3,7 +3,7 @@ import CloudStore
 
 extension TokenCommand {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the container's API tokens, one per line.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the container's API tokens, one per line.")
         @OptionGroup var options: StoreOptions
 
         func run() throws {

@@ -3,7 +3,7 @@ import CloudStore
 
 extension UserCommand {
     struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Add an identity to the container.")
+        static let configuration = CommandConfiguration(commandName: "add", abstract: "Add an identity to the container.")
         @OptionGroup var place: StoreOptions
         @Argument(help: "The identity's name.") var name: String
         @Option(help: "The OS user it is (a mount caller with this uid acts as it).") var uid: UInt32?

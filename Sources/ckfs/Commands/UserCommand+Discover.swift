@@ -3,7 +3,7 @@ import CloudStore
 
 extension UserCommand {
     struct Discover: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Find users who let themselves be found: all in your contacts, or one by email or user record ID.")
+        static let configuration = CommandConfiguration(commandName: "discover", abstract: "Find users who let themselves be found: all in your contacts, or one by email or user record ID.")
         @OptionGroup var place: StoreOptions
         @Option(help: "Find the user with this email address.") var email: String?
         @Option(name: .customLong("record-id"), help: "Find the user with this user record ID.") var recordID: String?

@@ -3,7 +3,7 @@ import CloudStore
 
 extension UserCommand {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the identities of the container, one per line.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the identities of the container, one per line.")
         @OptionGroup var place: StoreOptions
 
         func run() throws {

@@ -3,7 +3,7 @@ import CloudStore
 
 extension UserCommand {
     struct Update: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Change an identity: emails, contacts, restriction and write roles.")
+        static let configuration = CommandConfiguration(commandName: "update", abstract: "Change an identity: emails, contacts, restriction and write roles.")
         @OptionGroup var place: StoreOptions
         @Argument(help: "The identity's name.") var name: String
         @Option(help: "Add an email address (repeat for more).") var email: [String] = []

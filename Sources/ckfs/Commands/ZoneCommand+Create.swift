@@ -3,7 +3,7 @@ import CloudStore
 
 extension ZoneCommand {
     struct Create: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a zone in the private database.")
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a zone in the private database.")
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The zone name.") var name: String
 

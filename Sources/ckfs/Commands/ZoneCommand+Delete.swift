@@ -3,7 +3,7 @@ import CloudStore
 
 extension ZoneCommand {
     struct Delete: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Delete a zone and every record in it.")
+        static let configuration = CommandConfiguration(commandName: "delete", abstract: "Delete a zone and every record in it.")
         @OptionGroup var options: DatabaseOptions
         @Argument(help: "The zone name.") var name: String
 

@@ -3,7 +3,7 @@ import CloudStore
 
 extension ZoneCommand {
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the zones of a database, one per line.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the zones of a database, one per line.")
         @OptionGroup var options: DatabaseOptions
 
         func run() throws {

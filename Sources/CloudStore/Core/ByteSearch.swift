@@ -1,0 +1,37 @@
+import CCloudStoreShims
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// A byte found with the C library's `memchr` and `memrchr`, which compare a word or a vector
+// of bytes at a time. The log's lines run to megabytes (an entry of a large batch), and a
+// reader looking for where its lines start would otherwise compare them a byte at a time.
+extension Array where Element == UInt8 {
+    /// The index of the first `byte`, as `firstIndex(of:)` gives it.
+    func firstIndex(ofByte byte: UInt8) -> Int? { self[...].firstIndex(ofByte: byte) }
+
+    /// The index of the last `byte`, as `lastIndex(of:)` gives it.
+    func lastIndex(ofByte byte: UInt8) -> Int? { self[...].lastIndex(ofByte: byte) }
+}
+
+extension ArraySlice where Element == UInt8 {
+    /// The index of the first `byte`, as `firstIndex(of:)` gives it (an index of the slice's
+    /// base).
+    func firstIndex(ofByte byte: UInt8) -> Int? {
+        withUnsafeBytes { buf -> Int? in
+            guard let base = buf.baseAddress, let found = memchr(base, Int32(byte), buf.count) else { return nil }
+            return startIndex + (UnsafeRawPointer(found) - base)
+        }
+    }
+
+    /// The index of the last `byte`, as `lastIndex(of:)` gives it (an index of the slice's
+    /// base).
+    func lastIndex(ofByte byte: UInt8) -> Int? {
+        withUnsafeBytes { buf -> Int? in
+            guard let base = buf.baseAddress, let found = CCloudStoreShims_memrchr(base, Int32(byte), UInt(buf.count)) else { return nil }
+            return startIndex + (UnsafeRawPointer(found) - base)
+        }
+    }
+}

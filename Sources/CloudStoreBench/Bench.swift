@@ -76,7 +76,7 @@ public struct Bench: Sendable {
 
     /// Every row id, in the order of the table.
     public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b",
-                                 "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "10a", "10b", "10c", "10d", "10e",
+                                 "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l", "10a", "10b", "10c", "10d", "10e",
                                  "10f", "10g", "10h", "10i", "10j"]
 
     public init(directory: String, sizes: Sizes, only: Set<String>? = nil, executable: String? = nil,
@@ -127,7 +127,7 @@ public struct Bench: Sendable {
         if let executable {
             if wanted("5a", "5b", "5c", "5d", "5e", "5f", "5g") { rows += try mountRows(executable: executable).filter { wanted($0.id) } }
             if wanted("7a", "7b") { rows += try memoryRows(executable: executable).filter { wanted($0.id) } }
-            if wanted("9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k") {
+            if wanted("9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l") {
                 rows += try serverRows(executable: executable).filter { wanted($0.id) }
             }
             if wanted("10a", "10b", "10c", "10d", "10e", "10f", "10g", "10h", "10i", "10j") { rows += try coldRows(executable: executable).filter { wanted($0.id) } }
@@ -155,8 +155,8 @@ public struct Bench: Sendable {
     static let caller = Caller.osUser(deviceID: "bench")
     static var user: String { caller.userName }
 
-    func store(_ name: String) throws(CKError) -> Database {
-        let store = try Store.create(at: directory + "/" + name)
+    func store(_ name: String, reading: ZoneReading = .inMemory) throws(CKError) -> Database {
+        let store = try Store.create(at: directory + "/" + name, reading: reading)
         return try store.container().database(.private, caller: Self.caller)
     }
 

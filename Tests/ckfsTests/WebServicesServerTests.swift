@@ -18,6 +18,27 @@ import Testing
     @Test func slowAndEndlessBodies() throws { try run("test_slow_and_endless_bodies", serveArgs: ["--body-timeout", "2"]) }
     @Test func concurrentClients() throws { try run("test_concurrent_clients") }
 
+    /// The server reads a zone from its index file, as the CLI and the mount do, never the
+    /// whole zone into memory: its first query makes the index where there is none.
+    @Test func answersQueriesFromTheZonesIndexFile() throws {
+        let fixture = try ServeFixture()
+        let saved = fixture.cli.run(["record", "save"],
+                                    input: #"[{"recordName":"a","recordType":"Note","fields":{"n":{"value":1}}},{"recordName":"b","recordType":"Note","fields":{"n":{"value":2}}}]"#, user: "alice")
+        try #require(saved.status == 0, "\(saved.stderr)")
+        let zones = try FileManager.default.subpathsOfDirectory(atPath: fixture.cli.store).filter { $0.contains("/private/") && $0.hasSuffix("/zones/_defaultZone") }
+        let zone = fixture.cli.store + "/" + (try #require(zones.first, "no private default zone in \(fixture.cli.store)"))
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: zone + "/index.sqlite" + suffix) }
+        let script = """
+            from cloudkit_client import ok, post
+            r = ok(post("private", "records/query", {"query": {"recordType": "Note", "sortBy": [{"fieldName": "n", "ascending": False}]}}))
+            print(",".join(x["recordName"] for x in r["records"]))
+            """
+        let out = CLIFixture.exec("/usr/bin/env", ["python3", "-c", script],
+                                  environment: fixture.environment.merging(["PYTHONPATH": ServeFixture.pythonDirectory]) { _, new in new })
+        #expect(out.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "b,a", "\(out.stdout)\(out.stderr)")
+        #expect(FileManager.default.fileExists(atPath: zone + "/index.sqlite"), "the server answered without the zone's index file")
+    }
+
     /// SIGTERM lets a request in flight (a long poll) finish, then the server exits 0.
     @Test func stopsCleanlyOnSIGTERM() throws {
         let fixture = try ServeFixture(serveArgs: ["--long-poll-seconds", "2"])

@@ -248,7 +248,7 @@ extension Database {
     /// saved during the paging may); else from the names listed once for the whole fetch.
     private func firstFetchNames(storage: ZoneStorage, meta: ZoneMeta, startedAt seq: Int64, after: String?,
                                  limit: Int?) throws(CKError) -> (ArraySlice<String>, Bool) {
-        if store.reading == .indexed, let index = storage.currentIndex() {
+        if store.reading.readsIndex, let index = storage.currentIndex() {
             let found = try index.read { (reader) throws(CKError) in try reader.names(after: after, limit: limit.map { $0 + 1 } ?? -1) }
             if let limit, found.count > limit { return (found[..<limit], true) }
             return (found[...], false)

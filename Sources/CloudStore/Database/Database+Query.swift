@@ -54,7 +54,7 @@ extension Database {
         }
         // Shares are the store's own type, in no schema; the store lists them for sharing.
         let types = query.recordType == ShareInfo.recordType ? [:] : try checkAgainstSchema(query)
-        if store.reading == .indexed, let page = try indexedPage(of: query, in: zone, types: types, limit: limit, after: after) {
+        if store.reading.readsIndex, let page = try indexedPage(of: query, in: zone, types: types, limit: limit, after: after) {
             return page
         }
         let zoneRecords = catalog(zone)

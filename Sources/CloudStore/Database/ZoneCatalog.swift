@@ -122,7 +122,7 @@ public final class ZoneCatalog: @unchecked Sendable {
                 return Self.change(absorb(entries, inode: st.inode))
             }
         }
-        if database.store.reading == .indexed { try follow() } else { try reload() }
+        if database.store.reading.readsIndex { try follow() } else { try reload() }
         return .reloaded
     }
 
@@ -179,7 +179,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// The zone's index, brought up to date, when this catalog answers from it; nil when it
     /// holds the records in memory (then loaded).
     private func currentIndex() throws(CKError) -> ZoneIndexFile? {
-        if database.store.reading == .indexed, !lock.withLock({ loaded }),
+        if database.store.reading.readsIndex, !lock.withLock({ loaded }),
            let index = storage.currentIndex(waitingMilliseconds: Self.indexWaitMilliseconds) { return index }
         try loadIfNeeded()
         return nil

@@ -497,7 +497,7 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     private func cacheInsert(_ record: Record) {
-        let limit = reading == .indexed ? min(tuning.cachedRecords, Self.indexedCachedRecords) : tuning.cachedRecords
+        let limit = reading.cachedRecords(tuning.cachedRecords)
         if cache.count >= limit {
             // Drop an eighth, in the dictionary's (arbitrary) order: cheap and good enough. The
             // names are copied out first: removing while the keys view holds the storage
@@ -506,11 +506,6 @@ final class ZoneStorage: @unchecked Sendable {
         }
         cache[record.recordID.recordName] = record
     }
-
-    /// Parsed records kept per zone by a process that reads zones from their index files,
-    /// whose memory is meant not to grow with the zone: at a few KB a record, some MB, where
-    /// the default of 50,000 is a few hundred.
-    static let indexedCachedRecords = 1_024
 
     // MARK: Reading
 
@@ -869,7 +864,7 @@ final class ZoneTransaction {
     /// the last commit, when the process reads zones that way and has not built the edges in
     /// memory; else from the edges in memory (built from every record file once).
     func referrers(of name: String) throws(CKError) -> [String] {
-        if storage.reading == .indexed, storage.locked({ storage.deleteSelfEdges == nil }) {
+        if storage.reading.readsIndex, storage.locked({ storage.deleteSelfEdges == nil }) {
             // Brought up to date once a transaction: no other writer commits while it runs.
             if indexForReferrers == nil { indexForReferrers = .some(storage.currentIndex()) }
             if let index = indexForReferrers ?? nil {

@@ -42,7 +42,7 @@ struct ServeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let store = try await serveErrors { try Store.open(at: self.store ?? Store.defaultPath) }
+        let store = try await serveErrors { try Store.open(at: self.store ?? Store.defaultPath, reading: .server) }
         if let container {
             try await serveErrors {
                 let known = try store.containerIdentifiers()

@@ -322,6 +322,12 @@ import Testing
         } catch {
             #expect(error.code == .unknownItem)
         }
+        // A deleted name is still known (its hash stays): saved again, it is a new record.
+        try db.save(record("old", ["again": .int64(1)]))
+        #expect(try other.record(for: id("old"))["again"] == .int64(1))
+        try db.delete(id("n0"))
+        try db.save(record("n0", ["again": .int64(2)]))
+        #expect(try other.record(for: id("n0"))["again"] == .int64(2))
     }
 
     @Test func publicDataIsSharedAndPrivateDataIsNot() throws {

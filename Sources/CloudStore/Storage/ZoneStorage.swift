@@ -113,7 +113,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// (when the probes for new names have cost about what the listing will); then kept by
     /// ``absorb(_:)``, and dropped with the caches. A save of a new name then needs no failed
     /// `open` of its file, a lookup in a large folder that was a tenth of a save's CPU.
-    var knownNames: Set<String>?
+    var knownNames: KnownNames?
     /// The record names, in order, that the pages of a first change fetch begun at log entry
     /// `seq` of the zone's `epoch` walk: listed once for all its pages instead of once a page.
     var firstFetchNames: (epoch: String, seq: Int64, names: [String])?
@@ -478,7 +478,6 @@ final class ZoneStorage: @unchecked Sendable {
         for d in entry.deleted {
             cache[d.recordName] = nil
             deleteSelfEdges?.remove(d.recordName)
-            knownNames?.remove(d.recordName)
             if entry.seq > knownApplied { unapplied[d.recordName] = Pending(seq: entry.seq, record: nil) }
         }
         for record in entry.saved {
@@ -633,7 +632,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// and the marker parse of ``record(named:)`` would only repeat that.
     func currentRecord(named name: String, underWriteLock: Bool = false,
                        beforeFileRead: () throws(CKError) -> Bool) throws(CKError) -> Record? {
-        let (pending, hit, seen, absent) = locked { (unapplied[name], cache[name], generation, knownNames.map { !$0.contains(name) } ?? false) }
+        let (pending, hit, seen, absent) = locked { (unapplied[name], cache[name], generation, knownNames.map { !$0.mayContain(name) } ?? false) }
         if let pending { return pending.record }
         if let hit { return hit }
         if absent { return nil }
@@ -670,10 +669,9 @@ final class ZoneStorage: @unchecked Sendable {
             return (missedProbes >= worth, generation, unapplied)
         }
         guard ready else { return }
-        var names = Set(try fileRecordNames())
-        for (name, p) in pending {
-            if p.record == nil { names.remove(name) } else { names.insert(name) }
-        }
+        // A pending deletion's name stays known: it only costs its save a look at the file.
+        var names = KnownNames(try fileRecordNames())
+        for (name, p) in pending where p.record != nil { names.insert(name) }
         locked { if generation == seen { knownNames = names } }
     }
 

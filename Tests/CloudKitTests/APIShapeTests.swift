@@ -163,7 +163,15 @@ import Testing
         let _: CKSubscription.SubscriptionType = subscription.subscriptionType
         let _: CKSubscription.ID = subscription.subscriptionID
         let _: CKDatabaseSubscription = CKDatabaseSubscription(subscriptionID: "d")
-        let _: CKRecordZoneSubscription = CKRecordZoneSubscription(zoneID: .default, subscriptionID: "z")
+        let zoneSubscription = CKRecordZoneSubscription(zoneID: CKRecordZone.ID(zoneName: "Work"), subscriptionID: "z")
+        // As Apple declares them: a zone subscription's zone is not optional; a query
+        // subscription's is, and may be set.
+        let watched: CKRecordZone.ID = zoneSubscription.zoneID
+        #expect(watched.zoneName == "Work")
+        let everyZone: CKRecordZone.ID? = subscription.zoneID
+        #expect(everyZone == nil)
+        subscription.zoneID = watched
+        #expect(subscription.zoneID == watched)
         #expect(modify.savePolicy == .changedKeys && !modify.isAtomic && zones.fetchAllChanges)
     }
 

@@ -84,7 +84,7 @@ import Testing
         #expect((saved.saveResults[badZone.subscriptionID].flatMap { if case .failure(let e) = $0 { e } else { nil } } as? CKError)?.code == .invalidArguments)
         let all = try await laptop.privateCloudDatabase.allSubscriptions()
         #expect(Set(all.map(\.subscriptionID)) == [seedQuery.subscriptionID, "work"])
-        #expect(try await db.subscription(for: "work").zoneID?.zoneName == "Work")
+        #expect((try await db.subscription(for: "work") as? CKRecordZoneSubscription)?.zoneID.zoneName == "Work")
 
         try await fill(db, count: 3)
         let r = CKRecord(recordType: "Item", recordID: CKRecord.ID(recordName: "w", zoneID: CKRecordZone.ID(zoneName: "Work")))

@@ -251,6 +251,23 @@ import Testing
         let bobID = try CKContainer(store: t.store, user: "bob").userRecordID()
         #expect(try alice.discoverUserIdentity(withUserRecordID: carolID) == nil)
         #expect(try alice.discoverUserIdentity(withUserRecordID: bobID)?.lookupInfo?.userRecordID == bobID)
+        // Identities here have no phone numbers: a lookup by one finds no one, and the
+        // operation still reports the others and completes without an error.
+        #expect(try alice.discoverUserIdentity(withPhoneNumber: "+1 555 0100") == nil)
+        let lookups = CKUserIdentity.LookupInfo.lookupInfos(withEmails: ["erin@example.com"])
+            + CKUserIdentity.LookupInfo.lookupInfos(withPhoneNumbers: ["+1 555 0100"])
+            + CKUserIdentity.LookupInfo.lookupInfos(with: [bobID])
+        #expect(lookups[1].phoneNumber == "+1 555 0100" && lookups[1].emailAddress == nil && lookups[1].userRecordID == nil)
+        let discover = CKDiscoverUserIdentitiesOperation(userIdentityLookupInfos: lookups)
+        let found = LockedBox<[CKUserIdentity.LookupInfo]>([])
+        let failure = LockedBox<(any Error)?>(nil)
+        discover.userIdentityDiscoveredBlock = { _, info in found.mutate { $0.append(info) } }
+        discover.discoverUserIdentitiesCompletionBlock = { error in failure.mutate { $0 = error } }
+        alice.add(discover)
+        discover.waitUntilFinished()
+        #expect(found.value == [lookups[0], lookups[2]])
+        #expect(failure.value == nil)
+        #expect(code { _ = try alice.shareParticipant(.init(phoneNumber: "+1 555 0100")) } == .unknownItem, "a participant by phone number")
         #expect(throws: CKError.self) { _ = try c.addUser("frank", emails: ["bob@example.com"]) }
         #expect(throws: CKError.self) { _ = try c.addUser("grace", emails: ["not an address"]) }
     }

@@ -73,6 +73,9 @@ extension CKContainer {
     /// A participant for a share, found among the container's users by a lookup.
     func shareParticipant(_ lookup: CKUserIdentity.LookupInfo) throws(CKError) -> CKShare.Participant {
         guard let key = lookup.emailAddress ?? lookup.userRecordID?.recordName else {
+            if let phone = lookup.phoneNumber {
+                throw CKError(.unknownItem, "no user has phone number \(phone): users here are found by email address or user record ID")
+            }
             throw CKError(.invalidArguments, "a lookup names a user by email address or user record ID")
         }
         let found = try engine().identity(named: key)

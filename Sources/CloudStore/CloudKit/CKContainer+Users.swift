@@ -17,11 +17,19 @@ public enum CKAccountStatus: Int, Sendable {
 /// What discovery tells about a user: the user record ID, how the user was looked up,
 /// and the name; nothing else.
 public struct CKUserIdentity: Sendable, Equatable {
+    /// How to look a user up: by email address, phone number or user record ID. Identities
+    /// here have email addresses and no phone numbers, so a lookup by phone number finds no one.
     public struct LookupInfo: Sendable, Equatable {
         public var emailAddress: String?
+        public var phoneNumber: String?
         public var userRecordID: CKRecord.ID?
         public init(emailAddress: String) { self.emailAddress = emailAddress }
+        public init(phoneNumber: String) { self.phoneNumber = phoneNumber }
         public init(userRecordID: CKRecord.ID) { self.userRecordID = userRecordID }
+
+        public static func lookupInfos(withEmails emails: [String]) -> [LookupInfo] { emails.map(LookupInfo.init(emailAddress:)) }
+        public static func lookupInfos(withPhoneNumbers phoneNumbers: [String]) -> [LookupInfo] { phoneNumbers.map(LookupInfo.init(phoneNumber:)) }
+        public static func lookupInfos(with recordIDs: [CKRecord.ID]) -> [LookupInfo] { recordIDs.map(LookupInfo.init(userRecordID:)) }
     }
 
     public var userRecordID: CKRecord.ID?
@@ -154,6 +162,16 @@ extension CKContainer {
     /// The user with this user record ID, if that user granted discoverability.
     public func discoverUserIdentity(withUserRecordID id: CKRecord.ID) throws(CKError) -> CKUserIdentity? {
         try engine().discoverIdentity(userRecordName: id.recordName, caller: caller).map { CKUserIdentity($0, lookup: .init(userRecordID: id)) }
+    }
+
+    /// The user with this phone number: nil, since identities here have no phone numbers.
+    public func discoverUserIdentity(withPhoneNumber phoneNumber: String) throws(CKError) -> CKUserIdentity? {
+        _ = try engine()
+        return nil
+    }
+
+    public func discoverUserIdentity(withPhoneNumber phoneNumber: String, completionHandler: @escaping @Sendable (CKUserIdentity?, Error?) -> Void) {
+        complete(completionHandler) { () throws(CKError) in try self.discoverUserIdentity(withPhoneNumber: phoneNumber) }
     }
 
     public func discoverAllIdentities(completionHandler: @escaping @Sendable ([CKUserIdentity]?, Error?) -> Void) {

@@ -131,8 +131,9 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
         return givenPredicate ?? CloudKitPredicate(stored)
     }
 
-    /// The zone watched; for a query subscription nil means every zone.
-    public var zoneID: CKRecordZone.ID? {
+    /// The zone watched; nil for every zone (a query subscription's) or none (a database
+    /// subscription's). Apple declares it on the subclasses, each with its own optionality.
+    var watchedZoneID: CKRecordZone.ID? {
         get { lock.withLock { value.zoneName.map { CKRecordZone.ID(zoneName: $0) } } }
         set { lock.withLock { value.zoneName = newValue?.zoneName } }
     }
@@ -176,6 +177,12 @@ public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
     override init(_ subscription: Subscription) { super.init(subscription) }
 
     public var querySubscriptionOptions: Options { subscriptionOptions }
+
+    /// The zone whose records the subscription watches; nil watches every zone.
+    public var zoneID: CKRecordZone.ID? {
+        get { watchedZoneID }
+        set { watchedZoneID = newValue }
+    }
 }
 
 /// A subscription to every change in every zone of the private database: sync code saves one
@@ -207,6 +214,9 @@ public final class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable
     }
 
     override init(_ subscription: Subscription) { super.init(subscription) }
+
+    /// The zone the subscription watches.
+    public var zoneID: CKRecordZone.ID { watchedZoneID ?? .default }
 
     /// When set, the subscription fires only for changes to records of this type.
     public override var recordType: CKRecord.RecordType? {

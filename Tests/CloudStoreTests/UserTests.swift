@@ -91,6 +91,11 @@ import Testing
         defer { Store.environmentForTests.withLock { $0 = nil } }
         let d = CKContainer.default()
         #expect(d.containerIdentifier == StoreSettings().defaultContainer)
+        // Code calls CKContainer.default() at each use: every call reads through one store
+        // (its zone catalogs and caches), which reads zones from their index files.
+        let store = try d.engine().store
+        #expect(try CKContainer.default().engine().store === store && CKContainer(identifier: "iCloud.com.example.other").engine().store === store)
+        #expect(store.reading == .server)
         #expect(d.accountStatusNow() == .available)
         let other = CKContainer(identifier: "iCloud.com.example.other")
         #expect(other.containerIdentifier == "iCloud.com.example.other")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A container as CloudKit code uses it: its identifier, its two databases, the caller's
 /// account and permissions, and a queue that runs operations.
@@ -47,13 +48,31 @@ public final class CKContainer: Sendable {
         self.environment = .development
         self.prompt = CKContainer.terminalPrompt
         do throws(CKError) {
-            let store = try Store.open(at: Store.defaultPath)
+            let store = try Self.sharedStore(at: Store.defaultPath)
             let container = try store.container(identifier)
             self.opened = .success(container)
             self.containerIdentifier = container.identifier
         } catch {
             self.opened = .failure(error)
             self.containerIdentifier = identifier ?? StoreSettings().defaultContainer
+        }
+    }
+
+    /// The stores ``default()`` and ``init(identifier:)`` opened, by path: one a store in a
+    /// process, so that code calling `CKContainer.default()` at each use, as CloudKit code does,
+    /// reads through one set of zone catalogs and caches instead of opening the store again.
+    private static let sharedStores = Mutex<[String: Store]>([:])
+
+    /// The store at `path`, opened once in the process; zones are read from their index files,
+    /// keeping the records in use (``ZoneReading/server``), so a zone of a million records costs
+    /// neither its size in memory nor a read of every record at the first query.
+    private static func sharedStore(at path: String) throws(CKError) -> Store {
+        if let open = sharedStores.withLock({ $0[path] }) { return open }
+        let opened = try Store.open(at: path, reading: .server)
+        return sharedStores.withLock { stores in
+            if let raced = stores[path] { return raced }
+            stores[path] = opened
+            return opened
         }
     }
 

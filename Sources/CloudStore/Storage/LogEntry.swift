@@ -58,7 +58,8 @@ public struct LogEntry: Sendable {
 
     private static let prefix = Array(#"{"body":"#.utf8)
     private static let crcPrefix = Array(#","crc":""#.utf8)
-    private static let suffixLength = crcPrefix.count + 8 + 2 // ,"crc":"xxxxxxxx"}
+    private static let frameEnd = Array(#""}"#.utf8)
+    private static let suffixLength = crcPrefix.count + 8 + frameEnd.count // ,"crc":"xxxxxxxx"}
 
     /// The framed line, newline included.
     func frame() -> [UInt8] {
@@ -75,15 +76,21 @@ public struct LogEntry: Sendable {
 
     enum FrameError: Error { case badFrame(String) }
 
-    /// Reads one framed line (without its newline). Throws for a damaged line.
-    static func unframe(_ line: ArraySlice<UInt8>, zoneID: ZoneID) throws -> LogEntry {
+    /// The body of one framed line (without its newline), its checksum checked. Throws for a
+    /// damaged line.
+    static func checkedBody(_ line: ArraySlice<UInt8>) throws -> ArraySlice<UInt8> {
         guard line.count > prefix.count + suffixLength, line.starts(with: prefix) else { throw FrameError.badFrame("not a log frame") }
         let bodyEnd = line.endIndex - suffixLength
         let body = line[(line.startIndex + prefix.count)..<bodyEnd]
-        guard line[bodyEnd...].starts(with: crcPrefix) else { throw FrameError.badFrame("no checksum") }
+        guard line[bodyEnd...].starts(with: crcPrefix), line.suffix(2).elementsEqual(Self.frameEnd) else { throw FrameError.badFrame("no checksum") }
         let hex = String(decoding: line[(bodyEnd + crcPrefix.count)..<(bodyEnd + crcPrefix.count + 8)], as: UTF8.self)
         guard let crc = UInt32(hex, radix: 16), crc == CRC32C.checksum(body) else { throw FrameError.badFrame("checksum mismatch") }
-        let json = try JSONParser.parse(body)
+        return body
+    }
+
+    /// Reads one framed line (without its newline). Throws for a damaged line.
+    static func unframe(_ line: ArraySlice<UInt8>, zoneID: ZoneID) throws -> LogEntry {
+        let json = try JSONParser.parse(try checkedBody(line))
         guard let seq = json["seq"]?.int64Value, let saved = json["saved"]?.arrayValue, let deleted = json["deleted"]?.arrayValue else {
             throw FrameError.badFrame("entry lacks seq, saved or deleted")
         }

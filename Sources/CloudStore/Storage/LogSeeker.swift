@@ -38,6 +38,18 @@ struct LogSeeker {
         return entry
     }
 
+    /// The stamp of the entry numbered `seq` (its time and device), read without parsing its
+    /// records where its keys are where the writer puts them; nil when no whole entry of the
+    /// log has that number.
+    mutating func stamp(seq: Int64, zoneID: ZoneID) throws(CKError) -> LogEntry.Stamp? {
+        guard let start = try bisect(after: seq - 1), let newline = try firstNewline(from: start, below: size) else { return nil }
+        let line = try read(start..<newline)
+        let stamp = LogEntry.stamp(line[...])
+            ?? (try? LogEntry.unframe(line[...], zoneID: zoneID)).map { LogEntry.Stamp(seq: $0.seq, time: $0.time, deviceID: $0.deviceID) }
+        guard let stamp, stamp.seq == seq else { return nil }
+        return stamp
+    }
+
     /// Where the first entry numbered above `seq` starts (`size` when there is none), and the
     /// number of the log's first entry (nil for an empty log). Nil when a probe lands on a line
     /// that is not an entry (a damaged log), which only a whole read can tell apart.

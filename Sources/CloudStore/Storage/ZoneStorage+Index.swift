@@ -93,8 +93,8 @@ extension ZoneStorage {
         let ok: Bool
         if state.applied == 0 {
             ok = state.time == 0 && state.device.isEmpty
-        } else if let entry = try loggedEntry(seq: state.applied) {
-            ok = entry.time == state.time && entry.deviceID == state.device
+        } else if let stamp = try loggedStamp(seq: state.applied) {
+            ok = stamp.time == state.time && stamp.deviceID == state.device
         } else {
             ok = false
         }
@@ -224,8 +224,8 @@ extension ZoneStorage {
         if let last = entries.last?.0 {
             return ZoneIndexFile.State(epoch: epoch, applied: last.seq, time: last.time, device: last.deviceID)
         }
-        if let seq = applied?.applied, seq > 0, let entry = try loggedEntry(seq: seq) {
-            return ZoneIndexFile.State(epoch: epoch, applied: seq, time: entry.time, device: entry.deviceID)
+        if let seq = applied?.applied, seq > 0, let stamp = try loggedStamp(seq: seq) {
+            return ZoneIndexFile.State(epoch: epoch, applied: seq, time: stamp.time, device: stamp.deviceID)
         }
         return ZoneIndexFile.State(epoch: epoch, applied: 0, time: 0, device: "")
     }

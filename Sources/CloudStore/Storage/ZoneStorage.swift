@@ -813,6 +813,12 @@ final class ZoneStorage: @unchecked Sendable {
         try withLogSeeker { (seeker) throws(CKError) in try seeker.entry(seq: seq, zoneID: zoneID) } ?? nil
     }
 
+    /// The time and device of entry `seq` as the log holds it now, as ``loggedEntry(seq:)``
+    /// reads it but without parsing its records.
+    func loggedStamp(seq: Int64) throws(CKError) -> LogEntry.Stamp? {
+        try withLogSeeker { (seeker) throws(CKError) in try seeker.stamp(seq: seq, zoneID: zoneID) } ?? nil
+    }
+
     /// Runs `body` with a ``LogSeeker`` on the log as it is now (its descriptor and size);
     /// nil when the zone has no log file.
     func withLogSeeker<T>(_ body: (inout LogSeeker) throws(CKError) -> T) throws(CKError) -> T? {

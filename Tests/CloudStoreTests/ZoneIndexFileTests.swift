@@ -46,7 +46,7 @@ import Testing
         }
         #expect(names == truth.map(\.recordID.recordName).sorted(), "\(when): first change fetch", sourceLocation: sourceLocation)
         let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
-        #expect(storage.locked { storage.indexFile != nil }, "\(when): the index answered", sourceLocation: sourceLocation)
+        #expect(storage.indexSlot.file != nil, "\(when): the index answered", sourceLocation: sourceLocation)
     }
 
     /// The names of `query`'s pages of `limit`, until the last page or at least `atMost` names.

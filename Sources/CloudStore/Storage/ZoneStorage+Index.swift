@@ -17,7 +17,7 @@ extension ZoneStorage {
     /// opened (a zone made again, a restored backup) is opened anew.
     func openIndex(create: Bool) throws(CKError) -> ZoneIndexFile? {
         let st = try Syscall.stat(indexPath).orThrow(.internalError, "cannot stat \(indexPath)")
-        if let (open, inode) = locked({ indexFile.map { ($0, indexInode) } }), let st, st.inode == inode { return open }
+        if let st, let open = indexSlot.file(openedAt: st.inode) { return open }
         guard st != nil || create else { return nil }
         if st == nil {
             // A new index takes room that a delete on a nearly full disk needs (its log entry,
@@ -38,11 +38,7 @@ extension ZoneStorage {
         }
         guard let opened else { return nil }
         let inode = (try Syscall.stat(indexPath).orThrow(.internalError, "cannot stat \(indexPath)"))?.inode ?? 0
-        locked {
-            indexFile = opened
-            indexInode = inode
-            indexTrusted = false
-        }
+        indexSlot.hold(opened, openedAt: inode)
         return opened
     }
 
@@ -59,10 +55,7 @@ extension ZoneStorage {
     /// Removes the index file and SQLite's files beside it.
     func removeIndexFiles() {
         for suffix in ["", "-wal", "-shm"] { _ = Syscall.unlink(indexPath + suffix) }
-        locked {
-            indexFile = nil
-            indexTrusted = false
-        }
+        indexSlot.release()
     }
 
     /// With the apply lock held, after the files of `entries` were written: the index, when
@@ -89,7 +82,7 @@ extension ZoneStorage {
     /// Whether `state` is of this log: the entry it names is in the log with the same time and
     /// device. Checked once per opening of the index; after that this process keeps it.
     func trusts(_ state: ZoneIndexFile.State, of index: ZoneIndexFile) throws(CKError) -> Bool {
-        if locked({ indexTrusted && indexFile === index }) { return true }
+        if indexSlot.trusts(index) { return true }
         let ok: Bool
         if state.applied == 0 {
             ok = state.time == 0 && state.device.isEmpty
@@ -98,7 +91,7 @@ extension ZoneStorage {
         } else {
             ok = false
         }
-        if ok { locked { if indexFile === index { indexTrusted = true } } }
+        if ok { indexSlot.trust(index) }
         return ok
     }
 
@@ -122,7 +115,7 @@ extension ZoneStorage {
             }
             // A full disk while the index was being made: it gives its room back (it is made
             // again with room). One that holds a state may be open in other processes: kept.
-            if error.diskFull != nil || Self.isFull(error), (try? locked({ indexFile })?.state()) ?? nil == nil { removeIndexFiles() }
+            if error.diskFull != nil || Self.isFull(error), (try? indexSlot.file?.state()) ?? nil == nil { removeIndexFiles() }
             return nil
         }
     }
@@ -197,7 +190,7 @@ extension ZoneStorage {
         if let damage = knownDamage() { throw damage }
         locked { zoneReadObserver }?()
         Self.indexLogger.notice("making the index of zone \(zoneID.zoneName) from its records and log")
-        locked { indexTrusted = false }
+        indexSlot.distrust()
         try writer.removeAll()
         let applied = currentApplyMarker()
         guard let st = try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)") else {

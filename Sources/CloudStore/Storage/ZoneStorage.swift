@@ -42,7 +42,8 @@ public struct ZoneTuning: Sendable {
 /// byte-range lock on the apply marker (other processes' file writers), then `stateLock`
 /// (the in-memory state, held briefly, never across I/O that waits on another lock). The
 /// background applier takes only the last three, so it runs while the next commit waits on
-/// its fdatasync.
+/// its fdatasync. The index slot's lock (``ZoneIndexSlot``) is taken alone, never around
+/// another.
 final class ZoneStorage: @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
@@ -61,6 +62,8 @@ final class ZoneStorage: @unchecked Sendable {
     let applyLock = NSLock()
     /// Runs the write-behind applier, one block at a time.
     let applyQueue = DispatchQueue(label: "ckfs.zone.apply")
+    /// The zone's index file as this opening has it open; its lock is its own (a leaf).
+    let indexSlot = ZoneIndexSlot()
 
     /// Guards every `var` below.
     let stateLock = NSLock()
@@ -86,11 +89,6 @@ final class ZoneStorage: @unchecked Sendable {
     var generation: UInt64 = 0
     /// The zone's `deleteSelf` edges in memory, once a cascade needed them (``DeleteSelfEdges``).
     var deleteSelfEdges: DeleteSelfEdges?
-    /// The zone's index file as this process has it open (``ZoneIndexFile``), and whether its
-    /// state was found to belong to this log since it was opened.
-    var indexFile: ZoneIndexFile?
-    var indexInode: UInt64 = 0
-    var indexTrusted = false
     var fenced: CKError?
     var lockFD: Int32 = -1
     var lockInode: UInt64 = 0

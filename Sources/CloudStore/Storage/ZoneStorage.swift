@@ -42,8 +42,8 @@ public struct ZoneTuning: Sendable {
 /// byte-range lock on the apply marker (other processes' file writers), then `stateLock`
 /// (the in-memory state, held briefly, never across I/O that waits on another lock). The
 /// background applier takes only the last three, so it runs while the next commit waits on
-/// its fdatasync. The index slot's lock (``ZoneIndexSlot``) is taken alone, never around
-/// another.
+/// its fdatasync. The locks of the index slot (``ZoneIndexSlot``) and of `zone.json`'s memo
+/// (``ZoneMetaFile``) are each taken alone, never around another.
 final class ZoneStorage: @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
@@ -64,6 +64,8 @@ final class ZoneStorage: @unchecked Sendable {
     let applyQueue = DispatchQueue(label: "ckfs.zone.apply")
     /// The zone's index file as this opening has it open; its lock is its own (a leaf).
     let indexSlot = ZoneIndexSlot()
+    /// `zone.json` as this opening last read it; its lock is its own (a leaf).
+    let metaFile: ZoneMetaFile
 
     /// Guards every `var` below.
     let stateLock = NSLock()
@@ -132,10 +134,6 @@ final class ZoneStorage: @unchecked Sendable {
     /// Told each time a read of every record file of the zone begins (the index made again,
     /// the zone loaded into memory), outside `stateLock`.
     var zoneReadObserver: (@Sendable () -> Void)?
-    /// `zone.json` as this process last read it, with the status of the file read and the
-    /// descriptor it was read through, held open so that its inode is not given to another
-    /// file (``readMeta()``).
-    var knownMeta: (status: Syscall.FileStatus, meta: ZoneMeta, fd: Int32)?
     /// A record file found damaged (it does not parse), its status then, and the error: a
     /// read of every record file fails at once with that error while the file is unchanged
     /// (``knownDamage()``), instead of reading the zone up to it again at every request.
@@ -165,13 +163,13 @@ final class ZoneStorage: @unchecked Sendable {
         self.writer = FileWriter(io: io)
         self.tuning = tuning
         self.reading = reading
+        self.metaFile = ZoneMetaFile(path: StoreLayout.zoneFile(directory))
     }
 
     deinit {
         if lockFD >= 0 { Syscall.close(lockFD) }
         if tailHold >= 0 { Syscall.close(tailHold) }
         for fd in retiredLocks { Syscall.close(fd) }
-        if let knownMeta { Syscall.close(knownMeta.fd) }
         if let appendLog { Syscall.close(appendLog.fd) }
         if let journal { Syscall.close(journal.fd) }
     }
@@ -265,27 +263,7 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     func readMeta() throws(CKError) -> ZoneMeta {
-        // `zone.json` is only ever replaced whole (a new inode): unchanged, the one read last
-        // is still right, for a `stat` instead of a read and a parse at every indexed lookup.
-        // The file read is held open, so no other file (a zone made again) can take its inode.
-        let path = StoreLayout.zoneFile(directory)
-        if case .success(let status?) = Syscall.stat(path, times: true), let known = locked({ knownMeta }), known.status == status {
-            return known.meta
-        }
-        guard let read = try Syscall.readFileKeepingItOpen(path, times: true).orThrow(.internalError, "cannot read \(path)") else {
-            throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist; create it with `ckfs zone create \(zoneID.zoneName)`")
-        }
-        let meta: ZoneMeta
-        do throws(CKError) { meta = try ZoneMeta.parse(read.bytes, path: path) } catch {
-            Syscall.close(read.fd)
-            throw error
-        }
-        let old = locked { () -> Int32? in
-            defer { knownMeta = (read.status, meta, read.fd) }
-            return knownMeta?.fd
-        }
-        if let old { Syscall.close(old) }
-        return meta
+        try metaFile.read(zoneName: zoneID.zoneName)
     }
 
     // MARK: The writer's lock

@@ -737,7 +737,7 @@ final class ZoneStorage: @unchecked Sendable {
     }
 
     /// The deleteSelf edges in memory (built once per process, under the lock, then kept by the log).
-    fileprivate func withDeleteSelfEdges<T>(_ body: (inout DeleteSelfEdges) -> T) throws(CKError) -> T {
+    func withDeleteSelfEdges<T>(_ body: (inout DeleteSelfEdges) -> T) throws(CKError) -> T {
         if locked({ deleteSelfEdges == nil }) {
             let pending = locked { unapplied }
             var built = DeleteSelfEdges()
@@ -820,61 +820,5 @@ final class ZoneStorage: @unchecked Sendable {
         if case .success(_?) = Syscall.stat(target) { return Asset(fileChecksum: checksum, size: Int64(bytes.count)) }
         try writer.replace(target, with: bytes, durable: true)
         return Asset(fileChecksum: checksum, size: Int64(bytes.count))
-    }
-}
-
-/// The view a write transaction has of its zone, with the lock held.
-final class ZoneTransaction {
-    let storage: ZoneStorage
-    let lastSeq: Int64
-    let usage: Int64
-    /// The index file as ``referrers(of:)`` first found it (nil inside: none usable).
-    private var indexForReferrers: ZoneIndexFile??
-
-    init(storage: ZoneStorage, lastSeq: Int64, usage: Int64) {
-        self.storage = storage
-        self.lastSeq = lastSeq
-        self.usage = usage
-    }
-
-    /// The record as committed so far (the writer's lock is held, the log taken in).
-    func record(_ name: String) throws(CKError) -> Record? { try storage.currentRecord(named: name, underWriteLock: true) { true } }
-
-    /// Records holding a `deleteSelf` reference to `name`: from the index file, brought up to
-    /// the last commit, when the process reads zones that way and has not built the edges in
-    /// memory; else from the edges in memory (built from every record file once).
-    func referrers(of name: String) throws(CKError) -> [String] {
-        if storage.reading.readsIndex, storage.locked({ storage.deleteSelfEdges == nil }) {
-            // Brought up to date once a transaction: no other writer commits while it runs.
-            if indexForReferrers == nil { indexForReferrers = .some(storage.currentIndex()) }
-            if let index = indexForReferrers ?? nil {
-                return try index.read { (reader) throws(CKError) in try reader.referrers(of: name) }
-            }
-        }
-        return try storage.withDeleteSelfEdges { $0.referrers[name].map { Array($0) } ?? [] }
-    }
-
-    func storeAsset(from path: String) throws(CKError) -> Asset { try storage.storeAsset(from: path) }
-}
-
-/// What the engine keeps in memory of a whole zone: `deleteSelf` edges for cascades.
-struct DeleteSelfEdges {
-    var referrers: [String: Set<String>] = [:]
-    var targets: [String: [String]] = [:]
-
-    mutating func insert(_ record: Record) {
-        let name = record.recordID.recordName
-        remove(name, keepReferrers: true)
-        let ts = record.deleteSelfReferences.map(\.target)
-        if !ts.isEmpty { targets[name] = ts }
-        for t in ts { referrers[t, default: []].insert(name) }
-    }
-
-    mutating func remove(_ name: String, keepReferrers: Bool = false) {
-        for t in targets[name] ?? [] {
-            referrers[t]?.remove(name)
-            if referrers[t]?.isEmpty == true { referrers[t] = nil }
-        }
-        targets[name] = nil
     }
 }

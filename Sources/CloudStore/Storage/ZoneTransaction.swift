@@ -1,0 +1,33 @@
+/// The view a write transaction has of its zone, with the lock held.
+final class ZoneTransaction {
+    let storage: ZoneStorage
+    let lastSeq: Int64
+    let usage: Int64
+    /// The index file as ``referrers(of:)`` first found it (nil inside: none usable).
+    private var indexForReferrers: ZoneIndexFile??
+
+    init(storage: ZoneStorage, lastSeq: Int64, usage: Int64) {
+        self.storage = storage
+        self.lastSeq = lastSeq
+        self.usage = usage
+    }
+
+    /// The record as committed so far (the writer's lock is held, the log taken in).
+    func record(_ name: String) throws(CKError) -> Record? { try storage.currentRecord(named: name, underWriteLock: true) { true } }
+
+    /// Records holding a `deleteSelf` reference to `name`: from the index file, brought up to
+    /// the last commit, when the process reads zones that way and has not built the edges in
+    /// memory; else from the edges in memory (built from every record file once).
+    func referrers(of name: String) throws(CKError) -> [String] {
+        if storage.reading.readsIndex, storage.locked({ storage.deleteSelfEdges == nil }) {
+            // Brought up to date once a transaction: no other writer commits while it runs.
+            if indexForReferrers == nil { indexForReferrers = .some(storage.currentIndex()) }
+            if let index = indexForReferrers ?? nil {
+                return try index.read { (reader) throws(CKError) in try reader.referrers(of: name) }
+            }
+        }
+        return try storage.withDeleteSelfEdges { $0.referrers[name].map { Array($0) } ?? [] }
+    }
+
+    func storeAsset(from path: String) throws(CKError) -> Asset { try storage.storeAsset(from: path) }
+}

@@ -23,8 +23,11 @@ import Testing
 
         var all: [KeyValueChange] { lock.withLock { events } }
 
-        /// Waits up to `seconds` for `count` events in all.
-        func wait(for count: Int, seconds: Double = 5) async -> [KeyValueChange] {
+        /// Waits up to `seconds` for `count` events in all. The events come through a task, and
+        /// this waits on the same cooperative threads: on a loaded machine (CI runs the suites at
+        /// once on two cores, some holding those threads) both may wait seconds for a turn, so
+        /// the default bound is generous; it only costs time when an event never comes.
+        func wait(for count: Int, seconds: Double = 60) async -> [KeyValueChange] {
             let deadline = Date().addingTimeInterval(seconds)
             while all.count < count && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
             return all

@@ -126,8 +126,7 @@ extension Bench {
             throw CKError(.internalError, "`ckfs record fetch` under /usr/bin/time failed with \(fetch.status); is GNU time installed (apt-get install time)?")
         }
         let fetchRSS = fetchKiB * 1024
-        let du = try ChildProcess.shell("du -sk '\(m.root)'", stdoutFile: sink).stdout
-        let dataKiB = Double(du.split(separator: "\t").first.flatMap { Int($0) } ?? 0)
+        let dataKiB = try diskUsageKiB(m.root)
         let mib = 1024.0 * 1024.0
         progress(String(format: "memory: mount daemon %.0f MiB, CLI fetch %.0f MiB, store %.0f MiB", Double(daemon) / mib, Double(fetchRSS) / mib, dataKiB / 1024))
         return [

@@ -163,8 +163,7 @@ extension Bench {
         }
         peer.stop()
 
-        let du = try ChildProcess.shell("du -sk '\(directory)/serve'", stdoutFile: directory + "/du.out").stdout
-        let storeKiB = Double(du.split(separator: "\t").first.flatMap { Int($0) } ?? 0)
+        let storeKiB = try diskUsageKiB(directory + "/serve")
         let c = "8 connections, zone of \(n)"
         progress(String(format: "server: lookup %.0f/s (floor %.0f/s, moto %.0f/s), query %.0f/s (moto %.0f/s), save %.0f/s (moto %.0f/s)",
                         ours.lookup.perSecond, floor.perSecond, theirs.lookup.perSecond, ours.query.perSecond, theirs.query.perSecond,

@@ -160,6 +160,12 @@ public struct Bench: Sendable {
         return try store.container().database(.private, caller: Self.caller)
     }
 
+    /// What `path` takes on disk, in KiB (`du -sk`).
+    func diskUsageKiB(_ path: String) throws(CKError) -> Double {
+        let du = try ChildProcess.shell("du -sk '\(path)'", stdoutFile: directory + "/du.out").stdout
+        return Double(du.split(separator: "\t").first.flatMap { Int($0) } ?? 0)
+    }
+
     func sqlite(_ name: String) throws(CKError) -> SQLiteDatabase {
         let db = try SQLiteDatabase(path: directory + "/" + name + ".sqlite")
         try db.execute("CREATE TABLE records (name TEXT PRIMARY KEY, kind TEXT, score INTEGER, created INTEGER, json TEXT)")

@@ -17,6 +17,11 @@ import Testing
             let slice = bytes[lower..<upper]
             #expect(slice.firstIndex(ofByte: 0x0A) == slice.firstIndex(of: 0x0A), "slice \(lower)..<\(upper)")
             #expect(slice.lastIndex(ofByte: 0x0A) == slice.lastIndex(of: 0x0A), "slice \(lower)..<\(upper)")
+            // A run of bytes: where a plain walk over the slice finds it first and last.
+            let needle: [UInt8] = [0x0A, UInt8(ascii: "x")]
+            let starts = slice.indices.filter { $0 + needle.count <= slice.endIndex && slice[$0..<($0 + needle.count)].elementsEqual(needle) }
+            #expect(slice.firstIndex(ofBytes: needle) == starts.first, "slice \(lower)..<\(upper)")
+            #expect(slice.lastIndex(ofBytes: needle) == starts.last, "slice \(lower)..<\(upper)")
         }
     }
 }

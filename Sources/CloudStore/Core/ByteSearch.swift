@@ -34,4 +34,24 @@ extension ArraySlice where Element == UInt8 {
             return startIndex + (UnsafeRawPointer(found) - base)
         }
     }
+
+    /// Where the first run of `needle`'s bytes starts (an index of the slice's base).
+    func firstIndex(ofBytes needle: [UInt8]) -> Int? {
+        var from = startIndex
+        while from + needle.count <= endIndex, let i = self[from...].firstIndex(ofByte: needle[0]) {
+            if i + needle.count <= endIndex, self[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            from = i + 1
+        }
+        return nil
+    }
+
+    /// Where the last run of `needle`'s bytes starts (an index of the slice's base).
+    func lastIndex(ofBytes needle: [UInt8]) -> Int? {
+        var end = endIndex
+        while end > startIndex, let i = self[startIndex..<end].lastIndex(ofByte: needle[0]) {
+            if i + needle.count <= endIndex, self[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            end = i
+        }
+        return nil
+    }
 }

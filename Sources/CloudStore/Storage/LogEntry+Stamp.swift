@@ -21,13 +21,13 @@ extension LogEntry {
     /// whose keys are not where the writer puts them: the caller then unframes it.
     static func stamp(_ line: ArraySlice<UInt8>) -> Stamp? {
         guard let body = try? checkedBody(line),
-              let saved = firstIndex(of: savedKey, in: body),
-              let device = firstIndex(of: deviceKey, in: body[..<saved]),
+              let saved = body.firstIndex(ofBytes: savedKey),
+              let device = body[..<saved].firstIndex(ofBytes: deviceKey),
               let deviceID = jsonString(at: device + deviceKey.count, in: body[..<saved]),
-              let seqAt = lastIndex(of: seqKey, in: body[saved...]),
-              let (seq, afterSeq) = integer(at: seqAt + seqKey.count, in: body),
+              let seqAt = body[saved...].lastIndex(ofBytes: seqKey),
+              let (seq, afterSeq) = body.decimalInteger(at: seqAt + seqKey.count),
               body[afterSeq...].starts(with: timeKey),
-              let (time, _) = integer(at: afterSeq + timeKey.count, in: body) else { return nil }
+              let (time, _) = body.decimalInteger(at: afterSeq + timeKey.count) else { return nil }
         return Stamp(seq: seq, time: time, deviceID: deviceID)
     }
 
@@ -43,39 +43,6 @@ extension LogEntry {
                 return s
             default: i += 1
             }
-        }
-        return nil
-    }
-
-    /// The decimal integer that starts at `start`, and where it ends; nil when none does.
-    private static func integer(at start: Int, in bytes: ArraySlice<UInt8>) -> (Int64, end: Int)? {
-        var i = start
-        let negative = i < bytes.endIndex && bytes[i] == UInt8(ascii: "-")
-        if negative { i += 1 }
-        var value: Int64 = 0
-        let first = i
-        while i < bytes.endIndex, bytes[i] >= 0x30, bytes[i] <= 0x39, i - first < 18 {
-            value = value * 10 + Int64(bytes[i] - 0x30)
-            i += 1
-        }
-        guard i > first else { return nil }
-        return (negative ? -value : value, i)
-    }
-
-    private static func firstIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {
-        var from = hay.startIndex
-        while from + needle.count <= hay.endIndex, let i = hay[from...].firstIndex(ofByte: needle[0]) {
-            if i + needle.count <= hay.endIndex, hay[i..<(i + needle.count)].elementsEqual(needle) { return i }
-            from = i + 1
-        }
-        return nil
-    }
-
-    private static func lastIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {
-        var end = hay.endIndex
-        while end > hay.startIndex, let i = hay[hay.startIndex..<end].lastIndex(ofByte: needle[0]) {
-            if i + needle.count <= hay.endIndex, hay[i..<(i + needle.count)].elementsEqual(needle) { return i }
-            end = i
         }
         return nil
     }

@@ -32,8 +32,7 @@ struct LogSeeker {
 
     /// The entry numbered `seq`, or nil when no whole entry of the log has that number.
     mutating func entry(seq: Int64, zoneID: ZoneID) throws(CKError) -> LogEntry? {
-        guard let start = try bisect(after: seq - 1), let newline = try firstNewline(from: start, below: size) else { return nil }
-        let line = try read(start..<newline)
+        guard let line = try line(of: seq) else { return nil }
         guard let entry = try? LogEntry.unframe(line[...], zoneID: zoneID), entry.seq == seq else { return nil }
         return entry
     }
@@ -42,12 +41,18 @@ struct LogSeeker {
     /// records where its keys are where the writer puts them; nil when no whole entry of the
     /// log has that number.
     mutating func stamp(seq: Int64, zoneID: ZoneID) throws(CKError) -> LogEntry.Stamp? {
-        guard let start = try bisect(after: seq - 1), let newline = try firstNewline(from: start, below: size) else { return nil }
-        let line = try read(start..<newline)
+        guard let line = try line(of: seq) else { return nil }
         let stamp = LogEntry.stamp(line[...])
             ?? (try? LogEntry.unframe(line[...], zoneID: zoneID)).map { LogEntry.Stamp(seq: $0.seq, time: $0.time, deviceID: $0.deviceID) }
         guard let stamp, stamp.seq == seq else { return nil }
         return stamp
+    }
+
+    /// The whole line (without its newline) where an entry numbered `seq` would be: the first
+    /// after those numbered below it; nil when there is none. Its number is the caller's to check.
+    private mutating func line(of seq: Int64) throws(CKError) -> [UInt8]? {
+        guard let start = try bisect(after: seq - 1), let newline = try firstNewline(from: start, below: size) else { return nil }
+        return try read(start..<newline)
     }
 
     /// Where the first entry numbered above `seq` starts (`size` when there is none), and the
@@ -109,33 +114,12 @@ struct LogSeeker {
                 wholeLine = true
                 lineBytes = bytes[(nl + 1)...]
             }
-            if let key = Self.lastIndex(of: Self.seqKey, in: lineBytes) {
-                var i = key + Self.seqKey.count
-                var negative = false
-                if i < lineBytes.endIndex, lineBytes[i] == UInt8(ascii: "-") { negative = true; i += 1 }
-                var value: Int64 = 0
-                var digits = 0
-                while i < lineBytes.endIndex, lineBytes[i] >= 0x30, lineBytes[i] <= 0x39, digits < 18 {
-                    value = value * 10 + Int64(lineBytes[i] - 0x30)
-                    digits += 1
-                    i += 1
-                }
-                guard digits > 0 else { return nil }
-                return negative ? -value : value
+            if let key = lineBytes.lastIndex(ofBytes: Self.seqKey) {
+                return lineBytes.decimalInteger(at: key + Self.seqKey.count)?.value
             }
             if wholeLine { return nil }
             window *= 2
         }
-    }
-
-    private static func lastIndex(of needle: [UInt8], in hay: ArraySlice<UInt8>) -> Int? {
-        guard hay.count >= needle.count else { return nil }
-        var i = hay.endIndex - needle.count
-        while i >= hay.startIndex {
-            if hay[i] == needle[0], hay[i..<(i + needle.count)].elementsEqual(needle) { return i }
-            i -= 1
-        }
-        return nil
     }
 
     /// The bytes of `range`, from the last piece read when it holds them.

@@ -216,16 +216,9 @@ enum MarkerBytes {
                 guard let s = quoted() else { return nil }
                 fields[key] = .text(s)
             } else {
-                let negative = b[i] == UInt8(ascii: "-")
-                if negative { i += 1 }
-                var n: Int64 = 0
-                let digitsStart = i
-                while i < b.count, b[i] >= 0x30, b[i] <= 0x39, i - digitsStart < 18 {
-                    n = n * 10 + Int64(b[i] - 0x30)
-                    i += 1
-                }
-                guard i > digitsStart, i < b.count, b[i] < 0x30 || b[i] > 0x39 else { return nil }
-                fields[key] = .number(negative ? -n : n)
+                guard let (n, end) = b[...].decimalInteger(at: i), end < b.count, b[end] < 0x30 || b[end] > 0x39 else { return nil }
+                i = end
+                fields[key] = .number(n)
             }
             guard i < b.count else { return nil }
             if b[i] == UInt8(ascii: ",") { i += 1; continue }

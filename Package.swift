@@ -64,6 +64,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // A small CloudKit app, as apps are written for Apple's platforms: its tests run it.
+        .executableTarget(name: "NotesSync", dependencies: ["CloudKit"], path: "Examples/NotesSync"),
         .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore"]),
         .testTarget(name: "CloudKitTests", dependencies: ["CloudKit"]),
         // Apps' older CloudKit code, in the language mode it was written in.

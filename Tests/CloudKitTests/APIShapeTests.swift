@@ -22,6 +22,9 @@ import Testing
         container.status(forApplicationPermission: .userDiscoverability, completionHandler: permissionBlock)
         let _: (@escaping @Sendable (CKRecord.ID?, Error?) -> Void) -> Void = container.fetchUserRecordID(completionHandler:)
         let _: (CKDatabaseOperation) -> Void = db.add
+        let _: (String) async throws -> CKUserIdentity? = container.userIdentity(forEmailAddress:)
+        let _: (String) async throws -> CKUserIdentity? = container.userIdentity(forPhoneNumber:)
+        let _: (CKRecord.ID) async throws -> CKUserIdentity? = container.userIdentity(forUserRecordID:)
 
         let _: (CKRecord.ID) async throws -> CKRecord = db.record(for:)
         let _: ([CKRecord.ID], [CKRecord.FieldKey]?) async throws -> [CKRecord.ID: Result<CKRecord, Error>] = db.records(for:desiredKeys:)
@@ -97,6 +100,16 @@ import Testing
         let _: NSObject = CKAsset(fileURL: url)
         func archivable<T: NSObject & NSSecureCoding & NSCopying>(_: T.Type) {}
         archivable(CKNotification.ID.self)
+        // Apple's classes that are NSObjects with NSSecureCoding and NSCopying.
+        archivable(CKQuery.self)
+        archivable(CKSubscription.self)
+        archivable(CKQuerySubscription.self)
+        archivable(CKSubscription.NotificationInfo.self)
+        archivable(CKUserIdentity.self)
+        archivable(CKUserIdentity.LookupInfo.self)
+        archivable(NSPredicate.self)
+        archivable(NSSortDescriptor.self)
+        let _: [CKUserIdentity.LookupInfo] = CKUserIdentity.LookupInfo.lookupInfos(withEmails: ["a@example.com"])
         #expect((record["owner"] as? CKRecord.Reference)?.action == .deleteSelf)
     }
 
@@ -133,6 +146,12 @@ import Testing
         zones.fetchRecordZoneChangesResultBlock = { (_: Result<Void, Error>) in }
         zones.fetchAllChanges = true
         let configuration = CKFetchRecordZoneChangesOperation.ZoneConfiguration()
+        // Apple's initializer takes an optional limit.
+        let _ = CKFetchRecordZoneChangesOperation.ZoneConfiguration(previousServerChangeToken: nil, resultsLimit: nil, desiredKeys: nil)
+        func archivable<T: NSObject & NSSecureCoding>(_: T.Type) {}
+        archivable(CKFetchRecordZoneChangesOperation.ZoneConfiguration.self)
+        archivable(CKOperationGroup.self)
+        let _: NSObject = CKOperation.Configuration()
         configuration.previousServerChangeToken = nil
         configuration.resultsLimit = 10
         configuration.desiredKeys = ["a"]
@@ -172,6 +191,10 @@ import Testing
         #expect(everyZone == nil)
         subscription.zoneID = watched
         #expect(subscription.zoneID == watched)
+        let notifications = CKFetchNotificationChangesOperation(previousServerChangeToken: nil as CKServerChangeToken?)
+        notifications.fetchNotificationChangesCompletionBlock = { (_: CKServerChangeToken?, _: Error?) in }
+        notifications.notificationChangedBlock = { (_: CKNotification) in }
+        let _: CKServerChangeToken? = notifications.previousServerChangeToken
         #expect(modify.savePolicy == .changedKeys && !modify.isAtomic && zones.fetchAllChanges)
     }
 

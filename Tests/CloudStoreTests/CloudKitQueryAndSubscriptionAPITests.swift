@@ -106,12 +106,29 @@ import Testing
         fetch.resultsLimit = 2
         let got = LockedBox<[CKNotification]>([])
         fetch.notificationChangedBlock = { n in got.mutate { $0.append(n) } }
-        let token: CKNotificationToken? = try await withCheckedThrowingContinuation { c in
+        let token: CKServerChangeToken? = try await withCheckedThrowingContinuation { c in
             fetch.fetchNotificationChangesCompletionBlock = { token, error in if let error { c.resume(throwing: error) } else { c.resume(returning: token) } }
             laptop.add(fetch)
         }
         #expect(got.value.count == 2 && fetch.moreComing)
-        #expect(try laptop.notificationChanges(since: token).notifications.count == 1)
+        // The token is a CKServerChangeToken, as Apple's: archived, read back, and the next
+        // fetch goes on from it. A zone's token is refused there.
+        let archivedToken = try NSKeyedArchiver.archivedData(withRootObject: try #require(token), requiringSecureCoding: true)
+        let following = CKFetchNotificationChangesOperation(previousServerChangeToken: try NSKeyedUnarchiver.unarchivedObject(ofClass: CKServerChangeToken.self, from: archivedToken))
+        let rest = LockedBox<[CKNotification]>([])
+        following.notificationChangedBlock = { n in rest.mutate { $0.append(n) } }
+        _ = try await withCheckedThrowingContinuation { (c: CheckedContinuation<CKServerChangeToken?, Error>) in
+            following.fetchNotificationChangesCompletionBlock = { token, error in if let error { c.resume(throwing: error) } else { c.resume(returning: token) } }
+            laptop.add(following)
+        }
+        #expect(rest.value.count == 1 && !following.moreComing)
+        let zoneToken = try await laptop.privateCloudDatabase.recordZoneChanges(inZoneWith: CKRecordZone.ID(zoneName: "Work"), since: nil).changeToken
+        let wrong = CKFetchNotificationChangesOperation(previousServerChangeToken: zoneToken)
+        let refused: Error? = await withCheckedContinuation { c in
+            wrong.fetchNotificationChangesCompletionBlock = { _, error in c.resume(returning: error) }
+            laptop.add(wrong)
+        }
+        #expect((refused as? CKError)?.code == .invalidArguments)
         let mark = CKMarkNotificationsReadOperation(notificationIDsToMarkRead: got.value.compactMap(\.notificationID))
         let marked: [CKNotification.ID]? = await withCheckedContinuation { c in
             mark.markNotificationsReadCompletionBlock = { ids, _ in c.resume(returning: ids) }

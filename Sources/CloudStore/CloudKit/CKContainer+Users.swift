@@ -14,38 +14,136 @@ public enum CKAccountStatus: Int, Sendable {
     }
 }
 
-/// What discovery tells about a user: the user record ID, how the user was looked up,
-/// and the name; nothing else.
-public struct CKUserIdentity: Sendable, Equatable {
-    /// How to look a user up: by email address, phone number or user record ID. Identities
-    /// here have email addresses and no phone numbers, so a lookup by phone number finds no one.
-    public struct LookupInfo: Sendable, Equatable {
-        public var emailAddress: String?
-        public var phoneNumber: String?
-        public var userRecordID: CKRecord.ID?
-        public init(emailAddress: String) { self.emailAddress = emailAddress }
-        public init(phoneNumber: String) { self.phoneNumber = phoneNumber }
-        public init(userRecordID: CKRecord.ID) { self.userRecordID = userRecordID }
+/// How to look a user up: by email address, phone number or user record ID. Apple's
+/// `CKUserIdentity.LookupInfo`, declared at the top level under its Objective-C name for the
+/// archiver, as ``CKRecordID`` is. Identities here have email addresses and no phone numbers,
+/// so a lookup by phone number finds no one.
+///
+/// `@unchecked Sendable`: immutable; its stored properties are `let`s.
+open class CKUserIdentityLookupInfo: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    public let emailAddress: String?
+    public let phoneNumber: String?
+    public let userRecordID: CKRecord.ID?
 
-        public static func lookupInfos(withEmails emails: [String]) -> [LookupInfo] { emails.map(LookupInfo.init(emailAddress:)) }
-        public static func lookupInfos(withPhoneNumbers phoneNumbers: [String]) -> [LookupInfo] { phoneNumbers.map(LookupInfo.init(phoneNumber:)) }
-        public static func lookupInfos(with recordIDs: [CKRecord.ID]) -> [LookupInfo] { recordIDs.map(LookupInfo.init(userRecordID:)) }
+    private init(emailAddress: String?, phoneNumber: String?, userRecordID: CKRecord.ID?) {
+        self.emailAddress = emailAddress
+        self.phoneNumber = phoneNumber
+        self.userRecordID = userRecordID
     }
 
-    public var userRecordID: CKRecord.ID?
-    public var lookupInfo: LookupInfo?
-    public var nameComponents: PersonNameComponents?
-    public var hasiCloudAccount: Bool { userRecordID != nil }
-    /// The user's email addresses (what the caller could look the user up by).
-    public var emailAddresses: [String]
+    public convenience init(emailAddress: String) { self.init(emailAddress: emailAddress, phoneNumber: nil, userRecordID: nil) }
+    public convenience init(phoneNumber: String) { self.init(emailAddress: nil, phoneNumber: phoneNumber, userRecordID: nil) }
+    public convenience init(userRecordID: CKRecord.ID) { self.init(emailAddress: nil, phoneNumber: nil, userRecordID: userRecordID) }
 
-    init(_ d: DiscoveredIdentity, lookup: LookupInfo?) {
-        userRecordID = CKRecord.ID(recordName: d.userRecordName)
-        lookupInfo = lookup
+    open class func lookupInfos(withEmails emails: [String]) -> [CKUserIdentityLookupInfo] { emails.map(CKUserIdentityLookupInfo.init(emailAddress:)) }
+    open class func lookupInfos(withPhoneNumbers phoneNumbers: [String]) -> [CKUserIdentityLookupInfo] { phoneNumbers.map(CKUserIdentityLookupInfo.init(phoneNumber:)) }
+    open class func lookupInfos(with recordIDs: [CKRecord.ID]) -> [CKUserIdentityLookupInfo] { recordIDs.map(CKUserIdentityLookupInfo.init(userRecordID:)) }
+
+    /// Equal when they look up the same way: dictionaries keyed by the lookups an operation
+    /// was given find its results.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CKUserIdentityLookupInfo else { return false }
+        return other.emailAddress == emailAddress && other.phoneNumber == phoneNumber && other.userRecordID == userRecordID
+    }
+
+    open override var hash: Int { emailAddress.hashValue ^ phoneNumber.hashValue ^ (userRecordID?.hash ?? 0) }
+
+    open override var description: String {
+        "<CKUserIdentityLookupInfo \(emailAddress ?? phoneNumber ?? userRecordID?.recordName ?? "nobody")>"
+    }
+
+    /// Immutable: the copy is the lookup itself.
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    open func encode(with coder: NSCoder) {
+        if let emailAddress { coder.encode(emailAddress as NSString, forKey: "emailAddress") }
+        if let phoneNumber { coder.encode(phoneNumber as NSString, forKey: "phoneNumber") }
+        if let userRecordID { coder.encode(userRecordID, forKey: "userRecordID") }
+    }
+
+    public required init?(coder: NSCoder) {
+        emailAddress = coder.decodeStringIfPresent(forKey: "emailAddress")
+        phoneNumber = coder.decodeStringIfPresent(forKey: "phoneNumber")
+        userRecordID = coder.decodeObjectIfPresent(of: CKRecord.ID.self, forKey: "userRecordID")
+        guard emailAddress != nil || phoneNumber != nil || userRecordID != nil else { return nil }
+    }
+}
+
+/// What discovery tells about a user: the user record ID, how the user was looked up,
+/// and the name; nothing else. An `NSObject` with `NSSecureCoding` and `NSCopying`, as
+/// Apple's, so an app can keep the identities it found.
+///
+/// `@unchecked Sendable`: immutable; its stored properties are `let`s.
+open class CKUserIdentity: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    /// How to look a user up (``CKUserIdentityLookupInfo``).
+    public typealias LookupInfo = CKUserIdentityLookupInfo
+
+    public let userRecordID: CKRecord.ID?
+    public let lookupInfo: LookupInfo?
+    public let nameComponents: PersonNameComponents?
+    public var hasiCloudAccount: Bool { userRecordID != nil }
+    /// Apple's identifiers of the user in the device's contacts: there are no contacts here.
+    public var contactIdentifiers: [String] { [] }
+    /// The user's email addresses (what the caller could look the user up by).
+    public let emailAddresses: [String]
+
+    init(userRecordID: CKRecord.ID?, lookupInfo: LookupInfo?, nameComponents: PersonNameComponents?, emailAddresses: [String]) {
+        self.userRecordID = userRecordID
+        self.lookupInfo = lookupInfo
+        self.nameComponents = nameComponents
+        self.emailAddresses = emailAddresses
+    }
+
+    convenience init(_ d: DiscoveredIdentity, lookup: LookupInfo?) {
         var n = PersonNameComponents()
         n.nickname = d.name
-        nameComponents = n
-        emailAddresses = d.emails
+        self.init(userRecordID: CKRecord.ID(recordName: d.userRecordName), lookupInfo: lookup, nameComponents: n, emailAddresses: d.emails)
+    }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CKUserIdentity else { return false }
+        return other.userRecordID == userRecordID && other.lookupInfo == lookupInfo
+            && other.nameComponents == nameComponents && other.emailAddresses == emailAddresses
+    }
+
+    open override var hash: Int { userRecordID?.hash ?? 0 }
+
+    open override var description: String { "<CKUserIdentity \(userRecordID?.recordName ?? "no account")>" }
+
+    /// Immutable: the copy is the identity itself.
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    /// The parts of a name that discovery fills in, each under its own key.
+    private static var nameParts: [(String, WritableKeyPath<PersonNameComponents, String?>)] {
+        [("namePrefix", \.namePrefix), ("givenName", \.givenName), ("middleName", \.middleName),
+         ("familyName", \.familyName), ("nameSuffix", \.nameSuffix), ("nickname", \.nickname)]
+    }
+
+    open func encode(with coder: NSCoder) {
+        if let userRecordID { coder.encode(userRecordID, forKey: "userRecordID") }
+        if let lookupInfo { coder.encode(lookupInfo, forKey: "lookupInfo") }
+        if let nameComponents {
+            coder.encode(true, forKey: "hasName")
+            for (key, path) in Self.nameParts { if let part = nameComponents[keyPath: path] { coder.encode(part as NSString, forKey: key) } }
+        }
+        coder.encode(NSArray(array: emailAddresses.map { $0 as NSString }), forKey: "emailAddresses")
+    }
+
+    public required init?(coder: NSCoder) {
+        userRecordID = coder.decodeObjectIfPresent(of: CKRecord.ID.self, forKey: "userRecordID")
+        lookupInfo = coder.decodeObjectIfPresent(of: LookupInfo.self, forKey: "lookupInfo")
+        if coder.containsValue(forKey: "hasName") {
+            var name = PersonNameComponents()
+            for (key, path) in Self.nameParts { name[keyPath: path] = coder.decodeStringIfPresent(forKey: key) }
+            nameComponents = name
+        } else {
+            nameComponents = nil
+        }
+        emailAddresses = coder.decodeObject(of: [NSArray.self, NSString.self], forKey: "emailAddresses") as? [String] ?? []
     }
 }
 
@@ -185,6 +283,12 @@ extension CKContainer {
     public func discoverUserIdentity(withUserRecordID id: CKRecord.ID, completionHandler: @escaping @Sendable (CKUserIdentity?, Error?) -> Void) {
         complete(completionHandler) { () throws(CKError) in try self.discoverUserIdentity(withUserRecordID: id) }
     }
+
+    // Apple's async forms of the lookups above.
+
+    public func userIdentity(forEmailAddress email: String) async throws -> CKUserIdentity? { try discoverUserIdentity(withEmailAddress: email) }
+    public func userIdentity(forPhoneNumber phoneNumber: String) async throws -> CKUserIdentity? { try discoverUserIdentity(withPhoneNumber: phoneNumber) }
+    public func userIdentity(forUserRecordID id: CKRecord.ID) async throws -> CKUserIdentity? { try discoverUserIdentity(withUserRecordID: id) }
 }
 
 /// Discovers users by email address or user record ID.

@@ -2,8 +2,10 @@ import Foundation
 import Synchronization
 
 /// A container as CloudKit code uses it: its identifier, its two databases, the caller's
-/// account and permissions, and a queue that runs operations.
-public final class CKContainer: Sendable {
+/// account and permissions, and a queue that runs operations. An `NSObject`, as Apple's.
+///
+/// `@unchecked Sendable`: immutable; its stored properties are `let`s of `Sendable` types.
+open class CKContainer: NSObject, @unchecked Sendable {
     public let containerIdentifier: String?
     /// The engine's container, or why it could not be opened (then every call fails with that
     /// error and ``accountStatus()`` is `couldNotDetermine`).
@@ -125,8 +127,10 @@ public final class CKContainer: Sendable {
     }
 }
 
-/// One database of a container, for one caller.
-public final class CKDatabase: Sendable {
+/// One database of a container, for one caller. An `NSObject`, as Apple's.
+///
+/// `@unchecked Sendable`: immutable; its stored properties are `let`s of `Sendable` types.
+open class CKDatabase: NSObject, @unchecked Sendable {
     /// Apple's numbers for the databases.
     public enum Scope: Int, Sendable { case `public` = 1, `private` = 2, shared = 3 }
 

@@ -1,5 +1,50 @@
 import Foundation
 
+/// What to fetch of one zone: Apple's `CKFetchRecordZoneChangesOperation.ZoneConfiguration`,
+/// declared at the top level under its Objective-C name for the archiver, as ``CKRecordID``
+/// is. An `NSObject` with `NSSecureCoding` and `NSCopying`, as Apple's.
+/// `@unchecked Sendable`: its values are in a `LockedSettings`.
+public final class CKFetchRecordZoneChangesConfiguration: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    private struct Values {
+        var token: CKServerChangeToken?
+        var resultsLimit: Int
+        var desiredKeys: [CKRecord.FieldKey]?
+    }
+
+    private let values: LockedSettings<Values>
+
+    /// `resultsLimit` nil or 0: the store's page.
+    public init(previousServerChangeToken: CKServerChangeToken? = nil, resultsLimit: Int? = nil, desiredKeys: [CKRecord.FieldKey]? = nil) {
+        values = LockedSettings(Values(token: previousServerChangeToken, resultsLimit: resultsLimit ?? 0, desiredKeys: desiredKeys))
+    }
+
+    public var previousServerChangeToken: CKServerChangeToken? { get { values[\.token] } set { values[\.token] = newValue } }
+    /// At most this many records a page (0: the store's page).
+    public var resultsLimit: Int { get { values[\.resultsLimit] } set { values[\.resultsLimit] = newValue } }
+    public var desiredKeys: [CKRecord.FieldKey]? { get { values[\.desiredKeys] } set { values[\.desiredKeys] = newValue } }
+
+    /// A configuration of its own, with the same settings.
+    public func copy(with zone: NSZone? = nil) -> Any {
+        let all = values.all
+        return CKFetchRecordZoneChangesConfiguration(previousServerChangeToken: all.token, resultsLimit: all.resultsLimit, desiredKeys: all.desiredKeys)
+    }
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) {
+        let all = values.all
+        if let token = all.token { coder.encode(token, forKey: "previousServerChangeToken") }
+        coder.encode(all.resultsLimit, forKey: "resultsLimit")
+        if let keys = all.desiredKeys { coder.encode(NSArray(array: keys.map { $0 as NSString }), forKey: "desiredKeys") }
+    }
+
+    public init?(coder: NSCoder) {
+        values = LockedSettings(Values(token: coder.decodeObjectIfPresent(of: CKServerChangeToken.self, forKey: "previousServerChangeToken"),
+                                       resultsLimit: coder.decodeInteger(forKey: "resultsLimit"),
+                                       desiredKeys: coder.decodeObjectIfPresent(of: [NSArray.self, NSString.self], forKey: "desiredKeys") as? [String]))
+    }
+}
+
 /// The records saved and deleted in some zones since each zone's token: the second half of a
 /// sync loop. Records come through ``recordWasChangedBlock``, deletions through
 /// ``recordWithIDWasDeletedBlock``, each zone's new token through
@@ -8,26 +53,8 @@ import Foundation
 /// `@unchecked Sendable` as every operation: inputs and blocks are set before it starts and
 /// only read while it runs (Apple's contract); its running state is under ``CKOperation``'s lock.
 open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Sendable {
-    /// What to fetch of one zone.
-    /// `@unchecked Sendable`: its values are in a `LockedSettings`.
-    public final class ZoneConfiguration: @unchecked Sendable {
-        private struct Values {
-            var token: CKServerChangeToken?
-            var resultsLimit: Int
-            var desiredKeys: [CKRecord.FieldKey]?
-        }
-
-        private let values: LockedSettings<Values>
-
-        public init(previousServerChangeToken: CKServerChangeToken? = nil, resultsLimit: Int = 0, desiredKeys: [CKRecord.FieldKey]? = nil) {
-            values = LockedSettings(Values(token: previousServerChangeToken, resultsLimit: resultsLimit, desiredKeys: desiredKeys))
-        }
-
-        public var previousServerChangeToken: CKServerChangeToken? { get { values[\.token] } set { values[\.token] = newValue } }
-        /// At most this many records a page (0: the store's page).
-        public var resultsLimit: Int { get { values[\.resultsLimit] } set { values[\.resultsLimit] = newValue } }
-        public var desiredKeys: [CKRecord.FieldKey]? { get { values[\.desiredKeys] } set { values[\.desiredKeys] = newValue } }
-    }
+    /// What to fetch of one zone (``CKFetchRecordZoneChangesConfiguration``).
+    public typealias ZoneConfiguration = CKFetchRecordZoneChangesConfiguration
 
     public var recordZoneIDs: [CKRecordZone.ID]?
     public var configurationsByRecordZoneID: [CKRecordZone.ID: ZoneConfiguration]?

@@ -2,8 +2,10 @@ import Foundation
 
 /// A notification as CloudKit code reads it: ``CKQueryNotification`` for a query
 /// subscription, ``CKRecordZoneNotification`` for a zone one, ``CKDatabaseNotification`` for a
-/// database one. Immutable.
-public class CKNotification: @unchecked Sendable, CustomStringConvertible {
+/// database one. An `NSObject`, as Apple's.
+///
+/// `@unchecked Sendable`: immutable; its stored properties are `let`s, as are its subclasses'.
+open class CKNotification: NSObject, @unchecked Sendable {
     /// A notification's ID (``CKNotificationID``).
     public typealias ID = CKNotificationID
 
@@ -58,11 +60,11 @@ public class CKNotification: @unchecked Sendable, CustomStringConvertible {
     public var alertActionLocalizationKey: String? { value.presentation.alertActionLocalizationKey }
     public var alertLaunchImage: String? { value.presentation.alertLaunchImage }
     public var isRead: Bool { value.isRead }
-    public var description: String { "<CKNotification \(value.notificationID) \(value.subscriptionID)>" }
+    open override var description: String { "<CKNotification \(value.notificationID) \(value.subscriptionID)>" }
 }
 
 /// A query subscription fired for one record.
-public final class CKQueryNotification: CKNotification, @unchecked Sendable {
+open class CKQueryNotification: CKNotification, @unchecked Sendable {
     public enum Reason: Int, Sendable {
         case recordCreated = 1, recordUpdated, recordDeleted
     }
@@ -94,7 +96,7 @@ public final class CKQueryNotification: CKNotification, @unchecked Sendable {
 }
 
 /// A zone subscription fired for one commit in its zone.
-public final class CKRecordZoneNotification: CKNotification, @unchecked Sendable {
+open class CKRecordZoneNotification: CKNotification, @unchecked Sendable {
     public var recordZoneID: CKRecordZone.ID? { CKRecordZone.ID(value.zoneID.asCallerWritesIt) }
     public var databaseScope: CKDatabase.Scope { CKDatabase.Scope(value.databaseScope) }
 }
@@ -102,7 +104,7 @@ public final class CKRecordZoneNotification: CKNotification, @unchecked Sendable
 /// A database subscription fired for one commit in one of the database's zones: fetch the
 /// database's changes (``CKFetchDatabaseChangesOperation``) to learn which.
 /// `@unchecked Sendable`: immutable, as every ``CKNotification``.
-public final class CKDatabaseNotification: CKNotification, @unchecked Sendable {
+open class CKDatabaseNotification: CKNotification, @unchecked Sendable {
     public var databaseScope: CKDatabase.Scope { CKDatabase.Scope(value.databaseScope) }
 }
 
@@ -143,24 +145,33 @@ extension CKContainer {
 }
 
 /// Fetches the caller's notifications since a token.
+/// Apple's tokens here are ``CKServerChangeToken``s, as for zones and databases, so they
+/// archive alike; each kind is refused where another is asked for.
 open class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked Sendable {
-    public var previousServerChangeToken: CKNotificationToken?
+    public var previousServerChangeToken: CKServerChangeToken?
     public var resultsLimit = 0
     public var notificationChangedBlock: (@Sendable (CKNotification) -> Void)?
-    public var fetchNotificationChangesCompletionBlock: (@Sendable (CKNotificationToken?, Error?) -> Void)?
+    public var fetchNotificationChangesCompletionBlock: (@Sendable (CKServerChangeToken?, Error?) -> Void)?
     /// Set when done: more notifications remain past `resultsLimit`.
     public var moreComing: Bool { lock.withLock { more } }
     /// Guarded by `lock`.
     private var more = false
 
-    public init(previousServerChangeToken: CKNotificationToken? = nil) { self.previousServerChangeToken = previousServerChangeToken }
+    public init(previousServerChangeToken: CKServerChangeToken? = nil) { self.previousServerChangeToken = previousServerChangeToken }
 
     open override func main() {
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
             let database = targetDatabase
             let container = database.container
-            let changes = try container.notificationLog().changes(since: previousServerChangeToken, excludingDevice: container.caller.deviceID)
+            var since: CKNotificationToken?
+            if let previousServerChangeToken {
+                guard let token = previousServerChangeToken.notificationToken else {
+                    throw CKError(.invalidArguments, "\(previousServerChangeToken) is not a notifications token; pass the token this operation gave, or nil for every notification kept")
+                }
+                since = token
+            }
+            let changes = try container.notificationLog().changes(since: since, excludingDevice: container.caller.deviceID)
             var token = changes.token
             var list = changes.notifications
             if resultsLimit > 0 && list.count > resultsLimit {
@@ -169,7 +180,7 @@ open class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked 
                 lock.withLock { more = true }
             }
             for n in list { notificationChangedBlock?(CKNotification.wrap(n, containerIdentifier: container.containerIdentifier)) }
-            fetchNotificationChangesCompletionBlock?(token, nil)
+            fetchNotificationChangesCompletionBlock?(CKServerChangeToken(notifications: token), nil)
         } catch {
             fetchNotificationChangesCompletionBlock?(nil, error)
         }

@@ -10,9 +10,9 @@ import Foundation
 open class CKOperation: Operation, @unchecked Sendable {
     /// The settings of an operation. A local store uses `container`; the rest (cellular access,
     /// time-outs, long-lived operations) are kept as set and change nothing, there being no
-    /// network.
+    /// network. An `NSObject`, as Apple's.
     /// `@unchecked Sendable`: its values are in a `LockedSettings`.
-    public final class Configuration: @unchecked Sendable {
+    public final class Configuration: NSObject, @unchecked Sendable {
         private struct Values {
             var container: CKContainer?
             var qualityOfService = QualityOfService.default
@@ -24,11 +24,11 @@ open class CKOperation: Operation, @unchecked Sendable {
 
         private let values: LockedSettings<Values>
 
-        public convenience init() { self.init(Values()) }
+        public override convenience init() { self.init(Values()) }
         private init(_ values: Values) { self.values = LockedSettings(values) }
 
         /// A configuration with the same settings, as an operation keeps of one given to it.
-        func copy() -> Configuration { Configuration(values.all) }
+        func copied() -> Configuration { Configuration(values.all) }
 
         public var container: CKContainer? { get { values[\.container] } set { values[\.container] = newValue } }
         public var qualityOfService: QualityOfService { get { values[\.qualityOfService] } set { values[\.qualityOfService] = newValue } }
@@ -93,13 +93,13 @@ open class CKOperation: Operation, @unchecked Sendable {
         get {
             lock.withLock {
                 if let stored = storedConfiguration { return stored }
-                let made = storedGroup?.defaultConfiguration.copy() ?? Configuration()
+                let made = storedGroup?.defaultConfiguration.copied() ?? Configuration()
                 storedConfiguration = made
                 return made
             }
         }
         set {
-            let copy = newValue?.copy() ?? Configuration()
+            let copy = newValue?.copied() ?? Configuration()
             lock.withLock { storedConfiguration = copy }
         }
     }

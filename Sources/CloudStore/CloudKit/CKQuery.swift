@@ -22,7 +22,11 @@ extension QueryPredicate {
 }
 
 /// A query as CloudKit code writes it: a record type, an `NSPredicate` and `NSSortDescriptor`s.
-public final class CKQuery: @unchecked Sendable, CustomStringConvertible {
+/// As Apple's, an `NSObject` with `NSSecureCoding` and `NSCopying`: an app may archive the
+/// queries it runs again.
+///
+/// `@unchecked Sendable`: `lock` guards `sorts`, the one stored property that changes.
+open class CKQuery: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     public let recordType: CKRecord.RecordType
     public let predicate: CloudKitPredicate
     /// Guards `sorts`.
@@ -40,7 +44,7 @@ public final class CKQuery: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The order of results; records with equal keys come by record name.
-    public var sortDescriptors: [CloudKitSortDescriptor]? {
+    open var sortDescriptors: [CloudKitSortDescriptor]? {
         get { lock.withLock { sorts } }
         set { lock.withLock { sorts = newValue } }
     }
@@ -51,7 +55,31 @@ public final class CKQuery: @unchecked Sendable, CustomStringConvertible {
         return RecordQuery(recordType: recordType, predicate: try predicate.queryPredicate(), sortDescriptors: sorts)
     }
 
-    public var description: String { "<CKQuery \(recordType) where \(predicate)>" }
+    open override var description: String { "<CKQuery \(recordType) where \(predicate)>" }
+
+    /// A query of its own, with the same type, predicate and sort.
+    open func copy(with zone: NSZone? = nil) -> Any {
+        let copy = CKQuery(recordType: recordType, predicate: predicate)
+        copy.sortDescriptors = sortDescriptors
+        return copy
+    }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    open func encode(with coder: NSCoder) {
+        coder.encode(recordType as NSString, forKey: "recordType")
+        coder.encode(predicate, forKey: "predicate")
+        if let sorts = sortDescriptors { coder.encode(NSArray(array: sorts), forKey: "sortDescriptors") }
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let type = coder.decodeObject(of: NSString.self, forKey: "recordType") as String?,
+              let predicate = coder.decodeObject(of: CloudKitPredicate.self, forKey: "predicate")
+        else { return nil }
+        recordType = type
+        self.predicate = predicate
+        sorts = coder.decodeObjectIfPresent(of: [NSArray.self, CloudKitSortDescriptor.self], forKey: "sortDescriptors") as? [CloudKitSortDescriptor]
+    }
 }
 
 /// Runs a query in one zone, a page at a time: `recordMatchedBlock` per record, then

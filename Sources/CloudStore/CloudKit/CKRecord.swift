@@ -11,10 +11,10 @@ public let CKOwnerDefaultName = ZoneID.currentUserOwnerName
 /// Like CloudKit's, a `CKRecord` is meant for one thread at a time; a lock still keeps it
 /// whole if that rule is broken.
 ///
-/// Not final: ``CKShare`` is a record, as Apple's.
+/// `open`, as Apple's: ``CKShare`` is a record, and an app may subclass it.
 ///
 /// `@unchecked Sendable`: `value` is only touched under `lock`.
-public class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     /// How a reference acts when its target is deleted (`CKRecord.Reference.Action`).
     public typealias ReferenceAction = Reference.Action
     /// A field's name.
@@ -44,7 +44,10 @@ public class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable 
         self.init(recordType: recordType, recordID: ID(zoneID: zoneID))
     }
 
-    init(_ record: Record, assetDirectory: String?) {
+    /// A record holding the engine's `record`, whose assets are files under `assetDirectory`
+    /// (a database's asset folder; nil for a record not from a database). Public, as every
+    /// designated initializer of this class, so that an app's subclass inherits them all.
+    public init(_ record: Record, assetDirectory: String?) {
         value = record
         recordID = ID(record.recordID)
         self.assetDirectory = assetDirectory

@@ -245,9 +245,8 @@ extension CKShare {
 
 extension CKUserIdentity {
     /// A participant's identity: their user record ID, and the email address they were found by.
-    init(userRecordName: String, emailAddress: String?) {
-        self.init(DiscoveredIdentity(userRecordName: userRecordName, name: "", emails: emailAddress.map { [$0] } ?? []),
-                  lookup: emailAddress.map { LookupInfo(emailAddress: $0) })
-        nameComponents = nil
+    convenience init(userRecordName: String, emailAddress: String?) {
+        self.init(userRecordID: CKRecord.ID(recordName: userRecordName), lookupInfo: emailAddress.map { LookupInfo(emailAddress: $0) },
+                  nameComponents: nil, emailAddresses: emailAddress.map { [$0] } ?? [])
     }
 }

@@ -3,13 +3,33 @@ import Foundation
 public typealias CKSubscriptionOptions = SubscriptionOptions
 
 /// What a subscription's notifications show, as CloudKit code sets it: a class whose
-/// properties are set one by one. A lock guards `value`.
-public final class CKNotificationInfo: @unchecked Sendable {
+/// properties are set one by one. As Apple's (`CKSubscription.NotificationInfo`), an
+/// `NSObject` with `NSSecureCoding` and `NSCopying`.
+///
+/// `@unchecked Sendable`: `lock` guards `value`, its one stored property that changes.
+open class CKNotificationInfo: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     private let lock = NSLock()
     private var value: NotificationInfo
 
-    public init() { value = NotificationInfo() }
+    public override init() { value = NotificationInfo() }
     init(_ info: NotificationInfo) { value = info }
+
+    /// Settings of their own, equal to these.
+    open func copy(with zone: NSZone? = nil) -> Any { CKNotificationInfo(info) }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    /// The settings as `subscriptions.json` keeps them.
+    open func encode(with coder: NSCoder) {
+        coder.encode(JSONWriter.compactString(info.json) as NSString, forKey: "notificationInfo")
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let text = coder.decodeObject(of: NSString.self, forKey: "notificationInfo") as String?,
+              let json = try? JSONParser.parse(text)
+        else { return nil }
+        value = NotificationInfo(json: json)
+    }
 
     var info: NotificationInfo { lock.withLock { value } }
 
@@ -38,9 +58,11 @@ public final class CKNotificationInfo: @unchecked Sendable {
 
 /// A subscription as CloudKit code makes it, with the seed's initializers: by record
 /// type and predicate, or by zone, each with or without an ID (a UUID when none is given).
-/// ``CKQuerySubscription`` and ``CKRecordZoneSubscription`` are the newer names.
-/// A lock guards `value`.
-public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
+/// ``CKQuerySubscription`` and ``CKRecordZoneSubscription`` are the newer names. As Apple's,
+/// an `NSObject` with `NSSecureCoding` and `NSCopying`.
+///
+/// `@unchecked Sendable`: `lock` guards `value` and `info`, the stored properties that change.
+open class CKSubscription: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     public typealias ID = String
     public typealias NotificationInfo = CKNotificationInfo
 
@@ -143,7 +165,39 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
         set { lock.withLock { info = newValue } }
     }
 
-    public var description: String { "<CKSubscription \(subscriptionID)>" }
+    open override var description: String { "<CKSubscription \(subscriptionID)>" }
+
+    /// A subscription of its own with the same settings, made by archiving this one: the
+    /// archive keeps everything a subscription holds, whichever subclass it is.
+    open func copy(with zone: NSZone? = nil) -> Any {
+        guard let data = try? NSKeyedArchiver.archivedData(withRootObject: self, requiringSecureCoding: true),
+              let copy = try? NSKeyedUnarchiver.unarchivedObject(ofClass: CKSubscription.self, from: data)
+        else { return self }
+        return copy
+    }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    /// The subscription as `subscriptions.json` keeps it, with the notification info, the
+    /// predicate as the caller gave it and why it was refused, if it was.
+    open func encode(with coder: NSCoder) {
+        let (stored, info) = lock.withLock { (self.value, self.info) }
+        coder.encode(JSONWriter.compactString(stored.json(ownerName: CKCurrentUserDefaultName)) as NSString, forKey: "subscription")
+        if let info { coder.encode(info, forKey: "notificationInfo") }
+        if let givenPredicate { coder.encode(givenPredicate, forKey: "predicate") }
+        if let predicateError { coder.encode(predicateError.message as NSString, forKey: "refusal") }
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let text = coder.decodeObject(of: NSString.self, forKey: "subscription") as String?,
+              let json = try? JSONParser.parse(text),
+              let subscription = try? Subscription(json: json, file: "an archived subscription")
+        else { return nil }
+        value = subscription
+        info = coder.decodeObjectIfPresent(of: CKNotificationInfo.self, forKey: "notificationInfo")
+        givenPredicate = coder.decodeObjectIfPresent(of: CloudKitPredicate.self, forKey: "predicate")
+        predicateError = coder.decodeStringIfPresent(forKey: "refusal").map { CKError(.invalidArguments, $0) }
+    }
 
     static func wrap(_ s: Subscription) -> CKSubscription {
         switch s.kind {
@@ -155,7 +209,9 @@ public class CKSubscription: @unchecked Sendable, CustomStringConvertible {
 }
 
 /// A subscription to records of a type that match a predicate.
-public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
+///
+/// `@unchecked Sendable`: it adds no state; ``CKSubscription``'s lock guards what it has.
+open class CKQuerySubscription: CKSubscription, @unchecked Sendable {
     public typealias Options = CKSubscriptionOptions
 
     public convenience init(recordType: CKRecord.RecordType, predicate: QueryPredicate, options: Options) {
@@ -176,6 +232,8 @@ public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
 
     override init(_ subscription: Subscription) { super.init(subscription) }
 
+    public required init?(coder: NSCoder) { super.init(coder: coder) }
+
     public var querySubscriptionOptions: Options { subscriptionOptions }
 
     /// The zone whose records the subscription watches; nil watches every zone.
@@ -188,7 +246,7 @@ public final class CKQuerySubscription: CKSubscription, @unchecked Sendable {
 /// A subscription to every change in every zone of the private database: sync code saves one
 /// and, on each notification, fetches the database's changes.
 /// `@unchecked Sendable`: it adds no state; ``CKSubscription``'s lock guards what it has.
-public final class CKDatabaseSubscription: CKSubscription, @unchecked Sendable {
+open class CKDatabaseSubscription: CKSubscription, @unchecked Sendable {
     public convenience init() { self.init(subscriptionID: UUID().uuidString) }
 
     public init(subscriptionID: ID) {
@@ -196,6 +254,8 @@ public final class CKDatabaseSubscription: CKSubscription, @unchecked Sendable {
     }
 
     override init(_ subscription: Subscription) { super.init(subscription) }
+
+    public required init?(coder: NSCoder) { super.init(coder: coder) }
 
     /// When set, the subscription fires only for changes to records of this type (and for
     /// zones created or deleted).
@@ -206,7 +266,9 @@ public final class CKDatabaseSubscription: CKSubscription, @unchecked Sendable {
 }
 
 /// A subscription to every change in one custom zone.
-public final class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable {
+///
+/// `@unchecked Sendable`: it adds no state; ``CKSubscription``'s lock guards what it has.
+open class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable {
     public convenience init(zoneID: CKRecordZone.ID) { self.init(zoneID: zoneID, subscriptionID: UUID().uuidString) }
 
     public init(zoneID: CKRecordZone.ID, subscriptionID: ID) {
@@ -214,6 +276,8 @@ public final class CKRecordZoneSubscription: CKSubscription, @unchecked Sendable
     }
 
     override init(_ subscription: Subscription) { super.init(subscription) }
+
+    public required init?(coder: NSCoder) { super.init(coder: coder) }
 
     /// The zone the subscription watches.
     public var zoneID: CKRecordZone.ID { watchedZoneID ?? .default }

@@ -9,9 +9,13 @@ import Foundation
 /// of these. A format that does not parse is reported when the query runs, as
 /// `invalidArguments` naming the place, instead of Apple's exception.
 ///
+/// As Apple's, it is an `NSObject` with `NSSecureCoding` and `NSCopying`, and two predicates
+/// are equal when their text with the arguments in place is.
+///
 /// `@unchecked Sendable`: immutable; every stored property is a `let`.
-open class CloudKitPredicate: CustomStringConvertible, @unchecked Sendable {
-    /// The predicate's text.
+open class CloudKitPredicate: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    /// The predicate's text with its arguments in place (`title BEGINSWITH "Sea"`), as Apple's
+    /// gives it; a format that does not parse keeps the caller's text.
     public let predicateFormat: String
     private let parsed: Result<QueryPredicate, CKError>
 
@@ -20,12 +24,14 @@ open class CloudKitPredicate: CustomStringConvertible, @unchecked Sendable {
     }
 
     public init(format predicateFormat: String, argumentArray arguments: [Any]?) {
-        self.predicateFormat = predicateFormat
         do throws(CKError) {
             let values = try (arguments ?? []).enumerated().map { (i, argument) throws(CKError) in try Self.value(argument, at: i + 1) }
-            parsed = .success(try QueryPredicate(format: predicateFormat, argumentArray: values))
+            let predicate = try QueryPredicate(format: predicateFormat, argumentArray: values)
+            parsed = .success(predicate)
+            self.predicateFormat = predicate.description
         } catch {
             parsed = .failure(error)
+            self.predicateFormat = predicateFormat
         }
     }
 
@@ -46,7 +52,40 @@ open class CloudKitPredicate: CustomStringConvertible, @unchecked Sendable {
     /// or its arguments are not CloudKit's.
     public func queryPredicate() throws(CKError) -> QueryPredicate { try parsed.get() }
 
-    public var description: String { predicateFormat }
+    open override var description: String { predicateFormat }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CloudKitPredicate, type(of: other) == type(of: self) else { return false }
+        return other.predicateFormat == predicateFormat
+    }
+
+    open override var hash: Int { predicateFormat.hashValue }
+
+    /// Immutable: the copy is the predicate itself.
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    /// The text, and why it was refused when it was: a predicate read back is refused again,
+    /// with the same reason, when a query runs with it.
+    open func encode(with coder: NSCoder) {
+        coder.encode(predicateFormat as NSString, forKey: "predicateFormat")
+        if case .failure(let error) = parsed { coder.encode(error.message as NSString, forKey: "refusal") }
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let format = coder.decodeObject(of: NSString.self, forKey: "predicateFormat") as String? else { return nil }
+        predicateFormat = format
+        if let refusal = coder.decodeStringIfPresent(forKey: "refusal") {
+            parsed = .failure(CKError(.invalidArguments, refusal))
+        } else {
+            do {
+                parsed = .success(try PredicateParser.parse(format))
+            } catch {
+                parsed = .failure(CKError(.invalidArguments, "the archived predicate \"\(format)\" \(error)"))
+            }
+        }
+    }
 
     /// One `%@` (or `%d`, `%K`) argument as a predicate value.
     static func value(_ argument: Any, at position: Int) throws(CKError) -> PredicateValue {
@@ -110,6 +149,22 @@ open class CloudKitCompoundPredicate: CloudKitPredicate, @unchecked Sendable {
 
     public override func queryPredicate() throws(CKError) -> QueryPredicate { try combined.get() }
 
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(Int(compoundPredicateType.rawValue), forKey: "compoundPredicateType")
+        coder.encode(NSArray(array: subpredicates), forKey: "subpredicates")
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let type = LogicalType(rawValue: UInt(coder.decodeInteger(forKey: "compoundPredicateType"))),
+              let parts = coder.decodeObject(of: [NSArray.self, CloudKitPredicate.self], forKey: "subpredicates") as? [CloudKitPredicate]
+        else { return nil }
+        compoundPredicateType = type
+        subpredicates = parts
+        combined = Self.combine(type, parts)
+        super.init(coder: coder)
+    }
+
     private static func combine(_ type: LogicalType, _ parts: [CloudKitPredicate]) -> Result<QueryPredicate, CKError> {
         do throws(CKError) {
             let predicates = try parts.map { (p) throws(CKError) in try p.queryPredicate() }
@@ -128,10 +183,11 @@ open class CloudKitCompoundPredicate: CloudKitPredicate, @unchecked Sendable {
 
 /// A sort key as CloudKit code writes it: `NSSortDescriptor(key: "created", ascending: false)`.
 /// Linux Foundation's key-based initializer is unavailable, so the `CloudKit` module names
-/// this class `NSSortDescriptor`.
+/// this class `NSSortDescriptor`. As Apple's, it is an `NSObject` with `NSSecureCoding` and
+/// `NSCopying`, equal to another of the same key and direction.
 ///
 /// `@unchecked Sendable`: immutable; every stored property is a `let`.
-open class CloudKitSortDescriptor: @unchecked Sendable, CustomStringConvertible {
+open class CloudKitSortDescriptor: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     public let key: String?
     public let ascending: Bool
 
@@ -143,7 +199,29 @@ open class CloudKitSortDescriptor: @unchecked Sendable, CustomStringConvertible 
     /// The same key the other way round.
     open var reversedSortDescriptor: Any { CloudKitSortDescriptor(key: key, ascending: !ascending) }
 
-    public var description: String { "(\(key ?? "nil"), \(ascending ? "ascending" : "descending"))" }
+    open override var description: String { "(\(key ?? "nil"), \(ascending ? "ascending" : "descending"))" }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CloudKitSortDescriptor, type(of: other) == type(of: self) else { return false }
+        return other.key == key && other.ascending == ascending
+    }
+
+    open override var hash: Int { key.hashValue ^ (ascending ? 1 : 0) }
+
+    /// Immutable: the copy is the descriptor itself.
+    open func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    open func encode(with coder: NSCoder) {
+        if let key { coder.encode(key as NSString, forKey: "key") }
+        coder.encode(ascending, forKey: "ascending")
+    }
+
+    public required init?(coder: NSCoder) {
+        key = coder.decodeStringIfPresent(forKey: "key")
+        ascending = coder.decodeBool(forKey: "ascending")
+    }
 
     /// The engine's form; a descriptor without a key is refused.
     func querySortDescriptor() throws(CKError) -> QuerySortDescriptor {
@@ -159,6 +237,23 @@ open class CKLocationSortDescriptor: CloudKitSortDescriptor, @unchecked Sendable
     public init(key: String, relativeLocation: Location) {
         self.relativeLocation = relativeLocation
         super.init(key: key, ascending: true)
+    }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard super.isEqual(object), let other = object as? CKLocationSortDescriptor else { return false }
+        return other.relativeLocation.latitude == relativeLocation.latitude && other.relativeLocation.longitude == relativeLocation.longitude
+    }
+
+    /// The point's latitude and longitude: what the distance is measured from.
+    open override func encode(with coder: NSCoder) {
+        super.encode(with: coder)
+        coder.encode(relativeLocation.latitude, forKey: "latitude")
+        coder.encode(relativeLocation.longitude, forKey: "longitude")
+    }
+
+    public required init?(coder: NSCoder) {
+        relativeLocation = Location(latitude: coder.decodeDouble(forKey: "latitude"), longitude: coder.decodeDouble(forKey: "longitude"))
+        super.init(coder: coder)
     }
 
     override func querySortDescriptor() throws(CKError) -> QuerySortDescriptor {

@@ -18,7 +18,12 @@ import Foundation
 ///
 /// A write that breaks a limit (``KeyValueLimits``) fails, changes nothing and raises
 /// ``KeyValueChangeReason/quotaViolationChange`` for this client only.
-public final class KeyValueStore: @unchecked Sendable {
+///
+/// An `NSObject`, as Apple's class is; unlike it, `final`: a subclass could keep state outside
+/// `lock`, and Swift on Linux cannot override what the class's extensions declare.
+///
+/// `@unchecked Sendable`: `lock` guards every `var`, and `syncLock` serializes syncs.
+public final class KeyValueStore: NSObject, @unchecked Sendable {
     public let containerIdentifier: String
     public let environment: Environment
     let container: Container?
@@ -74,6 +79,7 @@ public final class KeyValueStore: @unchecked Sendable {
         self.values = KeyValueEntries([:], limits: store.settings.keyValueLimits)
         self.userName = name
         self.file = try container.keyValueFile(caller: caller, environment: environment)
+        super.init()
         do { try load() } catch { failure = error }
         if let interval { startTimer(interval) }
     }

@@ -3,12 +3,15 @@
 // them the way CloudKit apps do: the zone's change token is archived with NSKeyedArchiver
 // between launches, and each launch fetches only what changed since.
 //
-//     NotesSync save NAME TEXT      save a note (the zone is made when missing)
+//     NotesSync save NAME TEXT      save a note (the zone is made when missing), and keep its
+//                                   name as the last one saved, in the key-value store
+//     NotesSync last                print the name of the note saved last
 //     NotesSync delete NAME         delete a note
 //     NotesSync sync TOKEN-FILE     print what changed since the token in TOKEN-FILE (no file:
 //                                   everything), one line each, then keep the new token there
 //
-// It uses `CKContainer.default()`: the store at CKFS_STORE, as the OS user.
+// It uses `CKContainer.default()` and `NSUbiquitousKeyValueStore()`: the store at CKFS_STORE,
+// as the OS user.
 import CloudKit
 
 let zoneID = CKRecordZone.ID(zoneName: "Notes")
@@ -70,12 +73,17 @@ do {
         note["text"] = arguments[2]
         let saved = try await database.modifyRecords(saving: [note], deleting: [], savePolicy: .allKeys).saveResults[note.recordID]
         print("saved \(try saved?.get().recordID.recordName ?? "nothing")")
+        let settings = NSUbiquitousKeyValueStore()
+        settings.set(arguments[1], forKey: "lastSaved")
+        guard settings.synchronize() else { throw CKError(.internalError, "the key-value store did not write lastSaved") }
+    case ("last", 1):
+        print(NSUbiquitousKeyValueStore.default.string(forKey: "lastSaved") ?? "none")
     case ("delete", 2):
         print("deleted \(try await database.deleteRecord(withID: CKRecord.ID(recordName: arguments[1], zoneID: zoneID)).recordName)")
     case ("sync", 2):
         try await sync(tokenFile: arguments[1])
     default:
-        FileHandle.standardError.write(Data("usage: NotesSync save NAME TEXT | delete NAME | sync TOKEN-FILE\n".utf8))
+        FileHandle.standardError.write(Data("usage: NotesSync save NAME TEXT | last | delete NAME | sync TOKEN-FILE\n".utf8))
         exit(2)
     }
 } catch {

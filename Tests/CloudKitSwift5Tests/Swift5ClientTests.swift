@@ -50,4 +50,35 @@ import Testing
         #expect(model.titles == ["Buy milk", "Call home"] && model.failures.isEmpty)
         #expect(queried == ["Call home"])
     }
+
+    /// A sync of one zone written with the settings of before iOS 12 (`ZoneOptions`), a page
+    /// of one record at a time, as such an app still runs.
+    @Test func zoneChangesWithTheOlderZoneOptions() throws {
+        let path = NSTemporaryDirectory() + "ckfs-swift5-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let database = try CKContainer(store: Store.create(at: path), user: "mei").privateCloudDatabase
+        let zoneID = CKRecordZone.ID(zoneName: "Notes", ownerName: CKCurrentUserDefaultName)
+        let done = DispatchSemaphore(value: 0)
+        database.save(CKRecordZone(zoneID: zoneID)) { _, _ in done.signal() }
+        done.wait()
+        for name in ["a", "b", "c"] {
+            database.save(CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: name, zoneID: zoneID))) { _, _ in done.signal() }
+            done.wait()
+        }
+
+        let options = CKFetchRecordZoneChangesOperation.ZoneOptions()
+        options.resultsLimit = 1
+        options.desiredKeys = ["title"]
+        let operation = CKFetchRecordZoneChangesOperation(recordZoneIDs: [zoneID], optionsByRecordZoneID: [zoneID: options])
+        #expect(operation.configurationsByRecordZoneID?[zoneID]?.resultsLimit == 1)
+        #expect(operation.optionsByRecordZoneID?[zoneID]?.desiredKeys == ["title"])
+        var names: [String] = []
+        var pages = 0
+        operation.recordChangedBlock = { record in names.append(record.recordID.recordName) }
+        operation.recordZoneChangeTokensUpdatedBlock = { _, _, _ in pages += 1 }
+        operation.fetchRecordZoneChangesCompletionBlock = { _ in done.signal() }
+        database.add(operation)
+        done.wait()
+        #expect(names.sorted() == ["a", "b", "c"] && pages >= 2, "one record a page: \(pages) pages")
+    }
 }

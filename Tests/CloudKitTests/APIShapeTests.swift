@@ -23,6 +23,29 @@ import Testing
         let _: (@escaping @Sendable (CKRecord.ID?, Error?) -> Void) -> Void = container.fetchUserRecordID(completionHandler:)
         let _: (CKDatabaseOperation) -> Void = db.add
         let _: (String) async throws -> CKUserIdentity? = container.userIdentity(forEmailAddress:)
+        let _: () async throws -> [CKUserIdentity] = container.allUserIdentitiesFromContacts
+        let _: ([String]) async throws -> [String: CKUserIdentity] = container.userIdentities(forEmailAddresses:)
+        let _: ([CKRecord.ID]) async throws -> [CKRecord.ID: CKUserIdentity] = container.userIdentities(forUserRecordIDs:)
+        let _: ([String], @escaping @Sendable (Result<[String: CKUserIdentity], any Error>) -> Void) -> Void = container.discoverUserIdentities(forPhoneNumbers:completionHandler:)
+        let _: (String) async throws -> CKShare.Participant = container.shareParticipant(forPhoneNumber:)
+        let _: ([CKRecord.ID]) async throws -> [CKRecord.ID: Result<CKShare.Participant, any Error>] = container.shareParticipants(forUserRecordIDs:)
+        let _: ([CKUserIdentity.LookupInfo]) async throws -> [CKUserIdentity.LookupInfo: Result<CKShare.Participant, any Error>] = container.shareParticipants(for:)
+        let _: (String, @escaping @Sendable (CKShare.Participant?, Error?) -> Void) -> Void = container.fetchShareParticipant(withPhoneNumber:completionHandler:)
+        let _: ([String], @escaping @Sendable (Result<[String: Result<CKShare.Participant, any Error>], any Error>) -> Void) -> Void
+            = container.fetchShareParticipants(forEmailAddresses:completionHandler:)
+        let _: ([URL], @escaping @Sendable (Result<[URL: Result<CKShare.Metadata, any Error>], any Error>) -> Void) -> Void = container.fetchShareMetadatas(for:completionHandler:)
+        let _: ([CKShare.Metadata], @escaping @Sendable (Result<[CKShare.Metadata: Result<CKShare, any Error>], any Error>) -> Void) -> Void = container.accept(_:completionHandler:)
+        let _: (@escaping @Sendable ([CKOperation.ID]?, Error?) -> Void) -> Void = container.fetchAllLongLivedOperationIDs(completionHandler:)
+        let _: (CKOperation.ID, @escaping @Sendable (CKOperation?, Error?) -> Void) -> Void = container.fetchLongLivedOperation(withID:completionHandler:)
+        let _: (CKContainer.Application.Permissions) async throws -> CKContainer.Application.PermissionStatus = container.applicationPermissionStatus(for:)
+        let _: () async throws -> CKRecord.ID = container.userRecordID
+        let _: Int = container.configuredWith { _ in 1 }
+        let _: Int = db.configuredWith(group: CKOperationGroup()) { _ in 1 }
+        let _: (CKQuery, CKRecordZone.ID?) async throws -> [CKRecord] = db.perform(_:inZoneWith:)
+        let _: (CKServerChangeToken?, Int?, @escaping @Sendable (Result<(modifications: [CKDatabase.DatabaseChange.Modification],
+                                                                         deletions: [CKDatabase.DatabaseChange.Deletion],
+                                                                         changeToken: CKServerChangeToken, moreComing: Bool), Error>) -> Void) -> Void
+            = db.fetchDatabaseChanges(since:resultsLimit:completionHandler:)
         let _: (String) async throws -> CKUserIdentity? = container.userIdentity(forPhoneNumber:)
         let _: (CKRecord.ID) async throws -> CKUserIdentity? = container.userIdentity(forUserRecordID:)
 
@@ -89,6 +112,11 @@ import Testing
         let _: CKRecordZone.ID = zone.zoneID
         let _: CKRecordZone.Capabilities = zone.capabilities
         let _: CKRecordZone = CKRecordZone.default()
+        var iterator: CKRecordKeyValueIterator = record.makeIterator()
+        let _: (CKRecord.FieldKey, any CKRecordValueProtocol)? = iterator.next()
+        let _: CKRecord.FieldKey = CKRecord.SystemFieldKey.modificationDate
+        let _: CKQueryOperation = CKQueryOperation()
+        let _: CKQuerySubscription = CKQuerySubscription(recordType: "T", predicate: NSPredicate(value: true))
 
         let action: CKRecord.ReferenceAction = .deleteSelf
         let reference = CKRecord.Reference(recordID: id, action: action)
@@ -217,7 +245,7 @@ import Testing
             operation.perRecordResultBlock = { _, result in c.resume(with: result) }
             container.add(operation)
         }
-        let me = try container.userRecordID()
+        let me = try await container.userRecordID()
         #expect(user.recordType == CKRecordTypeUserRecord && user.recordType == CKRecord.SystemType.userRecord && user.recordID == me)
         #expect(CKRecord.SystemType.share == CKRecordTypeShare)
         // Observing account changes compiles and is harmless: an identity never changes here.

@@ -135,7 +135,7 @@ import Testing
         for name in ["mei", "ana"] { try store.container().addUser(name, emails: ["\(name)@example.com"]) }
         let mei = try CKContainer(store: store, user: "mei")
         let ana = try CKContainer(store: Store.open(at: path), user: "ana") { _ in true }
-        #expect(try ana.requestApplicationPermission(.userDiscoverability) == .granted)
+        #expect(try await ana.requestApplicationPermission(.userDiscoverability) == .granted)
         let found = try #require(try await mei.userIdentity(forEmailAddress: "ana@example.com"))
         #expect(found.hasiCloudAccount && found.lookupInfo?.emailAddress == "ana@example.com")
         let back = try Self.roundTrip(found)

@@ -84,7 +84,7 @@ import Testing
         // And kept with the subscription, as another process reads it.
         let keptSubscription = try await laptop.privateCloudDatabase.subscription(for: "urgent")
         let predicate: NSPredicate? = keptSubscription.predicate
-        #expect(predicate?.predicateFormat.contains("priority") == true && tasks.predicate?.predicateFormat.contains("priority") == true)
+        #expect(predicate?.predicateFormat.contains("priority") == true && tasks.predicate.predicateFormat.contains("priority") == true)
         let kept = keptSubscription.notificationInfo
         #expect(kept?.alertLocalizationArgs == ["title"] && kept?.shouldSendMutableContent == true && kept?.collapseIDKey == "title")
         #expect(kept?.subtitle == "Work" && kept?.alertLaunchImage == "launch.png")

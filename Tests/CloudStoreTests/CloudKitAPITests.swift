@@ -34,7 +34,7 @@ import Testing
         let saved = try await db.save(r)
         #expect(saved.recordChangeTag != nil)
         #expect(saved.changedKeys().isEmpty)
-        #expect(saved.creatorUserRecordID == (try container(t).userRecordID()))
+        #expect(saved.creatorUserRecordID == (try await container(t).userRecordID()))
         let fetched = try await db.record(for: CKRecord.ID(recordName: "n"))
         #expect(fetched["text"] as? String == "hello world")
         fetched["text"] = "changed"

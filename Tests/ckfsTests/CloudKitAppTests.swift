@@ -34,6 +34,10 @@ import Testing
         // Later launches change the zone; the next sync brings only those changes.
         #expect(Self.launch(cli, ["delete", "n1"]).status == 0)
         #expect(Self.launch(cli, ["save", "n3", "eggs"]).status == 0)
+        // The key-value store the app made with NSUbiquitousKeyValueStore() is the OS user's.
+        #expect(Self.lines(Self.launch(cli, ["last"])) == ["n3"])
+        let kv = cli.run(["kv", "get", "lastSaved"], user: nil)
+        #expect(kv.status == 0 && kv.stdout.contains("n3"), "\(kv.stdout) \(kv.stderr)")
         let second = Self.launch(cli, ["sync", token])
         #expect(second.status == 0, "\(second.stderr)")
         #expect(Set(Self.lines(second)) == ["deleted n1", "changed n3 eggs"])

@@ -116,7 +116,88 @@ extension CKContainer {
         try shareParticipant(.init(userRecordID: userRecordID))
     }
 
+    public func shareParticipant(forPhoneNumber phoneNumber: String) async throws -> CKShare.Participant {
+        try shareParticipant(.init(phoneNumber: phoneNumber))
+    }
+
+    public func shareParticipants(forEmailAddresses emailAddresses: [String]) async throws -> [String: Result<CKShare.Participant, any Error>] {
+        participants(emailAddresses) { .init(emailAddress: $0) }
+    }
+
+    public func shareParticipants(forPhoneNumbers phoneNumbers: [String]) async throws -> [String: Result<CKShare.Participant, any Error>] {
+        participants(phoneNumbers) { .init(phoneNumber: $0) }
+    }
+
+    public func shareParticipants(forUserRecordIDs userRecordIDs: [CKRecord.ID]) async throws -> [CKRecord.ID: Result<CKShare.Participant, any Error>] {
+        participants(userRecordIDs) { .init(userRecordID: $0) }
+    }
+
+    public func shareParticipants(for lookupInfos: [CKUserIdentity.LookupInfo]) async throws -> [CKUserIdentity.LookupInfo: Result<CKShare.Participant, any Error>] {
+        participants(lookupInfos) { $0 }
+    }
+
+    /// A participant for each key, or why there is none.
+    private func participants<Key: Hashable>(_ keys: [Key], _ lookup: (Key) -> CKUserIdentity.LookupInfo) -> [Key: Result<CKShare.Participant, any Error>] {
+        var out: [Key: Result<CKShare.Participant, any Error>] = [:]
+        for key in keys {
+            do throws(CKError) { out[key] = .success(try shareParticipant(lookup(key))) } catch { out[key] = .failure(error) }
+        }
+        return out
+    }
+
     // MARK: completion handlers
+
+    public func fetchShareParticipant(withPhoneNumber phoneNumber: String, completionHandler: @escaping @Sendable (CKShare.Participant?, Error?) -> Void) {
+        complete(completionHandler) { () throws(CKError) in try self.shareParticipant(.init(phoneNumber: phoneNumber)) }
+    }
+
+    public func fetchShareParticipants(forEmailAddresses emailAddresses: [String],
+                                       completionHandler: @escaping @Sendable (Result<[String: Result<CKShare.Participant, any Error>], any Error>) -> Void) {
+        completeWithResult(completionHandler) { () throws(CKError) in
+            _ = try self.engine()
+            return self.participants(emailAddresses) { .init(emailAddress: $0) }
+        }
+    }
+
+    public func fetchShareParticipants(forPhoneNumbers phoneNumbers: [String],
+                                       completionHandler: @escaping @Sendable (Result<[String: Result<CKShare.Participant, any Error>], any Error>) -> Void) {
+        completeWithResult(completionHandler) { () throws(CKError) in
+            _ = try self.engine()
+            return self.participants(phoneNumbers) { .init(phoneNumber: $0) }
+        }
+    }
+
+    public func fetchShareParticipants(forUserRecordIDs userRecordIDs: [CKRecord.ID],
+                                       completionHandler: @escaping @Sendable (Result<[CKRecord.ID: Result<CKShare.Participant, any Error>], any Error>) -> Void) {
+        completeWithResult(completionHandler) { () throws(CKError) in
+            _ = try self.engine()
+            return self.participants(userRecordIDs) { .init(userRecordID: $0) }
+        }
+    }
+
+    public func fetchShareMetadatas(for urls: [URL],
+                                    completionHandler: @escaping @Sendable (Result<[URL: Result<CKShare.Metadata, any Error>], any Error>) -> Void) {
+        completeWithResult(completionHandler) { () throws(CKError) in
+            _ = try self.engine()
+            var out: [URL: Result<CKShare.Metadata, any Error>] = [:]
+            for url in urls {
+                do throws(CKError) { out[url] = .success(try self.shareMetadata(url, fetchingRoot: false, desiredKeys: nil)) } catch { out[url] = .failure(error) }
+            }
+            return out
+        }
+    }
+
+    public func accept(_ metadatas: [CKShare.Metadata],
+                       completionHandler: @escaping @Sendable (Result<[CKShare.Metadata: Result<CKShare, any Error>], any Error>) -> Void) {
+        completeWithResult(completionHandler) { () throws(CKError) in
+            _ = try self.engine()
+            var out: [CKShare.Metadata: Result<CKShare, any Error>] = [:]
+            for m in metadatas {
+                do throws(CKError) { out[m] = .success(try self.acceptShare(m)) } catch { out[m] = .failure(error) }
+            }
+            return out
+        }
+    }
 
     public func fetchShareMetadata(with url: URL, completionHandler: @escaping @Sendable (CKShare.Metadata?, Error?) -> Void) {
         complete(completionHandler) { () throws(CKError) in try self.shareMetadata(url, fetchingRoot: false, desiredKeys: nil) }

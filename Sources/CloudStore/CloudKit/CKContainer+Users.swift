@@ -208,12 +208,30 @@ extension CKContainer {
     // MARK: Permissions
 
     public func status(forApplicationPermission permission: ApplicationPermissions) throws(CKError) -> ApplicationPermissionStatus {
-        try checkPermission(permission)
-        return ApplicationPermissionStatus(try engine().permissionStatus(.userDiscoverability, caller: caller))
+        try permissionStatus(permission)
     }
 
     /// Asks once (with `prompt`); once granted or denied, answers without asking.
     public func requestApplicationPermission(_ permission: ApplicationPermissions) throws(CKError) -> ApplicationPermissionStatus {
+        try requestPermission(permission)
+    }
+
+    /// Apple's async form of ``status(forApplicationPermission:)``.
+    public func applicationPermissionStatus(for permission: ApplicationPermissions) async throws -> ApplicationPermissionStatus {
+        try permissionStatus(permission)
+    }
+
+    /// Apple's async form of ``requestApplicationPermission(_:)``.
+    public func requestApplicationPermission(_ permission: ApplicationPermissions) async throws -> ApplicationPermissionStatus {
+        try requestPermission(permission)
+    }
+
+    private func permissionStatus(_ permission: ApplicationPermissions) throws(CKError) -> ApplicationPermissionStatus {
+        try checkPermission(permission)
+        return ApplicationPermissionStatus(try engine().permissionStatus(.userDiscoverability, caller: caller))
+    }
+
+    private func requestPermission(_ permission: ApplicationPermissions) throws(CKError) -> ApplicationPermissionStatus {
         try checkPermission(permission)
         let container = try engine()
         let prompt = self.prompt
@@ -224,7 +242,7 @@ extension CKContainer {
     public func status(forApplicationPermission permission: ApplicationPermissions,
                        completionHandler: @escaping ApplicationPermissionBlock) {
         queue.async {
-            do throws(CKError) { completionHandler(try self.status(forApplicationPermission: permission), nil) } catch {
+            do throws(CKError) { completionHandler(try self.permissionStatus(permission), nil) } catch {
                 completionHandler(.couldNotComplete, error)
             }
         }
@@ -233,7 +251,7 @@ extension CKContainer {
     public func requestApplicationPermission(_ permission: ApplicationPermissions,
                                              completionHandler: @escaping ApplicationPermissionBlock) {
         queue.async {
-            do throws(CKError) { completionHandler(try self.requestApplicationPermission(permission), nil) } catch {
+            do throws(CKError) { completionHandler(try self.requestPermission(permission), nil) } catch {
                 completionHandler(.couldNotComplete, error)
             }
         }
@@ -289,6 +307,47 @@ extension CKContainer {
     public func userIdentity(forEmailAddress email: String) async throws -> CKUserIdentity? { try discoverUserIdentity(withEmailAddress: email) }
     public func userIdentity(forPhoneNumber phoneNumber: String) async throws -> CKUserIdentity? { try discoverUserIdentity(withPhoneNumber: phoneNumber) }
     public func userIdentity(forUserRecordID id: CKRecord.ID) async throws -> CKUserIdentity? { try discoverUserIdentity(withUserRecordID: id) }
+    public func allUserIdentitiesFromContacts() async throws -> [CKUserIdentity] { try discoverAllIdentities() }
+
+    public func userIdentities(forEmailAddresses emails: [String]) async throws -> [String: CKUserIdentity] {
+        try identities(emails) { (email) throws(CKError) in try discoverUserIdentity(withEmailAddress: email) }
+    }
+
+    public func userIdentities(forPhoneNumbers phoneNumbers: [String]) async throws -> [String: CKUserIdentity] {
+        try identities(phoneNumbers) { (phone) throws(CKError) in try discoverUserIdentity(withPhoneNumber: phone) }
+    }
+
+    public func userIdentities(forUserRecordIDs ids: [CKRecord.ID]) async throws -> [CKRecord.ID: CKUserIdentity] {
+        try identities(ids) { (id) throws(CKError) in try discoverUserIdentity(withUserRecordID: id) }
+    }
+
+    public func discoverUserIdentities(forEmailAddresses emails: [String],
+                                       completionHandler: @escaping @Sendable (Result<[String: CKUserIdentity], any Error>) -> Void) {
+        completeWithResult(completionHandler) { () throws(CKError) in
+            try self.identities(emails) { (email) throws(CKError) in try self.discoverUserIdentity(withEmailAddress: email) }
+        }
+    }
+
+    public func discoverUserIdentities(forPhoneNumbers phoneNumbers: [String],
+                                       completionHandler: @escaping @Sendable (Result<[String: CKUserIdentity], any Error>) -> Void) {
+        completeWithResult(completionHandler) { () throws(CKError) in
+            try self.identities(phoneNumbers) { (phone) throws(CKError) in try self.discoverUserIdentity(withPhoneNumber: phone) }
+        }
+    }
+
+    public func discoverUserIdentities(forUserRecordIDs ids: [CKRecord.ID],
+                                       completionHandler: @escaping @Sendable (Result<[CKRecord.ID: CKUserIdentity], any Error>) -> Void) {
+        completeWithResult(completionHandler) { () throws(CKError) in
+            try self.identities(ids) { (id) throws(CKError) in try self.discoverUserIdentity(withUserRecordID: id) }
+        }
+    }
+
+    /// The identities found for `keys`, by key; those not found (or not discoverable) are left out.
+    private func identities<Key: Hashable>(_ keys: [Key], _ find: (Key) throws(CKError) -> CKUserIdentity?) throws(CKError) -> [Key: CKUserIdentity] {
+        var found: [Key: CKUserIdentity] = [:]
+        for key in keys { if let identity = try find(key) { found[key] = identity } }
+        return found
+    }
 }
 
 /// Discovers users by email address or user record ID.

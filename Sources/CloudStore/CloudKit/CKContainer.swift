@@ -110,7 +110,12 @@ open class CKContainer: NSObject, @unchecked Sendable {
     }
 
     /// The caller's user record ID in this container; `notAuthenticated` with no account.
-    public func userRecordID() throws(CKError) -> CKRecord.ID {
+    public func userRecordID() throws(CKError) -> CKRecord.ID { try callerRecordID() }
+
+    /// Apple's async form of the caller's user record ID.
+    public func userRecordID() async throws -> CKRecord.ID { try callerRecordID() }
+
+    private func callerRecordID() throws(CKError) -> CKRecord.ID {
         CKRecord.ID(recordName: try engine().signedIn(caller, for: "a user record ID").userRecordName)
     }
 
@@ -124,6 +129,65 @@ open class CKContainer: NSObject, @unchecked Sendable {
         queue.async {
             do throws(CKError) { handler(try work(), nil) } catch { handler(nil, error) }
         }
+    }
+
+    /// As ``complete(_:_:)``, for the handlers that take a `Result`.
+    func completeWithResult<T>(_ handler: @escaping @Sendable (Result<T, any Error>) -> Void, _ work: @escaping @Sendable () throws(CKError) -> T) {
+        queue.async {
+            do throws(CKError) { handler(.success(try work())) } catch { handler(.failure(error)) }
+        }
+    }
+
+    // MARK: Configuration
+
+    /// Runs `body` with this container, as Apple's does with a configuration and group applied
+    /// to the calls it makes: here every call runs locally, so they change nothing.
+    @discardableResult
+    public func configuredWith<R>(configuration: CKOperation.Configuration? = nil, group: CKOperationGroup? = nil,
+                                  body: (CKContainer) throws -> R) rethrows -> R {
+        try body(self)
+    }
+
+    @discardableResult
+    public func configuredWith<R>(configuration: CKOperation.Configuration? = nil, group: CKOperationGroup? = nil,
+                                  body: (CKContainer) async throws -> R) async rethrows -> R {
+        try await body(self)
+    }
+
+    // MARK: Long-lived operations
+
+    // A process here runs its operations itself and keeps none after it ends, so there are
+    // never long-lived operations to find: the lists are empty, and no ID names one.
+
+    public func allLongLivedOperationIDs() async throws -> [CKOperation.ID] {
+        _ = try engine()
+        return []
+    }
+
+    public func longLivedOperation(for operationID: CKOperation.ID) async throws -> CKOperation? {
+        _ = try engine()
+        return nil
+    }
+
+    public func fetchAllLongLivedOperationIDs(completionHandler: @escaping @Sendable ([CKOperation.ID]?, Error?) -> Void) {
+        complete(completionHandler) { () throws(CKError) in
+            _ = try self.engine()
+            return []
+        }
+    }
+
+    public func fetchLongLivedOperation(withID operationID: CKOperation.ID, completionHandler: @escaping @Sendable (CKOperation?, Error?) -> Void) {
+        complete(completionHandler) { () throws(CKError) -> CKOperation? in
+            _ = try self.engine()
+            return nil
+        }
+    }
+
+    /// Apple's newer names of the application-permission types.
+    public enum Application {
+        public typealias Permissions = ApplicationPermissions
+        public typealias PermissionStatus = ApplicationPermissionStatus
+        public typealias PermissionBlock = ApplicationPermissionBlock
     }
 }
 

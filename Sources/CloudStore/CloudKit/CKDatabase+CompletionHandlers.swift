@@ -71,7 +71,7 @@ extension CKDatabase {
 
     // MARK: Changes
 
-    public func fetchDatabaseChanges(since changeToken: CKServerChangeToken?, resultsLimit: Int = 0,
+    public func fetchDatabaseChanges(since changeToken: CKServerChangeToken?, resultsLimit: Int? = nil,
                                      completionHandler: @escaping @Sendable (Result<(modifications: [DatabaseChange.Modification],
                                                                                     deletions: [DatabaseChange.Deletion],
                                                                                     changeToken: CKServerChangeToken, moreComing: Bool), Error>) -> Void) {
@@ -79,7 +79,7 @@ extension CKDatabase {
     }
 
     public func fetchRecordZoneChanges(inZoneWith zoneID: CKRecordZone.ID, since changeToken: CKServerChangeToken?,
-                                       desiredKeys: [CKRecord.FieldKey]? = nil, resultsLimit: Int = 0,
+                                       desiredKeys: [CKRecord.FieldKey]? = nil, resultsLimit: Int? = nil,
                                        completionHandler: @escaping @Sendable (Result<(modificationResultsByID: [CKRecord.ID: Result<RecordZoneChange.Modification, Error>],
                                                                                       deletions: [RecordZoneChange.Deletion],
                                                                                       changeToken: CKServerChangeToken, moreComing: Bool), Error>) -> Void) {
@@ -92,8 +92,15 @@ extension CKDatabase {
 
     /// Runs `body` with this database, as Apple's does with a configuration and group applied
     /// to the calls it makes: here every call runs locally, so they change nothing.
+    @discardableResult
     public func configuredWith<R>(configuration: CKOperation.Configuration? = nil, group: CKOperationGroup? = nil,
                                   body: (CKDatabase) async throws -> R) async rethrows -> R {
         try await body(self)
+    }
+
+    @discardableResult
+    public func configuredWith<R>(configuration: CKOperation.Configuration? = nil, group: CKOperationGroup? = nil,
+                                  body: (CKDatabase) throws -> R) rethrows -> R {
+        try body(self)
     }
 }

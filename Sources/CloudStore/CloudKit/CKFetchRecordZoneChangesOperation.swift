@@ -45,6 +45,29 @@ public final class CKFetchRecordZoneChangesConfiguration: NSObject, NSSecureCodi
     }
 }
 
+/// Apple's older form of ``CKFetchRecordZoneChangesConfiguration`` (`ZoneOptions`), the same
+/// three settings. `@unchecked Sendable`: it holds a configuration, whose values are locked.
+public final class CKFetchRecordZoneChangesOptions: NSObject, NSSecureCoding, @unchecked Sendable {
+    let configuration: CKFetchRecordZoneChangesConfiguration
+
+    public override init() { configuration = CKFetchRecordZoneChangesConfiguration() }
+    init(configuration: CKFetchRecordZoneChangesConfiguration) { self.configuration = configuration }
+
+    public var previousServerChangeToken: CKServerChangeToken? {
+        get { configuration.previousServerChangeToken }
+        set { configuration.previousServerChangeToken = newValue }
+    }
+    public var resultsLimit: Int { get { configuration.resultsLimit } set { configuration.resultsLimit = newValue } }
+    public var desiredKeys: [CKRecord.FieldKey]? { get { configuration.desiredKeys } set { configuration.desiredKeys = newValue } }
+
+    public static var supportsSecureCoding: Bool { true }
+    public func encode(with coder: NSCoder) { configuration.encode(with: coder) }
+    public init?(coder: NSCoder) {
+        guard let configuration = CKFetchRecordZoneChangesConfiguration(coder: coder) else { return nil }
+        self.configuration = configuration
+    }
+}
+
 /// The records saved and deleted in some zones since each zone's token: the second half of a
 /// sync loop. Records come through ``recordWasChangedBlock``, deletions through
 /// ``recordWithIDWasDeletedBlock``, each zone's new token through
@@ -79,6 +102,23 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
         self.recordZoneIDs = recordZoneIDs
         self.configurationsByRecordZoneID = configurationsByRecordZoneID
         super.init()
+    }
+
+    // Apple's older form of the settings by zone (deprecated there since iOS 12), read and
+    // written through `configurationsByRecordZoneID`.
+
+    /// What to fetch of one zone, in Apple's older form (``CKFetchRecordZoneChangesOptions``).
+    public typealias ZoneOptions = CKFetchRecordZoneChangesOptions
+
+    @available(*, deprecated, renamed: "init(recordZoneIDs:configurationsByRecordZoneID:)")
+    public convenience init(recordZoneIDs: [CKRecordZone.ID], optionsByRecordZoneID: [CKRecordZone.ID: ZoneOptions]?) {
+        self.init(recordZoneIDs: recordZoneIDs, configurationsByRecordZoneID: optionsByRecordZoneID?.mapValues(\.configuration))
+    }
+
+    @available(*, deprecated, renamed: "configurationsByRecordZoneID")
+    public var optionsByRecordZoneID: [CKRecordZone.ID: ZoneOptions]? {
+        get { configurationsByRecordZoneID?.mapValues(ZoneOptions.init(configuration:)) }
+        set { configurationsByRecordZoneID = newValue?.mapValues(\.configuration) }
     }
 
     open override func main() {

@@ -126,6 +126,17 @@ open class CKOperation: Operation, @unchecked Sendable {
         get { configuration.allowsCellularAccess }
         set { configuration.allowsCellularAccess = newValue }
     }
+
+    /// Apple's older place for the configuration's time-outs.
+    public var timeoutIntervalForRequest: TimeInterval {
+        get { configuration.timeoutIntervalForRequest }
+        set { configuration.timeoutIntervalForRequest = newValue }
+    }
+
+    public var timeoutIntervalForResource: TimeInterval {
+        get { configuration.timeoutIntervalForResource }
+        set { configuration.timeoutIntervalForResource = newValue }
+    }
 }
 
 /// An operation on one database; with none set, it works on its container's private

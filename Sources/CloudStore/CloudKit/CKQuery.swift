@@ -103,6 +103,8 @@ open class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
     /// CloudKit's older completion block.
     public var queryCompletionBlock: (@Sendable (Cursor?, Error?) -> Void)?
 
+    /// An operation whose query or cursor is set later.
+    public override init() {}
     public init(query: CKQuery) { self.query = query }
     public init(cursor: Cursor) { self.cursor = cursor }
 
@@ -161,6 +163,18 @@ extension CKDatabase {
         async throws -> (matchResults: [(CKRecord.ID, Result<CKRecord, Error>)], queryCursor: CKQueryOperation.Cursor?) {
         let (records, next) = try runQuery(query: nil, cursor: cursor, zoneID: nil, resultsLimit: resultsLimit, desiredKeys: desiredKeys)
         return (records.map { ($0.recordID, .success($0)) }, next)
+    }
+
+    /// CloudKit's older async form (deprecated in Apple's SDK): one page of records.
+    @available(*, deprecated, renamed: "records(matching:inZoneWith:desiredKeys:resultsLimit:)")
+    public func records(matching query: CKQuery, inZoneWith zoneID: CKRecordZone.ID?) async throws -> [CKRecord] {
+        try runQuery(query: query, cursor: nil, zoneID: zoneID, resultsLimit: 0, desiredKeys: nil).0
+    }
+
+    /// CloudKit's older async form (deprecated in Apple's SDK): one page of records.
+    @available(*, deprecated, renamed: "records(matching:inZoneWith:desiredKeys:resultsLimit:)")
+    public func perform(_ query: CKQuery, inZoneWith zoneID: CKRecordZone.ID?) async throws -> [CKRecord] {
+        try runQuery(query: query, cursor: nil, zoneID: zoneID, resultsLimit: 0, desiredKeys: nil).0
     }
 
     /// CloudKit's older form: one page of records, with a completion handler.

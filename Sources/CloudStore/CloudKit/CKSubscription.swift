@@ -14,6 +14,34 @@ open class CKNotificationInfo: NSObject, NSSecureCoding, NSCopying, @unchecked S
     public override init() { value = NotificationInfo() }
     init(_ info: NotificationInfo) { value = info }
 
+    /// Every setting at once, as Apple's Swift initializer takes them.
+    public convenience init(alertBody: String? = nil, alertLocalizationKey: String? = nil, alertLocalizationArgs: [CKRecord.FieldKey] = [],
+                            title: String? = nil, titleLocalizationKey: String? = nil, titleLocalizationArgs: [CKRecord.FieldKey] = [],
+                            subtitle: String? = nil, subtitleLocalizationKey: String? = nil, subtitleLocalizationArgs: [CKRecord.FieldKey] = [],
+                            alertActionLocalizationKey: String? = nil, alertLaunchImage: String? = nil, soundName: String? = nil,
+                            desiredKeys: [CKRecord.FieldKey] = [], shouldBadge: Bool = false, shouldSendContentAvailable: Bool = false,
+                            shouldSendMutableContent: Bool = false, category: String? = nil, collapseIDKey: String? = nil) {
+        self.init()
+        self.alertBody = alertBody
+        self.alertLocalizationKey = alertLocalizationKey
+        self.alertLocalizationArgs = alertLocalizationArgs.isEmpty ? nil : alertLocalizationArgs
+        self.title = title
+        self.titleLocalizationKey = titleLocalizationKey
+        self.titleLocalizationArgs = titleLocalizationArgs.isEmpty ? nil : titleLocalizationArgs
+        self.subtitle = subtitle
+        self.subtitleLocalizationKey = subtitleLocalizationKey
+        self.subtitleLocalizationArgs = subtitleLocalizationArgs.isEmpty ? nil : subtitleLocalizationArgs
+        self.alertActionLocalizationKey = alertActionLocalizationKey
+        self.alertLaunchImage = alertLaunchImage
+        self.soundName = soundName
+        self.desiredKeys = desiredKeys.isEmpty ? nil : desiredKeys
+        self.shouldBadge = shouldBadge
+        self.shouldSendContentAvailable = shouldSendContentAvailable
+        self.shouldSendMutableContent = shouldSendMutableContent
+        self.category = category
+        self.collapseIDKey = collapseIDKey
+    }
+
     /// Settings of their own, equal to these.
     open func copy(with zone: NSZone? = nil) -> Any { CKNotificationInfo(info) }
 
@@ -214,21 +242,26 @@ open class CKSubscription: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
 open class CKQuerySubscription: CKSubscription, @unchecked Sendable {
     public typealias Options = CKSubscriptionOptions
 
-    public convenience init(recordType: CKRecord.RecordType, predicate: QueryPredicate, options: Options) {
+    // The options default to Apple's: fire on creation, update and deletion.
+
+    public convenience init(recordType: CKRecord.RecordType, predicate: QueryPredicate, options: Options = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]) {
         self.init(recordType: recordType, predicate: predicate, subscriptionID: UUID().uuidString, options: options)
     }
 
-    public override init(recordType: CKRecord.RecordType, predicate: QueryPredicate, subscriptionID: ID, options: Options) {
+    public override init(recordType: CKRecord.RecordType, predicate: QueryPredicate, subscriptionID: ID, options: Options = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]) {
         super.init(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
     }
 
-    public convenience init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, options: Options) {
+    public convenience init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, options: Options = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]) {
         self.init(recordType: recordType, predicate: predicate, subscriptionID: UUID().uuidString, options: options)
     }
 
-    public override init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, subscriptionID: ID, options: Options) {
+    public override init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, subscriptionID: ID, options: Options = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]) {
         super.init(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
     }
+
+    /// The predicate, as Apple declares it here: never nil.
+    public override var predicate: CloudKitPredicate { super.predicate ?? CloudKitPredicate(value: true) }
 
     override init(_ subscription: Subscription) { super.init(subscription) }
 

@@ -343,7 +343,7 @@ public final class CKSyncEngine: @unchecked Sendable, CustomStringConvertible {
             defer { accountChecked = true }
             return !accountChecked
         }) else { return }
-        guard let current = try? database.container.userRecordID() else { return }
+        guard let current = try? await database.container.userRecordID() else { return }
         let previous = state.userRecordName
         guard previous != current.recordName else { return }
         state.reset(for: current.recordName)

@@ -68,31 +68,63 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
     }
 
     /// The store of the identity `caller` acts as; with no account it fails with `notAuthenticated`.
-    public init(store: Store, containerIdentifier: String? = nil, caller: Caller, environment: Environment = .development,
-                synchronizeEvery interval: Double? = 1.0) throws(CKError) {
-        let container = try store.container(containerIdentifier)
-        let name = caller.userName
-        self.container = container
-        self.containerIdentifier = container.identifier
-        self.environment = environment
-        self.limits = store.settings.keyValueLimits
-        self.values = KeyValueEntries([:], limits: store.settings.keyValueLimits)
-        self.userName = name
-        self.file = try container.keyValueFile(caller: caller, environment: environment)
-        super.init()
-        do { try load() } catch { failure = error }
-        if let interval { startTimer(interval) }
+    public convenience init(store: Store, containerIdentifier: String? = nil, caller: Caller, environment: Environment = .development,
+                            synchronizeEvery interval: Double? = 1.0) throws(CKError) {
+        self.init(opened: .success(try Opened(store: store, containerIdentifier: containerIdentifier, caller: caller, environment: environment)),
+                  synchronizeEvery: interval)
     }
 
-    /// A client that cannot reach any store: every read is empty and every write fails with `error`.
-    init(unavailable error: CKError) {
-        containerIdentifier = ""
-        environment = .development
-        container = nil
-        limits = KeyValueLimits()
-        values = KeyValueEntries([:], limits: limits)
-        userName = ""
-        failure = error
+    /// A client of its own of the OS user's store in the default store's default container,
+    /// as `NSUbiquitousKeyValueStore()` is on Apple's platforms (see ``default``).
+    public override convenience init() {
+        let opened = Result { () throws(CKError) in
+            try Opened(store: Store.create(at: Store.defaultPath), containerIdentifier: nil, caller: Caller.osUser(), environment: .development)
+        }
+        self.init(opened: opened, synchronizeEvery: 1.0)
+    }
+
+    /// What a client holds of its store once opened.
+    private struct Opened {
+        var container: Container
+        var limits: KeyValueLimits
+        var userName: String
+        var environment: Environment
+        var file: KeyValueFile
+
+        init(store: Store, containerIdentifier: String?, caller: Caller, environment: Environment) throws(CKError) {
+            container = try store.container(containerIdentifier)
+            limits = store.settings.keyValueLimits
+            userName = caller.userName
+            self.environment = environment
+            file = try container.keyValueFile(caller: caller, environment: environment)
+        }
+    }
+
+    /// A client of the store `opened`, or, when it could not be opened, one whose every read is
+    /// empty and every write fails with that error.
+    private init(opened: Result<Opened, CKError>, synchronizeEvery interval: Double?) {
+        switch opened {
+        case .success(let o):
+            container = o.container
+            containerIdentifier = o.container.identifier
+            environment = o.environment
+            limits = o.limits
+            values = KeyValueEntries([:], limits: o.limits)
+            userName = o.userName
+            file = o.file
+        case .failure(let error):
+            containerIdentifier = ""
+            environment = .development
+            container = nil
+            limits = KeyValueLimits()
+            values = KeyValueEntries([:], limits: limits)
+            userName = ""
+            failure = error
+        }
+        super.init()
+        guard case .success = opened else { return }
+        do { try load() } catch { failure = error }
+        if let interval { startTimer(interval) }
     }
 
     deinit {
@@ -103,11 +135,7 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
     /// The client of the OS user in the default store's default container
     /// (`NSUbiquitousKeyValueStore.default`). The store is `CKFS_STORE`, else
     /// `$XDG_DATA_HOME/ckfs`, else `~/.local/share/ckfs`, made when missing.
-    public static let `default`: KeyValueStore = {
-        do throws(CKError) { return try KeyValueStore(store: Store.create(at: Store.defaultPath)) } catch {
-            return KeyValueStore(unavailable: error)
-        }
-    }()
+    public static let `default` = KeyValueStore()
 
     /// The local identity whose store this client shows.
     public var user: String { lock.withLock { userName } }

@@ -219,6 +219,22 @@ import Testing
         #expect(everyZone == nil)
         subscription.zoneID = watched
         #expect(subscription.zoneID == watched)
+        final class AppFetchSubscriptions: CKFetchSubscriptionsOperation, @unchecked Sendable {}
+        let _: AppFetchSubscriptions = AppFetchSubscriptions.fetchAllSubscriptionsOperation()
+        final class AppConfiguration: CKOperation.Configuration, @unchecked Sendable {}
+        let _: CKOperation.Configuration = AppConfiguration()
+        let discover = CKDiscoverUserIdentitiesOperation()
+        discover.userIdentityLookupInfos = [CKUserIdentity.LookupInfo(emailAddress: "a@example.com")]
+        discover.discoverUserIdentitiesResultBlock = { (_: Result<Void, Error>) in }
+        CKDiscoverAllUserIdentitiesOperation().discoverAllUserIdentitiesResultBlock = { (_: Result<Void, Error>) in }
+        func describable<T: CustomStringConvertible>(_: T.Type) {}
+        describable(CKSyncEngine.Event.FetchedRecordZoneChanges.self)
+        describable(CKSyncEngine.Event.SentRecordZoneChanges.FailedRecordSave.self)
+        describable(CKSyncEngine.Event.DidSendChanges.self)
+        func secure<T: NSObject & NSSecureCoding>(_: T.Type) {}
+        secure(CKShare.Participant.self)
+        secure(CKShare.Metadata.self)
+        let _: (CKNotification) -> CKRecord.ID? = { $0.subscriptionOwnerUserRecordID }
         let notifications = CKFetchNotificationChangesOperation(previousServerChangeToken: nil as CKServerChangeToken?)
         notifications.fetchNotificationChangesCompletionBlock = { (_: CKServerChangeToken?, _: Error?) in }
         notifications.notificationChangedBlock = { (_: CKNotification) in }

@@ -61,6 +61,38 @@ import Testing
         #expect(predicate.predicateFormat == "rank > 1" && saved.notificationInfo?.category == "NOTE")
     }
 
+    /// An app's model, a plain class that is not `Sendable`, as apps have them.
+    final class NoteList {
+        var titles: [String] = []
+    }
+
+    /// Operation blocks are not `@Sendable`, as Apple declares them: in Swift 6 an app's
+    /// blocks capture its model and mutate its locals, then it waits for the operation.
+    @Test func operationBlocksCaptureWhatAppsCapture() throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let save = CKModifyRecordsOperation(recordsToSave: ["b", "a"].map { name in
+            let note = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: name))
+            note["title"] = "Note \(name)"
+            return note
+        }, recordIDsToDelete: nil)
+        var saved = 0
+        save.perRecordSaveBlock = { _, result in if case .success = result { saved += 1 } }
+        db.add(save)
+        save.waitUntilFinished()
+        #expect(saved == 2)
+
+        let model = NoteList()
+        var matched = 0
+        let query = CKQueryOperation(query: CKQuery(recordType: "Note", predicate: NSPredicate(value: true)))
+        query.recordMatchedBlock = { _, result in
+            matched += 1
+            if case .success(let note) = result, let title = note["title"] as? String { model.titles.append(title) }
+        }
+        db.add(query)
+        query.waitUntilFinished()
+        #expect(matched == 2 && model.titles.sorted() == ["Note a", "Note b"])
+    }
+
     /// A query operation made empty and given its query later, as some apps build them.
     @Test func aQueryOperationGivenItsQueryLater() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase

@@ -151,6 +151,35 @@ import Testing
         #expect(CKUserIdentity.LookupInfo.lookupInfos(withPhoneNumbers: ["+1 555 0100"]).first?.phoneNumber == "+1 555 0100")
     }
 
+    /// A participant and a share's metadata archive, as apps keep them: a participant reads
+    /// back with its permission, and metadata kept across a relaunch is accepted.
+    @Test func participantsAndShareMetadataArchive() async throws {
+        let path = TemporaryStores.path("ckfs-share-archive-")
+        let store = try Store.create(at: path)
+        for name in ["olivia", "wes"] { try store.container().addUser(name, emails: ["\(name)@example.com"]) }
+        let olivia = try CKContainer(store: store, user: "olivia")
+        let zone = CKRecordZone(zoneName: "Lists")
+        _ = try await olivia.privateCloudDatabase.save(zone)
+        let list = CKRecord(recordType: "List", recordID: CKRecord.ID(recordName: "groceries", zoneID: zone.zoneID))
+        let share = CKShare(rootRecord: list)
+        let writer = try await olivia.shareParticipant(forEmailAddress: "wes@example.com")
+        writer.permission = .readWrite
+        let writerBack = try Self.roundTrip(writer)
+        #expect(writerBack == writer && writerBack.permission == .readWrite && writerBack.userIdentity.lookupInfo?.emailAddress == "wes@example.com")
+        share.addParticipant(writerBack)
+        let (saved, _) = try await olivia.privateCloudDatabase.modifyRecords(saving: [list, share], deleting: [])
+        let url = try #require((try saved[share.recordID]?.get() as? CKShare)?.url)
+
+        let wes = try CKContainer(store: Store.open(at: path), user: "wes")
+        let metadata = try await wes.shareMetadata(for: url)
+        let kept = try NSKeyedArchiver.archivedData(withRootObject: metadata, requiringSecureCoding: true)
+        let restored = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKShare.Metadata.self, from: kept))
+        #expect(restored == metadata && restored.participantPermission == .readWrite && restored.participantStatus == .pending)
+        #expect(restored.hierarchicalRootRecordID?.recordName == "groceries" && restored.ownerIdentity.userRecordID == metadata.ownerIdentity.userRecordID)
+        let accepted = try await CKContainer(store: Store.open(at: path), user: "wes").accept(restored)
+        #expect(accepted.currentUserParticipant?.acceptanceStatus == .accepted)
+    }
+
     /// A zone's fetch settings and an operation group archive with what they hold.
     @Test func zoneConfigurationsAndGroupsArchive() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase

@@ -100,6 +100,8 @@ import Testing
         #expect(query.first?.recordFields?["title"] as? String == "even 2")
         #expect(heard.notifications.compactMap { ($0 as? CKRecordZoneNotification)?.recordZoneID?.zoneName } == ["Work"])
         #expect(heard.badge == 2)
+        let laptopUser = try await laptop.userRecordID()
+        #expect(heard.notifications.allSatisfy { $0.subscriptionOwnerUserRecordID == laptopUser })
 
         // The operations: fetch since a token, mark read.
         let fetch = CKFetchNotificationChangesOperation(previousServerChangeToken: nil)

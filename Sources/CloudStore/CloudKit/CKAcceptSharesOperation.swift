@@ -4,13 +4,13 @@ import Foundation
 open class CKAcceptSharesOperation: CKOperation, @unchecked Sendable {
     public var shareMetadatas: [CKShare.Metadata]?
     /// Each share as accepted, or why it could not be.
-    public var perShareResultBlock: (@Sendable (CKShare.Metadata, Result<CKShare, Error>) -> Void)?
+    public var perShareResultBlock: ((CKShare.Metadata, Result<CKShare, Error>) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed.
-    public var acceptSharesResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
+    public var acceptSharesResultBlock: ((Result<Void, Error>) -> Void)?
     /// The older form of ``perShareResultBlock``.
-    public var perShareCompletionBlock: (@Sendable (CKShare.Metadata, CKShare?, Error?) -> Void)?
+    public var perShareCompletionBlock: ((CKShare.Metadata, CKShare?, Error?) -> Void)?
     /// The older form of ``acceptSharesResultBlock``, with a `partialFailure` naming each share URL that failed.
-    public var acceptSharesCompletionBlock: (@Sendable (Error?) -> Void)?
+    public var acceptSharesCompletionBlock: ((Error?) -> Void)?
 
     public override init() {}
 

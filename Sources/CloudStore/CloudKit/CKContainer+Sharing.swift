@@ -1,44 +1,96 @@
 import Foundation
 
 extension CKShare {
-    /// What a share's URL tells the user who opens it: the share, its root, the owner, and
-    /// the user's own part in it. Got with ``CKFetchShareMetadataOperation`` or
-    /// ``CKContainer/shareMetadata(for:)``; accepted with ``CKAcceptSharesOperation``.
-    public final class Metadata: NSObject, @unchecked Sendable {
-        public let containerIdentifier: String
-        public let share: CKShare
-        /// The root of the shared hierarchy; nil for a zone-wide share.
-        public let hierarchicalRootRecordID: CKRecord.ID?
-        /// The root record, when the fetch asked for it (`shouldFetchRootRecord`).
-        public let rootRecord: CKRecord?
-        public let participantRole: CKShare.ParticipantRole
-        public let participantStatus: CKShare.ParticipantAcceptanceStatus
-        public let participantPermission: CKShare.ParticipantPermission
-        public let ownerIdentity: CKUserIdentity
-        /// The URL the metadata was fetched for.
-        let url: URL
+    /// What a share's URL tells the user who opens it (``CKShareMetadata``).
+    public typealias Metadata = CKShareMetadata
+}
 
-        /// The root record's ID (Apple's older name of ``hierarchicalRootRecordID``; for a
-        /// zone-wide share, the share's own ID).
-        public var rootRecordID: CKRecord.ID { hierarchicalRootRecordID ?? share.recordID }
+/// What a share's URL tells the user who opens it: the share, its root, the owner, and
+/// the user's own part in it. Got with ``CKFetchShareMetadataOperation`` or
+/// ``CKContainer/shareMetadata(for:)``; accepted with ``CKAcceptSharesOperation``. Apple's
+/// `CKShare.Metadata`, declared at the top level under its Objective-C name for the archiver,
+/// as ``CKRecordID`` is; an `NSObject` with `NSSecureCoding` and `NSCopying`, so an app can
+/// keep one to accept later.
+///
+/// `@unchecked Sendable`: its stored properties are `let`s.
+public final class CKShareMetadata: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    public let containerIdentifier: String
+    public let share: CKShare
+    /// The root of the shared hierarchy; nil for a zone-wide share.
+    public let hierarchicalRootRecordID: CKRecord.ID?
+    /// The root record, when the fetch asked for it (`shouldFetchRootRecord`).
+    public let rootRecord: CKRecord?
+    public let participantRole: CKShare.ParticipantRole
+    public let participantStatus: CKShare.ParticipantAcceptanceStatus
+    public let participantPermission: CKShare.ParticipantPermission
+    public let ownerIdentity: CKUserIdentity
+    /// The URL the metadata was fetched for.
+    let url: URL
 
-        init(url: URL, found: ShareLocation, container: String, user: String, rootRecord: CKRecord?) {
-            self.url = url
-            containerIdentifier = container
-            let record = CKRecord.presented(found.share, assetDirectory: nil, keepingOwner: true)
-            share = record as? CKShare ?? CKShare(found.share, assetDirectory: nil)
-            share.currentUserRecordName = user
-            share.containerIdentifier = container
-            let zone = CKRecordZone.ID(found.zoneID)
-            hierarchicalRootRecordID = found.info.rootRecordName.map { CKRecord.ID(recordName: $0, zoneID: zone) }
-            self.rootRecord = rootRecord
-            let me = found.info.participant(user)
-            let isPublic = me == nil && found.info.publicPermission != .none
-            participantRole = me.map { CKShare.ParticipantRole($0.role) } ?? (isPublic ? .publicUser : .unknown)
-            participantStatus = me.map { CKShare.ParticipantAcceptanceStatus($0.acceptanceStatus) } ?? (isPublic ? .pending : .unknown)
-            participantPermission = me.map { CKShare.ParticipantPermission($0.permission) } ?? CKShare.ParticipantPermission(found.info.publicPermission)
-            ownerIdentity = CKUserIdentity(userRecordName: found.ownerName, emailAddress: found.info.owner?.emailAddress)
-        }
+    /// The root record's ID (Apple's older name of ``hierarchicalRootRecordID``; for a
+    /// zone-wide share, the share's own ID).
+    public var rootRecordID: CKRecord.ID { hierarchicalRootRecordID ?? share.recordID }
+
+    init(url: URL, found: ShareLocation, container: String, user: String, rootRecord: CKRecord?) {
+        self.url = url
+        containerIdentifier = container
+        let record = CKRecord.presented(found.share, assetDirectory: nil, keepingOwner: true)
+        share = record as? CKShare ?? CKShare(found.share, assetDirectory: nil)
+        share.currentUserRecordName = user
+        share.containerIdentifier = container
+        let zone = CKRecordZone.ID(found.zoneID)
+        hierarchicalRootRecordID = found.info.rootRecordName.map { CKRecord.ID(recordName: $0, zoneID: zone) }
+        self.rootRecord = rootRecord
+        let me = found.info.participant(user)
+        let isPublic = me == nil && found.info.publicPermission != .none
+        participantRole = me.map { CKShare.ParticipantRole($0.role) } ?? (isPublic ? .publicUser : .unknown)
+        participantStatus = me.map { CKShare.ParticipantAcceptanceStatus($0.acceptanceStatus) } ?? (isPublic ? .pending : .unknown)
+        participantPermission = me.map { CKShare.ParticipantPermission($0.permission) } ?? CKShare.ParticipantPermission(found.info.publicPermission)
+        ownerIdentity = CKUserIdentity(userRecordName: found.ownerName, emailAddress: found.info.owner?.emailAddress)
+    }
+
+    /// Immutable: the copy is the metadata itself.
+    public func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CKShareMetadata else { return false }
+        return other.url == url && other.share.recordID == share.recordID && other.participantStatus == participantStatus
+    }
+
+    public override var hash: Int { url.hashValue }
+
+    public static var supportsSecureCoding: Bool { true }
+
+    public func encode(with coder: NSCoder) {
+        coder.encode(url.absoluteString as NSString, forKey: "url")
+        coder.encode(containerIdentifier as NSString, forKey: "containerIdentifier")
+        coder.encode(share, forKey: "share")
+        if let hierarchicalRootRecordID { coder.encode(hierarchicalRootRecordID, forKey: "hierarchicalRootRecordID") }
+        if let rootRecord { coder.encode(rootRecord, forKey: "rootRecord") }
+        coder.encode(participantRole.rawValue, forKey: "participantRole")
+        coder.encode(participantStatus.rawValue, forKey: "participantStatus")
+        coder.encode(participantPermission.rawValue, forKey: "participantPermission")
+        coder.encode(ownerIdentity, forKey: "ownerIdentity")
+    }
+
+    public init?(coder: NSCoder) {
+        guard let url = coder.decodeStringIfPresent(forKey: "url").flatMap(URL.init(string:)),
+              let container = coder.decodeStringIfPresent(forKey: "containerIdentifier"),
+              let share = coder.decodeObjectIfPresent(of: CKShare.self, forKey: "share"),
+              let role = CKShare.ParticipantRole(rawValue: coder.decodeInteger(forKey: "participantRole")),
+              let status = CKShare.ParticipantAcceptanceStatus(rawValue: coder.decodeInteger(forKey: "participantStatus")),
+              let permission = CKShare.ParticipantPermission(rawValue: coder.decodeInteger(forKey: "participantPermission")),
+              let owner = coder.decodeObjectIfPresent(of: CKUserIdentity.self, forKey: "ownerIdentity")
+        else { return nil }
+        self.url = url
+        containerIdentifier = container
+        self.share = share
+        hierarchicalRootRecordID = coder.decodeObjectIfPresent(of: CKRecord.ID.self, forKey: "hierarchicalRootRecordID")
+        rootRecord = coder.decodeObjectIfPresent(of: CKRecord.self, forKey: "rootRecord")
+        participantRole = role
+        participantStatus = status
+        participantPermission = permission
+        ownerIdentity = owner
     }
 }
 

@@ -353,9 +353,13 @@ extension CKContainer {
 /// Discovers users by email address or user record ID.
 open class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Sendable {
     public var userIdentityLookupInfos: [CKUserIdentity.LookupInfo]
-    public var userIdentityDiscoveredBlock: (@Sendable (CKUserIdentity, CKUserIdentity.LookupInfo) -> Void)?
-    public var discoverUserIdentitiesCompletionBlock: (@Sendable (Error?) -> Void)?
+    public var userIdentityDiscoveredBlock: ((CKUserIdentity, CKUserIdentity.LookupInfo) -> Void)?
+    public var discoverUserIdentitiesCompletionBlock: ((Error?) -> Void)?
+    /// The end of the operation, as a `Result` (Apple's newer form of the completion block).
+    public var discoverUserIdentitiesResultBlock: ((Result<Void, Error>) -> Void)?
 
+    /// An operation whose lookups are set later.
+    public override init() { userIdentityLookupInfos = [] }
     public init(userIdentityLookupInfos: [CKUserIdentity.LookupInfo]) { self.userIdentityLookupInfos = userIdentityLookupInfos }
 
     open override func main() {
@@ -369,16 +373,20 @@ open class CKDiscoverUserIdentitiesOperation: CKOperation, @unchecked Sendable {
                 if let found { userIdentityDiscoveredBlock?(found, info) }
             }
             discoverUserIdentitiesCompletionBlock?(nil)
+            discoverUserIdentitiesResultBlock?(.success(()))
         } catch {
             discoverUserIdentitiesCompletionBlock?(error)
+            discoverUserIdentitiesResultBlock?(.failure(error))
         }
     }
 }
 
 /// Discovers every discoverable user in the caller's contacts.
 open class CKDiscoverAllUserIdentitiesOperation: CKOperation, @unchecked Sendable {
-    public var userIdentityDiscoveredBlock: (@Sendable (CKUserIdentity) -> Void)?
-    public var discoverAllUserIdentitiesCompletionBlock: (@Sendable (Error?) -> Void)?
+    public var userIdentityDiscoveredBlock: ((CKUserIdentity) -> Void)?
+    public var discoverAllUserIdentitiesCompletionBlock: ((Error?) -> Void)?
+    /// The end of the operation, as a `Result` (Apple's newer form of the completion block).
+    public var discoverAllUserIdentitiesResultBlock: ((Result<Void, Error>) -> Void)?
 
     public override init() {}
 
@@ -387,8 +395,10 @@ open class CKDiscoverAllUserIdentitiesOperation: CKOperation, @unchecked Sendabl
             let container = self.container ?? CKContainer.default()
             for u in try container.discoverAllIdentities() { userIdentityDiscoveredBlock?(u) }
             discoverAllUserIdentitiesCompletionBlock?(nil)
+            discoverAllUserIdentitiesResultBlock?(.success(()))
         } catch {
             discoverAllUserIdentitiesCompletionBlock?(error)
+            discoverAllUserIdentitiesResultBlock?(.failure(error))
         }
     }
 }

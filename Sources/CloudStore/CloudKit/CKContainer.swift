@@ -115,7 +115,8 @@ open class CKContainer: NSObject, @unchecked Sendable {
     /// Apple's async form of the caller's user record ID.
     public func userRecordID() async throws -> CKRecord.ID { try callerRecordID() }
 
-    private func callerRecordID() throws(CKError) -> CKRecord.ID {
+    /// The caller's user record ID, for the two forms above and the notifications.
+    func callerRecordID() throws(CKError) -> CKRecord.ID {
         CKRecord.ID(recordName: try engine().signedIn(caller, for: "a user record ID").userRecordName)
     }
 

@@ -11,17 +11,17 @@ open class CKFetchDatabaseChangesOperation: CKDatabaseOperation, @unchecked Send
     /// Fetch page after page until nothing more is left (the default), or stop after one.
     public var fetchAllChanges = true
 
-    public var recordZoneWithIDChangedBlock: (@Sendable (CKRecordZone.ID) -> Void)?
-    public var recordZoneWithIDWasDeletedBlock: (@Sendable (CKRecordZone.ID) -> Void)?
+    public var recordZoneWithIDChangedBlock: ((CKRecordZone.ID) -> Void)?
+    public var recordZoneWithIDWasDeletedBlock: ((CKRecordZone.ID) -> Void)?
     /// A local store never purges a zone; kept for code that sets it.
-    public var recordZoneWithIDWasPurgedBlock: (@Sendable (CKRecordZone.ID) -> Void)?
+    public var recordZoneWithIDWasPurgedBlock: ((CKRecordZone.ID) -> Void)?
     /// A local store has no encrypted data to reset; kept for code that sets it.
-    public var recordZoneWithIDWasDeletedDueToUserEncryptedDataResetBlock: (@Sendable (CKRecordZone.ID) -> Void)?
+    public var recordZoneWithIDWasDeletedDueToUserEncryptedDataResetBlock: ((CKRecordZone.ID) -> Void)?
     /// The token after each page but the last.
-    public var changeTokenUpdatedBlock: (@Sendable (CKServerChangeToken) -> Void)?
-    public var fetchDatabaseChangesResultBlock: (@Sendable (Result<(serverChangeToken: CKServerChangeToken, moreComing: Bool), any Error>) -> Void)?
+    public var changeTokenUpdatedBlock: ((CKServerChangeToken) -> Void)?
+    public var fetchDatabaseChangesResultBlock: ((Result<(serverChangeToken: CKServerChangeToken, moreComing: Bool), any Error>) -> Void)?
     /// The older form of ``fetchDatabaseChangesResultBlock``.
-    public var fetchDatabaseChangesCompletionBlock: (@Sendable (CKServerChangeToken?, Bool, (any Error)?) -> Void)?
+    public var fetchDatabaseChangesCompletionBlock: ((CKServerChangeToken?, Bool, (any Error)?) -> Void)?
 
     public init(previousServerChangeToken: CKServerChangeToken? = nil) {
         self.previousServerChangeToken = previousServerChangeToken

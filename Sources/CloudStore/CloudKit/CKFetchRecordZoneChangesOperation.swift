@@ -84,19 +84,19 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
     /// Fetch page after page until each zone has nothing more (the default), or stop after one.
     public var fetchAllChanges = true
 
-    public var recordWasChangedBlock: (@Sendable (CKRecord.ID, Result<CKRecord, any Error>) -> Void)?
+    public var recordWasChangedBlock: ((CKRecord.ID, Result<CKRecord, any Error>) -> Void)?
     /// The older form of ``recordWasChangedBlock``.
-    public var recordChangedBlock: (@Sendable (CKRecord) -> Void)?
+    public var recordChangedBlock: ((CKRecord) -> Void)?
     /// A deleted record and its type (empty for a deletion logged before ckfs kept types).
-    public var recordWithIDWasDeletedBlock: (@Sendable (CKRecord.ID, CKRecord.RecordType) -> Void)?
-    public var recordZoneChangeTokensUpdatedBlock: (@Sendable (CKRecordZone.ID, CKServerChangeToken?, Data?) -> Void)?
-    public var recordZoneFetchResultBlock: (@Sendable (CKRecordZone.ID, Result<(serverChangeToken: CKServerChangeToken, clientChangeTokenData: Data?, moreComing: Bool), any Error>) -> Void)?
+    public var recordWithIDWasDeletedBlock: ((CKRecord.ID, CKRecord.RecordType) -> Void)?
+    public var recordZoneChangeTokensUpdatedBlock: ((CKRecordZone.ID, CKServerChangeToken?, Data?) -> Void)?
+    public var recordZoneFetchResultBlock: ((CKRecordZone.ID, Result<(serverChangeToken: CKServerChangeToken, clientChangeTokenData: Data?, moreComing: Bool), any Error>) -> Void)?
     /// The older form of ``recordZoneFetchResultBlock``.
-    public var recordZoneFetchCompletionBlock: (@Sendable (CKRecordZone.ID, CKServerChangeToken?, Data?, Bool, (any Error)?) -> Void)?
+    public var recordZoneFetchCompletionBlock: ((CKRecordZone.ID, CKServerChangeToken?, Data?, Bool, (any Error)?) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed.
-    public var fetchRecordZoneChangesResultBlock: (@Sendable (Result<Void, any Error>) -> Void)?
+    public var fetchRecordZoneChangesResultBlock: ((Result<Void, any Error>) -> Void)?
     /// The older form of ``fetchRecordZoneChangesResultBlock``.
-    public var fetchRecordZoneChangesCompletionBlock: (@Sendable ((any Error)?) -> Void)?
+    public var fetchRecordZoneChangesCompletionBlock: (((any Error)?) -> Void)?
 
     public init(recordZoneIDs: [CKRecordZone.ID]? = nil, configurationsByRecordZoneID: [CKRecordZone.ID: ZoneConfiguration]? = nil) {
         self.recordZoneIDs = recordZoneIDs

@@ -6,11 +6,11 @@ import Foundation
 open class CKFetchRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable {
     /// The zones to fetch; nil fetches every zone.
     public var recordZoneIDs: [CKRecordZone.ID]?
-    public var perRecordZoneResultBlock: (@Sendable (CKRecordZone.ID, Result<CKRecordZone, any Error>) -> Void)?
+    public var perRecordZoneResultBlock: ((CKRecordZone.ID, Result<CKRecordZone, any Error>) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed.
-    public var fetchRecordZonesResultBlock: (@Sendable (Result<Void, any Error>) -> Void)?
+    public var fetchRecordZonesResultBlock: ((Result<Void, any Error>) -> Void)?
     /// The older form of ``fetchRecordZonesResultBlock``.
-    public var fetchRecordZonesCompletionBlock: (@Sendable ([CKRecordZone.ID: CKRecordZone]?, (any Error)?) -> Void)?
+    public var fetchRecordZonesCompletionBlock: (([CKRecordZone.ID: CKRecordZone]?, (any Error)?) -> Void)?
 
     public required init(recordZoneIDs: [CKRecordZone.ID]? = nil) {
         self.recordZoneIDs = recordZoneIDs

@@ -8,13 +8,13 @@ open class CKFetchShareMetadataOperation: CKOperation, @unchecked Sendable {
     /// The root record's fields to fetch; nil: all of them.
     public var rootRecordDesiredKeys: [CKRecord.FieldKey]?
     /// Each URL's metadata, or why it could not be had.
-    public var perShareMetadataResultBlock: (@Sendable (URL, Result<CKShare.Metadata, Error>) -> Void)?
+    public var perShareMetadataResultBlock: ((URL, Result<CKShare.Metadata, Error>) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed.
-    public var fetchShareMetadataResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
+    public var fetchShareMetadataResultBlock: ((Result<Void, Error>) -> Void)?
     /// The older form of ``perShareMetadataResultBlock``.
-    public var perShareMetadataBlock: (@Sendable (URL, CKShare.Metadata?, Error?) -> Void)?
+    public var perShareMetadataBlock: ((URL, CKShare.Metadata?, Error?) -> Void)?
     /// The older form of ``fetchShareMetadataResultBlock``, with a `partialFailure` naming each URL that failed.
-    public var fetchShareMetadataCompletionBlock: (@Sendable (Error?) -> Void)?
+    public var fetchShareMetadataCompletionBlock: ((Error?) -> Void)?
 
     public override init() {}
 

@@ -5,13 +5,13 @@ import Foundation
 open class CKFetchShareParticipantsOperation: CKOperation, @unchecked Sendable {
     public var userIdentityLookupInfos: [CKUserIdentity.LookupInfo]?
     /// Each lookup's participant, or why none was found.
-    public var perShareParticipantResultBlock: (@Sendable (CKUserIdentity.LookupInfo, Result<CKShare.Participant, Error>) -> Void)?
+    public var perShareParticipantResultBlock: ((CKUserIdentity.LookupInfo, Result<CKShare.Participant, Error>) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed.
-    public var fetchShareParticipantsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
+    public var fetchShareParticipantsResultBlock: ((Result<Void, Error>) -> Void)?
     /// The older form of ``perShareParticipantResultBlock``: each participant found.
-    public var shareParticipantFetchedBlock: (@Sendable (CKShare.Participant) -> Void)?
+    public var shareParticipantFetchedBlock: ((CKShare.Participant) -> Void)?
     /// The older form of ``fetchShareParticipantsResultBlock``.
-    public var fetchShareParticipantsCompletionBlock: (@Sendable (Error?) -> Void)?
+    public var fetchShareParticipantsCompletionBlock: ((Error?) -> Void)?
 
     public override init() {}
 

@@ -6,12 +6,12 @@ import Foundation
 open class CKModifyRecordZonesOperation: CKDatabaseOperation, @unchecked Sendable {
     public var recordZonesToSave: [CKRecordZone]?
     public var recordZoneIDsToDelete: [CKRecordZone.ID]?
-    public var perRecordZoneSaveBlock: (@Sendable (CKRecordZone.ID, Result<CKRecordZone, any Error>) -> Void)?
-    public var perRecordZoneDeleteBlock: (@Sendable (CKRecordZone.ID, Result<Void, any Error>) -> Void)?
+    public var perRecordZoneSaveBlock: ((CKRecordZone.ID, Result<CKRecordZone, any Error>) -> Void)?
+    public var perRecordZoneDeleteBlock: ((CKRecordZone.ID, Result<Void, any Error>) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed.
-    public var modifyRecordZonesResultBlock: (@Sendable (Result<Void, any Error>) -> Void)?
+    public var modifyRecordZonesResultBlock: ((Result<Void, any Error>) -> Void)?
     /// The older form of ``modifyRecordZonesResultBlock``.
-    public var modifyRecordZonesCompletionBlock: (@Sendable ([CKRecordZone]?, [CKRecordZone.ID]?, (any Error)?) -> Void)?
+    public var modifyRecordZonesCompletionBlock: (([CKRecordZone]?, [CKRecordZone.ID]?, (any Error)?) -> Void)?
 
     public init(recordZonesToSave: [CKRecordZone]? = nil, recordZoneIDsToDelete: [CKRecordZone.ID]? = nil) {
         self.recordZonesToSave = recordZonesToSave

@@ -18,17 +18,21 @@ open class CKNotification: NSObject, @unchecked Sendable {
 
     let value: CloudNotification
     public let containerIdentifier: String?
+    /// The user whose subscription sent the notification: the user who receives it (nil when
+    /// read from a push's payload, which does not say).
+    public let subscriptionOwnerUserRecordID: CKRecord.ID?
 
-    init(_ value: CloudNotification, containerIdentifier: String?) {
+    init(_ value: CloudNotification, containerIdentifier: String?, owner: CKRecord.ID?) {
         self.value = value
         self.containerIdentifier = containerIdentifier
+        subscriptionOwnerUserRecordID = owner
     }
 
-    static func wrap(_ n: CloudNotification, containerIdentifier: String?) -> CKNotification {
+    static func wrap(_ n: CloudNotification, containerIdentifier: String?, owner: CKRecord.ID? = nil) -> CKNotification {
         switch n.kind {
-        case .query: CKQueryNotification(n, containerIdentifier: containerIdentifier)
-        case .recordZone: CKRecordZoneNotification(n, containerIdentifier: containerIdentifier)
-        case .database: CKDatabaseNotification(n, containerIdentifier: containerIdentifier)
+        case .query: CKQueryNotification(n, containerIdentifier: containerIdentifier, owner: owner)
+        case .recordZone: CKRecordZoneNotification(n, containerIdentifier: containerIdentifier, owner: owner)
+        case .database: CKDatabaseNotification(n, containerIdentifier: containerIdentifier, owner: owner)
         }
     }
 
@@ -120,7 +124,8 @@ extension CKContainer {
     /// changes, and the token to go on from.
     public func notificationChanges(since token: CKNotificationToken? = nil) throws(CKError) -> (notifications: [CKNotification], token: CKNotificationToken, badge: Int) {
         let changes = try notificationLog().changes(since: token, excludingDevice: caller.deviceID)
-        return (changes.notifications.map { CKNotification.wrap($0, containerIdentifier: containerIdentifier) }, changes.token, changes.badge)
+        let owner = try? callerRecordID()
+        return (changes.notifications.map { CKNotification.wrap($0, containerIdentifier: containerIdentifier, owner: owner) }, changes.token, changes.badge)
     }
 
     /// Notifications as they come, as a device receives pushes: those after `token` first,
@@ -130,8 +135,9 @@ extension CKContainer {
             let task = Task {
                 do {
                     var follower = try self.notificationLog().follow(since: token, excludingDevice: self.caller.deviceID)
+                    let owner = try? self.callerRecordID()
                     while !Task.isCancelled {
-                        for n in try follower.poll() { continuation.yield(CKNotification.wrap(n, containerIdentifier: self.containerIdentifier)) }
+                        for n in try follower.poll() { continuation.yield(CKNotification.wrap(n, containerIdentifier: self.containerIdentifier, owner: owner)) }
                         try await Task.sleep(nanoseconds: UInt64(interval * 1e9))
                     }
                     continuation.finish()
@@ -150,8 +156,8 @@ extension CKContainer {
 open class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked Sendable {
     public var previousServerChangeToken: CKServerChangeToken?
     public var resultsLimit = 0
-    public var notificationChangedBlock: (@Sendable (CKNotification) -> Void)?
-    public var fetchNotificationChangesCompletionBlock: (@Sendable (CKServerChangeToken?, Error?) -> Void)?
+    public var notificationChangedBlock: ((CKNotification) -> Void)?
+    public var fetchNotificationChangesCompletionBlock: ((CKServerChangeToken?, Error?) -> Void)?
     /// Set when done: more notifications remain past `resultsLimit`.
     public var moreComing: Bool { lock.withLock { more } }
     /// Guarded by `lock`.
@@ -179,7 +185,8 @@ open class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked 
                 token = list.last?.token ?? token
                 lock.withLock { more = true }
             }
-            for n in list { notificationChangedBlock?(CKNotification.wrap(n, containerIdentifier: container.containerIdentifier)) }
+            let owner = try? container.callerRecordID()
+            for n in list { notificationChangedBlock?(CKNotification.wrap(n, containerIdentifier: container.containerIdentifier, owner: owner)) }
             fetchNotificationChangesCompletionBlock?(CKServerChangeToken(notifications: token), nil)
         } catch {
             fetchNotificationChangesCompletionBlock?(nil, error)
@@ -190,7 +197,7 @@ open class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked 
 /// Marks notifications read.
 open class CKMarkNotificationsReadOperation: CKDatabaseOperation, @unchecked Sendable {
     public var notificationIDs: [CKNotification.ID]
-    public var markNotificationsReadCompletionBlock: (@Sendable ([CKNotification.ID]?, Error?) -> Void)?
+    public var markNotificationsReadCompletionBlock: (([CKNotification.ID]?, Error?) -> Void)?
 
     public init(notificationIDsToMarkRead: [CKNotification.ID]) { notificationIDs = notificationIDsToMarkRead }
 

@@ -10,9 +10,10 @@ import Foundation
 open class CKOperation: Operation, @unchecked Sendable {
     /// The settings of an operation. A local store uses `container`; the rest (cellular access,
     /// time-outs, long-lived operations) are kept as set and change nothing, there being no
-    /// network. An `NSObject`, as Apple's.
-    /// `@unchecked Sendable`: its values are in a `LockedSettings`.
-    public final class Configuration: NSObject, @unchecked Sendable {
+    /// network. An `NSObject`, as Apple's, and `open`, as Apple's.
+    /// `@unchecked Sendable`: its values are in a `LockedSettings`; `open`, so the compiler
+    /// cannot check subclasses.
+    open class Configuration: NSObject, @unchecked Sendable {
         private struct Values {
             var container: CKContainer?
             var qualityOfService = QualityOfService.default
@@ -24,11 +25,14 @@ open class CKOperation: Operation, @unchecked Sendable {
 
         private let values: LockedSettings<Values>
 
-        public override convenience init() { self.init(Values()) }
-        private init(_ values: Values) { self.values = LockedSettings(values) }
+        public override init() { values = LockedSettings(Values()) }
 
         /// A configuration with the same settings, as an operation keeps of one given to it.
-        func copied() -> Configuration { Configuration(values.all) }
+        func copied() -> Configuration {
+            let copy = Configuration()
+            copy.values[\.self] = values.all
+            return copy
+        }
 
         public var container: CKContainer? { get { values[\.container] } set { values[\.container] = newValue } }
         public var qualityOfService: QualityOfService { get { values[\.qualityOfService] } set { values[\.qualityOfService] = newValue } }
@@ -56,7 +60,7 @@ open class CKOperation: Operation, @unchecked Sendable {
     public let operationID: ID = UUID().uuidString
 
     /// Called when a long-lived operation is persisted; a local store never calls it.
-    public var longLivedOperationWasPersistedBlock: (@Sendable () -> Void)?
+    public var longLivedOperationWasPersistedBlock: (() -> Void)?
 
     public override init() { super.init() }
 
@@ -164,16 +168,16 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var savePolicy: RecordSavePolicy = .ifServerRecordUnchanged
     public var isAtomic = true
     public var clientChangeTokenData: Data?
-    public var perRecordProgressBlock: (@Sendable (CKRecord, Double) -> Void)?
-    public var perRecordCompletionBlock: (@Sendable (CKRecord, Error?) -> Void)?
-    public var perRecordSaveBlock: (@Sendable (CKRecord.ID, Result<CKRecord, Error>) -> Void)?
-    public var perRecordDeleteBlock: (@Sendable (CKRecord.ID, Result<Void, Error>) -> Void)?
+    public var perRecordProgressBlock: ((CKRecord, Double) -> Void)?
+    public var perRecordCompletionBlock: ((CKRecord, Error?) -> Void)?
+    public var perRecordSaveBlock: ((CKRecord.ID, Result<CKRecord, Error>) -> Void)?
+    public var perRecordDeleteBlock: ((CKRecord.ID, Result<Void, Error>) -> Void)?
     /// The older form of ``modifyRecordsResultBlock``: the saved records, the deleted IDs, and
     /// a `partialFailure` naming each record that failed.
-    public var modifyRecordsCompletionBlock: (@Sendable ([CKRecord]?, [CKRecord.ID]?, Error?) -> Void)?
+    public var modifyRecordsCompletionBlock: (([CKRecord]?, [CKRecord.ID]?, Error?) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed; each record's
     /// own error went to ``perRecordSaveBlock`` or ``perRecordDeleteBlock``.
-    public var modifyRecordsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
+    public var modifyRecordsResultBlock: ((Result<Void, Error>) -> Void)?
 
     public init(recordsToSave: [CKRecord]? = nil, recordIDsToDelete: [CKRecord.ID]? = nil) {
         self.recordsToSave = recordsToSave
@@ -228,16 +232,16 @@ open class CKFetchRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var desiredKeys: [String]?
     /// How far each record's download has come: here each is read whole at once (1.0), before
     /// its result.
-    public var perRecordProgressBlock: (@Sendable (CKRecord.ID, Double) -> Void)?
+    public var perRecordProgressBlock: ((CKRecord.ID, Double) -> Void)?
     /// The older form of ``perRecordResultBlock``.
-    public var perRecordCompletionBlock: (@Sendable (CKRecord?, CKRecord.ID?, Error?) -> Void)?
+    public var perRecordCompletionBlock: ((CKRecord?, CKRecord.ID?, Error?) -> Void)?
     /// Each record, or why it could not be fetched, by the ID asked for.
-    public var perRecordResultBlock: (@Sendable (CKRecord.ID, Result<CKRecord, Error>) -> Void)?
+    public var perRecordResultBlock: ((CKRecord.ID, Result<CKRecord, Error>) -> Void)?
     /// The older form of ``fetchRecordsResultBlock``: the records found, and a
     /// `partialFailure` naming each one that was not.
-    public var fetchRecordsCompletionBlock: (@Sendable ([CKRecord.ID: CKRecord]?, Error?) -> Void)?
+    public var fetchRecordsCompletionBlock: (([CKRecord.ID: CKRecord]?, Error?) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed.
-    public var fetchRecordsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
+    public var fetchRecordsResultBlock: ((Result<Void, Error>) -> Void)?
 
     /// Set by ``fetchCurrentUserRecordOperation()``: the caller's user record is fetched.
     private var fetchesCurrentUser = false

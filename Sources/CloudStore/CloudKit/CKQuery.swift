@@ -96,12 +96,12 @@ open class CKQueryOperation: CKDatabaseOperation, @unchecked Sendable {
     public var zoneID: CKRecordZone.ID?
     public var resultsLimit = CKQueryOperation.maximumResults
     public var desiredKeys: [String]?
-    public var recordMatchedBlock: (@Sendable (CKRecord.ID, Result<CKRecord, Error>) -> Void)?
-    public var queryResultBlock: (@Sendable (Result<Cursor?, Error>) -> Void)?
+    public var recordMatchedBlock: ((CKRecord.ID, Result<CKRecord, Error>) -> Void)?
+    public var queryResultBlock: ((Result<Cursor?, Error>) -> Void)?
     /// CloudKit's older per-record block.
-    public var recordFetchedBlock: (@Sendable (CKRecord) -> Void)?
+    public var recordFetchedBlock: ((CKRecord) -> Void)?
     /// CloudKit's older completion block.
-    public var queryCompletionBlock: (@Sendable (Cursor?, Error?) -> Void)?
+    public var queryCompletionBlock: ((Cursor?, Error?) -> Void)?
 
     /// An operation whose query or cursor is set later.
     public override init() {}

@@ -205,42 +205,8 @@ extension CKShare {
         }
     }
 
-    /// A user's part in a share: who, with which role and permission, and whether they
-    /// accepted. Found with ``CKFetchShareParticipantsOperation``; equal when of the same user.
-    public final class Participant: NSObject, NSCopying, @unchecked Sendable {
-        public typealias Role = ParticipantRole
-        public typealias Permission = ParticipantPermission
-        public typealias AcceptanceStatus = ParticipantAcceptanceStatus
-        public typealias ID = String
-
-        /// Guards `value`.
-        private let lock = NSLock()
-        private var stored: ShareInfo.Participant
-        var value: ShareInfo.Participant { lock.withLock { stored } }
-
-        init(_ value: ShareInfo.Participant) { stored = value }
-
-        public var userIdentity: CKUserIdentity {
-            let v = value
-            return CKUserIdentity(userRecordName: v.userRecordName, emailAddress: v.emailAddress)
-        }
-        public var role: Role {
-            get { Role(value.role) }
-            set { lock.withLock { stored.role = newValue.engine } }
-        }
-        public var permission: Permission {
-            get { Permission(value.permission) }
-            set { lock.withLock { stored.permission = newValue.engine } }
-        }
-        public var acceptanceStatus: AcceptanceStatus { AcceptanceStatus(value.acceptanceStatus) }
-        /// The participant's ID on the share: their user record name.
-        public var participantID: ID { value.userRecordName }
-
-        public func copy(with zone: NSZone? = nil) -> Any { Participant(value) }
-        public override func isEqual(_ object: Any?) -> Bool { (object as? Participant)?.value.userRecordName == value.userRecordName }
-        public override var hash: Int { value.userRecordName.hashValue }
-        public override var description: String { "<CKShare.Participant \(value.userRecordName) \(value.role.rawValue) \(value.permission.rawValue) \(value.acceptanceStatus.rawValue)>" }
-    }
+    /// A user's part in a share (``CKShareParticipant``).
+    public typealias Participant = CKShareParticipant
 }
 
 extension CKUserIdentity {
@@ -248,5 +214,68 @@ extension CKUserIdentity {
     convenience init(userRecordName: String, emailAddress: String?) {
         self.init(userRecordID: CKRecord.ID(recordName: userRecordName), lookupInfo: emailAddress.map { LookupInfo(emailAddress: $0) },
                   nameComponents: nil, emailAddresses: emailAddress.map { [$0] } ?? [])
+    }
+}
+
+/// A user's part in a share: who, with which role and permission, and whether they
+/// accepted. Found with ``CKFetchShareParticipantsOperation``; equal when of the same user.
+/// Apple's `CKShare.Participant`, declared at the top level under its Objective-C name for the
+/// archiver, as ``CKRecordID`` is; an `NSObject` with `NSSecureCoding` and `NSCopying`.
+///
+/// `@unchecked Sendable`: `lock` guards `stored`.
+public final class CKShareParticipant: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+    public typealias Role = CKShare.ParticipantRole
+    public typealias Permission = CKShare.ParticipantPermission
+    public typealias AcceptanceStatus = CKShare.ParticipantAcceptanceStatus
+    public typealias ID = String
+
+    /// Guards `stored`.
+    private let lock = NSLock()
+    private var stored: ShareInfo.Participant
+    var value: ShareInfo.Participant { lock.withLock { stored } }
+
+    init(_ value: ShareInfo.Participant) { stored = value }
+
+    public var userIdentity: CKUserIdentity {
+        let v = value
+        return CKUserIdentity(userRecordName: v.userRecordName, emailAddress: v.emailAddress)
+    }
+    public var role: Role {
+        get { Role(value.role) }
+        set { lock.withLock { stored.role = newValue.engine } }
+    }
+    public var permission: Permission {
+        get { Permission(value.permission) }
+        set { lock.withLock { stored.permission = newValue.engine } }
+    }
+    public var acceptanceStatus: AcceptanceStatus { AcceptanceStatus(value.acceptanceStatus) }
+    /// The participant's ID on the share: their user record name.
+    public var participantID: ID { value.userRecordName }
+
+    public func copy(with zone: NSZone? = nil) -> Any { CKShareParticipant(value) }
+    public override func isEqual(_ object: Any?) -> Bool { (object as? CKShareParticipant)?.value.userRecordName == value.userRecordName }
+    public override var hash: Int { value.userRecordName.hashValue }
+    public override var description: String { "<CKShare.Participant \(value.userRecordName) \(value.role.rawValue) \(value.permission.rawValue) \(value.acceptanceStatus.rawValue)>" }
+
+    public static var supportsSecureCoding: Bool { true }
+
+    /// The participant as a share's file keeps it: user, role, permission, acceptance, email.
+    public func encode(with coder: NSCoder) {
+        let v = value
+        coder.encode(v.userRecordName as NSString, forKey: "userRecordName")
+        coder.encode(v.role.rawValue as NSString, forKey: "role")
+        coder.encode(v.permission.rawValue as NSString, forKey: "permission")
+        coder.encode(v.acceptanceStatus.rawValue as NSString, forKey: "acceptanceStatus")
+        if let email = v.emailAddress { coder.encode(email as NSString, forKey: "emailAddress") }
+    }
+
+    public init?(coder: NSCoder) {
+        guard let user = coder.decodeStringIfPresent(forKey: "userRecordName"),
+              let role = coder.decodeStringIfPresent(forKey: "role").flatMap(ShareInfo.Role.init(rawValue:)),
+              let permission = coder.decodeStringIfPresent(forKey: "permission").flatMap(ShareInfo.Permission.init(rawValue:)),
+              let status = coder.decodeStringIfPresent(forKey: "acceptanceStatus").flatMap(ShareInfo.AcceptanceStatus.init(rawValue:))
+        else { return nil }
+        stored = ShareInfo.Participant(userRecordName: user, role: role, permission: permission, acceptanceStatus: status,
+                                       emailAddress: coder.decodeStringIfPresent(forKey: "emailAddress"))
     }
 }

@@ -377,12 +377,12 @@ extension CKDatabase {
 open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var subscriptionsToSave: [CKSubscription]?
     public var subscriptionIDsToDelete: [CKSubscription.ID]?
-    public var perSubscriptionSaveBlock: (@Sendable (CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
-    public var perSubscriptionDeleteBlock: (@Sendable (CKSubscription.ID, Result<Void, Error>) -> Void)?
+    public var perSubscriptionSaveBlock: ((CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
+    public var perSubscriptionDeleteBlock: ((CKSubscription.ID, Result<Void, Error>) -> Void)?
     /// The older form of ``modifySubscriptionsResultBlock``.
-    public var modifySubscriptionsCompletionBlock: (@Sendable ([CKSubscription]?, [CKSubscription.ID]?, Error?) -> Void)?
+    public var modifySubscriptionsCompletionBlock: (([CKSubscription]?, [CKSubscription.ID]?, Error?) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed.
-    public var modifySubscriptionsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
+    public var modifySubscriptionsResultBlock: ((Result<Void, Error>) -> Void)?
 
     public init(subscriptionsToSave: [CKSubscription]? = nil, subscriptionIDsToDelete: [CKSubscription.ID]? = nil) {
         self.subscriptionsToSave = subscriptionsToSave
@@ -424,15 +424,16 @@ open class CKModifySubscriptionsOperation: CKDatabaseOperation, @unchecked Senda
 /// Fetches subscriptions by ID, or all of the caller's.
 open class CKFetchSubscriptionsOperation: CKDatabaseOperation, @unchecked Sendable {
     public var subscriptionIDs: [CKSubscription.ID]?
-    public var perSubscriptionResultBlock: (@Sendable (CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
+    public var perSubscriptionResultBlock: ((CKSubscription.ID, Result<CKSubscription, Error>) -> Void)?
     /// The older form of ``fetchSubscriptionsResultBlock``.
-    public var fetchSubscriptionCompletionBlock: (@Sendable ([CKSubscription.ID: CKSubscription]?, Error?) -> Void)?
+    public var fetchSubscriptionCompletionBlock: (([CKSubscription.ID: CKSubscription]?, Error?) -> Void)?
     /// The end of the operation: a failure only when the whole operation failed.
-    public var fetchSubscriptionsResultBlock: (@Sendable (Result<Void, Error>) -> Void)?
+    public var fetchSubscriptionsResultBlock: ((Result<Void, Error>) -> Void)?
 
-    public init(subscriptionIDs: [CKSubscription.ID]? = nil) { self.subscriptionIDs = subscriptionIDs }
+    public required init(subscriptionIDs: [CKSubscription.ID]? = nil) { self.subscriptionIDs = subscriptionIDs }
 
-    public static func fetchAllSubscriptionsOperation() -> CKFetchSubscriptionsOperation { CKFetchSubscriptionsOperation() }
+    /// An operation that fetches every subscription of the database.
+    open class func fetchAllSubscriptionsOperation() -> Self { Self(subscriptionIDs: nil) }
 
     open override func main() {
         do throws(CKError) {

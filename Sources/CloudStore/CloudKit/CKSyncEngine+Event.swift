@@ -18,18 +18,18 @@ extension CKSyncEngine {
 
         public var description: String {
             switch self {
-            case .stateUpdate: "stateUpdate"
-            case .accountChange(let e): "accountChange(\(e.changeType))"
-            case .fetchedDatabaseChanges(let e): "fetchedDatabaseChanges(\(e.modifications.count) modified, \(e.deletions.count) deleted)"
-            case .fetchedRecordZoneChanges(let e): "fetchedRecordZoneChanges(\(e.modifications.count) modified, \(e.deletions.count) deleted)"
-            case .sentDatabaseChanges(let e): "sentDatabaseChanges(\(e.savedZones.count) saved, \(e.deletedZoneIDs.count) deleted, \(e.failedZoneSaves.count + e.failedZoneDeletes.count) failed)"
-            case .sentRecordZoneChanges(let e): "sentRecordZoneChanges(\(e.savedRecords.count) saved, \(e.deletedRecordIDs.count) deleted, \(e.failedRecordSaves.count + e.failedRecordDeletes.count) failed)"
-            case .willFetchChanges: "willFetchChanges"
-            case .willFetchRecordZoneChanges(let e): "willFetchRecordZoneChanges(\(e.zoneID.zoneName))"
-            case .didFetchRecordZoneChanges(let e): "didFetchRecordZoneChanges(\(e.zoneID.zoneName)\(e.error.map { ", \($0.code)" } ?? ""))"
-            case .didFetchChanges: "didFetchChanges"
-            case .willSendChanges: "willSendChanges"
-            case .didSendChanges: "didSendChanges"
+            case .stateUpdate(let e): "stateUpdate(\(e))"
+            case .accountChange(let e): "accountChange(\(e))"
+            case .fetchedDatabaseChanges(let e): "fetchedDatabaseChanges(\(e))"
+            case .fetchedRecordZoneChanges(let e): "fetchedRecordZoneChanges(\(e))"
+            case .sentDatabaseChanges(let e): "sentDatabaseChanges(\(e))"
+            case .sentRecordZoneChanges(let e): "sentRecordZoneChanges(\(e))"
+            case .willFetchChanges(let e): "willFetchChanges(\(e))"
+            case .willFetchRecordZoneChanges(let e): "willFetchRecordZoneChanges(\(e))"
+            case .didFetchRecordZoneChanges(let e): "didFetchRecordZoneChanges(\(e))"
+            case .didFetchChanges(let e): "didFetchChanges(\(e))"
+            case .willSendChanges(let e): "willSendChanges(\(e))"
+            case .didSendChanges(let e): "didSendChanges(\(e))"
             }
         }
     }
@@ -109,4 +109,72 @@ extension CKSyncEngine.Event {
     public struct DidSendChanges: Sendable {
         public let context: CKSyncEngine.SendChangesContext
     }
+}
+
+// Each payload describes itself, as Apple's do (`CustomStringConvertible`), for logs.
+
+extension CKSyncEngine.Event.StateUpdate: CustomStringConvertible {
+    public var description: String { "state to keep" }
+}
+
+extension CKSyncEngine.Event.AccountChange: CustomStringConvertible {
+    public var description: String {
+        switch changeType {
+        case .signIn(let user): "signIn \(user.recordName)"
+        case .signOut(let user): "signOut \(user.recordName)"
+        case .switchAccounts(let previous, let current): "switchAccounts \(previous.recordName) to \(current.recordName)"
+        }
+    }
+}
+
+extension CKSyncEngine.Event.FetchedDatabaseChanges: CustomStringConvertible {
+    public var description: String { "\(modifications.count) modified, \(deletions.count) deleted" }
+}
+
+extension CKSyncEngine.Event.FetchedRecordZoneChanges: CustomStringConvertible {
+    public var description: String { "\(modifications.count) modified, \(deletions.count) deleted" }
+}
+
+extension CKSyncEngine.Event.SentDatabaseChanges: CustomStringConvertible {
+    public var description: String {
+        "\(savedZones.count) saved, \(deletedZoneIDs.count) deleted, \(failedZoneSaves.count + failedZoneDeletes.count) failed"
+    }
+}
+
+extension CKSyncEngine.Event.SentDatabaseChanges.FailedZoneSave: CustomStringConvertible {
+    public var description: String { "\(zone.zoneID.zoneName): \(error.code)" }
+}
+
+extension CKSyncEngine.Event.SentRecordZoneChanges: CustomStringConvertible {
+    public var description: String {
+        "\(savedRecords.count) saved, \(deletedRecordIDs.count) deleted, \(failedRecordSaves.count + failedRecordDeletes.count) failed"
+    }
+}
+
+extension CKSyncEngine.Event.SentRecordZoneChanges.FailedRecordSave: CustomStringConvertible {
+    public var description: String { "\(record.recordID.recordName): \(error.code)" }
+}
+
+extension CKSyncEngine.Event.WillFetchChanges: CustomStringConvertible {
+    public var description: String { "\(context.reason)" }
+}
+
+extension CKSyncEngine.Event.WillFetchRecordZoneChanges: CustomStringConvertible {
+    public var description: String { zoneID.zoneName }
+}
+
+extension CKSyncEngine.Event.DidFetchRecordZoneChanges: CustomStringConvertible {
+    public var description: String { zoneID.zoneName + (error.map { ", \($0.code)" } ?? "") }
+}
+
+extension CKSyncEngine.Event.DidFetchChanges: CustomStringConvertible {
+    public var description: String { "\(context.reason)" }
+}
+
+extension CKSyncEngine.Event.WillSendChanges: CustomStringConvertible {
+    public var description: String { "\(context.reason)" }
+}
+
+extension CKSyncEngine.Event.DidSendChanges: CustomStringConvertible {
+    public var description: String { "\(context.reason)" }
 }

@@ -171,13 +171,21 @@ import Testing
         let url = try #require((try saved[share.recordID]?.get() as? CKShare)?.url)
 
         let wes = try CKContainer(store: Store.open(at: path), user: "wes")
-        let metadata = try await wes.shareMetadata(for: url)
+        let bogus = try #require(URL(string: "ckfs://\(olivia.containerIdentifier ?? "")/share/nothing"))
+        let fetched: [URL: Result<CKShare.Metadata, any Error>] = try await withCheckedThrowingContinuation { c in
+            wes.fetchShareMetadatas(for: [url, bogus]) { c.resume(with: $0) }
+        }
+        let metadata = try #require(try fetched[url]?.get())
+        #expect(fetched.count == 2 && (try? fetched[bogus]?.get()) == nil)
         let kept = try NSKeyedArchiver.archivedData(withRootObject: metadata, requiringSecureCoding: true)
         let restored = try #require(try NSKeyedUnarchiver.unarchivedObject(ofClass: CKShare.Metadata.self, from: kept))
         #expect(restored == metadata && restored.participantPermission == .readWrite && restored.participantStatus == .pending)
         #expect(restored.hierarchicalRootRecordID?.recordName == "groceries" && restored.ownerIdentity.userRecordID == metadata.ownerIdentity.userRecordID)
-        let accepted = try await CKContainer(store: Store.open(at: path), user: "wes").accept(restored)
-        #expect(accepted.currentUserParticipant?.acceptanceStatus == .accepted)
+        let relaunched = try CKContainer(store: Store.open(at: path), user: "wes")
+        let accepted: [CKShare.Metadata: Result<CKShare, any Error>] = try await withCheckedThrowingContinuation { c in
+            relaunched.accept([restored]) { c.resume(with: $0) }
+        }
+        #expect((try accepted[restored]?.get())?.currentUserParticipant?.acceptanceStatus == .accepted)
     }
 
     /// A zone's fetch settings and an operation group archive with what they hold.

@@ -142,22 +142,14 @@ extension CKContainer {
     }
 
     public func shareMetadatas(for urls: [URL]) async throws -> [URL: Result<CKShare.Metadata, any Error>] {
-        var out: [URL: Result<CKShare.Metadata, any Error>] = [:]
-        for url in urls {
-            do throws(CKError) { out[url] = .success(try shareMetadata(url, fetchingRoot: false, desiredKeys: nil)) } catch { out[url] = .failure(error) }
-        }
-        return out
+        each(urls) { (url) throws(CKError) in try shareMetadata(url, fetchingRoot: false, desiredKeys: nil) }
     }
 
     @discardableResult
     public func accept(_ metadata: CKShare.Metadata) async throws -> CKShare { try acceptShare(metadata) }
 
     public func accept(_ metadatas: [CKShare.Metadata]) async throws -> [CKShare.Metadata: Result<CKShare, any Error>] {
-        var out: [CKShare.Metadata: Result<CKShare, any Error>] = [:]
-        for m in metadatas {
-            do throws(CKError) { out[m] = .success(try acceptShare(m)) } catch { out[m] = .failure(error) }
-        }
-        return out
+        each(metadatas) { (metadata) throws(CKError) in try acceptShare(metadata) }
     }
 
     public func shareParticipant(forEmailAddress emailAddress: String) async throws -> CKShare.Participant {
@@ -190,9 +182,14 @@ extension CKContainer {
 
     /// A participant for each key, or why there is none.
     private func participants<Key: Hashable>(_ keys: [Key], _ lookup: (Key) -> CKUserIdentity.LookupInfo) -> [Key: Result<CKShare.Participant, any Error>] {
-        var out: [Key: Result<CKShare.Participant, any Error>] = [:]
+        each(keys) { (key) throws(CKError) in try shareParticipant(lookup(key)) }
+    }
+
+    /// What `work` gives for each key, or why it failed: the shape of every batch call.
+    private func each<Key: Hashable, Value>(_ keys: [Key], _ work: (Key) throws(CKError) -> Value) -> [Key: Result<Value, any Error>] {
+        var out: [Key: Result<Value, any Error>] = [:]
         for key in keys {
-            do throws(CKError) { out[key] = .success(try shareParticipant(lookup(key))) } catch { out[key] = .failure(error) }
+            do throws(CKError) { out[key] = .success(try work(key)) } catch { out[key] = .failure(error) }
         }
         return out
     }
@@ -231,11 +228,7 @@ extension CKContainer {
                                     completionHandler: @escaping @Sendable (Result<[URL: Result<CKShare.Metadata, any Error>], any Error>) -> Void) {
         completeWithResult(completionHandler) { () throws(CKError) in
             _ = try self.engine()
-            var out: [URL: Result<CKShare.Metadata, any Error>] = [:]
-            for url in urls {
-                do throws(CKError) { out[url] = .success(try self.shareMetadata(url, fetchingRoot: false, desiredKeys: nil)) } catch { out[url] = .failure(error) }
-            }
-            return out
+            return self.each(urls) { (url) throws(CKError) in try self.shareMetadata(url, fetchingRoot: false, desiredKeys: nil) }
         }
     }
 
@@ -243,11 +236,7 @@ extension CKContainer {
                        completionHandler: @escaping @Sendable (Result<[CKShare.Metadata: Result<CKShare, any Error>], any Error>) -> Void) {
         completeWithResult(completionHandler) { () throws(CKError) in
             _ = try self.engine()
-            var out: [CKShare.Metadata: Result<CKShare, any Error>] = [:]
-            for m in metadatas {
-                do throws(CKError) { out[m] = .success(try self.acceptShare(m)) } catch { out[m] = .failure(error) }
-            }
-            return out
+            return self.each(metadatas) { (metadata) throws(CKError) in try self.acceptShare(metadata) }
         }
     }
 

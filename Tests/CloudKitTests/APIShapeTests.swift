@@ -112,6 +112,9 @@ import Testing
         let _: CKRecordZone.ID = zone.zoneID
         let _: CKRecordZone.Capabilities = zone.capabilities
         let _: CKRecordZone = CKRecordZone.default()
+        let vault = CKRecordZone(zoneName: "Z")
+        vault.encryptionScope = CKRecordZone.EncryptionScope.perZone
+        #expect(CKRecordZone.EncryptionScope.perRecord.rawValue == 0 && vault.encryptionScope.rawValue == 1)
         var iterator: CKRecordKeyValueIterator = record.makeIterator()
         let _: (CKRecord.FieldKey, any CKRecordValueProtocol)? = iterator.next()
         let _: CKRecord.FieldKey = CKRecord.SystemFieldKey.modificationDate

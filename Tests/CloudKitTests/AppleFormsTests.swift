@@ -152,4 +152,41 @@ import Testing
         let configured = mei.configuredWith(configuration: CKOperation.Configuration()) { $0.containerIdentifier }
         #expect(configured == mei.containerIdentifier)
     }
+
+    /// A zone with per-zone encryption (iOS 26): the scope is set before the first save, kept
+    /// in `zone.json`, and never changes; such a zone is shared only whole.
+    @Test func aZoneWithPerZoneEncryption() async throws {
+        let path = TemporaryStores.path("ckfs-scope-")
+        let db = try CKContainer(store: Store.create(at: path), user: "mei").privateCloudDatabase
+        let vault = CKRecordZone(zoneName: "Vault")
+        #expect(vault.encryptionScope == .perRecord)
+        vault.encryptionScope = .perZone
+        let saved = try await db.save(vault)
+        #expect(saved.encryptionScope == .perZone && saved.capabilities.contains(.zoneWideSharing) && !saved.capabilities.contains(.sharing))
+        let other = try CKContainer(store: Store.open(at: path), user: "mei").privateCloudDatabase
+        #expect(try await other.recordZone(for: vault.zoneID).encryptionScope == .perZone)
+        #expect(try await db.save(CKRecordZone(zoneName: "Plain")).capabilities.contains(.sharing))
+        #expect(try FoundationObjectTests.roundTrip(saved).encryptionScope == .perZone)
+
+        // The file says so, for an outside reader.
+        let files = FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []
+        let zoneFile = try #require(files.first { $0.hasSuffix("/Vault/zone.json") })
+        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path + "/" + zoneFile))) as? [String: Any]
+        #expect(json?["encryptionScope"] as? String == "perZone")
+
+        // Saving it again with another scope is refused, as Apple's server refuses it.
+        var code: CKError.Code?
+        do { _ = try await db.save(CKRecordZone(zoneName: "Vault")) } catch let error as CKError { code = error.code }
+        #expect(code == .invalidArguments)
+
+        // Shared only whole: a hierarchy share is refused, a zone-wide one saves.
+        let note = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "n", zoneID: vault.zoneID))
+        let hierarchy = CKShare(rootRecord: note)
+        let refused = try await db.modifyRecords(saving: [note, hierarchy], deleting: [], atomically: false)
+        let shareError = refused.saveResults[hierarchy.recordID].flatMap { if case .failure(let e) = $0 { e } else { nil } } as? CKError
+        #expect(shareError?.code == .invalidArguments && shareError?.message.contains("per-zone encryption") == true)
+        let whole = CKShare(recordZoneID: vault.zoneID)
+        let sharedWhole = try await db.modifyRecords(saving: [whole], deleting: [])
+        #expect((try sharedWhole.saveResults[whole.recordID]?.get()) is CKShare)
+    }
 }

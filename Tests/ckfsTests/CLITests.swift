@@ -90,6 +90,11 @@ import Testing
         let cli = try CLIFixture()
         #expect(cli.run(["zone", "create", "Work"]).status == 0)
         #expect(cli.run(["zone", "list"]).stdout == "Work\n_defaultZone\n")
+        // A zone's encryption scope is set when it is made and never changes.
+        #expect(cli.run(["zone", "create", "Vault", "--per-zone-encryption"]).stdout == "zone Vault ready (per-zone encryption)\n")
+        let again = cli.run(["zone", "create", "Vault"])
+        #expect(again.status == 1 && again.stderr.contains("perZone encryption"), "\(again.stderr)")
+        #expect(cli.run(["zone", "delete", "Vault"]).status == 0)
         cli.run(["record", "save", "--zone", "Work", "--client-token", "batch-7"], input: #"{"recordType":"N","recordName":"a"}"#)
         let all = try #require(cli.run(["changes", "--zone", "Work"]).json)
         #expect(all["records"]?.arrayValue?.count == 1)

@@ -5,7 +5,7 @@ import Foundation
 extension CKDatabase {
     @discardableResult
     public func save(_ zone: CKRecordZone) async throws -> CKRecordZone {
-        CKRecordZone(try engine().createZone(zone.zoneID.zoneName), as: zone.zoneID)
+        CKRecordZone(try engine().createZone(zone.zoneID.zoneName, encryptionScope: zone.encryptionScope.engine), as: zone.zoneID)
     }
 
     /// The zone named by `zoneID`; `zoneNotFound` when there is none.
@@ -38,7 +38,7 @@ extension CKDatabase {
     }
 
     public func save(_ zone: CKRecordZone, completionHandler: @escaping @Sendable (CKRecordZone?, (any Error)?) -> Void) {
-        container.complete(completionHandler) { () throws(CKError) in CKRecordZone(try self.engine().createZone(zone.zoneID.zoneName), as: zone.zoneID) }
+        container.complete(completionHandler) { () throws(CKError) in CKRecordZone(try self.engine().createZone(zone.zoneID.zoneName, encryptionScope: zone.encryptionScope.engine), as: zone.zoneID) }
     }
 
     public func fetch(withRecordZoneID zoneID: CKRecordZone.ID, completionHandler: @escaping @Sendable (CKRecordZone?, (any Error)?) -> Void) {
@@ -61,7 +61,7 @@ extension CKDatabase {
         -> (saveResults: [CKRecordZone.ID: Result<CKRecordZone, any Error>], deleteResults: [CKRecordZone.ID: Result<Void, any Error>]) {
         var saves: [CKRecordZone.ID: Result<CKRecordZone, any Error>] = [:]
         for zone in saving {
-            do throws(CKError) { saves[zone.zoneID] = .success(CKRecordZone(try db.createZone(zone.zoneID.zoneName), as: zone.zoneID)) } catch {
+            do throws(CKError) { saves[zone.zoneID] = .success(CKRecordZone(try db.createZone(zone.zoneID.zoneName, encryptionScope: zone.encryptionScope.engine), as: zone.zoneID)) } catch {
                 saves[zone.zoneID] = .failure(error)
             }
         }

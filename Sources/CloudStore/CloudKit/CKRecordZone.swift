@@ -1,10 +1,10 @@
 import Foundation
 
-/// A zone as CloudKit code names it, as Apple's class: its ID and what it can do. It archives
-/// with `NSKeyedArchiver` (`NSSecureCoding`).
+/// A zone as CloudKit code names it, as Apple's class: its ID, what it can do and its
+/// encryption scope. It archives with `NSKeyedArchiver` (`NSSecureCoding`).
 ///
-/// `@unchecked Sendable`: immutable, its stored properties are `let`s; `open`, as Apple's, so
-/// the compiler cannot check subclasses.
+/// `@unchecked Sendable`: `lock` guards `scope`, its one stored property that changes; the
+/// others are `let`s; `open`, as Apple's, so the compiler cannot check subclasses.
 open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     /// What a zone can do, as Apple's: a custom zone fetches changes and saves atomically.
     public struct Capabilities: OptionSet, Sendable, Hashable {
@@ -24,6 +24,18 @@ open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendabl
         }
     }
 
+    /// How the zone's encrypted values are keyed (Apple's numbers). A store here encrypts
+    /// nothing on disk; the scope is kept with the zone, and CloudKit's rules for it hold.
+    public enum EncryptionScope: Int, Sendable {
+        /// A key per record: the default.
+        case perRecord = 0
+        /// One key for the zone; such a zone is shared only whole (`CKShare(recordZoneID:)`).
+        case perZone = 1
+
+        init(_ scope: ZoneEncryptionScope) { self = scope == .perZone ? .perZone : .perRecord }
+        var engine: ZoneEncryptionScope { self == .perZone ? .perZone : .perRecord }
+    }
+
     public let zoneID: ID
     /// What the zone can do, as the store reported it; empty for a zone made here and not yet
     /// saved or fetched.
@@ -37,6 +49,18 @@ open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendabl
         self.zoneID = zoneID
         capabilities = []
         share = nil
+        scope = .perRecord
+    }
+
+    /// Guards `scope`.
+    private let lock = NSLock()
+    private var scope: EncryptionScope
+
+    /// Set before the zone is first saved; saving a zone that exists with another scope fails
+    /// with `invalidArguments`, as a zone's scope never changes.
+    open var encryptionScope: EncryptionScope {
+        get { lock.withLock { scope } }
+        set { lock.withLock { scope = newValue } }
     }
 
     /// The engine's zone under the ID the caller wrote (by default: owned by
@@ -46,6 +70,7 @@ open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendabl
         self.zoneID = zoneID
         capabilities = Capabilities(names: zone.capabilities)
         share = zone.share.map { CKRecord.Reference(recordID: CKRecord.ID(recordName: $0, zoneID: zoneID), action: .none) }
+        scope = EncryptionScope(zone.encryptionScope)
     }
 
     public class func `default`() -> CKRecordZone { CKRecordZone(zoneID: .default) }
@@ -56,6 +81,7 @@ open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendabl
         coder.encode(zoneID, forKey: "ZoneID")
         coder.encode(Int64(capabilities.rawValue), forKey: "capabilities")
         coder.encode(share, forKey: "share")
+        coder.encode(encryptionScope.rawValue, forKey: "encryptionScope")
     }
 
     public required init?(coder: NSCoder) {
@@ -63,6 +89,7 @@ open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendabl
         zoneID = id
         capabilities = Capabilities(rawValue: UInt(truncatingIfNeeded: coder.decodeInt64(forKey: "capabilities")))
         share = coder.decodeObject(of: CKRecord.Reference.self, forKey: "share")
+        scope = coder.containsValue(forKey: "encryptionScope") ? EncryptionScope(rawValue: coder.decodeInteger(forKey: "encryptionScope")) ?? .perRecord : .perRecord
     }
 
     open func copy(with zone: NSZone? = nil) -> Any { self }

@@ -301,6 +301,9 @@ extension Database {
                     }
                     continue
                 }
+                if try txn.storage.readMeta().encryptionScope == ZoneEncryptionScope.perZone.rawValue {
+                    throw .invalid("zone \(zoneName) uses per-zone encryption, which shares only the whole zone: share it with CKShare(recordZoneID:) (a share named \(ShareInfo.zoneWideRecordName)) instead of a hierarchy")
+                }
                 var zoneWide = zoneWideSaved
                 if !zoneWide, !deleting.contains(ShareInfo.zoneWideRecordName) { zoneWide = try txn.record(ShareInfo.zoneWideRecordName) != nil }
                 if name != ShareInfo.zoneWideRecordName, zoneWide {

@@ -43,7 +43,7 @@ public final class Database: Sendable {
         let defaultZone = StoreLayout.zoneDirectory(directory, zone: ZoneID.defaultZoneName)
         if scope != .shared, case .success(nil) = Syscall.stat(defaultZone) {
             try container.store.ensureDirectory(StoreLayout.zonesDirectory(directory))
-            _ = try ZoneStorage.create(at: defaultZone, meta: newZoneMeta(ZoneID.defaultZoneName), io: container.store.io)
+            _ = try ZoneStorage.create(at: defaultZone, meta: newZoneMeta(ZoneID.defaultZoneName, encryptionScope: .perRecord), io: container.store.io)
         }
     }
 
@@ -69,8 +69,10 @@ public final class Database: Sendable {
         store.zoneStorage(directory: zoneDirectory(name), zoneID: zoneID(name))
     }
 
-    private func newZoneMeta(_ name: String) -> ZoneMeta {
-        ZoneMeta(zoneName: name, ownerName: ownerName, epoch: Names.randomEpoch(), created: Store.now())
+    private func newZoneMeta(_ name: String, encryptionScope: ZoneEncryptionScope) -> ZoneMeta {
+        var meta = ZoneMeta(zoneName: name, ownerName: ownerName, epoch: Names.randomEpoch(), created: Store.now())
+        if encryptionScope == .perZone { meta.encryptionScope = encryptionScope.rawValue }
+        return meta
     }
 
     /// Bytes of records and assets in this database: the figure its quota limits.
@@ -99,20 +101,38 @@ public struct RecordZone: Sendable, Equatable {
     /// The record name of the share of the whole zone (``ShareInfo/zoneWideRecordName``), when
     /// the zone has one.
     public var share: String? = nil
+    /// How the zone's encrypted values are keyed, fixed when the zone is made.
+    public var encryptionScope = ZoneEncryptionScope.perRecord
+}
+
+/// CloudKit's encryption scope of a zone: keys per record (the default) or one per zone. A
+/// zone with per-zone encryption is shared only whole. (A store here encrypts nothing on disk;
+/// the scope is kept, and its rules hold.)
+public enum ZoneEncryptionScope: String, Sendable {
+    case perRecord
+    case perZone
 }
 
 extension Database {
     /// Creates a custom zone in the private database; creating one that exists returns it.
+    /// `encryptionScope` is set when the zone is made: asking for another one of a zone that
+    /// exists is `invalidArguments`.
     @discardableResult
-    public func createZone(_ name: String) throws(CKError) -> RecordZone {
+    public func createZone(_ name: String, encryptionScope: ZoneEncryptionScope = .perRecord) throws(CKError) -> RecordZone {
         try Names.checkZoneName(name)
         guard scope == .private else {
             throw .invalid(scope == .public ? "the public database has only the default zone; create custom zones in the private database"
                 : "zones of the shared database belong to the users who share them; create custom zones in your private database")
         }
-        guard name != ZoneID.defaultZoneName else { return try zone(name) }
-        if try ZoneStorage.create(at: zoneDirectory(name), meta: newZoneMeta(name), io: store.io) { notifyZoneChanged(name) }
-        return try zone(name)
+        if name != ZoneID.defaultZoneName,
+           try ZoneStorage.create(at: zoneDirectory(name), meta: newZoneMeta(name, encryptionScope: encryptionScope), io: store.io) {
+            notifyZoneChanged(name)
+        }
+        let zone = try zone(name)
+        guard zone.encryptionScope == encryptionScope else {
+            throw .invalid("zone \(name) has \(zone.encryptionScope.rawValue) encryption; a zone's encryption scope is set when the zone is made and never changes (save it with \(zone.encryptionScope.rawValue), or make a zone of another name)")
+        }
+        return zone
     }
 
     /// A zone; in a shared database only one shared with the caller (`zoneNotFound` otherwise).
@@ -126,13 +146,16 @@ extension Database {
     /// ``zone(_:includingShare:)`` for a zone the caller's grants were checked for already.
     func storedZone(_ name: String, includingShare: Bool = false) throws(CKError) -> RecordZone {
         let meta = try zoneStorage(name).readMeta()
-        // Every custom zone of a private database can be shared, a hierarchy or whole.
-        let sharing = scope != .public && name != ZoneID.defaultZoneName ? ["sharing", "zoneWideSharing"] : []
+        let encryption = meta.encryptionScope.flatMap(ZoneEncryptionScope.init(rawValue:)) ?? .perRecord
+        // Every custom zone of a private database can be shared, a hierarchy or whole; one with
+        // per-zone encryption only whole.
+        let sharing = scope == .public || name == ZoneID.defaultZoneName ? []
+            : encryption == .perZone ? ["zoneWideSharing"] : ["sharing", "zoneWideSharing"]
         // Only a custom zone of a private database holds a share, by that name when it is the zone's.
         let share = sharing.isEmpty || !includingShare ? nil
             : try zoneStorage(name).record(named: ShareInfo.zoneWideRecordName).map { _ in ShareInfo.zoneWideRecordName }
         return RecordZone(zoneID: zoneID(meta.zoneName), capabilities: meta.capabilities + sharing.filter { !meta.capabilities.contains($0) },
-                          created: meta.created, share: share)
+                          created: meta.created, share: share, encryptionScope: encryption)
     }
 
     /// The zones; in a shared database those of the owner shared with the caller.

@@ -14,6 +14,9 @@ struct ZoneMeta: Sendable, Equatable {
     var usage: Int64 = 0
     /// The last client change token seen at the checkpoint.
     var clientChangeToken: Data?
+    /// `perZone` for a zone made with per-zone encryption (CloudKit's `encryptionScope`,
+    /// fixed when the zone is made); nil, the default, for per-record.
+    var encryptionScope: String?
 
     func json() -> JSONValue {
         var o: [String: JSONValue] = [
@@ -22,6 +25,7 @@ struct ZoneMeta: Sendable, Equatable {
             "checkpointSeq": .int(checkpointSeq), "usage": .int(usage), "format": .int(1),
         ]
         if let t = clientChangeToken { o["clientChangeToken"] = .string(t.base64EncodedString()) }
+        if let e = encryptionScope { o["encryptionScope"] = .string(e) }
         return .object(o)
     }
 
@@ -44,6 +48,7 @@ struct ZoneMeta: Sendable, Equatable {
         self.checkpointSeq = json["checkpointSeq"]?.int64Value ?? 0
         self.usage = json["usage"]?.int64Value ?? 0
         self.clientChangeToken = json["clientChangeToken"]?.stringValue.flatMap { Data(base64Encoded: $0) }
+        self.encryptionScope = json["encryptionScope"]?.stringValue
     }
 
     static func read(_ path: String) throws(CKError) -> ZoneMeta? {

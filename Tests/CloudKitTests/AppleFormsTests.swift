@@ -167,6 +167,9 @@ import Testing
         #expect(try await other.recordZone(for: vault.zoneID).encryptionScope == .perZone)
         #expect(try await db.save(CKRecordZone(zoneName: "Plain")).capabilities.contains(.sharing))
         #expect(try FoundationObjectTests.roundTrip(saved).encryptionScope == .perZone)
+        let copy = try #require(saved.copy() as? CKRecordZone)
+        copy.encryptionScope = .perRecord
+        #expect(copy == saved && saved.encryptionScope == .perZone, "the copy's scope is its own")
 
         // The file says so, for an outside reader.
         let files = FileManager.default.enumerator(atPath: path)?.compactMap { $0 as? String } ?? []

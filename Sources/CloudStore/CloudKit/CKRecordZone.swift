@@ -92,7 +92,18 @@ open class CKRecordZone: NSObject, NSSecureCoding, NSCopying, @unchecked Sendabl
         scope = coder.containsValue(forKey: "encryptionScope") ? EncryptionScope(rawValue: coder.decodeInteger(forKey: "encryptionScope")) ?? .perRecord : .perRecord
     }
 
-    open func copy(with zone: NSZone? = nil) -> Any { self }
+    /// A zone object of its own, with the same ID, capabilities, share and scope (the scope
+    /// may be set on the copy alone).
+    open func copy(with zone: NSZone? = nil) -> Any {
+        CKRecordZone(zoneID: zoneID, capabilities: capabilities, share: share, scope: encryptionScope)
+    }
+
+    private init(zoneID: ID, capabilities: Capabilities, share: CKRecord.Reference?, scope: EncryptionScope) {
+        self.zoneID = zoneID
+        self.capabilities = capabilities
+        self.share = share
+        self.scope = scope
+    }
 
     /// Equal to a zone of the same ID and capabilities.
     open override func isEqual(_ object: Any?) -> Bool {

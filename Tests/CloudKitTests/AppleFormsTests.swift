@@ -20,6 +20,9 @@ import Testing
         note.setValue(nil, forKey: "due")
         #expect(note.value(forKey: "due") == nil && Array(note).count == 2)
         _ = try await db.save(note)
+        // Creation dates are kept to the millisecond: the second note is made in a later one,
+        // so the sort, not the tie-break by name, decides the order.
+        try await Task.sleep(for: .milliseconds(3))
 
         let later = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "n2"))
         later["title"] = "Later"

@@ -171,7 +171,7 @@ extension ChangeQueueTests {
         let watcher = ChangeWatcher(view: f.view)
         watcher.start()
         defer { watcher.stop() }
-        var deadline = Date().addingTimeInterval(5)
+        var deadline = Date().addingTimeInterval(30)
         while !f.view.changes.isQuiet(zone) && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.02)
             _ = try text()
@@ -217,7 +217,7 @@ extension ChangeQueueTests {
         try lock.close()
         #expect(probe.isQuiet(zone), "the zone's folder heard nothing")
 
-        deadline = Date().addingTimeInterval(5)
+        deadline = Date().addingTimeInterval(30)
         var shown = try text()
         while !shown.contains("\"value\": \"unheard\"") && Date() < deadline {
             Thread.sleep(forTimeInterval: 0.05)

@@ -238,13 +238,15 @@ import Testing
         #expect(wrote.all.isEmpty)
     }
 
-    @Test func changesArriveOnTheirOwnWithinSeconds() async throws {
+    @Test func changesArriveOnTheirOwnWithoutASyncCall() async throws {
         let t = try TempStore()
         let writer = try client(t, every: 0.2), reader = try client(t, every: 0.2)
         let read = Recorder(reader), wrote = Recorder(writer)
         try writer.setValue(.integer(7), forKey: "n")
-        // No sync call anywhere: the writer's timer writes, the reader's timer reads.
-        let heard = await read.wait(for: 1, seconds: 5)
+        // No sync call anywhere: the writer's timer writes, the reader's timer reads. The wait
+        // keeps `wait`'s generous bound: the timers run on their own queues, but the recorder
+        // hears through a task, and on a loaded machine that task waits for a turn.
+        let heard = await read.wait(for: 1)
         #expect(heard == [KeyValueChange(reason: .serverChange, changedKeys: ["n"])])
         #expect(reader.value(forKey: "n") == .integer(7))
         #expect(await wrote.settle().isEmpty)
@@ -357,7 +359,7 @@ final class NotificationRecorder: @unchecked Sendable {
 
     var all: [(reason: Int, keys: [String])] { lock.withLock { events } }
 
-    func wait(for count: Int, seconds: Double = 5) async -> [(reason: Int, keys: [String])] {
+    func wait(for count: Int, seconds: Double = 60) async -> [(reason: Int, keys: [String])] {
         let deadline = Date().addingTimeInterval(seconds)
         while all.count < count && Date() < deadline { try? await Task.sleep(for: .milliseconds(20)) }
         return all

@@ -227,7 +227,7 @@ final class ClientProcess: @unchecked Sendable {
 
     /// The first line not yet taken that matches, waiting up to `seconds`; lines before it are
     /// passed over. With `anywhere`, lines already passed over count too and none is taken.
-    func waitFor(anywhere: Bool = false, _ match: (JSONValue) -> Bool, seconds: Double = 5) -> JSONValue? {
+    func waitFor(anywhere: Bool = false, _ match: (JSONValue) -> Bool, seconds: Double = 30) -> JSONValue? {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let collected = lines

@@ -122,7 +122,7 @@ import Testing
         }
         defer { NotificationCenter.default.removeObserver(token) }
         #expect(m.sh("sed -i 's/dark/light/' \(Self.folder)/theme.plist && rm \(Self.folder)/recent.plist").status == 0)
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while Set(heard.items.joined()) != ["theme", "recent"] && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
         #expect(Set(heard.items.joined()) == ["theme", "recent"], "\(heard.items)")
         #expect(kv.string(forKey: "theme") == "light" && kv.array(forKey: "recent") == nil)

@@ -53,7 +53,7 @@ import Testing
             // No open asks the daemon now: the watcher drops the kernel's pages and sizes when
             // the zone's log changes, a moment after the save.
             var text = ""
-            let deadline = Date().addingTimeInterval(5)
+            let deadline = Date().addingTimeInterval(30)
             repeat {
                 text = m.read(path) ?? ""
                 if text.contains("\"value\": \"cli \(i) ") { break }
@@ -74,7 +74,7 @@ import Testing
         let record = try db.record(for: RecordID(recordName: "big", zoneID: db.zoneID(ZoneID.defaultZoneName)))
         let path = m.publicZone + "/Note/big.json"
         var bytes: [UInt8]?
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         repeat {
             bytes = FileManager.default.contents(atPath: path).map(Array.init)
             if bytes != nil { break }

@@ -34,14 +34,15 @@ public final class CKShareMetadata: NSObject, NSSecureCoding, NSCopying, @unchec
     init(url: URL, found: ShareLocation, container: String, user: String, rootRecord: CKRecord?) {
         self.url = url
         containerIdentifier = container
-        let record = CKRecord.presented(found.share, assetDirectory: nil, keepingOwner: true)
+        let record = CKRecord.presented(found.share(seenBy: user), assetDirectory: nil, keepingOwner: true)
         share = record as? CKShare ?? CKShare(found.share, assetDirectory: nil)
         share.currentUserRecordName = user
         share.containerIdentifier = container
         let zone = CKRecordZone.ID(found.zoneID)
         hierarchicalRootRecordID = found.info.rootRecordName.map { CKRecord.ID(recordName: $0, zoneID: zone) }
         self.rootRecord = rootRecord
-        let me = found.info.participant(user)
+        // Whoever opens a one-time URL not yet used sees the place it offers.
+        let me = found.info.participant(user) ?? found.oneTimeParticipant.flatMap { $0.isUnclaimed ? $0 : nil }
         let isPublic = me == nil && found.info.publicPermission != .none
         participantRole = me.map { CKShare.ParticipantRole($0.role) } ?? (isPublic ? .publicUser : .unknown)
         participantStatus = me.map { CKShare.ParticipantAcceptanceStatus($0.acceptanceStatus) } ?? (isPublic ? .pending : .unknown)
@@ -116,8 +117,9 @@ extension CKContainer {
     func acceptShare(_ metadata: CKShare.Metadata) throws(CKError) -> CKShare {
         let container = try engine()
         let found = try container.acceptShare(url: metadata.url.absoluteString, caller: caller, environment: environment)
-        let share = CKShare(found.share, assetDirectory: nil)
-        share.currentUserRecordName = try container.userRecordName(for: caller)
+        let user = try container.userRecordName(for: caller)
+        let share = CKShare(found.share(seenBy: user), assetDirectory: nil)
+        share.currentUserRecordName = user
         share.containerIdentifier = container.identifier
         return share
     }

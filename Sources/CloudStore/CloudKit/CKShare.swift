@@ -75,7 +75,7 @@ public final class CKShare: CKRecord, @unchecked Sendable {
     static let containerKey = "CKShareContainerIdentifier"
     static let currentUserKey = "CKShareCurrentUser"
 
-    private var info: ShareInfo { record.shareInfo ?? ShareInfo() }
+    var info: ShareInfo { record.shareInfo ?? ShareInfo() }
 
     /// What anyone with the URL may do; `.none`: only the participants added.
     public var publicPermission: ParticipantPermission {
@@ -105,12 +105,13 @@ public final class CKShare: CKRecord, @unchecked Sendable {
         return URL(string: ShareURL.make(container: container, shortGUID: guid))
     }
 
-    /// Adds a participant (found with ``CKFetchShareParticipantsOperation``), or updates the
-    /// entry of the same user.
+    /// Adds a participant (found with ``CKFetchShareParticipantsOperation``, or a one-time
+    /// URL's, ``CKShareParticipant/oneTimeURLParticipant()``), or updates the entry of the same
+    /// participant.
     public func addParticipant(_ participant: Participant) {
         update { record in
             var info = record.shareInfo ?? ShareInfo()
-            if let i = info.participants.firstIndex(where: { $0.userRecordName == participant.value.userRecordName }) {
+            if let i = info.participants.firstIndex(where: { $0.id == participant.value.id }) {
                 info.participants[i].permission = participant.value.permission
                 info.participants[i].role = participant.value.role
                 // One who left is invited again.
@@ -125,7 +126,7 @@ public final class CKShare: CKRecord, @unchecked Sendable {
     /// Removes a participant; their access ends when the share is saved.
     public func removeParticipant(_ participant: Participant) {
         update { record in
-            record.shareInfo = (record.shareInfo ?? ShareInfo()).with { $0.participants.removeAll { $0.userRecordName == participant.value.userRecordName } }
+            record.shareInfo = (record.shareInfo ?? ShareInfo()).with { $0.participants.removeAll { $0.id == participant.value.id } }
         }
     }
 
@@ -234,12 +235,26 @@ public final class CKShareParticipant: NSObject, NSSecureCoding, NSCopying, @unc
     private var stored: ShareInfo.Participant
     var value: ShareInfo.Participant { lock.withLock { stored } }
 
-    init(_ value: ShareInfo.Participant) { stored = value }
+    required init(_ value: ShareInfo.Participant) { stored = value }
 
+    /// A one-time URL's participant, for whoever first accepts the share through the URL
+    /// ``CKShare/oneTimeURL(for:)`` gives once the share is saved with it.
+    public class func oneTimeURLParticipant() -> Self {
+        Self(ShareInfo.Participant(userRecordName: "", role: .privateUser, permission: .readOnly, acceptanceStatus: .pending,
+                                   participantID: UUID().uuidString))
+    }
+
+    /// Who the participant is; for a one-time URL's participant not yet claimed, an identity
+    /// with no user record ID and no lookup info.
     public var userIdentity: CKUserIdentity {
         let v = value
+        guard !v.isUnclaimed else { return CKUserIdentity(userRecordID: nil, lookupInfo: nil, nameComponents: nil, emailAddresses: []) }
         return CKUserIdentity(userRecordName: v.userRecordName, emailAddress: v.emailAddress)
     }
+    /// Whether the participant asked for access and the owner then added them.
+    public var isApprovedRequester: Bool { value.isApprovedRequester }
+    /// When the participant was added to the share; nil before the share is saved with them.
+    public var dateAddedToShare: Date? { value.added.map { Date(timeIntervalSince1970: Double($0) / 1000) } }
     public var role: Role {
         get { Role(value.role) }
         set { lock.withLock { stored.role = newValue.engine } }
@@ -249,13 +264,14 @@ public final class CKShareParticipant: NSObject, NSSecureCoding, NSCopying, @unc
         set { lock.withLock { stored.permission = newValue.engine } }
     }
     public var acceptanceStatus: AcceptanceStatus { AcceptanceStatus(value.acceptanceStatus) }
-    /// The participant's ID on the share: their user record name.
-    public var participantID: ID { value.userRecordName }
+    /// The participant's ID on the share: their user record name, or a one-time URL
+    /// participant's own ID.
+    public var participantID: ID { value.id }
 
     public func copy(with zone: NSZone? = nil) -> Any { CKShareParticipant(value) }
-    public override func isEqual(_ object: Any?) -> Bool { (object as? CKShareParticipant)?.value.userRecordName == value.userRecordName }
-    public override var hash: Int { value.userRecordName.hashValue }
-    public override var description: String { "<CKShare.Participant \(value.userRecordName) \(value.role.rawValue) \(value.permission.rawValue) \(value.acceptanceStatus.rawValue)>" }
+    public override func isEqual(_ object: Any?) -> Bool { (object as? CKShareParticipant)?.value.id == value.id }
+    public override var hash: Int { value.id.hashValue }
+    public override var description: String { "<CKShare.Participant \(value.id) \(value.role.rawValue) \(value.permission.rawValue) \(value.acceptanceStatus.rawValue)>" }
 
     public static var supportsSecureCoding: Bool { true }
 
@@ -267,6 +283,9 @@ public final class CKShareParticipant: NSObject, NSSecureCoding, NSCopying, @unc
         coder.encode(v.permission.rawValue as NSString, forKey: "permission")
         coder.encode(v.acceptanceStatus.rawValue as NSString, forKey: "acceptanceStatus")
         if let email = v.emailAddress { coder.encode(email as NSString, forKey: "emailAddress") }
+        if let id = v.participantID { coder.encode(id as NSString, forKey: "participantID") }
+        if v.isApprovedRequester { coder.encode(true, forKey: "isApprovedRequester") }
+        if let added = v.added { coder.encode(added, forKey: "added") }
     }
 
     public init?(coder: NSCoder) {
@@ -276,6 +295,9 @@ public final class CKShareParticipant: NSObject, NSSecureCoding, NSCopying, @unc
               let status = coder.decodeStringIfPresent(forKey: "acceptanceStatus").flatMap(ShareInfo.AcceptanceStatus.init(rawValue:))
         else { return nil }
         stored = ShareInfo.Participant(userRecordName: user, role: role, permission: permission, acceptanceStatus: status,
-                                       emailAddress: coder.decodeStringIfPresent(forKey: "emailAddress"))
+                                       emailAddress: coder.decodeStringIfPresent(forKey: "emailAddress"),
+                                       participantID: coder.decodeStringIfPresent(forKey: "participantID"),
+                                       isApprovedRequester: coder.decodeBool(forKey: "isApprovedRequester"),
+                                       added: coder.containsValue(forKey: "added") ? coder.decodeInt64(forKey: "added") : nil)
     }
 }

@@ -23,13 +23,21 @@ public enum RecordCoding {
 
     /// The sharing keys of a record's dictionary, in key order: `parent` and `share` (each
     /// `{"recordName"}`), and for a share its `participants`, `publicPermission`, `shortGUID`
-    /// and `rootRecordName` (absent for a zone-wide share).
+    /// and `rootRecordName` (absent for a zone-wide share), with `allowsAccessRequests`,
+    /// `requesters` and `blockedIdentities` when they say something.
     static func sharingMembers(_ record: Record) -> [(String, JSONValue)] {
         var members: [(String, JSONValue)] = []
+        if let info = record.shareInfo {
+            // Access requests (iOS 26), only when used: files of shares without them stay as
+            // they were.
+            if info.allowsAccessRequests { members.append(("allowsAccessRequests", .bool(true))) }
+            if !info.blocked.isEmpty { members.append(("blockedIdentities", .array(info.blocked.map(encode)))) }
+        }
         if let parent = record.parent { members.append(("parent", .object(["recordName": .string(parent)]))) }
         if let info = record.shareInfo {
             members.append(("participants", .array(info.participants.map(encode))))
             members.append(("publicPermission", .string(info.publicPermission.rawValue)))
+            if !info.requesters.isEmpty { members.append(("requesters", .array(info.requesters.map(encode)))) }
             if let root = info.rootRecordName { members.append(("rootRecordName", .string(root))) }
         }
         if let share = record.share { members.append(("share", .object(["recordName": .string(share)]))) }
@@ -40,14 +48,31 @@ public enum RecordCoding {
     /// A participant as Web Services write one: its user identity, role (`type`), permission
     /// and acceptance status.
     static func encode(_ p: ShareInfo.Participant) -> JSONValue {
-        var identity: [String: JSONValue] = ["userRecordName": .string(p.userRecordName)]
-        if let email = p.emailAddress { identity["lookupInfo"] = .object(["emailAddress": .string(email)]) }
-        return .object([
+        var object: [String: JSONValue] = [
             "acceptanceStatus": .string(p.acceptanceStatus.rawValue),
             "permission": .string(p.permission.rawValue),
             "type": .string(p.role.rawValue),
-            "userIdentity": .object(identity),
-        ])
+            "userIdentity": identity(p.userRecordName, email: p.emailAddress),
+        ]
+        if let id = p.participantID { object["participantId"] = .string(id) }
+        if let token = p.oneTimeToken { object["oneTimeToken"] = .string(token) }
+        if p.isApprovedRequester { object["isApprovedRequester"] = .bool(true) }
+        if let added = p.added { object["added"] = .int(added) }
+        return .object(object)
+    }
+
+    /// A user who asked for access, or was blocked: their identity, when they asked, and the
+    /// share's change tag their request made.
+    static func encode(_ r: ShareInfo.Requester) -> JSONValue {
+        var object: [String: JSONValue] = ["userIdentity": identity(r.userRecordName, email: r.emailAddress), "requested": .int(r.requested)]
+        if let tag = r.changeTag { object["changeTag"] = .string(tag) }
+        return .object(object)
+    }
+
+    static func identity(_ userRecordName: String, email: String?) -> JSONValue {
+        var identity: [String: JSONValue] = ["userRecordName": .string(userRecordName)]
+        if let email { identity["lookupInfo"] = .object(["emailAddress": .string(email)]) }
+        return .object(identity)
     }
 
     /// The record's file: canonical pretty JSON with a trailing newline, the bytes
@@ -137,7 +162,8 @@ public enum RecordCoding {
             throw .invalid("a record must be a JSON object with \"recordType\" and \"fields\", found \(json.kindName)")
         }
         let known: Set<String> = ["recordName", "recordType", "zoneID", "fields", "recordChangeTag", "created", "modified", "deleted", "pluginFields",
-                                  "parent", "share", "participants", "publicPermission", "shortGUID", "rootRecordName"]
+                                  "parent", "share", "participants", "publicPermission", "shortGUID", "rootRecordName",
+                                  "allowsAccessRequests", "requesters", "blockedIdentities"]
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw .invalid("unknown key \"\(unknown)\" in a record; fields go inside \"fields\" (known keys: \(known.sorted().joined(separator: ", ")))")
         }
@@ -209,18 +235,21 @@ public enum RecordCoding {
         return recordName
     }
 
-    /// A share's own keys: `participants`, `publicPermission` and (for a new share)
-    /// `rootRecordName`, which a client may set, and `shortGUID`, which only the store sets
-    /// (ignored in input).
+    /// A share's own keys: `participants`, `publicPermission`, `allowsAccessRequests`,
+    /// `requesters`, `blockedIdentities` and (for a new share) `rootRecordName`, which a client
+    /// may set (the store checks them against the share as stored), and `shortGUID`, which only
+    /// the store sets (ignored in input).
     static func decodeShareInfo(_ object: [String: JSONValue], recordType: String, mode: Mode) throws(CKError) -> ShareInfo? {
-        let keys = ["participants", "publicPermission", "shortGUID", "rootRecordName"]
+        let keys = ["participants", "publicPermission", "shortGUID", "rootRecordName", "allowsAccessRequests", "requesters", "blockedIdentities"]
         guard recordType == ShareInfo.recordType else {
             if let key = keys.first(where: { object[$0] != nil }) {
                 throw .invalid("\"\(key)\" belongs to shares (records of type \(ShareInfo.recordType)); a \(recordType) record cannot hold it")
             }
             return nil
         }
-        if mode == .input && object["participants"] == nil && object["publicPermission"] == nil && object["rootRecordName"] == nil { return nil }
+        if mode == .input && !["participants", "publicPermission", "rootRecordName", "allowsAccessRequests", "requesters", "blockedIdentities"].contains(where: { object[$0] != nil }) {
+            return nil
+        }
         var info = ShareInfo()
         if let raw = object["publicPermission"] {
             guard let s = raw.stringValue, let p = ShareInfo.Permission(rawValue: s) else {
@@ -237,13 +266,32 @@ public enum RecordCoding {
             guard let root = raw.stringValue else { throw .invalid("\"rootRecordName\" must be the name of the record the share shares, a string") }
             info.rootRecordName = root
         }
+        if let raw = object["allowsAccessRequests"] {
+            guard let allows = raw.boolValue else { throw .invalid("\"allowsAccessRequests\" must be true or false, found \(raw.kindName)") }
+            info.allowsAccessRequests = allows
+        }
+        info.requesters = try decodeRequesters(object["requesters"], key: "requesters")
+        info.blocked = try decodeRequesters(object["blockedIdentities"], key: "blockedIdentities")
         return info
+    }
+
+    static func decodeRequesters(_ json: JSONValue?, key: String) throws(CKError) -> [ShareInfo.Requester] {
+        guard let json else { return [] }
+        guard let list = json.arrayValue else { throw .invalid("\"\(key)\" must be an array of {\"userIdentity\": {\"userRecordName\"}, \"requested\"} objects") }
+        return try list.enumerated().map { (i, r) throws(CKError) in
+            guard let name = r["userIdentity"]?["userRecordName"]?.stringValue else {
+                throw .invalid("\(key) entry \(i + 1) needs \"userIdentity\": {\"userRecordName\": \"_…\"}, a user of the container (ckfs user list)")
+            }
+            return ShareInfo.Requester(userRecordName: name, emailAddress: r["userIdentity"]?["lookupInfo"]?["emailAddress"]?.stringValue,
+                                       requested: r["requested"]?.int64Value ?? 0, changeTag: r["changeTag"]?.stringValue)
+        }
     }
 
     static func decodeParticipant(_ json: JSONValue, index: Int) throws(CKError) -> ShareInfo.Participant {
         let at = "participant \(index + 1)"
-        guard let name = json["userIdentity"]?["userRecordName"]?.stringValue else {
-            throw .invalid("\(at) needs \"userIdentity\": {\"userRecordName\": \"_…\"}, the user record name of a user of the container (ckfs user list)")
+        // A one-time URL's participant has an ID and no user until one accepts through it.
+        guard let name = json["userIdentity"]?["userRecordName"]?.stringValue ?? (json["participantId"]?.stringValue != nil ? "" : nil) else {
+            throw .invalid("\(at) needs \"userIdentity\": {\"userRecordName\": \"_…\"}, the user record name of a user of the container (ckfs user list), or, for a one-time URL's participant, only a \"participantId\"")
         }
         func value<E: RawRepresentable & CaseIterable>(_ key: String, _ fallback: E, _ parse: (String) -> E?) throws(CKError) -> E where E.RawValue == String {
             guard let raw = json[key] else { return fallback }
@@ -256,7 +304,9 @@ public enum RecordCoding {
             userRecordName: name, role: try value("type", ShareInfo.Role.privateUser, ShareInfo.Role.init(text:)),
             permission: try value("permission", ShareInfo.Permission.readOnly, ShareInfo.Permission.init(rawValue:)),
             acceptanceStatus: try value("acceptanceStatus", ShareInfo.AcceptanceStatus.pending, ShareInfo.AcceptanceStatus.init(text:)),
-            emailAddress: json["userIdentity"]?["lookupInfo"]?["emailAddress"]?.stringValue)
+            emailAddress: json["userIdentity"]?["lookupInfo"]?["emailAddress"]?.stringValue,
+            participantID: json["participantId"]?.stringValue, oneTimeToken: json["oneTimeToken"]?.stringValue,
+            isApprovedRequester: json["isApprovedRequester"]?.boolValue ?? false, added: json["added"]?.int64Value)
     }
 
     static func decodeStamp(_ json: JSONValue?, _ name: String) throws(CKError) -> Stamp? {

@@ -37,6 +37,11 @@ struct RecordWriter {
 
     mutating func record(_ r: Record) {
         beginObject()
+        // Sharing's keys, where they sort among the others: allowsAccessRequests,
+        // blockedIdentities; parent, participants, publicPermission; requesters,
+        // rootRecordName, share, shortGUID.
+        var sharing = RecordCoding.sharingMembers(r)[...]
+        writeMembers(&sharing, before: "created")
         if let c = r.created { key("created"); stamp(c) }
         key("fields")
         if r.fields.isEmpty {
@@ -50,9 +55,6 @@ struct RecordWriter {
             endObject()
         }
         if let m = r.modified { key("modified"); stamp(m) }
-        // Sharing's keys, where they sort among the others: parent, participants,
-        // publicPermission; rootRecordName; share, shortGUID.
-        var sharing = RecordCoding.sharingMembers(r)[...]
         writeMembers(&sharing, before: "recordChangeTag")
         if let tag = r.recordChangeTag { key("recordChangeTag"); string(tag) }
         key("recordName"); string(r.recordID.recordName)

@@ -31,8 +31,14 @@ public struct ShareAccess: Sendable {
     }
 
     /// `record` as the participant sees it: a shared hierarchy's root shows no `parent`, which
-    /// names a record not shared.
+    /// names a record not shared, and a share shows no requesters, blocked users or one-time
+    /// secrets, which are its owner's.
     public func shown(_ record: Record) -> Record {
+        if let info = record.shareInfo {
+            var shown = record
+            shown.shareInfo = info.seenByParticipants
+            return shown
+        }
         guard record.share != nil, record.parent != nil, grants.zone == nil else { return record }
         var shown = record
         shown.parent = nil
@@ -173,7 +179,8 @@ extension Database {
 
     /// The share a save writes: the client's participants checked against the container's
     /// users and the share as stored, the owner first and accepted, the short GUID and root
-    /// kept from the stored share.
+    /// kept from the stored share, one-time URLs' participants given their secrets, and the
+    /// stored requesters answered (added, denied or blocked) as the client's copy says.
     func preparedShare(_ record: Record, client: Record, server: Record?, zone: String) throws(CKError) -> Record {
         let name = record.recordID.recordName
         guard scope == .private else {
@@ -194,38 +201,82 @@ extension Database {
             }
         }
         let users = try container.fresh()
+        let now = record.modified?.timestamp ?? Store.now()
+        // Blocked users: the owner's list, of users of the container; blocking one takes them
+        // off the share.
+        var blocked: [ShareInfo.Requester] = []
+        for b in info.blocked where !blocked.contains(where: { $0.userRecordName == b.userRecordName }) {
+            guard b.userRecordName != ownerName else {
+                throw .invalid("share \(name): its owner (\(ownerName)) cannot be blocked from it")
+            }
+            guard users.identity(userRecordName: b.userRecordName) != nil else {
+                throw .invalid("share \(name): blocked user \(b.userRecordName) is not a user of container \(container.identifier) (ckfs user list)")
+            }
+            blocked.append(b)
+        }
+        let blockedNames = Set(blocked.map(\.userRecordName))
         var participants = [ShareInfo.Participant(userRecordName: ownerName, role: .owner, permission: .readWrite, acceptanceStatus: .accepted,
-                                                  emailAddress: old?.owner?.emailAddress)]
+                                                  emailAddress: old?.owner?.emailAddress, added: old?.owner?.added ?? now)]
         var seen: Set<String> = [ownerName]
+        var seenIDs: Set<String> = [ownerName]
         for p in info.participants where p.userRecordName != ownerName {
             guard p.role != .owner else {
-                throw .invalid("share \(name): participant \(p.userRecordName) cannot be an owner; a share has one owner, the user whose zone it is in")
+                throw .invalid("share \(name): participant \(p.id) cannot be an owner; a share has one owner, the user whose zone it is in")
             }
-            guard users.identity(userRecordName: p.userRecordName) != nil else {
-                throw .invalid("share \(name): participant \(p.userRecordName) is not a user of container \(container.identifier); find participants by email or user record name (ckfs user list)")
-            }
-            guard seen.insert(p.userRecordName).inserted else {
-                throw .invalid("share \(name) lists participant \(p.userRecordName) twice; list each user once")
+            guard !p.id.isEmpty, seenIDs.insert(p.id).inserted else {
+                throw .invalid("share \(name) lists participant \(p.id) twice; list each participant once")
             }
             guard p.permission == .readOnly || p.permission == .readWrite else {
-                throw .invalid("share \(name): participant \(p.userRecordName) needs permission READ_ONLY or READ_WRITE, not \(p.permission.rawValue)")
+                throw .invalid("share \(name): participant \(p.id) needs permission READ_ONLY or READ_WRITE, not \(p.permission.rawValue)")
             }
             var kept = p
+            let stored = old?.participants.first { $0.id == p.id }
+            if p.participantID != nil {
+                // A one-time URL's participant: who claimed it, and its secret, are the store's.
+                kept.userRecordName = stored?.userRecordName ?? ""
+                kept.emailAddress = stored?.emailAddress
+                kept.oneTimeToken = stored?.oneTimeToken ?? ShareInfo.newShortGUID()
+            } else {
+                guard users.identity(userRecordName: p.userRecordName) != nil else {
+                    throw .invalid("share \(name): participant \(p.userRecordName) is not a user of container \(container.identifier); find participants by email or user record name (ckfs user list)")
+                }
+                kept.oneTimeToken = nil
+            }
+            if !kept.isUnclaimed {
+                guard seen.insert(kept.userRecordName).inserted else {
+                    throw .invalid("share \(name) lists participant \(kept.userRecordName) twice; list each user once")
+                }
+                if blockedNames.contains(kept.userRecordName) { continue }
+            }
             // Only the participant accepts: an entry keeps the status stored for it. One who
             // left stays out while the owner's copy says so too; an entry the owner gives
             // another status (added again) is invited again.
-            let stored = old?.participant(p.userRecordName)?.acceptanceStatus
-            switch stored {
+            switch stored?.acceptanceStatus {
             case .removed?: kept.acceptanceStatus = p.acceptanceStatus == .removed ? .removed : .pending
             case let status?: kept.acceptanceStatus = status
             case nil: kept.acceptanceStatus = .pending
             }
             if kept.role == .unknown { kept.role = .privateUser }
+            kept.added = stored?.added ?? now
+            kept.isApprovedRequester = stored?.isApprovedRequester
+                ?? (old?.requesters.contains { $0.userRecordName == kept.userRecordName && !kept.isUnclaimed } ?? false)
             participants.append(kept)
         }
         guard participants.count <= Self.maxParticipants else {
             throw CKError(.tooManyParticipants, "share \(name) has \(participants.count) participants; a share may have at most \(Self.maxParticipants), its owner included")
         }
+        // Requesters are the store's: a save answers them (a requester added as a participant,
+        // denied by leaving them out, or blocked) and cannot add any. One who asked after the
+        // version the client read is kept, unanswered.
+        let answered = Set(participants.map(\.userRecordName)).union(blockedNames)
+        let listed = Set(info.requesters.map(\.userRecordName))
+        // Change tags are the zone's log sequence numbers. A client with no tag (a file, a
+        // new share) is taken to have read the share as stored.
+        let read = client.recordChangeTag.flatMap { Int64($0) } ?? Int64.max
+        info.requesters = (old?.requesters ?? []).filter {
+            !answered.contains($0.userRecordName) && (listed.contains($0.userRecordName) || ($0.changeTag.flatMap { Int64($0) } ?? 0) > read)
+        }
+        info.blocked = blocked
         info.participants = participants
         var prepared = record
         prepared.shareInfo = info

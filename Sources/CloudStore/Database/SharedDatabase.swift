@@ -8,6 +8,28 @@ public struct ShareLocation: Sendable {
     public var zoneID: ZoneID { share.recordID.zoneID }
     public var ownerName: String { zoneID.ownerName }
     public var info: ShareInfo { share.shareInfo ?? ShareInfo() }
+    /// The one-time secret of the URL it was found by, when that was a one-time URL.
+    public var oneTimeToken: String?
+
+    public init(share: Record, oneTimeToken: String? = nil) {
+        self.share = share
+        self.oneTimeToken = oneTimeToken
+    }
+
+    /// The share record as `user` sees it: whole for its owner, without what only the owner
+    /// sees (``ShareInfo/seenByParticipants``) for anyone else.
+    public func share(seenBy user: String) -> Record {
+        guard user != ownerName, let info = share.shareInfo else { return share }
+        var seen = share
+        seen.shareInfo = info.seenByParticipants
+        return seen
+    }
+
+    /// The participant the one-time URL it was found by stands for.
+    public var oneTimeParticipant: ShareInfo.Participant? {
+        guard let token = oneTimeToken else { return nil }
+        return info.participants.first { $0.oneTimeToken == token }
+    }
 }
 
 /// One user's shared database: the zones and records other users of the container share
@@ -147,9 +169,15 @@ extension Container {
 
     /// The share a URL or short GUID names; `unknownItem` when there is none.
     public func share(url: String, environment: Environment = .development) throws(CKError) -> ShareLocation {
-        let guid = ShareURL.shortGUID(of: url)
-        guard let found = try shares(environment: environment).first(where: { $0.info.shortGUID == guid }) else {
+        let (guid, token) = ShareURL.parts(of: url)
+        guard var found = try shares(environment: environment).first(where: { $0.info.shortGUID == guid }) else {
             throw CKError(.unknownItem, "no share has URL \(url) in container \(identifier) (\(environment.rawValue)); the share may have been deleted, or the URL is of another container or environment")
+        }
+        if let token {
+            guard found.info.participants.contains(where: { $0.oneTimeToken == token }) else {
+                throw CKError(.unknownItem, "share URL \(url) is a one-time URL whose participant is no longer on the share; ask the share's owner for a new one")
+            }
+            found.oneTimeToken = token
         }
         return found
     }
@@ -163,7 +191,19 @@ extension Container {
         let found = try share(url: url, environment: environment)
         guard found.ownerName != user.userRecordName else { return found }
         let db = try Database(container: self, scope: .shared, environment: environment, caller: caller, identity: user, owner: found.ownerName)
-        let accepted = try db.rewriteShare(found.share.recordID.recordName, in: found.zoneID.zoneName) { (info: inout ShareInfo) throws(CKError) in
+        let accepted = try db.rewriteShare(found.share.recordID.recordName, in: found.zoneID.zoneName) { (info: inout ShareInfo, _) throws(CKError) in
+            if info.blocked.contains(where: { $0.userRecordName == user.userRecordName }) {
+                throw CKError(.permissionFailure, "the owner of share \(url) blocked you from it")
+            }
+            // A one-time URL's participant becomes the user who accepts through it first.
+            if let token = found.oneTimeToken, info.participant(user.userRecordName) == nil,
+               let i = info.participants.firstIndex(where: { $0.oneTimeToken == token }) {
+                guard info.participants[i].isUnclaimed else {
+                    throw CKError(.permissionFailure, "one-time URL \(url) was used by another user already; ask the share's owner for a URL of your own")
+                }
+                info.participants[i].userRecordName = user.userRecordName
+                info.participants[i].emailAddress = user.emails.first
+            }
             if let i = info.participants.firstIndex(where: { $0.userRecordName == user.userRecordName }) {
                 guard info.participants[i].acceptanceStatus != .removed || info.publicPermission != .none else {
                     throw CKError(.permissionFailure, "you were removed from share \(url); ask its owner to add you again")
@@ -187,7 +227,9 @@ extension Container {
 extension Database {
     /// Changes a share's participants on a participant's behalf (accepting it), committed to
     /// the owner's zone as any save is, the owner's subscriptions told.
-    func rewriteShare(_ name: String, in zone: String, _ change: (inout ShareInfo) throws(CKError) -> Void) throws(CKError) -> Record {
+    /// `change` gets the share's participants as stored and the change tag its new version
+    /// will have.
+    func rewriteShare(_ name: String, in zone: String, _ change: (inout ShareInfo, String) throws(CKError) -> Void) throws(CKError) -> Record {
         let storage = zoneStorage(zone)
         var watching: [Subscription] = []
         var before: [String: Record] = [:]
@@ -198,13 +240,14 @@ extension Database {
                 throw CKError(.unknownItem, "share \(name) no longer exists in zone \(zone)")
             }
             let old = info
-            try change(&info)
+            let tag = String(txn.lastSeq + 1)
+            try change(&info, tag)
             guard info != old else { return (nil, share) }
             before[name] = share
             let now = Store.now()
             var record = share
             record.shareInfo = info
-            record.recordChangeTag = String(txn.lastSeq + 1)
+            record.recordChangeTag = tag
             record.modified = Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID)
             let entry = LogEntry(seq: 0, time: now, userRecordName: userRecordName, deviceID: caller.deviceID, clientChangeToken: nil,
                                  saved: [record], deleted: [], usage: txn.usage)
@@ -219,11 +262,50 @@ extension Database {
 }
 
 /// A share's URL: `ckfs://<container>/share/<short GUID>`; the short GUID alone also names it.
+/// A one-time URL adds its participant's secret: `…/share/<short GUID>?oneTime=<secret>`.
 public enum ShareURL {
     public static func make(container: String, shortGUID: String) -> String { "ckfs://\(container)/share/\(shortGUID)" }
 
-    static func shortGUID(of url: String) -> String {
-        url.split(separator: "/").last.map(String.init) ?? url
+    public static func oneTime(container: String, shortGUID: String, token: String) -> String {
+        make(container: container, shortGUID: shortGUID) + "?oneTime=" + token
+    }
+
+    /// The short GUID a URL names, and the one-time secret it holds, if any.
+    static func parts(of url: String) -> (shortGUID: String, oneTimeToken: String?) {
+        var rest = Substring(url)
+        var token: String?
+        if let q = rest.firstIndex(of: "?") {
+            let query = rest[rest.index(after: q)...]
+            rest = rest[..<q]
+            for item in query.split(separator: "&") where item.hasPrefix("oneTime=") { token = String(item.dropFirst("oneTime=".count)) }
+        }
+        return (rest.split(separator: "/").last.map(String.init) ?? String(rest), token)
+    }
+}
+
+// MARK: Asking for access
+
+extension Container {
+    /// Asks the owner of the share `url` names for access, as `caller` (CloudKit's
+    /// `requestShareAccess(for:)`, iOS 26): the caller joins the share's requesters, for its
+    /// owner to add, deny or block. A share that does not allow requests answers as if it were
+    /// not there, as CloudKit's; asking again, or as a participant, changes nothing.
+    public func requestShareAccess(url: String, caller: Caller, environment: Environment = .development) throws(CKError) {
+        let user = try signedIn(caller, for: "asking for access to a share")
+        let found = try share(url: url, environment: environment)
+        guard found.ownerName != user.userRecordName else { return }
+        let notThere = CKError(.unknownItem, "no share has URL \(url) that takes access requests in container \(identifier) (\(environment.rawValue)); ask its owner to invite you, or to allow access requests")
+        guard found.info.allowsAccessRequests else { throw notThere }
+        let db = try Database(container: self, scope: .shared, environment: environment, caller: caller, identity: user, owner: found.ownerName)
+        _ = try db.rewriteShare(found.share.recordID.recordName, in: found.zoneID.zoneName) { (info: inout ShareInfo, tag) throws(CKError) in
+            guard info.allowsAccessRequests else { throw notThere }
+            guard !info.blocked.contains(where: { $0.userRecordName == user.userRecordName }) else {
+                throw CKError(.permissionFailure, "the owner of share \(url) blocked you from asking for access")
+            }
+            if let me = info.participant(user.userRecordName), me.acceptanceStatus != .removed { return }
+            guard !info.requesters.contains(where: { $0.userRecordName == user.userRecordName }) else { return }
+            info.requesters.append(.init(userRecordName: user.userRecordName, emailAddress: user.emails.first, requested: Store.now(), changeTag: tag))
+        }
     }
 }
 
@@ -273,9 +355,12 @@ extension Container {
 
 extension Container {
     /// Whether `user` may open the share (see its metadata): its owner, a participant not
-    /// removed, or anyone when it has a public permission.
+    /// removed, anyone when it has a public permission, or anyone with a one-time URL not used
+    /// by another user; never a user the owner blocked.
     public static func mayOpen(_ found: ShareLocation, user: String) -> Bool {
-        found.ownerName == user || found.info.participant(user).map { $0.acceptanceStatus != .removed } == true
+        if found.info.blocked.contains(where: { $0.userRecordName == user }) { return false }
+        if let slot = found.oneTimeParticipant, slot.isUnclaimed || slot.userRecordName == user { return true }
+        return found.ownerName == user || found.info.participant(user).map { $0.acceptanceStatus != .removed } == true
             || found.info.publicPermission == .readOnly || found.info.publicPermission == .readWrite
     }
 

@@ -50,21 +50,64 @@ public struct ShareInfo: Sendable, Equatable {
     }
 
     public struct Participant: Sendable, Equatable {
-        /// The participant's user record name in the container.
+        /// The participant's user record name in the container; empty for a one-time URL's
+        /// participant until a user accepts the share through that URL.
         public var userRecordName: String
         public var role: Role
         public var permission: Permission
         public var acceptanceStatus: AcceptanceStatus
         /// How the participant was looked up, when by email address.
         public var emailAddress: String?
+        /// The participant's own ID on the share, kept for a one-time URL's participant (whose
+        /// user is not known when it is added); nil: the user record name is the ID.
+        public var participantID: String?
+        /// The secret of a one-time URL's participant, set by the store on the share's save;
+        /// only the owner sees it (``ShareInfo/seenByParticipants``).
+        public var oneTimeToken: String?
+        /// Whether the user asked for access and the owner then added them.
+        public var isApprovedRequester: Bool
+        /// When the participant was added, in milliseconds since 1970, set by the store.
+        public var added: Int64?
 
         public init(userRecordName: String, role: Role, permission: Permission, acceptanceStatus: AcceptanceStatus,
-                    emailAddress: String? = nil) {
+                    emailAddress: String? = nil, participantID: String? = nil, oneTimeToken: String? = nil,
+                    isApprovedRequester: Bool = false, added: Int64? = nil) {
             self.userRecordName = userRecordName
             self.role = role
             self.permission = permission
             self.acceptanceStatus = acceptanceStatus
             self.emailAddress = emailAddress
+            self.participantID = participantID
+            self.oneTimeToken = oneTimeToken
+            self.isApprovedRequester = isApprovedRequester
+            self.added = added
+        }
+
+        /// The participant's ID on the share: its own, else its user record name.
+        public var id: String { participantID ?? userRecordName }
+
+        /// A one-time URL's participant no user has claimed yet.
+        public var isUnclaimed: Bool { userRecordName.isEmpty }
+    }
+
+    /// A user who asked for access to the share (``ShareInfo/allowsAccessRequests``), or one
+    /// the owner blocked from asking.
+    public struct Requester: Sendable, Equatable {
+        public var userRecordName: String
+        /// The user's email address, which finds them as a participant.
+        public var emailAddress: String?
+        /// When they asked, in milliseconds since 1970 (for a blocked user, when they asked
+        /// last).
+        public var requested: Int64
+        /// The change tag of the share's version their request made: a save by a client that
+        /// read an older version keeps the request, which that client never saw.
+        public var changeTag: String?
+
+        public init(userRecordName: String, emailAddress: String? = nil, requested: Int64, changeTag: String? = nil) {
+            self.userRecordName = userRecordName
+            self.emailAddress = emailAddress
+            self.requested = requested
+            self.changeTag = changeTag
         }
     }
 
@@ -75,18 +118,40 @@ public struct ShareInfo: Sendable, Equatable {
     public var shortGUID: String
     /// The root of the shared hierarchy; nil for a zone-wide share.
     public var rootRecordName: String?
+    /// Whether users who are not participants may ask the owner for access (CloudKit's
+    /// `allowsAccessRequests`, iOS 26).
+    public var allowsAccessRequests: Bool
+    /// Who asked for access and waits for the owner's answer.
+    public var requesters: [Requester]
+    /// Who the owner blocked from asking.
+    public var blocked: [Requester]
 
     public init(publicPermission: Permission = .none, participants: [Participant] = [], shortGUID: String = "",
-                rootRecordName: String? = nil) {
+                rootRecordName: String? = nil, allowsAccessRequests: Bool = false, requesters: [Requester] = [],
+                blocked: [Requester] = []) {
         self.publicPermission = publicPermission
         self.participants = participants
         self.shortGUID = shortGUID
         self.rootRecordName = rootRecordName
+        self.allowsAccessRequests = allowsAccessRequests
+        self.requesters = requesters
+        self.blocked = blocked
     }
 
     /// The participant entry of a user.
     public func participant(_ userRecordName: String) -> Participant? {
-        participants.first { $0.userRecordName == userRecordName }
+        guard !userRecordName.isEmpty else { return nil }
+        return participants.first { $0.userRecordName == userRecordName }
+    }
+
+    /// The share as a participant sees it: without the requesters, the blocked users and the
+    /// one-time URLs' secrets, which are the owner's.
+    public var seenByParticipants: ShareInfo {
+        var seen = self
+        seen.requesters = []
+        seen.blocked = []
+        for i in seen.participants.indices { seen.participants[i].oneTimeToken = nil }
+        return seen
     }
 
     /// The owner's entry.
@@ -100,7 +165,8 @@ public struct ShareInfo: Sendable, Equatable {
         return p.permission
     }
 
-    /// A new short GUID: 26 characters of the URL-safe base32 alphabet.
+    /// A new short GUID, or one-time URL secret: 26 characters of the URL-safe base32
+    /// alphabet.
     static func newShortGUID() -> String {
         String((0..<26).map { _ in "abcdefghijklmnopqrstuvwxyz234567".randomElement()! })
     }

@@ -4,10 +4,11 @@ import CloudStore
 /// dictionary is the engine's own (``RecordCoding``); the web adds `ownerRecordName`,
 /// `numbersAsStrings` and keys of newer clients that the engine does not know.
 enum WebRecordCoding {
-    /// Record keys a client may send that have no meaning here (sharing, short GUIDs): ignored,
-    /// so that a newer client's extra keys do no harm.
+    /// The record keys a request passes to the engine; others a client may send (short GUIDs,
+    /// keys of newer clients) are dropped, so that they do no harm.
     static let recordKeys: Set<String> = ["recordName", "recordType", "zoneID", "fields", "recordChangeTag", "created", "modified", "deleted",
-                                          "parent", "participants", "publicPermission", "rootRecordName"]
+                                          "parent", "participants", "publicPermission", "rootRecordName", "allowsAccessRequests", "requesters",
+                                          "blockedIdentities"]
 
     // MARK: Responses
 

@@ -55,7 +55,7 @@ enum SharingEndpoints {
             "environment": .string(call.environment.rawValue),
             "databaseScope": .string(owned ? "PRIVATE" : "SHARED"),
             "zoneID": WebRecordCoding.encode(found.zoneID),
-            "share": call.encode(found.share),
+            "share": call.encode(found.share(seenBy: user)),
             "ownerIdentity": .object(["userRecordName": .string(found.ownerName)]),
             "participantPermission": .string((me?.permission ?? info.publicPermission).rawValue),
             "participantStatus": .string((me?.acceptanceStatus ?? .pending).rawValue),

@@ -77,7 +77,18 @@ import Testing
                                .init(userRecordName: "_o", role: .owner, permission: .readWrite, acceptanceStatus: .accepted),
                                .init(userRecordName: "_p", role: .privateUser, permission: .readOnly, acceptanceStatus: .pending, emailAddress: "p@example.com"),
                            ], shortGUID: "abc", rootRecordName: "root"))
-        for r in [child, root, share] {
+        // With access requests and a one-time URL's participant, whose keys sort before
+        // `created` and between `publicPermission` and `rootRecordName`.
+        var asked = Record(stored: ShareInfo.recordType, recordID: RecordID(recordName: "s2", zoneID: zone), fields: [:], tag: "11",
+                           created: nil, modified: nil, shareInfo: share.shareInfo)
+        asked.created = Stamp(timestamp: 5, userRecordName: "_o", deviceID: "d")
+        asked.shareInfo?.allowsAccessRequests = true
+        asked.shareInfo?.requesters = [.init(userRecordName: "_r", emailAddress: "r@example.com", requested: 7, changeTag: "10")]
+        asked.shareInfo?.blocked = [.init(userRecordName: "_b", requested: 6)]
+        asked.shareInfo?.participants.append(.init(userRecordName: "", role: .privateUser, permission: .readWrite, acceptanceStatus: .pending,
+                                                   participantID: "P-1", oneTimeToken: "tok", added: 8))
+        asked.shareInfo?.participants[1].isApprovedRequester = true
+        for r in [child, root, share, asked] {
             #expect(RecordCoding.fileBytes(r) == JSONWriter.pretty(RecordCoding.encode(r)), "pretty: \(r.recordID.recordName)")
             #expect(RecordWriter.compact(r) == JSONWriter.compact(RecordCoding.encode(r)), "compact: \(r.recordID.recordName)")
             #expect(try RecordCoding.decode(JSONParser.parse(RecordCoding.fileBytes(r)), mode: .stored, zoneID: zone).record == r, "read back: \(r.recordID.recordName)")

@@ -71,4 +71,37 @@ import Testing
         #expect(fetch("milk", as: "bob").stderr.contains("zoneNotFound"))
         #expect(cli.run(["record", "fetch", "--zone", "Lists", "groceries"]).json?["share"] == nil)
     }
+
+    /// Asking for access through the CLI: bob and carol ask, alice sees them in `share list`
+    /// and in the share's file (read by `python3`), adds bob, blocks carol, and unblocks her.
+    @Test func accessRequestsThroughTheCLI() throws {
+        let cli = try CLIFixture()
+        for name in ["bob", "carol"] { #expect(cli.run(["user", "add", name, "--email", "\(name)@example.com"], user: name).status == 0) }
+        #expect(cli.run(["zone", "create", "Lists"]).status == 0)
+        #expect(cli.run(["record", "save", "--zone", "Lists"], input: #"{"recordType":"List","recordName":"groceries","fields":{}}"#).status == 0)
+        let url = cli.run(["share", "create", "groceries", "--zone", "Lists"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let refused = cli.run(["share", "request-access", url], user: "bob")
+        #expect(refused.status == 1 && refused.stderr.contains("takes access requests"), "\(refused.stderr)")
+        #expect(cli.run(["share", "access-requests", url]).status == 0)
+        for name in ["bob", "carol"] { #expect(cli.run(["share", "request-access", url], user: name).status == 0) }
+        let listed = cli.run(["share", "list"]).stdout
+        #expect(listed.contains("access-requests=allowed") && listed.contains("requesters=bob,carol"), "\(listed)")
+        #expect(!cli.run(["share", "list"], user: "bob").stdout.contains("requesters="), "only the owner sees who asks")
+
+        let shareName = try #require(try cli.database().shareRecords(in: "Lists").first?.recordID.recordName)
+        let file = cli.store + "/" + (try #require(FileManager.default.enumerator(atPath: cli.store)?.compactMap { $0 as? String }.first { $0.hasSuffix("/\(shareName).json") }))
+        let asked = try runPython("import json; s = json.load(open('\(file)')); print(s['allowsAccessRequests'], sorted(r['userIdentity']['lookupInfo']['emailAddress'] for r in s['requesters']))")
+        #expect(String(decoding: asked, as: UTF8.self) == "True ['bob@example.com', 'carol@example.com']\n")
+
+        #expect(cli.run(["share", "add-participant", url, "bob"]).status == 0)
+        #expect(cli.run(["share", "deny", url, "carol", "--block"]).status == 0)
+        let blocked = cli.run(["share", "request-access", url], user: "carol")
+        #expect(blocked.status == 1 && blocked.stderr.contains("blocked"), "\(blocked.stderr)")
+        let after = try runPython("import json; s = json.load(open('\(file)')); print(len(s.get('requesters', [])), [p.get('isApprovedRequester', False) for p in s['participants']], [b['userIdentity']['userRecordName'] == s['participants'][0]['userIdentity']['userRecordName'] for b in s['blockedIdentities']])")
+        #expect(String(decoding: after, as: UTF8.self) == "0 [False, True] [False]\n")
+        #expect(cli.run(["share", "deny", url, "bob"]).stderr.contains("has not asked"))
+        #expect(cli.run(["share", "unblock", url, "carol"]).status == 0)
+        #expect(cli.run(["share", "request-access", url], user: "carol").status == 0)
+        #expect(cli.run(["share", "list"]).stdout.contains("requesters=carol"))
+    }
 }

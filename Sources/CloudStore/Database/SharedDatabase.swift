@@ -313,14 +313,15 @@ extension Container {
 
 extension Container {
     /// Shares record `root`'s hierarchy (nil: the whole zone) of `zone` in the caller's private
-    /// database, with `publicPermission` for anyone who has its URL.
+    /// database, with `publicPermission` for anyone who has its URL; `allowsAccessRequests`
+    /// lets other users ask for access.
     @discardableResult
     public func createShare(root: String?, zone: String, caller: Caller, publicPermission: ShareInfo.Permission = .none,
-                            title: String? = nil, environment: Environment = .development) throws(CKError) -> ShareLocation {
+                            title: String? = nil, allowsAccessRequests: Bool = false, environment: Environment = .development) throws(CKError) -> ShareLocation {
         let db = try database(.private, caller: caller, environment: environment)
         let name = root == nil ? ShareInfo.zoneWideRecordName : "Share-" + UUIDName.make()
         var share = Record(recordType: ShareInfo.recordType, recordID: RecordID(recordName: name, zoneID: db.zoneID(zone)))
-        share.shareInfo = ShareInfo(publicPermission: publicPermission, rootRecordName: root)
+        share.shareInfo = ShareInfo(publicPermission: publicPermission, rootRecordName: root, allowsAccessRequests: allowsAccessRequests)
         if let title { share["cloudkit.title"] = .string(title) }
         return ShareLocation(share: try db.save(share))
     }

@@ -5,7 +5,7 @@ extension ShareCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list",
-            abstract: "List the shares you own or take part in, one per line: URL, owner, zone, root, your status, then each participant.")
+            abstract: "List the shares you own or take part in, one per line: URL, owner, zone, root, your status, each participant, and who asks or is blocked.")
         @OptionGroup var place: StoreOptions
 
         func run() throws {
@@ -22,7 +22,14 @@ extension ShareCommand {
                     line += "\troot=\(info.rootRecordName ?? "(whole zone)")\tyou=\(mine.map { "\($0.permission.rawValue),\($0.acceptanceStatus.rawValue)" } ?? "-")"
                     line += "\tpublic=\(info.publicPermission.rawValue)"
                     for p in info.participants {
-                        line += "\t\(names[p.userRecordName] ?? p.userRecordName):\(p.role.rawValue),\(p.permission.rawValue),\(p.acceptanceStatus.rawValue)"
+                        let who = p.isUnclaimed ? "(one-time URL \(p.id))" : names[p.userRecordName] ?? p.userRecordName
+                        line += "\t\(who):\(p.role.rawValue),\(p.permission.rawValue),\(p.acceptanceStatus.rawValue)"
+                    }
+                    // Who asks and who is blocked: the owner's to see.
+                    if found.ownerName == me {
+                        if info.allowsAccessRequests { line += "\taccess-requests=allowed" }
+                        if !info.requesters.isEmpty { line += "\trequesters=" + info.requesters.map { names[$0.userRecordName] ?? $0.userRecordName }.joined(separator: ",") }
+                        if !info.blocked.isEmpty { line += "\tblocked=" + info.blocked.map { names[$0.userRecordName] ?? $0.userRecordName }.joined(separator: ",") }
                     }
                     print(line)
                 }

@@ -5,7 +5,8 @@ struct ShareCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "share",
         abstract: "Share records and zones with other users, and accept shares.",
-        subcommands: [Create.self, List.self, AddParticipant.self, RemoveParticipant.self, Accept.self]
+        subcommands: [Create.self, List.self, AddParticipant.self, RemoveParticipant.self, Accept.self, RequestAccess.self,
+                      AccessRequests.self, Deny.self, Unblock.self]
     )
 }
 

@@ -237,6 +237,29 @@ import Testing
         func secure<T: NSObject & NSSecureCoding>(_: T.Type) {}
         secure(CKShare.Participant.self)
         secure(CKShare.Metadata.self)
+        secure(CKShare.AccessRequester.self)
+        secure(CKShare.BlockedIdentity.self)
+        // Access requests (iOS 26) and one-time URLs (iOS 18), as Apple declares them.
+        let _: ([URL]) async throws -> [URL: Result<Void, any Error>] = CKContainer.default().requestShareAccess(for:)
+        let request = CKShareRequestAccessOperation(shareURLs: [])
+        request.shareURLs = nil as [URL]?
+        request.perShareAccessRequestResultBlock = { (_: URL, _: Result<Void, any Error>) in }
+        request.shareAccessRequestResultBlock = { (_: Result<Void, any Error>) in }
+        let _: CKOperation = CKShareRequestAccessOperation()
+        let share = CKShare(rootRecord: CKRecord(recordType: "T"))
+        share.allowsAccessRequests = true
+        let _: [CKShare.AccessRequester] = share.requesters
+        let _: [CKShare.BlockedIdentity] = share.blockedIdentities
+        let _: ([CKShare.AccessRequester]) -> Void = share.denyRequesters
+        let _: ([CKShare.AccessRequester]) -> Void = share.blockRequesters
+        let _: ([CKShare.BlockedIdentity]) -> Void = share.unblockIdentities
+        let _: (CKShare.Participant.ID) -> URL? = share.oneTimeURL(for:)
+        let _: (CKShare.AccessRequester) -> CKUserIdentity.LookupInfo = { $0.participantLookupInfo }
+        let _: (CKShare.AccessRequester) -> CKUserIdentity = { $0.userIdentity }
+        let _: (CKShare.BlockedIdentity) -> CKUserIdentity = { $0.userIdentity }
+        let oneTime: CKShare.Participant = CKShare.Participant.oneTimeURLParticipant()
+        let _: Bool = oneTime.isApprovedRequester
+        let _: Date? = oneTime.dateAddedToShare
         let _: (CKNotification) -> CKRecord.ID? = { $0.subscriptionOwnerUserRecordID }
         let notifications = CKFetchNotificationChangesOperation(previousServerChangeToken: nil as CKServerChangeToken?)
         notifications.fetchNotificationChangesCompletionBlock = { (_: CKServerChangeToken?, _: Error?) in }

@@ -51,6 +51,18 @@ import Testing
         #expect(queried == ["Call home"])
     }
 
+    /// Code of before iOS 10 names a zone's owner with an optional (nil: the current user); a
+    /// call with a `String` owner, or none, still takes today's form.
+    @Test func zoneIDsWithAnOptionalOwner() throws {
+        let remembered: String? = nil
+        let mine = CKRecordZone.ID(zoneName: "Notes", ownerName: remembered)
+        #expect(mine == CKRecordZone.ID(zoneName: "Notes", ownerName: CKCurrentUserDefaultName))
+        let theirs: String? = "_someone"
+        #expect(CKRecordZone.ID(zoneName: "Notes", ownerName: theirs).ownerName == "_someone")
+        #expect(CKRecordZone.ID() == CKRecordZone.ID.default)
+        #expect(CKRecordZone.ID(zoneName: "Notes").ownerName == CKCurrentUserDefaultName)
+    }
+
     /// A sync of one zone written with the settings of before iOS 12 (`ZoneOptions`), a page
     /// of one record at a time, as such an app still runs.
     @Test func zoneChangesWithTheOlderZoneOptions() throws {

@@ -31,6 +31,14 @@ open class CKRecordZoneID: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
         self.ownerName = ownerName
     }
 
+    /// Apple's first form, deprecated since iOS 10, whose owner may be nil: the current user.
+    /// Disfavored, so that a call with a `String` owner, or none, takes the form above.
+    @available(*, deprecated, message: "give the owner as a String: CKCurrentUserDefaultName for the current user")
+    @_disfavoredOverload
+    public convenience init(zoneName: String = CKRecordZoneID.defaultZoneName, ownerName: String? = CKOwnerDefaultName) {
+        self.init(zoneName: zoneName, ownerName: ownerName ?? CKCurrentUserDefaultName)
+    }
+
     /// The engine's zone ID, with the same names.
     convenience init(_ zoneID: ZoneID) { self.init(zoneName: zoneID.zoneName, ownerName: zoneID.ownerName) }
 

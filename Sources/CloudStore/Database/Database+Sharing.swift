@@ -223,7 +223,10 @@ extension Database {
             guard p.role != .owner else {
                 throw .invalid("share \(name): participant \(p.id) cannot be an owner; a share has one owner, the user whose zone it is in")
             }
-            guard !p.id.isEmpty, seenIDs.insert(p.id).inserted else {
+            guard !p.id.isEmpty else {
+                throw .invalid("share \(name) lists a participant with no user: give it \"userIdentity\": {\"userRecordName\"} (ckfs user list), or a \"participantId\" for a one-time URL's participant")
+            }
+            guard seenIDs.insert(p.id).inserted else {
                 throw .invalid("share \(name) lists participant \(p.id) twice; list each participant once")
             }
             guard p.permission == .readOnly || p.permission == .readWrite else {

@@ -16,6 +16,8 @@ public final class Store: @unchecked Sendable {
     public let tuning: ZoneTuning
     /// How queries and first change fetches read a zone.
     public let reading: ZoneReading
+    /// The bytes of parsed records the zones of this store object keep together.
+    let cacheBudget: RecordCacheBudget
 
     /// Guards `zones`, `catalogs`, `subscriptionFiles`, `containers`, `listings` and `zoneNameLists`.
     private let lock = NSLock()
@@ -36,6 +38,7 @@ public final class Store: @unchecked Sendable {
         self.writer = FileWriter(io: io)
         self.tuning = tuning
         self.reading = reading
+        self.cacheBudget = RecordCacheBudget(limit: reading.cacheBytes)
     }
 
     /// Opens the store at `path`; fails with a hint when there is none.
@@ -100,7 +103,7 @@ public final class Store: @unchecked Sendable {
     func zoneStorage(directory: String, zoneID: ZoneID) -> ZoneStorage {
         lock.withLock {
             if let z = zones[directory] { return z }
-            let z = ZoneStorage(directory: directory, zoneID: zoneID, io: io, tuning: tuning, reading: reading)
+            let z = ZoneStorage(directory: directory, zoneID: zoneID, io: io, tuning: tuning, reading: reading, budget: cacheBudget)
             zones[directory] = z
             return z
         }

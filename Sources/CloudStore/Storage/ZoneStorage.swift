@@ -81,6 +81,9 @@ final class ZoneStorage: @unchecked Sendable {
     /// may still use their numbers.
     var retiredLocks: [Int32] = []
     var cache: [String: Record] = [:]
+    /// What the records in `cache` took from `cacheBudget`.
+    var cacheBytes = 0
+    let cacheBudget: RecordCacheBudget
     /// The newest version (nil: deleted) of every record touched by an entry the record files
     /// may not hold yet; never evicted, dropped once the apply marker passes its entry.
     var unapplied: [String: Pending] = [:]
@@ -156,17 +159,22 @@ final class ZoneStorage: @unchecked Sendable {
     var lockPath: String { StoreLayout.lockFile(directory) }
     var recordsPath: String { StoreLayout.recordsDirectory(directory) }
 
-    init(directory: String, zoneID: ZoneID, io: any StorageIO, tuning: ZoneTuning, reading: ZoneReading = .inMemory) {
+    /// `budget`: the bytes of parsed records this zone's cache shares with the store object's
+    /// other zones.
+    init(directory: String, zoneID: ZoneID, io: any StorageIO, tuning: ZoneTuning, reading: ZoneReading = .inMemory,
+         budget: RecordCacheBudget? = nil) {
         self.directory = directory
         self.zoneID = zoneID
         self.io = io
         self.writer = FileWriter(io: io)
         self.tuning = tuning
         self.reading = reading
+        self.cacheBudget = budget ?? RecordCacheBudget(limit: reading.cacheBytes)
         self.metaFile = ZoneMetaFile(path: StoreLayout.zoneFile(directory))
     }
 
     deinit {
+        cacheBudget.give(cacheBytes)
         if lockFD >= 0 { Syscall.close(lockFD) }
         if tailHold >= 0 { Syscall.close(tailHold) }
         for fd in retiredLocks { Syscall.close(fd) }
@@ -188,6 +196,8 @@ final class ZoneStorage: @unchecked Sendable {
     /// Forgets everything cached (stateLock held).
     func resetCaches() {
         cache = [:]
+        cacheBudget.give(cacheBytes)
+        cacheBytes = 0
         unapplied = [:]
         deleteSelfEdges = nil
         tailOffset = -1
@@ -452,7 +462,7 @@ final class ZoneStorage: @unchecked Sendable {
     func absorb(_ entry: LogEntry) {
         generation &+= 1
         for d in entry.deleted {
-            cache[d.recordName] = nil
+            cacheRemove(d.recordName)
             deleteSelfEdges?.remove(d.recordName)
             if entry.seq > knownApplied { unapplied[d.recordName] = Pending(seq: entry.seq, record: nil) }
         }
@@ -471,15 +481,36 @@ final class ZoneStorage: @unchecked Sendable {
         if !unapplied.isEmpty { unapplied = unapplied.filter { $0.value.seq > applied } }
     }
 
+    /// Caches `record`, within the zone's count and the store object's bytes (stateLock held).
     private func cacheInsert(_ record: Record) {
+        let name = record.recordID.recordName
+        cacheRemove(name)
         let limit = reading.cachedRecords(tuning.cachedRecords)
-        if cache.count >= limit {
-            // Drop an eighth, in the dictionary's (arbitrary) order: cheap and good enough. The
-            // names are copied out first: removing while the keys view holds the storage
-            // copied the whole cache.
-            for key in Array(cache.keys.prefix(max(1, limit / 8))) { cache[key] = nil }
+        if cache.count >= limit { cacheDrop(max(1, limit / 8)) }
+        let cost = RecordCacheBudget.cost(of: record)
+        if !cacheBudget.take(cost) {
+            // Over the bytes all zones share: make room among this zone's records; when the
+            // others hold the budget, read this record without keeping it.
+            cacheDrop(max(1, cache.count / 8))
+            guard cacheBudget.take(cost) else { return }
         }
-        cache[record.recordID.recordName] = record
+        cache[name] = record
+        cacheBytes += cost
+    }
+
+    /// Takes a record out of the cache, giving back its bytes (stateLock held).
+    private func cacheRemove(_ name: String) {
+        guard let old = cache.removeValue(forKey: name) else { return }
+        let cost = RecordCacheBudget.cost(of: old)
+        cacheBytes -= cost
+        cacheBudget.give(cost)
+    }
+
+    /// Drops `count` records, in the dictionary's (arbitrary) order: cheap and good enough
+    /// (stateLock held). The names are copied out first: removing while the keys view holds
+    /// the storage copied the whole cache.
+    private func cacheDrop(_ count: Int) {
+        for key in Array(cache.keys.prefix(count)) { cacheRemove(key) }
     }
 
     // MARK: Reading

@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// The parsed records a process keeps have one bound for all its zones, however many zones it
+/// reads: each zone's cache takes from the store object's budget and gives back what leaves.
+@Suite struct RecordCacheBudgetTests {
+    /// The bytes the zones' caches say they hold, added up.
+    static func held(_ store: Store, _ db: Database, zones: [String]) -> Int {
+        zones.reduce(0) { total, zone in total + db.zoneStorage(zone).locked { db.zoneStorage(zone).cacheBytes } }
+    }
+
+    @Test func manyZonesReadTogetherStayWithinOneBudget() throws {
+        let t = try TempStore()
+        let writer = try t.db()
+        let zones = (0..<16).map { "Zone\($0)" }
+        let body = String(repeating: "x", count: 2_000)
+        for zone in zones {
+            try writer.createZone(zone)
+            _ = try writer.modify(saving: (0..<40).map { record("r\($0)", zone: zone, ["body": .string(body + "\($0)")]) })
+        }
+        // Another process that keeps at most 64 records a zone: 512 KiB for all its zones, less
+        // than the 16 zones' records (about 1.6 MB).
+        let reader = try t.reopen(reading: .indexedCaching(cachedRecords: 64))
+        let db = try reader.container().database(.private, caller: Caller(userName: "alice", deviceID: "reader"))
+        #expect(reader.cacheBudget.limit == 64 * 8_192)
+        for _ in 0..<2 {
+            for zone in zones {
+                for i in 0..<40 {
+                    let r = try db.record(for: RecordID(recordName: "r\(i)", zoneID: db.zoneID(zone)))
+                    #expect(r["body"] == .string(body + "\(i)"))
+                }
+                #expect(reader.cacheBudget.inUse <= reader.cacheBudget.limit)
+            }
+        }
+        #expect(reader.cacheBudget.inUse == Self.held(reader, db, zones: zones), "every byte taken is a cached record's")
+        #expect(reader.cacheBudget.inUse > reader.cacheBudget.limit / 2, "the budget is used, not left empty")
+
+        // Records deleted leave the caches and give their bytes back.
+        let before = reader.cacheBudget.inUse
+        _ = try db.modify(saving: [], deleting: (0..<40).map { RecordID(recordName: "r\($0)", zoneID: db.zoneID(zones.last!)) })
+        #expect(reader.cacheBudget.inUse == Self.held(reader, db, zones: zones))
+        #expect(db.zoneStorage(zones.last!).locked { db.zoneStorage(zones.last!).cache.isEmpty })
+        #expect(reader.cacheBudget.inUse <= before)
+    }
+
+    @Test func theBudgetTakesOnlyWhatFits() {
+        let budget = RecordCacheBudget(limit: 1_000)
+        #expect(budget.take(600))
+        #expect(!budget.take(500))
+        #expect(budget.take(400))
+        #expect(!budget.take(1))
+        budget.give(1_000)
+        #expect(budget.inUse == 0)
+        #expect(RecordCacheBudget(limit: .max).take(.max / 2))
+        #expect(ZoneReading.inMemory.cacheBytes == .max)
+        #expect(ZoneReading.server.cacheBytes == 128 << 20)
+        #expect(ZoneReading.indexed.cacheBytes == 32 << 20)
+    }
+}

@@ -34,11 +34,7 @@ public struct ShareAccess: Sendable {
     /// names a record not shared, and a share shows no requesters, blocked users or one-time
     /// secrets, which are its owner's.
     public func shown(_ record: Record) -> Record {
-        if let info = record.shareInfo {
-            var shown = record
-            shown.shareInfo = info.seenByParticipants
-            return shown
-        }
+        if record.isShare { return record.seenByParticipants }
         guard record.share != nil, record.parent != nil, grants.zone == nil else { return record }
         var shown = record
         shown.parent = nil
@@ -262,7 +258,7 @@ extension Database {
             if kept.role == .unknown { kept.role = .privateUser }
             kept.added = stored?.added ?? now
             kept.isApprovedRequester = stored?.isApprovedRequester
-                ?? (old?.requesters.contains { $0.userRecordName == kept.userRecordName && !kept.isUnclaimed } ?? false)
+                ?? (!kept.isUnclaimed && old?.requesters.contains { $0.userRecordName == kept.userRecordName } == true)
             participants.append(kept)
         }
         guard participants.count <= Self.maxParticipants else {
@@ -355,7 +351,7 @@ extension Database {
                     }
                     continue
                 }
-                if try txn.storage.readMeta().encryptionScope == ZoneEncryptionScope.perZone.rawValue {
+                if try txn.storage.readMeta().encryption == .perZone {
                     throw .invalid("zone \(zoneName) uses per-zone encryption, which shares only the whole zone: share it with CKShare(recordZoneID:) (a share named \(ShareInfo.zoneWideRecordName)) instead of a hierarchy")
                 }
                 var zoneWide = zoneWideSaved

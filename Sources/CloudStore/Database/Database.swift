@@ -113,6 +113,11 @@ public enum ZoneEncryptionScope: String, Sendable {
     case perZone
 }
 
+extension ZoneMeta {
+    /// The zone's encryption scope: per record unless `zone.json` says `perZone`.
+    var encryption: ZoneEncryptionScope { encryptionScope.flatMap(ZoneEncryptionScope.init(rawValue:)) ?? .perRecord }
+}
+
 extension Database {
     /// Creates a custom zone in the private database; creating one that exists returns it.
     /// `encryptionScope` is set when the zone is made: asking for another one of a zone that
@@ -146,7 +151,7 @@ extension Database {
     /// ``zone(_:includingShare:)`` for a zone the caller's grants were checked for already.
     func storedZone(_ name: String, includingShare: Bool = false) throws(CKError) -> RecordZone {
         let meta = try zoneStorage(name).readMeta()
-        let encryption = meta.encryptionScope.flatMap(ZoneEncryptionScope.init(rawValue:)) ?? .perRecord
+        let encryption = meta.encryption
         // Every custom zone of a private database can be shared, a hierarchy or whole; one with
         // per-zone encryption only whole.
         let sharing = scope == .public || name == ZoneID.defaultZoneName ? []

@@ -19,10 +19,7 @@ public struct ShareLocation: Sendable {
     /// The share record as `user` sees it: whole for its owner, without what only the owner
     /// sees (``ShareInfo/seenByParticipants``) for anyone else.
     public func share(seenBy user: String) -> Record {
-        guard user != ownerName, let info = share.shareInfo else { return share }
-        var seen = share
-        seen.shareInfo = info.seenByParticipants
-        return seen
+        user == ownerName ? share : share.seenByParticipants
     }
 
     /// The participant the one-time URL it was found by stands for.

@@ -171,3 +171,14 @@ public struct ShareInfo: Sendable, Equatable {
         String((0..<26).map { _ in "abcdefghijklmnopqrstuvwxyz234567".randomElement()! })
     }
 }
+
+extension Record {
+    /// The record as a share's participants see it: a share without what only its owner sees
+    /// (``ShareInfo/seenByParticipants``); any other record as it is.
+    public var seenByParticipants: Record {
+        guard let info = shareInfo else { return self }
+        var seen = self
+        seen.shareInfo = info.seenByParticipants
+        return seen
+    }
+}

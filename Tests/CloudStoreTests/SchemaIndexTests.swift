@@ -78,6 +78,65 @@ import Testing
         #expect(try names(prod, "kind == 'toy'") == [], "no production records, but the query runs")
     }
 
+    /// A word search reads only the strings marked searchable, as CloudKit's does: in a
+    /// process that keeps the zone in memory, one that reads the zone's index file, and a
+    /// query subscription's test of a saved record.
+    @Test func aWordSearchReadsOnlySearchableStrings() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        _ = try db.modify(saving: [record("a", type: "Note", ["title": .string("garden plan"), "body": .string("buy a hammer")]),
+                                   record("b", type: "Note", ["title": .string("hammer time"), "body": .string("garden")]),
+                                   record("c", type: "Note", ["title": .string("list"), "tags": .list(.string, [.string("hammer"), .string("nail")])])])
+        let schema = try t.store.container().schema
+        let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice", deviceID: "test-device"))
+        func found(_ db: Database, _ words: String) throws -> [String] {
+            try db.query(RecordQuery(recordType: "Note", predicate: PredicateParser.parse("self CONTAINS '\(words)'"),
+                                     sortDescriptors: [QuerySortDescriptor(key: "title")])).records.map(\.recordID.recordName).sorted()
+        }
+        for d in [db, indexed] {
+            #expect(try found(d, "hammer") == ["a", "b", "c"], "every string field is searchable at first, lists of strings too")
+            #expect(try found(d, "garden hammer") == ["a", "b"])
+        }
+
+        try schema.setIndex(.searchable, on: "body", of: "Note", present: false)
+        for d in [db, indexed] {
+            #expect(try found(d, "hammer") == ["b", "c"], "body is no longer searched")
+            #expect(try found(d, "garden hammer") == [], "a's garden is in its title but its hammer in body; b's the other way")
+            #expect(try found(d, "garden") == ["a"])
+        }
+        try schema.setIndex(.searchable, on: "tags", of: "Note", present: false)
+        #expect(try found(db, "nail") == [] && found(indexed, "nail") == [])
+
+        try db.saveSubscription(Subscription(recordType: "Note", predicate: try PredicateParser.parse("self CONTAINS 'hammer'"),
+                                             subscriptionID: "hammers", options: [.firesOnRecordCreation]))
+        try db.save(record("d", type: "Note", ["title": .string("d"), "body": .string("hammer")]))
+        try db.save(record("e", type: "Note", ["title": .string("hammer"), "body": .string("e")]))
+        let heard = try t.store.container().notificationLog(user: "alice").changes(since: nil, excludingDevice: "other-device").notifications
+        #expect(heard.compactMap(\.recordID?.recordName) == ["e"], "a subscription searches the same fields")
+    }
+
+    /// A process that runs on (the mount, `ckfs serve`) sees an index removed or added, and a
+    /// deploy, made by another: its schema is read again when `schema.json` is replaced.
+    @Test func anotherOpeningSeesIndexChangesAndDeploys() throws {
+        let (t, db, schema) = try store()
+        let other = try t.reopen()
+        let otherDB = try other.container().database(.private, caller: Caller(userName: "alice", deviceID: "other-device"))
+        let otherProd = try other.container().database(.private, caller: Caller(userName: "alice", deviceID: "other-device"), environment: .production)
+        #expect(try names(otherDB, "kind == 'toy'") == ["b"])
+        #expect { try names(otherProd, "kind == 'toy'") } throws: { ($0 as? CKError)?.code == .unknownItem }
+
+        try schema.setIndex(.queryable, on: "kind", of: "Item", present: false)
+        #expect(refusal(otherDB, "kind == 'toy'")?.contains("not marked queryable") == true, "the removal is seen")
+        try schema.setIndex(.queryable, on: "kind", of: "Item", present: true)
+        #expect(try names(otherDB, "kind == 'toy'") == ["b"], "and so is the index added back")
+
+        try schema.setIndex(.sortable, on: "rank", of: "Item", present: false)
+        try schema.deploy()
+        #expect(try names(otherProd, "kind == 'toy'") == [], "the deploy is seen")
+        #expect(refusal(otherProd, "rank > 0")?.contains("not marked sortable in the production schema") == true)
+        _ = db
+    }
+
     @Test func indexesThatCannotBeAreRefusedWithTheReason() throws {
         let (t, _, schema) = try store()
         _ = t

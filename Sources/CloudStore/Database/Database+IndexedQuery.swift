@@ -49,7 +49,7 @@ extension Database {
             }
             for row in rows {
                 guard let record = try storage.record(named: row.name), record.recordType == query.recordType,
-                      query.predicate.evaluate(record) else { continue }
+                      query.matches(record) else { continue }
                 page.append(SortedRecords.Entry(values: query.sortDescriptors.map { $0.value(of: record) }, record: record))
                 if page.count > limit { return QueryPage(entries: Array(page.prefix(limit)), more: true, grouped: false) }
             }
@@ -97,7 +97,7 @@ extension Database {
             var page: [SortedRecords.Entry] = []
             for row in rows {
                 guard let record = try storage.record(named: row.name), record.recordType == query.recordType,
-                      query.predicate.evaluate(record) else { continue }
+                      query.matches(record) else { continue }
                 page.append(SortedRecords.Entry(values: query.sortDescriptors.map { $0.value(of: record) }, record: record))
                 if page.count > limit { return QueryPage(entries: Array(page.prefix(limit)), more: true, grouped: false) }
             }

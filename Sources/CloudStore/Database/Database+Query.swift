@@ -53,7 +53,10 @@ extension Database {
             throw CKError(.invalidArguments, "records of type Users cannot be queried; fetch a user record by its ID (ckfs user whoami shows yours), or discover users (ckfs user discover)")
         }
         // Shares are the store's own type, in no schema; the store lists them for sharing.
-        let types = query.recordType == ShareInfo.recordType ? [:] : try checkAgainstSchema(query)
+        let isShare = query.recordType == ShareInfo.recordType
+        let types = isShare ? [:] : try checkAgainstSchema(query)
+        var query = query
+        if query.predicate.searchesWords && !isShare { query.searchableFields = try searchableFields(of: query.recordType) }
         if store.reading.readsIndex, let page = try indexedPage(of: query, in: zone, types: types, limit: limit, after: after) {
             return page
         }
@@ -84,7 +87,7 @@ extension Database {
                 })
             }
             var page: [SortedRecords.Entry] = []
-            for entry in sorted.entries[first..<max(first, last)] where query.predicate.evaluate(entry) {
+            for entry in sorted.entries[first..<max(first, last)] where query.matches(entry) {
                 if page.count == limit { return (page, true) }
                 page.append(entry)
             }
@@ -173,14 +176,14 @@ extension Database {
                 throw CKError(.invalidArguments, "results cannot be sorted by \(d.key), a \(t.name) field")
             }
         }
-        try checkIndexes(query, fields: fields)
+        try checkIndexes(query)
         return types
     }
 
     /// Fails, naming the index and how to add it, when the query uses a field in a way its
     /// schema indexes do not allow (CloudKit's "not marked queryable"). System fields are
     /// always indexed.
-    private func checkIndexes(_ query: RecordQuery, fields: [String: FieldType]) throws(CKError) {
+    private func checkIndexes(_ query: RecordQuery) throws(CKError) {
         let schema = container.schema
         let type = query.recordType
         func require(_ index: SchemaIndex, _ key: String, for use: String) throws(CKError) {
@@ -191,11 +194,7 @@ extension Database {
         }
         for need in query.predicate.indexNeeds {
             guard let key = need.key else {
-                var searchable = false
-                for (k, t) in fields where t.kind == .string && !searchable {
-                    searchable = try schema.indexes(of: type, field: k, environment: environment).contains(.searchable)
-                }
-                guard searchable else {
+                guard !(try searchableFields(of: type)).isEmpty else {
                     throw CKError(.invalidArguments, "record type \(type) has no string field marked searchable in the \(environment.rawValue) schema, so a query cannot search its words; "
                         + "add the index with `ckfs schema index add \(type) FIELD searchable`" + (environment == .production ? " in development, then `ckfs schema deploy`" : ""))
                 }
@@ -204,6 +203,17 @@ extension Database {
             try require(need.index, key, for: need.index == .queryable ? "test its value" : "compare its range")
         }
         for d in query.sortDescriptors { try require(.sortable, d.key, for: "sort by") }
+    }
+
+    /// The fields a word search of records of `type` reads: its strings (and lists of strings)
+    /// marked `SEARCHABLE` in this environment's schema, as CloudKit searches only those.
+    func searchableFields(of type: String) throws(CKError) -> Set<String> {
+        let schema = container.schema
+        var out: Set<String> = []
+        for (key, t) in try schema.fields(of: type, environment: environment) ?? [:] where t.kind == .string {
+            if try schema.indexes(of: type, field: key, environment: environment).contains(.searchable) { out.insert(key) }
+        }
+        return out
     }
 
     static func comparable(_ kind: FieldType.Kind, _ v: PredicateValue) -> Bool {

@@ -198,14 +198,17 @@ extension Database {
                 produced.append((s, CloudNotification(s, scope: scope, zoneID: zoneID, entry: entry)))
             case .query(let type, let predicate):
                 var events: [(Record, CloudNotification.Reason)] = []
+                // A word search reads the type's searchable strings, as a query does; were the
+                // schema unreadable, every field.
+                let searched = predicate.searchesWords ? try? searchableFields(of: type) : nil
                 for r in entry.saved where r.recordType == type {
                     let created = before[r.recordID.recordName] == nil
-                    guard s.options.contains(created ? .firesOnRecordCreation : .firesOnRecordUpdate), predicate.matches(r) else { continue }
+                    guard s.options.contains(created ? .firesOnRecordCreation : .firesOnRecordUpdate), predicate.matches(r, searching: searched) else { continue }
                     events.append((r, created ? .recordCreated : .recordUpdated))
                 }
                 if s.options.contains(.firesOnRecordDeletion) {
                     for d in entry.deleted {
-                        guard let old = before[d.recordName], old.recordType == type, predicate.matches(old) else { continue }
+                        guard let old = before[d.recordName], old.recordType == type, predicate.matches(old, searching: searched) else { continue }
                         events.append((old, .recordDeleted))
                     }
                 }

@@ -14,12 +14,26 @@ public final class Schema: @unchecked Sendable {
 
     let path: String
     private let writer: FileWriter
-    /// Guards `cached`. Entries only ever get added, so a cached answer stays right; a miss
-    /// re-reads the file.
+    /// Guards `cached`, `cachedIndexes` and `loaded`. They hold `schema.json` as it was when
+    /// its inode and size were `loaded`: each read looks at the file's inode and size (one
+    /// `stat`) and reads it again when another process (or another opening of the store) has
+    /// replaced it, since an index can be removed and a deploy changes production.
     private let lock = NSLock()
     private var cached: [Environment: Types] = [:]
     private var cachedIndexes: [Environment: Indexes] = [:]
-    private var loaded = false
+    private var loaded: FileVersion?
+
+    /// Which `schema.json` the cache holds: every write replaces the file (a new inode).
+    private struct FileVersion: Equatable {
+        var inode: UInt64
+        var size: Int64
+        /// The version of the file at `path` now; `missing` when there is none.
+        static func of(_ path: String) throws(CKError) -> FileVersion {
+            let status = try Syscall.stat(path).orThrow(.internalError, "cannot look at \(path)")
+            return status.map { FileVersion(inode: $0.inode, size: $0.size) } ?? .missing
+        }
+        static let missing = FileVersion(inode: 0, size: -1)
+    }
 
     init(path: String, writer: FileWriter) {
         self.path = path
@@ -44,7 +58,9 @@ public final class Schema: @unchecked Sendable {
     }
 
     private func reloadIfNeeded(force: Bool) throws(CKError) {
-        if !force && lock.withLock({ loaded }) { return }
+        // Taken before the read: a replacement meanwhile is read again next time.
+        let version = try FileVersion.of(path)
+        if !force && lock.withLock({ loaded == version }) { return }
         let json = try readJSONFile(path)
         var all: [Environment: Types] = [:]
         var allIndexes: [Environment: Indexes] = [:]
@@ -67,7 +83,7 @@ public final class Schema: @unchecked Sendable {
         lock.withLock {
             cached = all
             cachedIndexes = allIndexes
-            loaded = true
+            loaded = version
         }
     }
 
@@ -217,10 +233,12 @@ public final class Schema: @unchecked Sendable {
         }
         if !indexJSON.isEmpty { o["indexes"] = .object(indexJSON) }
         try writer.replace(path, with: JSONWriter.pretty(.object(o)), durable: true)
+        // Under the file lock, so the file is still the one just written.
+        let version = try FileVersion.of(path)
         lock.withLock {
             cached = all
             cachedIndexes = indexes
-            loaded = true
+            loaded = version
         }
     }
 

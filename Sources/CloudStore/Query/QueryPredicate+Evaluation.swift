@@ -20,19 +20,21 @@ extension Record: QueryFieldSource {
 /// values of unlike kinds (a string with a number) does not match. A list field matches a
 /// comparison when one of its elements does, as CloudKit treats list fields.
 extension QueryPredicate {
-    public func matches(_ record: Record) -> Bool { evaluate(record) }
+    /// Whether `record` matches; a token search reads the fields in `searched` (its type's
+    /// searchable strings, ``Database/searchableFields(of:)``), or every field when nil.
+    public func matches(_ record: Record, searching searched: Set<String>? = nil) -> Bool { evaluate(record, searching: searched) }
 
     /// `matches` over anything that reads fields: a query walking a catalog's sorted records
     /// passes their entries (a class), which a 176-byte record struct was copied for
     /// on every test.
-    func evaluate<Source: QueryFieldSource>(_ record: Source) -> Bool {
+    func evaluate<Source: QueryFieldSource>(_ record: Source, searching searched: Set<String>? = nil) -> Bool {
         switch self {
         case .all: return true
         case .and(let parts):
             // A loop, not allSatisfy: the closure copied the record too.
-            for part in parts where !part.evaluate(record) { return false }
+            for part in parts where !part.evaluate(record, searching: searched) { return false }
             return true
-        case .not(let inner): return !inner.evaluate(record)
+        case .not(let inner): return !inner.evaluate(record, searching: searched)
         case .compare(let key, let op, let value):
             return Self.any(record.queryValue(key)) { f in
                 guard let order = Self.order(f, value) else { return false }
@@ -62,7 +64,9 @@ extension QueryPredicate {
         case .tokens(let text):
             let wanted = Set(text.split(whereSeparator: { $0.isWhitespace }).map { Self.fold(String($0)) })
             var have = Set<String>()
-            for value in record.searchedFields.values { for t in value.tokens { have.insert(Self.fold(t)) } }
+            for (key, value) in record.searchedFields where searched?.contains(key) ?? true {
+                for t in value.tokens { have.insert(Self.fold(t)) }
+            }
             return wanted.isSubset(of: have)
         case .distance(let key, let location, let op, let radius):
             guard case .location(let here)? = record.queryValue(key) else { return false }
@@ -174,6 +178,9 @@ extension QueryPredicate {
         case .isIn(let k, _), .contains(let k, _), .beginsWith(let k, _), .distance(let k, _, _, _): return [(k, .queryable)]
         }
     }
+
+    /// Whether the predicate searches words (`self CONTAINS`, `allTokens TOKENMATCHES`).
+    var searchesWords: Bool { indexNeeds.contains { $0.key == nil } }
 
     enum KeyUse {
         case compared(PredicateValue)

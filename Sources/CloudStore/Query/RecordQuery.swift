@@ -24,11 +24,19 @@ public struct RecordQuery: Sendable, Equatable {
     public var recordType: String
     public var predicate: QueryPredicate
     public var sortDescriptors: [QuerySortDescriptor]
+    /// The fields a word search reads: the type's strings marked searchable, set from the
+    /// schema when the query runs (``Database/searchableFields(of:)``); nil reads every field.
+    var searchableFields: Set<String>?
 
     public init(recordType: String, predicate: QueryPredicate = .all, sortDescriptors: [QuerySortDescriptor] = []) {
         self.recordType = recordType
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors
+    }
+
+    /// Whether `record` is one of the query's results.
+    func matches<Source: QueryFieldSource>(_ record: Source) -> Bool {
+        predicate.evaluate(record, searching: searchableFields)
     }
 }
 

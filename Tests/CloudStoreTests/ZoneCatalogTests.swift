@@ -33,6 +33,45 @@ import Testing
         #expect(try !catalog.hasRecords(ofType: "Task") && catalog.hasRecords(ofType: "Note"))
     }
 
+    /// The catalog takes in its own process's commits as they were committed, reading the log
+    /// only for what another process appended: the mount no longer parses each save it makes
+    /// back from the log. Interleaved, the two kinds come in log order.
+    @Test(arguments: [ZoneReading.inMemory, .indexed])
+    func ownCommitsAreTakenInWithoutReadingTheLog(reading: ZoneReading) throws {
+        let t = try TempStore()
+        let store = try t.reopen(reading: reading)
+        let db = try store.container().database(.private, caller: Caller(userName: "alice"))
+        try db.save(record("a", ["n": .int64(1)]))
+        let catalog = db.catalog(ZoneID.defaultZoneName)
+        #expect(try catalog.refresh() == .reloaded)
+        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let read = Mutex(0)
+        storage.locked { storage.logReadObserver = { n in read.withLock { $0 += n } } }
+
+        _ = try db.modify(saving: [record("b", type: "Task"), try db.record(for: id("a")).replacingFields(["n": .int64(2)])])
+        try db.delete(id("b"))
+        // Counted over the refresh alone: a writer may read the log to bring the index up.
+        read.withLock { $0 = 0 }
+        #expect(try catalog.refresh() == .records(["a": "Note", "b": "Task"]))
+        #expect(read.withLock { $0 } == 0, "own commits are not read back")
+        #expect(try catalog.record(named: "a")?["n"] == .int64(2) && catalog.record(named: "b") == nil)
+
+        // Another opening's save between two of this one's: read from the log, in its place.
+        try db.save(record("c", ["n": .int64(1)]))
+        try t.db(device: "other").save(try db.record(for: id("c")).replacingFields(["n": .int64(2)]))
+        try db.save(try db.record(for: id("c")).replacingFields(["n": .int64(3)]))
+        read.withLock { $0 = 0 }
+        #expect(try catalog.refresh() == .records(["c": "Note"]))
+        #expect(read.withLock { $0 } > 0, "another's entry is read")
+        #expect(try catalog.record(named: "c")?["n"] == .int64(3))
+
+        // Past the feed's bound, the log is read: nothing is lost.
+        for i in 0..<(LogEntryFeed.maximumEntries + 5) { try db.save(record("many-\(i)")) }
+        guard case .records(let changed) = try catalog.refresh() else { Issue.record("no change"); return }
+        #expect(changed.count == LogEntryFeed.maximumEntries + 5)
+        #expect(try catalog.names(ofType: "Note").count == 2 + LogEntryFeed.maximumEntries + 5)
+    }
+
     /// Two first looks at once (the mount's first listing and its watcher) load the zone
     /// once: one reports it reloaded, the other finds nothing new.
     @Test(arguments: [ZoneReading.inMemory, .indexed])

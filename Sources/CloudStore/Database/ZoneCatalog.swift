@@ -63,6 +63,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         self.database = database
         self.zoneName = zoneName
         self.storage = database.zoneStorage(zoneName)
+        storage.ownCommits.open()
     }
 
     /// Takes in what was written since the last look. Every listener (``listen(as:_:)``) is
@@ -112,7 +113,15 @@ public final class ZoneCatalog: @unchecked Sendable {
         let (inode, offset, seq) = lock.withLock { (logInode, logOffset, lastSeq) }
         if offset >= 0, inode == st.inode, st.size >= offset {
             if st.size == offset { return .none }
-            return try Self.change(absorb(LogScanner.readAppended(path, from: offset, to: st.size, zoneID: storage.zoneID), inode: st.inode))
+            // This process's own commits come parsed from its storage; only what others
+            // appended after them is read from the log.
+            var entries = storage.ownCommits.take(from: offset, inode: inode, upTo: st.size)
+            let readFrom = entries.last?.end ?? offset
+            if readFrom < st.size {
+                storage.noteLogRead(Int(st.size - readFrom))
+                entries += try LogScanner.readAppended(path, from: readFrom, to: st.size, zoneID: storage.zoneID)
+            }
+            return Self.change(absorb(entries, inode: st.inode))
         }
         // The log was replaced (compaction) or never read: if the new log still reaches back
         // to what we saw, replaying it is enough; otherwise load everything again.

@@ -42,8 +42,9 @@ public struct ZoneTuning: Sendable {
 /// byte-range lock on the apply marker (other processes' file writers), then `stateLock`
 /// (the in-memory state, held briefly, never across I/O that waits on another lock). The
 /// background applier takes only the last three, so it runs while the next commit waits on
-/// its fdatasync. The locks of the index slot (``ZoneIndexSlot``) and of `zone.json`'s memo
-/// (``ZoneMetaFile``) are each taken alone, never around another.
+/// its fdatasync. The locks of the index slot (``ZoneIndexSlot``), of `zone.json`'s memo
+/// (``ZoneMetaFile``) and of the commits kept for the catalog (``LogEntryFeed``) are each
+/// taken alone, never around another.
 final class ZoneStorage: @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
@@ -66,6 +67,9 @@ final class ZoneStorage: @unchecked Sendable {
     let indexSlot = ZoneIndexSlot()
     /// `zone.json` as this opening last read it; its lock is its own (a leaf).
     let metaFile: ZoneMetaFile
+    /// This opening's commits, for the zone's catalog to take in without reading the log; its
+    /// lock is its own (a leaf).
+    let ownCommits = LogEntryFeed()
 
     /// Guards every `var` below.
     let stateLock = NSLock()
@@ -405,6 +409,7 @@ final class ZoneStorage: @unchecked Sendable {
                 if queue.isEmpty { queueLockInode = lockInode }
                 queue.append((entry, end))
             }
+            ownCommits.put(entry, start: start, end: end, inode: inode)
             marker = CommitMarker(bootID: CommitMarker.currentBootID, seq: entry.seq, usage: entry.usage, busy: false)
             do throws(CKError) {
                 try writeCommitMarker(fd, marker)

@@ -1,0 +1,64 @@
+import Foundation
+
+/// The entries an opening of a zone committed itself, by where each starts in the log, kept
+/// for the zone's catalog (``ZoneCatalog``) so that it takes in its own process's saves without
+/// reading and parsing them back from the log: the mount's refresh after each save did.
+///
+/// Kept only once a catalog follows the zone (``open()``), each taken once, and bounded: past
+/// ``maximumRecords`` records or ``maximumEntries`` entries not taken, all are dropped, and the
+/// catalog reads the log as before. Its lock is its own, a leaf: no lock is taken under it.
+final class LogEntryFeed: @unchecked Sendable {
+    static let maximumEntries = 64
+    static let maximumRecords = 1_024
+
+    private struct Item {
+        var entry: LogEntry
+        var end: Int64
+        var inode: UInt64
+    }
+
+    /// Guards every `var` below.
+    private let lock = NSLock()
+    private var isOpen = false
+    /// By the log offset each entry starts at.
+    private var items: [Int64: Item] = [:]
+    private var records = 0
+
+    /// Starts keeping entries: a catalog follows the zone.
+    func open() {
+        lock.withLock { isOpen = true }
+    }
+
+    /// Keeps `entry`, which lies at `start..<end` of the log with inode `inode`.
+    func put(_ entry: LogEntry, start: Int64, end: Int64, inode: UInt64) {
+        let count = entry.saved.count + entry.deleted.count
+        lock.withLock {
+            guard isOpen else { return }
+            if items.count >= Self.maximumEntries || records + count > Self.maximumRecords {
+                items = [:]
+                records = 0
+            }
+            guard count <= Self.maximumRecords else { return }
+            items[start] = Item(entry: entry, end: end, inode: inode)
+            records += count
+        }
+    }
+
+    /// The entries that follow one another from `start` in the log with inode `inode`, ending
+    /// at or before `size`, with where each ends; they are no longer kept, nor is any entry
+    /// of another log or before `start` (the catalog is past it).
+    func take(from start: Int64, inode: UInt64, upTo size: Int64) -> [(LogEntry, end: Int64)] {
+        lock.withLock {
+            guard !items.isEmpty else { return [] }
+            var out: [(LogEntry, end: Int64)] = []
+            var at = start
+            while let item = items[at], item.inode == inode, item.end <= size {
+                out.append((item.entry, item.end))
+                at = item.end
+            }
+            items = items.filter { $0.key >= at && $0.value.inode == inode }
+            records = items.values.reduce(0) { $0 + $1.entry.saved.count + $1.entry.deleted.count }
+            return out
+        }
+    }
+}

@@ -64,6 +64,77 @@ import Testing
         let t = try TempStore(tuning: .with { $0.compactLogBytes = 12_000; $0.checkpointEvery = 7 })
         let db = try t.db()
         try Self.makeHistory(db)
+        try Self.compareEveryToken(db)
+    }
+
+    /// With the zone's index, client change tokens come from its `tokens` table instead of
+    /// the log read backwards: the same answers as the log gives, as the table is kept up
+    /// from new entries, and also from an index that was deleted, cut short, restored from an
+    /// older backup (it is made again, or brought up to date), or made again.
+    @Test func clientChangeTokensFromTheIndexAnswerAsTheLog() throws {
+        // A log long enough to hold several entries with tokens between checkpoints.
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 40_000; $0.checkpointEvery = 50 })
+        let db = try t.db()
+        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        _ = try #require(storage.currentIndex())
+        // As an older ckfs made it: no tokens' tables. They are made at the first fetch that
+        // asks for a token.
+        try SQLiteDatabase(path: storage.indexPath, durability: .rebuildable, create: false).execute("DROP TABLE IF EXISTS tokens; DROP TABLE IF EXISTS tokens_state")
+        try Self.makeTokenHistory(db, round: 0, count: 70)
+        try Self.compareEveryToken(db)
+        let index = try #require(storage.currentIndex())
+        let now = try db.currentChangeToken()
+        let expected = try #require(try Self.reference(db, since: now.seq, limit: nil)).client
+        let held = try index.read { (reader) throws(CKError) in try reader.clientChangeToken(upTo: now.seq) }
+        #expect(held != nil && held == expected)
+        let backup = storage.indexPath + ".backup"
+        try ZoneIndexFileTests.copyIndex(storage.indexPath, to: backup)
+        // The answer is the index's: a token put in it alone comes back.
+        try index.update(waitingMilliseconds: 1_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
+            try writer.putClientChangeToken(Data("from-the-index".utf8), seq: now.seq)
+            return state
+        }
+        #expect(try db.changes(since: now).clientChangeToken == Data("from-the-index".utf8))
+        try index.update(waitingMilliseconds: 1_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
+            try writer.removeTokens(after: now.seq - 1)
+            return state
+        }
+
+        // Kept up from the entries after the last it holds, or, once the log was compacted
+        // past that, from the log's token lines.
+        try Self.makeTokenHistory(db, round: 1, count: 20)
+        try Self.compareEveryToken(db, "kept up")
+        try Self.makeTokenHistory(db, round: 2, count: 70)
+        try Self.compareEveryToken(db, "kept up across compaction")
+        for fault in ["older backup", "cut short", "deleted", "made again"] {
+            for suffix in ["-wal", "-shm"] { _ = Syscall.unlink(storage.indexPath + suffix) }
+            switch fault {
+            case "older backup":
+                _ = Syscall.unlink(storage.indexPath)
+                try ZoneIndexFileTests.copyIndex(backup, to: storage.indexPath)
+            case "cut short":
+                #expect(truncate(storage.indexPath, 5_000) == 0)
+            case "deleted":
+                _ = Syscall.unlink(storage.indexPath)
+            default:
+                _ = Syscall.unlink(storage.indexPath)
+                _ = try #require(storage.currentIndex())
+            }
+            try Self.compareEveryToken(db, fault)
+        }
+    }
+
+    /// Saves of new records, every fifth with a client change token of its own.
+    static func makeTokenHistory(_ db: Database, round: Int, count: Int = 90) throws {
+        for i in 0..<count {
+            let options = ModifyOptions(clientChangeToken: i % 5 == 0 ? Data("round-\(round)-\(i)".utf8) : nil)
+            let result = try db.modify(saving: [record("t\(round)-\(i)", ["pad": .string(String(repeating: "y", count: 100))])], options: options)
+            #expect(result.error == nil)
+        }
+    }
+
+    /// Every token and limit's page against ``reference(_:since:limit:)``.
+    static func compareEveryToken(_ db: Database, _ context: String = "") throws {
         let now = try db.currentChangeToken()
         var expired = 0
         var compared = 0
@@ -76,10 +147,11 @@ import Testing
                     continue
                 }
                 let got = try db.changes(since: token, limit: limit)
-                #expect(got.changed.map(\.recordID.recordName) == expected.changed, "since \(seq), limit \(String(describing: limit))")
-                #expect(got.deleted.map(\.recordName) == expected.deleted, "since \(seq), limit \(String(describing: limit))")
-                #expect(got.token.seq == expected.last && got.moreComing == expected.more, "since \(seq), limit \(String(describing: limit))")
-                #expect(got.clientChangeToken == expected.client, "since \(seq), limit \(String(describing: limit))")
+                let at = "\(context) since \(seq), limit \(String(describing: limit))"
+                #expect(got.changed.map(\.recordID.recordName) == expected.changed, "\(at)")
+                #expect(got.deleted.map(\.recordName) == expected.deleted, "\(at)")
+                #expect(got.token.seq == expected.last && got.moreComing == expected.more, "\(at)")
+                #expect(got.clientChangeToken == expected.client, "\(at)")
                 compared += 1
             }
         }

@@ -174,6 +174,21 @@ struct LogScanner {
         return nil
     }
 
+    /// Every client change token the log's entries gave, with each entry's sequence number,
+    /// parsing only the lines that start like an entry with a token.
+    static func clientChangeTokens(_ bytes: [UInt8], lineEnds: [Int64], zoneID: ZoneID) -> [(seq: Int64, token: Data)] {
+        var out: [(seq: Int64, token: Data)] = []
+        var start = 0
+        for end in lineEnds {
+            let line = bytes[start..<(Int(end) - 1)]
+            start = Int(end)
+            guard line.starts(with: tokenLinePrefix), let entry = try? LogEntry.unframe(line, zoneID: zoneID),
+                  let token = entry.clientChangeToken else { continue }
+            out.append((entry.seq, token))
+        }
+        return out
+    }
+
     /// The whole entries appended to the log at `path` between `offset` and `size`; a
     /// partial last one (an append in progress) is left for the next look.
     static func readAppended(_ path: String, from offset: Int64, to size: Int64, zoneID: ZoneID) throws(CKError) -> [(LogEntry, end: Int64)] {

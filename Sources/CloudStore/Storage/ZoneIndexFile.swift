@@ -1,9 +1,10 @@
 import Foundation
 
 /// A zone's index on disk, `index.sqlite` in the zone's folder: every record's name, type and
-/// change sequence, the values of its fields a query filters and sorts on, and its `deleteSelf`
-/// references. A process that starts cold answers a query or a change fetch from it in a few
-/// page reads, instead of reading every record of the zone into memory.
+/// change sequence, the values of its fields a query filters and sorts on, its `deleteSelf`
+/// references, and the client change tokens the log's entries carry. A process that starts
+/// cold answers a query or a change fetch from it in a few page reads, instead of reading every
+/// record of the zone into memory, or the log back to its last token.
 ///
 /// It is derived data: the log and the record files are the truth. Its `state` row says up to
 /// which log entry it holds the zone (`applied`), with that entry's time and device, so a
@@ -24,8 +25,19 @@ import Foundation
 /// are not kept: queries on them read the records.
 final class ZoneIndexFile: @unchecked Sendable {
     /// The layout of the tables; an index of another format is rebuilt. 2: dates as seconds
-    /// since 2001 (1 kept milliseconds).
+    /// since 2001 (1 kept milliseconds). The client change tokens' tables came later without
+    /// a new format (an older ckfs that uses the index meanwhile ignores them): an index
+    /// without them gets them at the first change fetch that asks it for a token.
     static let format: Int64 = 2
+    static let tables = ["state", "records", "fields", "refs", "tokens", "tokens_state"]
+    /// The client change tokens' tables: every token the log's entries gave, and up to which
+    /// entry (the zone's epoch, and `applied`, `time`, `device` as in `state`) they are all
+    /// there, which `state` does not say: an older ckfs moves `state` on without them.
+    static let tokenTables = """
+        CREATE TABLE IF NOT EXISTS tokens(seq INTEGER PRIMARY KEY, token TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS tokens_state(id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL,
+                                                applied INTEGER NOT NULL, time INTEGER NOT NULL, device TEXT NOT NULL);
+        """
     /// The indexes beside the tables' own keys, by name: a rebuild drops them and makes them
     /// again after the rows are in (one sort each, instead of an insert in a random place per
     /// row).
@@ -97,7 +109,7 @@ final class ZoneIndexFile: @unchecked Sendable {
                     return false
                 }
                 if current == Self.format { return }
-                for table in ["state", "records", "fields", "refs"] { try db.execute("DROP TABLE IF EXISTS \(table)") }
+                for table in Self.tables { try db.execute("DROP TABLE IF EXISTS \(table)") }
                 try db.execute("""
                     CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL, applied INTEGER NOT NULL,
                                        time INTEGER NOT NULL, device TEXT NOT NULL);
@@ -107,6 +119,7 @@ final class ZoneIndexFile: @unchecked Sendable {
                     CREATE TABLE refs(name TEXT NOT NULL, target TEXT NOT NULL);
                     PRAGMA user_version = \(Self.format);
                     """)
+                try db.execute(Self.tokenTables)
                 for (_, create) in Self.secondaryIndexes { try db.execute(create) }
             }
         }
@@ -117,6 +130,16 @@ final class ZoneIndexFile: @unchecked Sendable {
     /// How far the index holds the zone; nil for an index that holds nothing yet.
     func state() throws(CKError) -> State? {
         try locked { () throws(CKError) in try readState() }
+    }
+
+    /// The `tokens_state` row, in a table that must be there. Lock held.
+    private func readTokensState() throws(CKError) -> State? {
+        var state: State?
+        try statement("SELECT epoch, applied, time, device FROM tokens_state WHERE id = 1").forEachRow { row in
+            state = State(epoch: row.text(0), applied: row.int(1), time: row.int(2), device: row.text(3))
+            return false
+        }
+        return state
     }
 
     private func readState() throws(CKError) -> State? {
@@ -169,6 +192,8 @@ final class ZoneIndexFile: @unchecked Sendable {
         /// record in name order and then calls ``finishRebuild()``.
         func removeAll() throws(CKError) {
             for table in ["state", "records", "fields", "refs"] { try index.db.execute("DELETE FROM \(table)") }
+            // The tokens are made again when next asked for.
+            try index.db.execute("DROP TABLE IF EXISTS tokens_state")
             for (name, _) in ZoneIndexFile.secondaryIndexes { try index.db.execute("DROP INDEX IF EXISTS \(name)") }
             // Room for the rows of a large rebuild in memory before they reach the WAL. SQLite's
             // sorter for the secondary indexes takes as much again; a larger cache made no
@@ -188,6 +213,29 @@ final class ZoneIndexFile: @unchecked Sendable {
                 try index.remove(d.recordName)
             }
             for r in entry.saved { try put(r, seq: entry.seq) }
+        }
+
+        // MARK: Client change tokens
+
+        /// Makes the tokens' tables when the index has none yet.
+        func makeTokenTables() throws(CKError) { try index.db.execute(ZoneIndexFile.tokenTables) }
+
+        /// Up to which entry the tokens are all there; nil when not known.
+        func tokensState() throws(CKError) -> State? { try index.readTokensState() }
+
+        func setTokensState(_ state: State) throws(CKError) {
+            try index.statement("INSERT OR REPLACE INTO tokens_state(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
+                .run([.text(state.epoch), .int(state.applied), .int(state.time), .text(state.device)])
+        }
+
+        /// Removes the tokens of entries after `seq` (every token when nil).
+        func removeTokens(after seq: Int64?) throws(CKError) {
+            try index.statement("DELETE FROM tokens WHERE seq > ?").run([.int(seq ?? Int64.min)])
+        }
+
+        /// Keeps the client change token entry `seq` gave.
+        func putClientChangeToken(_ token: Data, seq: Int64) throws(CKError) {
+            try index.statement("INSERT OR REPLACE INTO tokens(seq, token) VALUES (?, ?)").run([.int(seq), .text(token.base64EncodedString())])
         }
 
         /// Keeps `record` as of change `seq`, unless the index holds a newer version.
@@ -328,6 +376,24 @@ final class ZoneIndexFile: @unchecked Sendable {
                 guard let found else { return out }
                 out.append(found)
             }
+        }
+
+        /// Up to which entry the tokens are all there; nil when not known (or the index has no
+        /// tokens' tables yet).
+        func tokensState() throws(CKError) -> State? {
+            var exists = false
+            try index.statement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tokens_state'").forEachRow { _ in
+                exists = true
+                return false
+            }
+            return exists ? try index.readTokensState() : nil
+        }
+
+        /// The client change token of the last entry up to `seq` that gave one; nil when none
+        /// the index holds did.
+        func clientChangeToken(upTo seq: Int64) throws(CKError) -> Data? {
+            try index.statement("SELECT token FROM tokens WHERE seq <= ? ORDER BY seq DESC LIMIT 1").texts([.int(seq)]).first
+                .flatMap { Data(base64Encoded: $0) }
         }
 
         /// Names of the records with a `deleteSelf` reference to `target`.

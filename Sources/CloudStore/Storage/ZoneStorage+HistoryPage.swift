@@ -13,9 +13,10 @@ extension ZoneStorage {
     }
 
     /// The entries after `seq`, whole, until they hold `limit` record changes (nil: to the
-    /// end), with the client change token as of the last; nil when the log no longer reaches
-    /// back to `seq` (compacted away: the token expired). `meta` is `zone.json` as the caller
-    /// read it, before this reads the log.
+    /// end), with the client change token as of the last (unless `withClientChangeToken` is
+    /// false: the index's catch-up, which the token's lookup may itself start); nil when the
+    /// log no longer reaches back to `seq` (compacted away: the token expired). `meta` is
+    /// `zone.json` as the caller read it, before this reads the log.
     ///
     /// The first entry after `seq` is found by bisecting the log (``LogSeeker``) and the page
     /// read forward from there, up to the last entry committed when the read began (the commit
@@ -23,10 +24,10 @@ extension ZoneStorage {
     /// it takes no lock: the log only grows at its end and compaction replaces it whole. When
     /// anything is not as a whole log would be (a probe on a line that is no entry, a tail cut
     /// by another process's recovery meanwhile), the log is read whole, as ``history()`` reads it.
-    func history(after seq: Int64, changeLimit limit: Int?, meta: ZoneMeta) throws(CKError) -> HistoryPage? {
+    func history(after seq: Int64, changeLimit limit: Int?, meta: ZoneMeta, withClientChangeToken: Bool = true) throws(CKError) -> HistoryPage? {
         try recoverAfterRestartIfNeeded()
         do throws(CKError) {
-            if let page = try pagedHistory(after: seq, changeLimit: limit, meta: meta) { return page }
+            if let page = try pagedHistory(after: seq, changeLimit: limit, meta: meta, withClientChangeToken: withClientChangeToken) { return page }
         } catch where error.code == .changeTokenExpired {
             return nil
         } catch {}
@@ -35,7 +36,7 @@ extension ZoneStorage {
 
     /// ``history(after:changeLimit:meta:)`` by bisection; nil when the log must be read whole,
     /// `changeTokenExpired` when it no longer reaches back to `seq`.
-    private func pagedHistory(after seq: Int64, changeLimit limit: Int?, meta: ZoneMeta) throws(CKError) -> HistoryPage? {
+    private func pagedHistory(after seq: Int64, changeLimit limit: Int?, meta: ZoneMeta, withClientChangeToken: Bool) throws(CKError) -> HistoryPage? {
         // The commit marker is read before the log's size, as `meta` is: what they say is then
         // true of every byte read. A busy marker (an append in progress, or a writer that died
         // in one) may be behind the log's last whole entry, which other readers already show:
@@ -60,7 +61,9 @@ extension ZoneStorage {
                 if let token = entry.clientChangeToken { page.clientChangeToken = token }
                 page.entries.append(entry)
             }
-            if page.clientChangeToken == nil { page.clientChangeToken = try tokenBefore(offset, upTo: seq, meta: meta, seeker: &seeker) }
+            if page.clientChangeToken == nil && withClientChangeToken {
+                page.clientChangeToken = try tokenBefore(offset, upTo: seq, meta: meta, seeker: &seeker)
+            }
             return page
         } ?? nil
     }
@@ -89,6 +92,7 @@ extension ZoneStorage {
     /// past `seq`, it goes back through the whole log, and `meta`'s is the answer only for a
     /// log that holds none.
     private func tokenBefore(_ offset: Int64, upTo seq: Int64, meta: ZoneMeta, seeker: inout LogSeeker) throws(CKError) -> Data? {
+        if let indexed = indexedClientChangeToken(upTo: seq) { return indexed ?? meta.clientChangeToken }
         var floor: Int64 = 0
         if meta.checkpointSeq <= seq, let start = try seeker.start(ofFirstEntryAfter: meta.checkpointSeq)?.offset { floor = start }
         return try lastClientChangeToken(fd: seeker.fd, before: offset, notBefore: floor) ?? meta.clientChangeToken

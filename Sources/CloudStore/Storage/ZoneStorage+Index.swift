@@ -171,7 +171,7 @@ extension ZoneStorage {
         defer { if rebuilt { ProcessTuning.releaseFreedMemory() } }
         try index.update(waitingMilliseconds: waitingMilliseconds) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
             if let state, state.epoch == meta.epoch, try trusts(state, of: index) {
-                if let page = try history(after: state.applied, changeLimit: nil, meta: meta) {
+                if let page = try history(after: state.applied, changeLimit: nil, meta: meta, withClientChangeToken: false) {
                     guard let last = page.entries.last else { return state }
                     for e in page.entries { try writer.apply(e) }
                     return ZoneIndexFile.State(epoch: meta.epoch, applied: last.seq, time: last.time, device: last.deviceID)

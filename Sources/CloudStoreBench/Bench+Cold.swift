@@ -3,7 +3,7 @@ import Foundation
 
 // Row 10: a new process answers one question about a zone of `fetchZone` records, as a script
 // or a shell user asks it: `ckfs` against the sqlite3 shell on the same records (index on
-// (kind, created), rowid order standing for change order). Each is the median wall time of
+// (kind, created), rowid order standing for change order), each with its index made. Each is the median wall time of
 // whole runs, process start included; row 10e is that start alone, rows 10f-10i the peak
 // memory of the questions of 10a-10d, and row 10j the query of 10d on a store without an index
 // (which it makes first).
@@ -51,6 +51,9 @@ extension Bench {
             ("10e", "process start (--version; select 1)", ["--version"], "SELECT 1"),
         ]
         guard let sqlite3 = Self.commandPath("sqlite3") else { return [] }
+        // The zone's index is made before the clock, as a zone that was ever queried, mounted
+        // or served has one (10j measures a first question without it).
+        _ = try timedRun([executable] + cases[3].ckfs, seconds: 1_800)
         var rows: [Row] = []
         var memoryRows: [Row] = []
         for (i, c) in cases.enumerated() {

@@ -21,7 +21,8 @@ extension Record: QueryFieldSource {
 /// comparison when one of its elements does, as CloudKit treats list fields.
 extension QueryPredicate {
     /// Whether `record` matches; a token search reads the fields in `searched` (its type's
-    /// searchable strings, ``Database/searchableFields(of:)``), or every field when nil.
+    /// searchable strings, as `Database.searchableFields(of:)` finds them), or every field
+    /// when nil.
     public func matches(_ record: Record, searching searched: Set<String>? = nil) -> Bool { evaluate(record, searching: searched) }
 
     /// `matches` over anything that reads fields: a query walking a catalog's sorted records

@@ -5,16 +5,18 @@ import Foundation
 /// reading and parsing them back from the log: the mount's refresh after each save did.
 ///
 /// Kept only once a catalog follows the zone (``open()``), each taken once, and bounded: past
-/// ``maximumRecords`` records or ``maximumEntries`` entries not taken, all are dropped, and the
-/// catalog reads the log as before. Its lock is its own, a leaf: no lock is taken under it.
+/// ``maximumEntries`` entries or ``maximumBytes`` of records (as ``RecordCacheBudget`` counts
+/// them) not taken, all are dropped, and the catalog reads the log as before. Its lock is its
+/// own, a leaf: no lock is taken under it.
 final class LogEntryFeed: @unchecked Sendable {
     static let maximumEntries = 64
-    static let maximumRecords = 1_024
+    static let maximumBytes = 4 << 20
 
     private struct Item {
         var entry: LogEntry
         var end: Int64
         var inode: UInt64
+        var bytes: Int
     }
 
     /// Guards every `var` below.
@@ -22,7 +24,7 @@ final class LogEntryFeed: @unchecked Sendable {
     private var isOpen = false
     /// By the log offset each entry starts at.
     private var items: [Int64: Item] = [:]
-    private var records = 0
+    private var bytes = 0
 
     /// Starts keeping entries: a catalog follows the zone.
     func open() {
@@ -31,16 +33,16 @@ final class LogEntryFeed: @unchecked Sendable {
 
     /// Keeps `entry`, which lies at `start..<end` of the log with inode `inode`.
     func put(_ entry: LogEntry, start: Int64, end: Int64, inode: UInt64) {
-        let count = entry.saved.count + entry.deleted.count
+        guard lock.withLock({ isOpen }) else { return }
+        let size = entry.saved.reduce(64 * entry.deleted.count) { $0 + RecordCacheBudget.cost(of: $1) }
         lock.withLock {
-            guard isOpen else { return }
-            if items.count >= Self.maximumEntries || records + count > Self.maximumRecords {
+            if items.count >= Self.maximumEntries || bytes + size > Self.maximumBytes {
                 items = [:]
-                records = 0
+                bytes = 0
             }
-            guard count <= Self.maximumRecords else { return }
-            items[start] = Item(entry: entry, end: end, inode: inode)
-            records += count
+            guard size <= Self.maximumBytes else { return }
+            items[start] = Item(entry: entry, end: end, inode: inode, bytes: size)
+            bytes += size
         }
     }
 
@@ -57,7 +59,7 @@ final class LogEntryFeed: @unchecked Sendable {
                 at = item.end
             }
             items = items.filter { $0.key >= at && $0.value.inode == inode }
-            records = items.values.reduce(0) { $0 + $1.entry.saved.count + $1.entry.deleted.count }
+            bytes = items.values.reduce(0) { $0 + $1.bytes }
             return out
         }
     }

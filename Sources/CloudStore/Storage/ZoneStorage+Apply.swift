@@ -102,27 +102,22 @@ extension ZoneStorage {
     /// `apply` is the apply marker as read with `commit`.
     func applyOthersEntries(upTo commit: CommitMarker, apply: ApplyMarker) throws(CKError) {
         guard apply.applied < commit.seq else { return }
-        if locked({ lastOwnCommit == commit.seq && !applierFailed }) { return }
+        if applier.holdsEverything(upTo: commit.seq) { return }
         do {
             try withApplyLock { (fd) throws(CKError) in try applyEntries(fd, known: [], upTo: commit.seq) }
         } catch where error.diskFull != nil {
             // The log holds those entries and readers see them: the commit may go on, and its
             // own apply starts from the same marker, so files still follow the log's order.
             // A delete then removes its files first and makes room for the rest.
-            locked { applierFailed = true }
+            applier.noteFailure(true)
             return
         }
-        locked { applierFailed = false }
+        applier.noteFailure(false)
     }
 
     /// Starts the applier for what the queue holds, or (without write-behind) applies now.
     func scheduleApplier() {
-        let start = locked { () -> Bool in
-            if applierScheduled || queue.isEmpty { return false }
-            applierScheduled = true
-            return true
-        }
-        guard start else { return }
+        guard applier.schedule() else { return }
         if tuning.writeBehind {
             WriteBehind.register(self)
             applyQueue.async { self.runApplier() }
@@ -141,12 +136,7 @@ extension ZoneStorage {
         var lingered = false
         while true {
             // The batch with the lock of the zone it was committed to, taken together.
-            let (batch, batchLock) = locked { () -> ([(LogEntry, end: Int64)], UInt64) in
-                let taken = queue
-                queue = []
-                if taken.isEmpty && (lingered || !tuning.writeBehind) { applierScheduled = false }
-                return (taken, queueLockInode)
-            }
+            let (batch, batchLock) = applier.take(stopping: lingered || !tuning.writeBehind)
             guard let last = batch.last else {
                 if lingered || !tuning.writeBehind { return }
                 lingered = true
@@ -159,7 +149,7 @@ extension ZoneStorage {
             } catch where error.code == .zoneNotFound {
                 // Deleted meanwhile: nothing to write.
             } catch {
-                locked { applierFailed = true }
+                applier.noteFailure(true)
             }
         }
     }

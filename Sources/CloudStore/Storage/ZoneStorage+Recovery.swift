@@ -46,9 +46,8 @@ extension ZoneStorage {
         locked {
             resetCaches()
             knownApplied = marker.seq
-            queue = []
-            applierFailed = false
         }
+        applier.clear(clearingFailure: true)
         return marker
     }
 
@@ -172,7 +171,7 @@ extension ZoneStorage {
         let logSize = (try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)"))?.size ?? 0
         guard marker.seq - meta.checkpointSeq >= tuning.checkpointEvery || logSize > tuning.compactLogBytes else { return }
         try withApplyLock { (fd) throws(CKError) in
-            try applyEntries(fd, known: locked { queue }, upTo: marker.seq)
+            try applyEntries(fd, known: applier.queued, upTo: marker.seq)
             try syncZone()
             // The log is whole here (recovery ran under this lock) and is not parsed: at tens of
             // thousands of entries that took seconds, at every checkpoint. Only lines

@@ -43,8 +43,8 @@ public struct ZoneTuning: Sendable {
 /// (the in-memory state, held briefly, never across I/O that waits on another lock). The
 /// background applier takes only the last three, so it runs while the next commit waits on
 /// its fdatasync. The locks of the index slot (``ZoneIndexSlot``), of `zone.json`'s memo
-/// (``ZoneMetaFile``) and of the commits kept for the catalog (``LogEntryFeed``) are each
-/// taken alone, never around another.
+/// (``ZoneMetaFile``), of the commits kept for the catalog (``LogEntryFeed``) and of the
+/// applier's queue (``ApplierQueue``) are each taken alone, never around another.
 final class ZoneStorage: @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
@@ -70,6 +70,9 @@ final class ZoneStorage: @unchecked Sendable {
     /// This opening's commits, for the zone's catalog to take in without reading the log; its
     /// lock is its own (a leaf).
     let ownCommits = LogEntryFeed()
+    /// This opening's commits whose record files the applier has still to write; its lock is
+    /// its own (a leaf).
+    let applier = ApplierQueue()
 
     /// Guards every `var` below.
     let stateLock = NSLock()
@@ -104,18 +107,6 @@ final class ZoneStorage: @unchecked Sendable {
     /// The checkpoint `zone.json` last showed this process (-1: not read yet). Others may move
     /// it on; a stale value only makes the next checkpoint come early.
     var knownCheckpointSeq: Int64 = -1
-    /// Entries this process committed whose files its applier has still to write, with the
-    /// log offset each ends at.
-    var queue: [(LogEntry, end: Int64)] = []
-    /// The inode of the lock file of the zone `queue`'s entries were committed to: an applier
-    /// that finds another lock file locked drops them (the zone was made again meanwhile).
-    var queueLockInode: UInt64 = 0
-    var applierScheduled = false
-    /// The sequence number of this process's last commit: while the log ends there, every
-    /// entry not yet in the files is in `queue`.
-    var lastOwnCommit: Int64 = -1
-    /// The applier could not write a file: the next writer applies from the log itself.
-    var applierFailed = false
     /// Every record name in the zone, once a write transaction has listed the records folder
     /// (when the probes for new names have cost about what the listing will); then kept by
     /// ``absorb(_:)``, and dropped with the caches. A save of a new name then needs no failed
@@ -255,7 +246,7 @@ final class ZoneStorage: @unchecked Sendable {
                 try writer.syncDirectory(parent)
                 Self.removeTree(grave)
                 closeJournal()
-                locked { queue = [] }
+                applier.clear()
             }
         }
         locked { resetCaches() }
@@ -300,7 +291,8 @@ final class ZoneStorage: @unchecked Sendable {
             }
             _ = Syscall.flock(fd, LOCK_UN, path: lockPath)
             // Set aside, not closed: a reader may be reading its markers.
-            locked { retireLockFile(); resetCaches(); queue = [] }
+            locked { retireLockFile(); resetCaches() }
+            applier.clear()
             closeJournal()
             if attempt == 1 { break }
         }
@@ -401,14 +393,13 @@ final class ZoneStorage: @unchecked Sendable {
             // If the marker cannot be written, it stays busy and the next writer recovers.
             // The tail moves past the entry in the same step that takes it in: a reader that
             // found the tail past it but the cache without it read the version before it.
-            locked {
+            let lockFileInode = locked { () -> UInt64 in
                 if tailOffset == start { tailOffset = end }
                 tailInode = inode
                 absorb(entry)
-                lastOwnCommit = entry.seq
-                if queue.isEmpty { queueLockInode = lockInode }
-                queue.append((entry, end))
+                return lockInode
             }
+            applier.committed(entry, end: end, lockInode: lockFileInode)
             ownCommits.put(entry, start: start, end: end, inode: inode)
             marker = CommitMarker(bootID: CommitMarker.currentBootID, seq: entry.seq, usage: entry.usage, busy: false)
             do throws(CKError) {
@@ -562,10 +553,8 @@ final class ZoneStorage: @unchecked Sendable {
             defer { writeLock.unlock() }
             if applyLock.try() {
                 defer { applyLock.unlock() }
-                locked {
-                    retireLockFile()
-                    queue = []
-                }
+                locked { retireLockFile() }
+                applier.clear()
             }
         }
         let fd = try lockFile()

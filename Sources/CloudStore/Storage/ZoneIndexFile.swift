@@ -132,23 +132,20 @@ final class ZoneIndexFile: @unchecked Sendable {
         try locked { () throws(CKError) in try readState() }
     }
 
-    /// The `tokens_state` row, in a table that must be there. Lock held.
-    private func readTokensState() throws(CKError) -> State? {
+    /// The row of `state`, or of `tokens_state` (a table that must be there). Lock held.
+    private func readState(from table: String = "state") throws(CKError) -> State? {
         var state: State?
-        try statement("SELECT epoch, applied, time, device FROM tokens_state WHERE id = 1").forEachRow { row in
+        try statement("SELECT epoch, applied, time, device FROM \(table) WHERE id = 1").forEachRow { row in
             state = State(epoch: row.text(0), applied: row.int(1), time: row.int(2), device: row.text(3))
             return false
         }
         return state
     }
 
-    private func readState() throws(CKError) -> State? {
-        var state: State?
-        try statement("SELECT epoch, applied, time, device FROM state WHERE id = 1").forEachRow { row in
-            state = State(epoch: row.text(0), applied: row.int(1), time: row.int(2), device: row.text(3))
-            return false
-        }
-        return state
+    /// Writes the row of `state`, or of `tokens_state`. Lock held, in a write transaction.
+    private func writeState(_ state: State, to table: String = "state") throws(CKError) {
+        try statement("INSERT OR REPLACE INTO \(table)(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
+            .run([.text(state.epoch), .int(state.applied), .int(state.time), .text(state.device)])
     }
 
     /// Runs `body` in a write transaction with the state as it is inside it; the state `body`
@@ -172,8 +169,7 @@ final class ZoneIndexFile: @unchecked Sendable {
             guard let after = try body(try readState(), Writer(index: self)) else { return }
             // Compared with the state as `body` left it: a rebuild removed the row.
             guard after != (try readState()) else { return }
-            try statement("INSERT OR REPLACE INTO state(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
-                .run([.text(after.epoch), .int(after.applied), .int(after.time), .text(after.device)])
+            try writeState(after)
         }
         // After a large update (a rebuild), the WAL holds a copy of most of the file: move
         // it into the file now and empty it, rather than leave it to readers to look up.
@@ -221,12 +217,9 @@ final class ZoneIndexFile: @unchecked Sendable {
         func makeTokenTables() throws(CKError) { try index.db.execute(ZoneIndexFile.tokenTables) }
 
         /// Up to which entry the tokens are all there; nil when not known.
-        func tokensState() throws(CKError) -> State? { try index.readTokensState() }
+        func tokensState() throws(CKError) -> State? { try index.readState(from: "tokens_state") }
 
-        func setTokensState(_ state: State) throws(CKError) {
-            try index.statement("INSERT OR REPLACE INTO tokens_state(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
-                .run([.text(state.epoch), .int(state.applied), .int(state.time), .text(state.device)])
-        }
+        func setTokensState(_ state: State) throws(CKError) { try index.writeState(state, to: "tokens_state") }
 
         /// Removes the tokens of entries after `seq` (every token when nil).
         func removeTokens(after seq: Int64?) throws(CKError) {
@@ -386,7 +379,7 @@ final class ZoneIndexFile: @unchecked Sendable {
                 exists = true
                 return false
             }
-            return exists ? try index.readTokensState() : nil
+            return exists ? try index.readState(from: "tokens_state") : nil
         }
 
         /// The client change token of the last entry up to `seq` that gave one; nil when none

@@ -1,18 +1,29 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CloudStore
 
-/// A store in a fresh temporary directory, removed when the fixture goes away.
+/// A store in a fresh temporary directory, removed when the fixture goes away, after the
+/// record files its openings still write behind their commits (else a late file write keeps a
+/// folder of the removed tree, and the store is left in /tmp).
 final class TempStore: @unchecked Sendable {
     let path: String
     let store: Store
+    /// The other openings, from ``reopen(io:tuning:reading:)``, held weakly.
+    private let openings = Mutex<[WeakStore]>([])
+
+    private struct WeakStore { weak var store: Store? }
 
     init(settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws {
         path = NSTemporaryDirectory() + "ckfs-test-" + UUID().uuidString
         store = try Store.create(at: path, settings: settings, io: io, tuning: tuning)
     }
 
-    deinit { try? FileManager.default.removeItem(atPath: path) }
+    deinit {
+        store.waitForRecordFiles()
+        for opening in openings.withLock({ $0 }) { opening.store?.waitForRecordFiles() }
+        try? FileManager.default.removeItem(atPath: path)
+    }
 
     func db(_ scope: DatabaseScope = .private, user: String = "alice", device: String = "test-device",
             environment: CloudStore.Environment = .development) throws -> Database {
@@ -21,7 +32,9 @@ final class TempStore: @unchecked Sendable {
 
     /// A second, independent opening of the same directory, as another process would have.
     func reopen(io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil, reading: ZoneReading = .inMemory) throws -> Store {
-        try Store.open(at: path, io: io, tuning: tuning, reading: reading)
+        let opened = try Store.open(at: path, io: io, tuning: tuning, reading: reading)
+        openings.withLock { $0.append(WeakStore(store: opened)) }
+        return opened
     }
 }
 

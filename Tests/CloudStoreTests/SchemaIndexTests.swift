@@ -129,6 +129,8 @@ import Testing
         #expect(refusal(otherDB, "kind == 'toy'")?.contains("not marked queryable") == true, "the removal is seen")
         try schema.setIndex(.queryable, on: "kind", of: "Item", present: true)
         #expect(try names(otherDB, "kind == 'toy'") == ["b"], "and so is the index added back")
+        try db.save(record("c", type: "Item", ["color": .string("red")]))
+        #expect(try names(otherDB, "color == 'red'") == ["c"], "and a field another opening added")
 
         try schema.setIndex(.sortable, on: "rank", of: "Item", present: false)
         try schema.deploy()

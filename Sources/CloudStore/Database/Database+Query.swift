@@ -129,7 +129,9 @@ extension Database {
     /// not have, or a field used in a way its type does not allow.
     @discardableResult
     func checkAgainstSchema(_ query: RecordQuery) throws(CKError) -> [String: FieldType] {
-        guard let fields = try container.schema.fields(of: query.recordType, environment: environment) else {
+        let named = query.predicate.keyUses.map(\.key) + query.sortDescriptors.map(\.key)
+        guard let fields = try container.schema.fields(of: query.recordType, environment: environment,
+                                                       including: named.filter { !QueryPredicate.systemKeys.contains($0) }) else {
             throw CKError(.unknownItem, "no record type \(query.recordType) in the \(environment.rawValue) schema; save a record of that type first, or check the name")
         }
         var types: [String: FieldType] = [:]
@@ -184,17 +186,16 @@ extension Database {
     /// schema indexes do not allow (CloudKit's "not marked queryable"). System fields are
     /// always indexed.
     private func checkIndexes(_ query: RecordQuery) throws(CKError) {
-        let schema = container.schema
         let type = query.recordType
+        let indexes = try container.schema.indexes(of: type, environment: environment) ?? [:]
         func require(_ index: SchemaIndex, _ key: String, for use: String) throws(CKError) {
-            guard !QueryPredicate.systemKeys.contains(key),
-                  !(try schema.indexes(of: type, field: key, environment: environment).contains(index)) else { return }
+            guard !QueryPredicate.systemKeys.contains(key), !(indexes[key] ?? []).contains(index) else { return }
             throw CKError(.invalidArguments, "field \"\(key)\" of record type \(type) is not marked \(index.word) in the \(environment.rawValue) schema, so a query cannot \(use) it; "
                 + "add the index with `ckfs schema index add \(type) \(key) \(index.word)`" + (environment == .production ? " in development, then `ckfs schema deploy`" : ""))
         }
         for need in query.predicate.indexNeeds {
             guard let key = need.key else {
-                guard !(try searchableFields(of: type)).isEmpty else {
+                guard indexes.values.contains(where: { $0.contains(.searchable) }) else {
                     throw CKError(.invalidArguments, "record type \(type) has no string field marked searchable in the \(environment.rawValue) schema, so a query cannot search its words; "
                         + "add the index with `ckfs schema index add \(type) FIELD searchable`" + (environment == .production ? " in development, then `ckfs schema deploy`" : ""))
                 }
@@ -208,12 +209,9 @@ extension Database {
     /// The fields a word search of records of `type` reads: its strings (and lists of strings)
     /// marked `SEARCHABLE` in this environment's schema, as CloudKit searches only those.
     func searchableFields(of type: String) throws(CKError) -> Set<String> {
-        let schema = container.schema
-        var out: Set<String> = []
-        for (key, t) in try schema.fields(of: type, environment: environment) ?? [:] where t.kind == .string {
-            if try schema.indexes(of: type, field: key, environment: environment).contains(.searchable) { out.insert(key) }
-        }
-        return out
+        // Only strings can be searchable (`SchemaIndex.applicable(to:)`, and `setIndex` refuses
+        // other types).
+        Set((try container.schema.indexes(of: type, environment: environment) ?? [:]).filter { $0.value.contains(.searchable) }.keys)
     }
 
     static func comparable(_ kind: FieldType.Kind, _ v: PredicateValue) -> Bool {

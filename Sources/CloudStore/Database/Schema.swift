@@ -15,9 +15,11 @@ public final class Schema: @unchecked Sendable {
     let path: String
     private let writer: FileWriter
     /// Guards `cached`, `cachedIndexes` and `loaded`. They hold `schema.json` as it was when
-    /// its inode and size were `loaded`: each read looks at the file's inode and size (one
-    /// `stat`) and reads it again when another process (or another opening of the store) has
-    /// replaced it, since an index can be removed and a deploy changes production.
+    /// its inode and size were `loaded`. Types and fields are only ever added (by a save, a
+    /// deploy), so a cached one stays right and a miss reads the file again. Indexes can also
+    /// be removed, and a deploy replaces production's: each read of indexes looks at the
+    /// file's inode and size (one `stat`) and reads it again when another process (or another
+    /// opening of the store) has replaced it.
     private let lock = NSLock()
     private var cached: [Environment: Types] = [:]
     private var cachedIndexes: [Environment: Indexes] = [:]
@@ -57,7 +59,10 @@ public final class Schema: @unchecked Sendable {
         return lock.withLock { cached[environment] ?? [:] }
     }
 
-    private func reloadIfNeeded(force: Bool) throws(CKError) {
+    /// Reads the file when `force`, when it was never read, or, `ifReplaced`, when it is not
+    /// the one read last.
+    private func reloadIfNeeded(force: Bool, ifReplaced: Bool = false) throws(CKError) {
+        if !force && !ifReplaced && lock.withLock({ loaded != nil }) { return }
         // Taken before the read: a replacement meanwhile is read again next time.
         let version = try FileVersion.of(path)
         if !force && lock.withLock({ loaded == version }) { return }
@@ -90,8 +95,16 @@ public final class Schema: @unchecked Sendable {
     /// The indexes a field has: those set for it, else every index its type can have. Empty
     /// for a field the schema does not have.
     public func indexes(of type: String, field: String, environment: Environment) throws(CKError) -> Set<SchemaIndex> {
-        guard let fieldType = try fields(of: type, environment: environment)?[field] else { return [] }
-        return lock.withLock { cachedIndexes[environment]?[type]?[field] } ?? SchemaIndex.applicable(to: fieldType)
+        try indexes(of: type, environment: environment)?[field] ?? []
+    }
+
+    /// The indexes of every field of a record type, from one look at the file; nil when there
+    /// is no such type.
+    public func indexes(of type: String, environment: Environment) throws(CKError) -> [String: Set<SchemaIndex>]? {
+        try reloadIfNeeded(force: false, ifReplaced: true)
+        guard let fields = try fields(of: type, environment: environment) else { return nil }
+        let set = lock.withLock { cachedIndexes[environment]?[type] ?? [:] }
+        return Dictionary(uniqueKeysWithValues: fields.map { ($0.key, set[$0.key] ?? SchemaIndex.applicable(to: $0.value)) })
     }
 
     /// Adds (`present`) or removes an index of a field in development, durably.
@@ -164,10 +177,10 @@ public final class Schema: @unchecked Sendable {
         return additions
     }
 
-    /// The fields of a record type, or nil when there is no such type (read again on a miss:
-    /// another process may have added it).
-    public func fields(of type: String, environment: Environment) throws(CKError) -> [String: FieldType]? {
-        if let known = try types(environment)[type] { return known }
+    /// The fields of a record type, or nil when there is no such type (read again on a miss,
+    /// of the type or of one of `keys`: another process may have added it).
+    public func fields(of type: String, environment: Environment, including keys: [String] = []) throws(CKError) -> [String: FieldType]? {
+        if let known = try types(environment)[type], keys.allSatisfy({ known[$0] != nil }) { return known }
         try reloadIfNeeded(force: true)
         return lock.withLock { cached[environment]?[type] }
     }
@@ -255,9 +268,7 @@ public final class Schema: @unchecked Sendable {
             let types = try types(env)
             o[env.rawValue] = .object(types.mapValues { .object($0.mapValues { .string($0.name) }) })
             var every: Indexes = [:]
-            for (t, fields) in types {
-                for k in fields.keys { every[t, default: [:]][k] = try self.indexes(of: t, field: k, environment: env) }
-            }
+            for t in types.keys { every[t] = try self.indexes(of: t, environment: env) }
             indexes[env.rawValue] = Self.json(every)
         }
         o["indexes"] = .object(indexes)

@@ -16,23 +16,24 @@ extension ZoneStorage {
         guard case .some(.some) = try? openIndex(create: false), let index = currentIndex() else { return nil }
         do throws(CKError) {
             guard let state = try index.state(), state.applied >= seq else { return nil }
-            if try !tokensReach(state, in: index) { try bringTokensUp(to: state, in: index) }
-            return .some(try index.read { (reader) throws(CKError) in
-                guard let held = try reader.tokensState(), held.applied >= seq else {
-                    throw CKError(.internalError, "the index's client change tokens do not reach entry \(seq)")
-                }
-                return try reader.clientChangeToken(upTo: seq)
-            })
+            // One read when the tokens' table holds every token up to the index's state.
+            if let answer = try lookUp(upTo: seq, reaching: state, in: index) { return .some(answer) }
+            try bringTokensUp(to: state, in: index)
+            if let answer = try lookUp(upTo: seq, reaching: state, in: index) { return .some(answer) }
+            throw CKError(.internalError, "the index's client change tokens do not reach entry \(seq)")
         } catch {
             Self.indexLogger.notice("the index of zone \(zoneID.zoneName) gave no client change token (\(error)); the log is read instead")
             return nil
         }
     }
 
-    /// Whether the tokens' table holds every token up to the index's `state`.
-    private func tokensReach(_ state: ZoneIndexFile.State, in index: ZoneIndexFile) throws(CKError) -> Bool {
-        guard let held = try index.read({ (reader) throws(CKError) in try reader.tokensState() }) else { return false }
-        return held == state
+    /// The token up to `seq` (`.some(nil)`: none), when the tokens' table holds every token up
+    /// to the index's `state`; nil when it does not.
+    private func lookUp(upTo seq: Int64, reaching state: ZoneIndexFile.State, in index: ZoneIndexFile) throws(CKError) -> Data?? {
+        try index.read { (reader) throws(CKError) -> Data?? in
+            guard try reader.tokensState() == state else { return nil }
+            return .some(try reader.clientChangeToken(upTo: seq))
+        }
     }
 
     /// Brings the tokens' table up to the index's `state`, in one write transaction: from the

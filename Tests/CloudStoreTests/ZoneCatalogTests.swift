@@ -33,11 +33,12 @@ import Testing
         #expect(try !catalog.hasRecords(ofType: "Task") && catalog.hasRecords(ofType: "Note"))
     }
 
-    /// The catalog takes in its own process's commits as they were committed, reading the log
-    /// only for what another process appended: the mount no longer parses each save it makes
-    /// back from the log. Interleaved, the two kinds come in log order.
+    /// The catalog takes in the entries its process parsed (its own commits, and what the
+    /// storage read of another process's), reading the log only for the rest: the mount no
+    /// longer parses each save it makes back from the log, nor another's twice. Interleaved,
+    /// the kinds come in log order.
     @Test(arguments: [ZoneReading.inMemory, .indexed])
-    func ownCommitsAreTakenInWithoutReadingTheLog(reading: ZoneReading) throws {
+    func parsedEntriesAreTakenInWithoutReadingTheLogAgain(reading: ZoneReading) throws {
         let t = try TempStore()
         let store = try t.reopen(reading: reading)
         let db = try store.container().database(.private, caller: Caller(userName: "alice"))
@@ -56,20 +57,33 @@ import Testing
         #expect(read.withLock { $0 } == 0, "own commits are not read back")
         #expect(try catalog.record(named: "a")?["n"] == .int64(2) && catalog.record(named: "b") == nil)
 
-        // Another opening's save between two of this one's: read from the log, in its place.
+        // Another opening's save between two of this one's: this one's next commit takes it
+        // in (to check its save against it), and the refresh then takes all three, in log
+        // order, without reading the log.
         try db.save(record("c", ["n": .int64(1)]))
         try t.db(device: "other").save(try db.record(for: id("c")).replacingFields(["n": .int64(2)]))
         try db.save(try db.record(for: id("c")).replacingFields(["n": .int64(3)]))
         read.withLock { $0 = 0 }
         #expect(try catalog.refresh() == .records(["c": "Note"]))
-        #expect(read.withLock { $0 } > 0, "another's entry is read")
+        #expect(read.withLock { $0 } == 0, "entries the storage read are not read again")
         #expect(try catalog.record(named: "c")?["n"] == .int64(3))
+
+        // Another opening's save alone: its entry is read once, by the refresh and the record
+        // read after it together (the catalog's and the storage's reads were one each).
+        func logSize() throws -> Int { try #require(FileManager.default.attributesOfItem(atPath: storage.logPath)[.size] as? Int) }
+        let before = try logSize()
+        try t.db(device: "other").save(record("d", ["n": .int64(4)]))
+        let othersEntry = try logSize() - before
+        read.withLock { $0 = 0 }
+        #expect(try catalog.refresh() == .records(["d": "Note"]))
+        #expect(try catalog.record(named: "d")?["n"] == .int64(4))
+        #expect(read.withLock { $0 } == othersEntry, "another's entry is read once (\(othersEntry) bytes)")
 
         // Past the feed's bound, the log is read: nothing is lost.
         for i in 0..<(LogEntryFeed.maximumEntries + 5) { try db.save(record("many-\(i)")) }
         guard case .records(let changed) = try catalog.refresh() else { Issue.record("no change"); return }
         #expect(changed.count == LogEntryFeed.maximumEntries + 5)
-        #expect(try catalog.names(ofType: "Note").count == 2 + LogEntryFeed.maximumEntries + 5)
+        #expect(try catalog.names(ofType: "Note").count == 3 + LogEntryFeed.maximumEntries + 5)
     }
 
     /// Two first looks at once (the mount's first listing and its watcher) load the zone

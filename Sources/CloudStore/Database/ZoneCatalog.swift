@@ -63,7 +63,7 @@ public final class ZoneCatalog: @unchecked Sendable {
         self.database = database
         self.zoneName = zoneName
         self.storage = database.zoneStorage(zoneName)
-        storage.ownCommits.open()
+        storage.entryFeed.open()
     }
 
     /// Takes in what was written since the last look. Every listener (``listen(as:_:)``) is
@@ -113,9 +113,12 @@ public final class ZoneCatalog: @unchecked Sendable {
         let (inode, offset, seq) = lock.withLock { (logInode, logOffset, lastSeq) }
         if offset >= 0, inode == st.inode, st.size >= offset {
             if st.size == offset { return .none }
-            // This process's own commits come parsed from its storage; only what others
-            // appended after them is read from the log.
-            var entries = storage.ownCommits.take(from: offset, inode: inode, upTo: st.size)
+            // Entries come parsed from the zone's storage: this process's own commits, and,
+            // when the records are read through the storage (from the index), the storage
+            // takes in others' appends now, which its next record read would do anyway, so
+            // each is parsed once. Should that fail, the log is read here, which reports it.
+            if database.store.reading.readsIndex { try? storage.refreshTail() }
+            var entries = storage.entryFeed.take(from: offset, inode: inode, upTo: st.size)
             let readFrom = entries.last?.end ?? offset
             if readFrom < st.size {
                 storage.noteLogRead(Int(st.size - readFrom))

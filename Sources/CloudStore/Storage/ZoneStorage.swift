@@ -43,7 +43,7 @@ public struct ZoneTuning: Sendable {
 /// (the in-memory state, held briefly, never across I/O that waits on another lock). The
 /// background applier takes only the last three, so it runs while the next commit waits on
 /// its fdatasync. The locks of the index slot (``ZoneIndexSlot``), of `zone.json`'s memo
-/// (``ZoneMetaFile``), of the commits kept for the catalog (``LogEntryFeed``) and of the
+/// (``ZoneMetaFile``), of the entries kept for the catalog (``LogEntryFeed``) and of the
 /// applier's queue (``ApplierQueue``) are each taken alone, never around another.
 final class ZoneStorage: @unchecked Sendable {
     let directory: String
@@ -67,9 +67,9 @@ final class ZoneStorage: @unchecked Sendable {
     let indexSlot = ZoneIndexSlot()
     /// `zone.json` as this opening last read it; its lock is its own (a leaf).
     let metaFile: ZoneMetaFile
-    /// This opening's commits, for the zone's catalog to take in without reading the log; its
-    /// lock is its own (a leaf).
-    let ownCommits = LogEntryFeed()
+    /// The log entries this opening committed or read, for the zone's catalog to take in
+    /// without reading the log; its lock is its own (a leaf).
+    let entryFeed = LogEntryFeed()
     /// This opening's commits whose record files the applier has still to write; its lock is
     /// its own (a leaf).
     let applier = ApplierQueue()
@@ -400,7 +400,7 @@ final class ZoneStorage: @unchecked Sendable {
                 return lockInode
             }
             applier.committed(entry, end: end, lockInode: lockFileInode)
-            ownCommits.put(entry, start: start, end: end, inode: inode)
+            entryFeed.put(entry, start: start, end: end, inode: inode)
             marker = CommitMarker(bootID: CommitMarker.currentBootID, seq: entry.seq, usage: entry.usage, busy: false)
             do throws(CKError) {
                 try writeCommitMarker(fd, marker)
@@ -538,6 +538,11 @@ final class ZoneStorage: @unchecked Sendable {
                 absorb(entry)
                 tailOffset = end
             }
+        }
+        var start = offset
+        for (entry, end) in entries {
+            entryFeed.put(entry, start: start, end: end, inode: inode)
+            start = end
         }
     }
 

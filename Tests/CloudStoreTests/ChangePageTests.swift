@@ -177,7 +177,7 @@ import Testing
         let storage = db.zoneStorage(ZoneID.defaultZoneName)
         let logBytes = try #require(try Syscall.stat(storage.logPath).get()).size
         let reads = Counter()
-        storage.locked { storage.logReadObserver = { reads.add($0) } }
+        storage.observers.logRead = { reads.add($0) }
         let page = try db.changes(since: token, limit: 10)
         #expect(page.changed.map(\.recordID.recordName) == (0..<10).map { "late\($0)" } && !page.moreComing)
         #expect(page.clientChangeToken == Data("app-150".utf8))

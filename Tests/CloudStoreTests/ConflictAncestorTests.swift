@@ -24,13 +24,11 @@ import Testing
 
     func watch(_ storage: ZoneStorage) -> LogReads {
         let reads = LogReads()
-        storage.locked {
-            storage.logReadObserver = { [unowned storage] n in
-                // The writer's lock is not recursive: a thread that holds it cannot take it again.
-                let free = storage.writeLock.try()
-                if free { storage.writeLock.unlock() }
-                reads.add(n, underLock: !free)
-            }
+        storage.observers.logRead = { [unowned storage] n in
+            // The writer's lock is not recursive: a thread that holds it cannot take it again.
+            let free = storage.writeLock.try()
+            if free { storage.writeLock.unlock() }
+            reads.add(n, underLock: !free)
         }
         return reads
     }

@@ -47,7 +47,7 @@ import Testing
         #expect(try catalog.refresh() == .reloaded)
         let storage = db.zoneStorage(ZoneID.defaultZoneName)
         let read = Mutex(0)
-        storage.locked { storage.logReadObserver = { n in read.withLock { $0 += n } } }
+        storage.observers.logRead = { n in read.withLock { $0 += n } }
 
         _ = try db.modify(saving: [record("b", type: "Task"), try db.record(for: id("a")).replacingFields(["n": .int64(2)])])
         try db.delete(id("b"))

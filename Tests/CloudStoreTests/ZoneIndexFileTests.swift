@@ -260,7 +260,7 @@ import Testing
         let good = try Data(contentsOf: URL(fileURLWithPath: path))
         try Data("{\"broken".utf8).write(to: URL(fileURLWithPath: path))
         let reads = LockedPlans()
-        storage.locked { storage.zoneReadObserver = { reads.append(.sortOrder) } }
+        storage.observers.zoneRead = { reads.append(.sortOrder) }
         let query = RecordQuery(recordType: "Item", predicate: .all, sortDescriptors: [QuerySortDescriptor(key: "n", ascending: true)])
         for _ in 0..<3 {
             do {
@@ -291,7 +291,7 @@ import Testing
         let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
         let plans = LockedPlans()
         let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
-        storage.locked { storage.queryPlanObserver = { plans.append($0) } }
+        storage.observers.queryPlan = { plans.append($0) }
         return (records, indexed, plans)
     }
 

@@ -25,10 +25,10 @@ extension Database {
         }
         if let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: conditions, sort: sort,
                                           types: types, limit: limit, after: after) {
-            storage.locked { storage.queryPlanObserver }?(.sortOrder)
+            storage.observers.queryPlan?(.sortOrder)
             return page
         }
-        storage.locked { storage.queryPlanObserver }?(.matchesSorted)
+        storage.observers.queryPlan?(.matchesSorted)
         // Rows are taken from the index a batch at a time and the records read between
         // batches, so the index is never held while a record file is read. A batch that ends
         // before the page is full is followed by a larger one, from where it stopped.

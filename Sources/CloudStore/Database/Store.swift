@@ -18,6 +18,8 @@ public final class Store: @unchecked Sendable {
     public let reading: ZoneReading
     /// The bytes of parsed records the zones of this store object keep together.
     let cacheBudget: RecordCacheBudget
+    /// The zones' index files this store object keeps open together.
+    let openIndexFiles: OpenIndexFiles
 
     /// Guards `zones`, `catalogs`, `subscriptionFiles`, `containers`, `listings` and `zoneNameLists`.
     private let lock = NSLock()
@@ -39,6 +41,7 @@ public final class Store: @unchecked Sendable {
         self.tuning = tuning
         self.reading = reading
         self.cacheBudget = RecordCacheBudget(limit: reading.cacheBytes)
+        self.openIndexFiles = OpenIndexFiles(limit: tuning.openIndexFiles)
     }
 
     /// Opens the store at `path`; fails with a hint when there is none.
@@ -103,7 +106,8 @@ public final class Store: @unchecked Sendable {
     func zoneStorage(directory: String, zoneID: ZoneID) -> ZoneStorage {
         lock.withLock {
             if let z = zones[directory] { return z }
-            let z = ZoneStorage(directory: directory, zoneID: zoneID, io: io, tuning: tuning, reading: reading, budget: cacheBudget)
+            let z = ZoneStorage(directory: directory, zoneID: zoneID, io: io, tuning: tuning, reading: reading, budget: cacheBudget,
+                                openIndexFiles: openIndexFiles)
             zones[directory] = z
             return z
         }

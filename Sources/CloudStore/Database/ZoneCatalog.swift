@@ -204,7 +204,7 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// it; that was a third of the mount daemon's peak memory after `ls` of a large zone.
     private func reload() throws(CKError) {
         if let damage = storage.knownDamage() { throw damage }
-        storage.locked { storage.zoneReadObserver }?()
+        storage.observers.zoneRead?()
         let (applied, st) = try appliedAndLog()
         var loaded: [String: Record] = [:]
         for name in try storage.recordNames() {

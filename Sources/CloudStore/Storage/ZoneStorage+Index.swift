@@ -188,7 +188,7 @@ extension ZoneStorage {
     /// a zone. Records are read one at a time, never the whole zone at once.
     private func rebuildIndex(_ writer: ZoneIndexFile.Writer, epoch: String) throws(CKError) -> ZoneIndexFile.State {
         if let damage = knownDamage() { throw damage }
-        locked { zoneReadObserver }?()
+        observers.zoneRead?()
         Self.indexLogger.notice("making the index of zone \(zoneID.zoneName) from its records and log")
         indexSlot.distrust()
         try writer.removeAll()

@@ -20,6 +20,8 @@ public struct ZoneTuning: Sendable {
     /// A batch with this many record files or more is written by two threads (`Int.max`:
     /// always one).
     public var parallelFilesFrom = 64
+    /// Zones' index files a store object keeps open at once (``OpenIndexFiles``).
+    public var openIndexFiles = 64
     public init() {}
 }
 
@@ -42,9 +44,12 @@ public struct ZoneTuning: Sendable {
 /// byte-range lock on the apply marker (other processes' file writers), then `stateLock`
 /// (the in-memory state, held briefly, never across I/O that waits on another lock). The
 /// background applier takes only the last three, so it runs while the next commit waits on
-/// its fdatasync. The locks of the index slot (``ZoneIndexSlot``), of `zone.json`'s memo
-/// (``ZoneMetaFile``), of the entries kept for the catalog (``LogEntryFeed``) and of the
-/// applier's queue (``ApplierQueue``) are each taken alone, never around another.
+/// its fdatasync. The parts of the state kept apart have locks of their own, each taken alone,
+/// never around another: the index slot (``ZoneIndexSlot``) and the store object's bound on
+/// open index files (``OpenIndexFiles``), `zone.json`'s memo (``ZoneMetaFile``), the lock
+/// file's markers as last read (``MarkerMemo``), the entries kept for the catalog
+/// (``LogEntryFeed``), the applier's queue (``ApplierQueue``) and the tests' observers
+/// (``ZoneObservers``).
 final class ZoneStorage: @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
@@ -64,7 +69,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// Runs the write-behind applier, one block at a time.
     let applyQueue = DispatchQueue(label: "ckfs.zone.apply")
     /// The zone's index file as this opening has it open; its lock is its own (a leaf).
-    let indexSlot = ZoneIndexSlot()
+    let indexSlot: ZoneIndexSlot
     /// `zone.json` as this opening last read it; its lock is its own (a leaf).
     let metaFile: ZoneMetaFile
     /// The log entries this opening committed or read, for the zone's catalog to take in
@@ -73,6 +78,11 @@ final class ZoneStorage: @unchecked Sendable {
     /// This opening's commits whose record files the applier has still to write; its lock is
     /// its own (a leaf).
     let applier = ApplierQueue()
+    /// The lock file's markers as this opening last read or wrote them; its lock is its own
+    /// (a leaf).
+    let markers = MarkerMemo()
+    /// What tests watch of this opening; its lock is its own (a leaf).
+    let observers = ZoneObservers()
 
     /// Guards every `var` below.
     let stateLock = NSLock()
@@ -115,23 +125,11 @@ final class ZoneStorage: @unchecked Sendable {
     /// The record names, in order, that the pages of a first change fetch begun at log entry
     /// `seq` of the zone's `epoch` walk: listed once for all its pages instead of once a page.
     var firstFetchNames: (epoch: String, seq: Int64, names: [String])?
-    /// Each marker's bytes as last read or written by this process, and what they say.
-    var commitMemo: (bytes: [UInt8], marker: CommitMarker?)?
-    var applyMemo: (bytes: [UInt8], marker: ApplyMarker?)?
     /// File probes that found no record, since the caches were last reset, and how many make
     /// listing the folder worth it.
     var missedProbes = 0
     var probesBeforeListing = ZoneStorage.minimumProbesBeforeListing
     static let minimumProbesBeforeListing = 64
-    /// Told the size of every read of the log this opening makes (called outside
-    /// `stateLock`): tests measure with it what a lookup reads, and whether under the lock.
-    var logReadObserver: (@Sendable (Int) -> Void)?
-    /// Told how each query answered from the index found its page (`QueryPlan`), outside
-    /// `stateLock`: tests check with it that a plan is taken where it should be.
-    var queryPlanObserver: (@Sendable (QueryPlan) -> Void)?
-    /// Told each time a read of every record file of the zone begins (the index made again,
-    /// the zone loaded into memory), outside `stateLock`.
-    var zoneReadObserver: (@Sendable () -> Void)?
     /// A record file found damaged (it does not parse), its status then, and the error: a
     /// read of every record file fails at once with that error while the file is unchanged
     /// (``knownDamage()``), instead of reading the zone up to it again at every request.
@@ -155,9 +153,9 @@ final class ZoneStorage: @unchecked Sendable {
     var recordsPath: String { StoreLayout.recordsDirectory(directory) }
 
     /// `budget`: the bytes of parsed records this zone's cache shares with the store object's
-    /// other zones.
+    /// other zones; `openIndexFiles`: the index files they keep open together.
     init(directory: String, zoneID: ZoneID, io: any StorageIO, tuning: ZoneTuning, reading: ZoneReading = .inMemory,
-         budget: RecordCacheBudget? = nil) {
+         budget: RecordCacheBudget? = nil, openIndexFiles: OpenIndexFiles? = nil) {
         self.directory = directory
         self.zoneID = zoneID
         self.io = io
@@ -166,6 +164,7 @@ final class ZoneStorage: @unchecked Sendable {
         self.reading = reading
         self.cacheBudget = budget ?? RecordCacheBudget(limit: reading.cacheBytes)
         self.metaFile = ZoneMetaFile(path: StoreLayout.zoneFile(directory))
+        self.indexSlot = ZoneIndexSlot(openFiles: openIndexFiles ?? OpenIndexFiles(limit: tuning.openIndexFiles))
     }
 
     deinit {
@@ -183,9 +182,9 @@ final class ZoneStorage: @unchecked Sendable {
         return try body()
     }
 
-    /// Reports a read of `count` bytes of the log to ``logReadObserver``.
+    /// Reports a read of `count` bytes of the log to the observer of log reads.
     func noteLogRead(_ count: Int) {
-        if let observer = locked({ logReadObserver }) { observer(count) }
+        observers.logRead?(count)
     }
 
     /// Forgets everything cached (stateLock held).
@@ -338,30 +337,19 @@ final class ZoneStorage: @unchecked Sendable {
         guard case .success(let bytes) = Syscall.pread(fd, count: CommitMarker.size + ApplyMarker.size, offset: 0, path: lockPath) else { return (nil, nil) }
         let commitBytes = bytes.prefix(CommitMarker.size)
         let applyBytes = bytes.count > ApplyMarker.offset ? bytes[ApplyMarker.offset...] : []
-        let (commitMemo, applyMemo) = locked { (self.commitMemo, self.applyMemo) }
-        let commit: CommitMarker?
-        if let commitMemo, commitMemo.bytes.elementsEqual(commitBytes) { commit = commitMemo.marker } else {
-            commit = CommitMarker(bytes: commitBytes)
-            locked { self.commitMemo = (Array(commitBytes), commit) }
-        }
-        let apply: ApplyMarker?
-        if let applyMemo, applyMemo.bytes.elementsEqual(applyBytes) { apply = applyMemo.marker } else {
-            apply = applyBytes.isEmpty ? nil : ApplyMarker(bytes: applyBytes)
-            locked { self.applyMemo = (Array(applyBytes), apply) }
-        }
-        return (commit, apply)
+        return (markers.commit(in: commitBytes), markers.apply(in: applyBytes))
     }
 
     func writeCommitMarker(_ fd: Int32, _ marker: CommitMarker) throws(CKError) {
         let bytes = marker.bytes()
         try Syscall.pwriteAll(fd, bytes, offset: 0, path: lockPath).orThrow(.internalError, "cannot write \(lockPath)")
-        locked { commitMemo = (bytes, marker) }
+        markers.wrote(marker, as: bytes)
     }
 
     func writeApplyMarker(_ fd: Int32, _ marker: ApplyMarker) throws(CKError) {
         let bytes = marker.bytes()
         try Syscall.pwriteAll(fd, bytes, offset: Int64(ApplyMarker.offset), path: lockPath).orThrow(.internalError, "cannot write \(lockPath)")
-        locked { applyMemo = (bytes, marker) }
+        markers.wrote(marker, as: bytes)
     }
 
     /// The commit marker, read without the lock (for usage and the newest sequence number).

@@ -7,7 +7,7 @@ import Testing
 @Suite struct RecordCacheBudgetTests {
     /// The bytes the zones' caches say they hold, added up.
     static func held(_ store: Store, _ db: Database, zones: [String]) -> Int {
-        zones.reduce(0) { total, zone in total + db.zoneStorage(zone).locked { db.zoneStorage(zone).cacheBytes } }
+        zones.reduce(0) { total, zone in total + db.zoneStorage(zone).locked { db.zoneStorage(zone).cache.bytes } }
     }
 
     @Test func manyZonesReadTogetherStayWithinOneBudget() throws {

@@ -97,10 +97,8 @@ final class ZoneStorage: @unchecked Sendable {
     /// opening two threads raced to make) and closed with this object, never while a thread
     /// may still use their numbers.
     var retiredLocks: [Int32] = []
-    var cache: [String: Record] = [:]
-    /// What the records in `cache` took from `cacheBudget`.
-    var cacheBytes = 0
-    let cacheBudget: RecordCacheBudget
+    /// The parsed records kept.
+    var cache: RecordCache
     /// The newest version (nil: deleted) of every record touched by an entry the record files
     /// may not hold yet; never evicted, dropped once the apply marker passes its entry.
     var unapplied: [String: Pending] = [:]
@@ -162,13 +160,14 @@ final class ZoneStorage: @unchecked Sendable {
         self.writer = FileWriter(io: io)
         self.tuning = tuning
         self.reading = reading
-        self.cacheBudget = budget ?? RecordCacheBudget(limit: reading.cacheBytes)
+        self.cache = RecordCache(budget: budget ?? RecordCacheBudget(limit: reading.cacheBytes),
+                                 limit: reading.cachedRecords(tuning.cachedRecords))
         self.metaFile = ZoneMetaFile(path: StoreLayout.zoneFile(directory))
         self.indexSlot = ZoneIndexSlot(openFiles: openIndexFiles ?? OpenIndexFiles(limit: tuning.openIndexFiles))
     }
 
     deinit {
-        cacheBudget.give(cacheBytes)
+        cache.removeAll()
         if lockFD >= 0 { Syscall.close(lockFD) }
         if tailHold >= 0 { Syscall.close(tailHold) }
         for fd in retiredLocks { Syscall.close(fd) }
@@ -189,9 +188,7 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// Forgets everything cached (stateLock held).
     func resetCaches() {
-        cache = [:]
-        cacheBudget.give(cacheBytes)
-        cacheBytes = 0
+        cache.removeAll()
         unapplied = [:]
         deleteSelfEdges = nil
         tailOffset = -1
@@ -446,12 +443,12 @@ final class ZoneStorage: @unchecked Sendable {
     func absorb(_ entry: LogEntry) {
         generation &+= 1
         for d in entry.deleted {
-            cacheRemove(d.recordName)
+            cache.remove(d.recordName)
             deleteSelfEdges?.remove(d.recordName)
             if entry.seq > knownApplied { unapplied[d.recordName] = Pending(seq: entry.seq, record: nil) }
         }
         for record in entry.saved {
-            cacheInsert(record)
+            cache.insert(record)
             deleteSelfEdges?.insert(record)
             knownNames?.insert(record.recordID.recordName)
             if entry.seq > knownApplied { unapplied[record.recordID.recordName] = Pending(seq: entry.seq, record: record) }
@@ -463,38 +460,6 @@ final class ZoneStorage: @unchecked Sendable {
         guard applied > knownApplied else { return }
         knownApplied = applied
         if !unapplied.isEmpty { unapplied = unapplied.filter { $0.value.seq > applied } }
-    }
-
-    /// Caches `record`, within the zone's count and the store object's bytes (stateLock held).
-    private func cacheInsert(_ record: Record) {
-        let name = record.recordID.recordName
-        cacheRemove(name)
-        let limit = reading.cachedRecords(tuning.cachedRecords)
-        if cache.count >= limit { cacheDrop(max(1, limit / 8)) }
-        let cost = RecordCacheBudget.cost(of: record)
-        if !cacheBudget.take(cost) {
-            // Over the bytes all zones share: make room among this zone's records; when the
-            // others hold the budget, read this record without keeping it.
-            cacheDrop(max(1, cache.count / 8))
-            guard cacheBudget.take(cost) else { return }
-        }
-        cache[name] = record
-        cacheBytes += cost
-    }
-
-    /// Takes a record out of the cache, giving back its bytes (stateLock held).
-    private func cacheRemove(_ name: String) {
-        guard let old = cache.removeValue(forKey: name) else { return }
-        let cost = RecordCacheBudget.cost(of: old)
-        cacheBytes -= cost
-        cacheBudget.give(cost)
-    }
-
-    /// Drops `count` records, in the dictionary's (arbitrary) order: cheap and good enough
-    /// (stateLock held). The names are copied out first: removing while the keys view holds
-    /// the storage copied the whole cache.
-    private func cacheDrop(_ count: Int) {
-        for key in Array(cache.keys.prefix(count)) { cacheRemove(key) }
     }
 
     // MARK: Reading
@@ -636,7 +601,7 @@ final class ZoneStorage: @unchecked Sendable {
             return nil
         }
         if cacheFileRead {
-            locked { if generation == seen { cacheInsert(record) } }
+            locked { if generation == seen { cache.insert(record) } }
         }
         return record
     }

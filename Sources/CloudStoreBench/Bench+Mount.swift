@@ -137,6 +137,43 @@ extension Bench {
         ]
     }
 
+    /// Row 7c: peak memory of the mount daemon after `ls -l` and `cat` of zone after zone,
+    /// against its peak after the first of them, when its bounded caches (parsed records,
+    /// rendered text, index files open) are full already: what is left to grow with the
+    /// zones is what each zone costs the daemon beyond those.
+    func manyZonesRow(executable: String) throws(CKError) -> Row {
+        let (zones, each, first) = (sizes.manyZones, sizes.manyZonesRecords, min(sizes.manyZonesBaseline, sizes.manyZones))
+        let root = directory + "/zones"
+        let db = try store("zones")
+        for z in 0..<zones {
+            let zone = try db.createZone("Z\(z)").zoneID
+            var i = 0
+            while i < each {
+                if let e = try db.modify(saving: (i..<min(i + 400, each)).map { Self.record($0, zone: zone) }).error { throw e }
+                i += 400
+            }
+        }
+        db.store.waitForRecordFiles()
+        let m = try mount(root, at: directory + "/zones-mount", store: db, executable: executable)
+        defer { unmount(m, executable: executable) }
+        let sink = directory + "/sink"
+        let database = m.mountPoint + "/" + db.container.identifier + "/private/"
+        func read(_ range: Range<Int>) throws(CKError) -> Int {
+            for z in range {
+                let folder = database + "Z\(z)/Item"
+                _ = try ChildProcess.shell("ls -l '\(folder)' > /dev/null && cd '\(folder)' && cat -- *.json > /dev/null", stdoutFile: sink)
+            }
+            guard let peak = ChildProcess.peakRSS(of: m.daemon) else { throw CKError(.internalError, "cannot read the mount daemon's memory (pid \(m.daemon))") }
+            return peak
+        }
+        let atFirst = try read(0..<first)
+        let atAll = try read(first..<zones)
+        let mib = 1024.0 * 1024.0
+        progress(String(format: "many zones: mount daemon %.0f MiB after %d zones, %.0f MiB after %d", Double(atFirst) / mib, first, Double(atAll) / mib, zones))
+        return Row(id: "7c", name: "peak RSS of the mount daemon, ls -l + cat of \(zones) zones of \(each) records", unit: "MiB",
+                   ckfs: Double(atAll) / mib, baselineName: "the same after the first \(first) zones", baseline: Double(atFirst) / mib)
+    }
+
     func makeDirectory(_ path: String) throws(CKError) {
         do { try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true) } catch {
             throw CKError(.internalError, "cannot make \(path): \(error)")

@@ -23,6 +23,11 @@ public struct Bench: Sendable {
         public var growth = [1_000, 10_000, 100_000]
         public var growthSaves = 200
         public var growthFetches = 5_000
+        /// Row 7c: zones read through one mount, their records each, and the zones read when
+        /// its baseline is taken.
+        public var manyZones = 200
+        public var manyZonesRecords = 500
+        public var manyZonesBaseline = 50
         /// Row 9: records in the served zone, and seconds of load for each measurement.
         public var serverRecords = 10_000
         public var serverSeconds = 5
@@ -42,6 +47,9 @@ public struct Bench: Sendable {
             s.queries = 10
             s.fsyncs = 300
             s.mountRecords = 3_000
+            s.manyZones = 40
+            s.manyZonesRecords = 100
+            s.manyZonesBaseline = 10
             s.edits = 20
             s.growth = [1_000, 10_000]
             s.growthSaves = 100
@@ -75,7 +83,7 @@ public struct Bench: Sendable {
     public let progress: @Sendable (String) -> Void
 
     /// Every row id, in the order of the table.
-    public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b",
+    public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b", "7c",
                                  "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l", "10a", "10b", "10c", "10d", "10e",
                                  "10f", "10g", "10h", "10i", "10j"]
 
@@ -127,6 +135,7 @@ public struct Bench: Sendable {
         if let executable {
             if wanted("5a", "5b", "5c", "5d", "5e", "5f", "5g") { rows += try mountRows(executable: executable).filter { wanted($0.id) } }
             if wanted("7a", "7b") { rows += try memoryRows(executable: executable).filter { wanted($0.id) } }
+            if wanted("7c") { rows.append(try manyZonesRow(executable: executable)) }
             if wanted("9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l") {
                 rows += try serverRows(executable: executable).filter { wanted($0.id) }
             }

@@ -206,12 +206,16 @@ import Testing
         let t = try TempStore()
         let asked = Mutex(0)
         let answer = Mutex<Bool?>(nil)
-        let c = try CKContainer(store: t.store, user: "alice") { _ in
+        let question = Mutex("")
+        let c = try CKContainer(store: t.store, user: "alice") { text in
             asked.withLock { $0 += 1 }
+            question.withLock { $0 = text }
             return answer.withLock { $0 }
         }
         #expect(try c.status(forApplicationPermission: .userDiscoverability) == .initialState)
         #expect(try c.requestApplicationPermission(.userDiscoverability) == .couldNotComplete)
+        let container = try #require(c.containerIdentifier)
+        #expect(question.withLock { $0 } == "Let people who know your email address find you in \(container)?")
         #expect(try c.status(forApplicationPermission: .userDiscoverability) == .couldNotComplete)
         answer.withLock { $0 = true }
         #expect(try c.requestApplicationPermission(.userDiscoverability) == .granted)

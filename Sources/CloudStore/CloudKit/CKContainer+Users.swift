@@ -235,7 +235,7 @@ extension CKContainer {
         try checkPermission(permission)
         let container = try engine()
         let prompt = self.prompt
-        let question = "Let people who know your email address find you in \(containerIdentifier)?"
+        let question = "Let people who know your email address find you in \(container.identifier)?"
         return ApplicationPermissionStatus(try container.requestPermission(.userDiscoverability, caller: caller) { prompt(question) })
     }
 

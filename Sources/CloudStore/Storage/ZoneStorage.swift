@@ -20,7 +20,8 @@ public struct ZoneTuning: Sendable {
     /// A batch with this many record files or more is written by two threads (`Int.max`:
     /// always one).
     public var parallelFilesFrom = 64
-    /// Zones' index files a store object keeps open at once (``OpenIndexFiles``).
+    /// Zones' index files a store object keeps open at once; past it, the one used longest ago
+    /// is closed (its zone opens it again at its next use).
     public var openIndexFiles = 64
     public init() {}
 }

@@ -1,10 +1,10 @@
 import Foundation
 
 /// The log entries an opening of a zone has parsed, by where each starts in the log: those it
-/// committed itself and those it read from others' appends (``ZoneStorage/refreshTail()``). Kept for the zone's catalog
-/// (``ZoneCatalog``), so that the catalog and the storage follow the log as one: an entry is
-/// parsed once in a process, where the mount read and parsed its own saves back after each
-/// one, and others' entries twice (the catalog, then the storage).
+/// committed itself and those it read from others' appends (``ZoneStorage/refreshTail()``).
+/// Kept for the zone's catalog (``ZoneCatalog``), so that the catalog and the storage follow
+/// the log as one: an entry is parsed once in a process, where the mount read and parsed its
+/// own saves back after each one, and others' entries twice (the catalog, then the storage).
 ///
 /// Kept only once a catalog follows the zone (``open()``), each taken once, and bounded: past
 /// ``maximumEntries`` entries or ``maximumBytes`` of records (as ``RecordCacheBudget`` counts

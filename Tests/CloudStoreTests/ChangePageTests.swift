@@ -99,6 +99,16 @@ import Testing
             try writer.removeTokens(after: now.seq - 1)
             return state
         }
+        // A token past the tokens' own state (a table ahead of it) is not taken for an answer:
+        // the catch-up removes what lies past that state before it adds the entries after it.
+        try index.update(waitingMilliseconds: 1_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
+            try writer.putClientChangeToken(Data("ahead".utf8), seq: now.seq + 1)
+            return state
+        }
+        _ = try db.modify(saving: [record("no-token")])
+        let next = try db.currentChangeToken()
+        #expect(next.seq == now.seq + 1)
+        #expect(try db.changes(since: next).clientChangeToken == expected, "the last token given, not one past the tokens' state")
 
         // Kept up from the entries after the last it holds, or, once the log was compacted
         // past that, from the log's token lines.

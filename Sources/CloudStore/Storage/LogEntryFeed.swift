@@ -48,6 +48,17 @@ final class LogEntryFeed: @unchecked Sendable {
         }
     }
 
+    /// Keeps `entries`, which follow one another in the log with inode `inode` from `start`
+    /// (a read of the log); when no catalog follows the zone, at the cost of one look.
+    func put(_ entries: [(LogEntry, end: Int64)], from start: Int64, inode: UInt64) {
+        guard !entries.isEmpty, lock.withLock({ isOpen }) else { return }
+        var at = start
+        for (entry, end) in entries {
+            put(entry, start: at, end: end, inode: inode)
+            at = end
+        }
+    }
+
     /// The entries that follow one another from `start` in the log with inode `inode`, ending
     /// at or before `size`, with where each ends; they are no longer kept, nor is any entry
     /// of another log or before `start` (the catalog is past it).

@@ -493,11 +493,7 @@ final class ZoneStorage: @unchecked Sendable {
                 tailOffset = end
             }
         }
-        var start = offset
-        for (entry, end) in entries {
-            entryFeed.put(entry, start: start, end: end, inode: inode)
-            start = end
-        }
+        entryFeed.put(entries, from: offset, inode: inode)
     }
 
     /// Starts following the log at its end, taking in the entries the record files do not

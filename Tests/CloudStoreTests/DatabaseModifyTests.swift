@@ -301,9 +301,9 @@ import Testing
         let t = try TempStore(tuning: .with { $0.cachedRecords = 1 })
         let db = try t.db()
         try db.save(record("old"))
-        for i in 0..<(ZoneStorage.minimumProbesBeforeListing + 10) { try db.save(record("n\(i)")) }
+        for i in 0..<(ZoneState.minimumProbesBeforeListing + 10) { try db.save(record("n\(i)")) }
         let storage = db.zoneStorage(ZoneID.defaultZoneName)
-        #expect(storage.locked { storage.knownNames != nil }, "the names are listed by now")
+        #expect(storage.locked { storage.state.knownNames != nil }, "the names are listed by now")
         let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
         try other.save(record("theirs"))
         try other.save(record("filler"))

@@ -7,7 +7,7 @@ import Testing
 @Suite struct RecordCacheBudgetTests {
     /// The bytes the zones' caches say they hold, added up.
     static func held(_ store: Store, _ db: Database, zones: [String]) -> Int {
-        zones.reduce(0) { total, zone in total + db.zoneStorage(zone).locked { db.zoneStorage(zone).cache.bytes } }
+        zones.reduce(0) { total, zone in total + db.zoneStorage(zone).locked { db.zoneStorage(zone).state.cache.bytes } }
     }
 
     @Test func manyZonesReadTogetherStayWithinOneBudget() throws {
@@ -40,7 +40,7 @@ import Testing
         let before = reader.cacheBudget.inUse
         _ = try db.modify(saving: [], deleting: (0..<40).map { RecordID(recordName: "r\($0)", zoneID: db.zoneID(zones.last!)) })
         #expect(reader.cacheBudget.inUse == Self.held(reader, db, zones: zones))
-        #expect(db.zoneStorage(zones.last!).locked { db.zoneStorage(zones.last!).cache.isEmpty })
+        #expect(db.zoneStorage(zones.last!).locked { db.zoneStorage(zones.last!).state.cache.isEmpty })
         #expect(reader.cacheBudget.inUse <= before)
     }
 

@@ -13,7 +13,7 @@ extension ZoneStorage {
     func withApplyLock<T>(expecting expected: UInt64? = nil, _ body: (Int32) throws(CKError) -> T) throws(CKError) -> T {
         applyLock.lock()
         defer { applyLock.unlock() }
-        let (fd, inode) = try lockFileAndInode()
+        let (fd, inode) = try lockFile.descriptorAndInode()
         if let expected, expected != inode { throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted") }
         try Syscall.rangeLock(fd, start: ApplyMarker.offset, length: ApplyMarker.size, exclusive: true, path: lockPath)
             .orThrow(.internalError, "cannot lock the apply marker of zone \(zoneID.zoneName)")
@@ -28,10 +28,10 @@ extension ZoneStorage {
     /// marker does not cover, taking them from `known` (this process's queue) when it holds
     /// them all and from the log otherwise, and moves the marker on.
     func applyEntries(_ fd: Int32, known: [(LogEntry, end: Int64)], upTo seq: Int64) throws(CKError) {
-        let (commit, stored) = readMarkers(fd)
+        let (commit, stored) = lockFile.readMarkers(fd)
         let apply = stored ?? ApplyMarker.assumed(from: commit)
         guard apply.applied < seq else {
-            locked { noteApplied(apply.applied) }
+            locked { state.noteApplied(apply.applied) }
             return
         }
         var todo = known.filter { $0.0.seq > apply.applied && $0.0.seq <= seq }
@@ -44,8 +44,8 @@ extension ZoneStorage {
         }
         guard let last = todo.last else { return }
         try writeFiles(coalescing: todo.map(\.0))
-        try writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: last.0.seq, end: last.end))
-        locked { noteApplied(last.0.seq) }
+        try lockFile.writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: last.0.seq, end: last.end))
+        locked { state.noteApplied(last.0.seq) }
         keepIndex(todo.map(\.0))
     }
 

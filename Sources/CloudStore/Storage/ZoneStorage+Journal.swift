@@ -146,6 +146,6 @@ extension ZoneStorage {
     func recoverAfterRestartIfNeeded() throws(CKError) {
         // A zone that cannot be read is reported by what reads it next.
         guard let commit = try? peekMarker(), commit.bootID != CommitMarker.currentBootID else { return }
-        try withLockFile { () throws(CKError) in _ = try recoverIfNeeded(try lockFile()) }
+        try withLockFile { () throws(CKError) in _ = try recoverIfNeeded(try lockFile.descriptor()) }
     }
 }

@@ -10,7 +10,7 @@ extension ZoneStorage {
     /// machine restarted since the markers were written. Returns both markers as they stand
     /// after it.
     func recoverIfNeeded(_ fd: Int32) throws(CKError) -> (CommitMarker, ApplyMarker) {
-        let (commit, apply) = readMarkers(fd)
+        let (commit, apply) = lockFile.readMarkers(fd)
         if let commit, !commit.busy, commit.bootID == CommitMarker.currentBootID,
            apply.map({ $0.bootID == CommitMarker.currentBootID }) ?? true {
             return (commit, apply ?? ApplyMarker.assumed(from: commit))
@@ -18,7 +18,7 @@ extension ZoneStorage {
         var report = RecoveryReport()
         let recovered = try recover(fd, report: &report)
         // Recovery may leave entries to apply (a full disk): the marker it wrote says which.
-        return (recovered, readMarkers(fd).1 ?? ApplyMarker(bootID: recovered.bootID, applied: recovered.seq, end: -1))
+        return (recovered, lockFile.readMarkers(fd).1 ?? ApplyMarker(bootID: recovered.bootID, applied: recovered.seq, end: -1))
     }
 
     /// What recovery found and did, for `fsck`.
@@ -44,8 +44,8 @@ extension ZoneStorage {
         // The log is synced: the journal starts again.
         if journal != nil { restartJournal(afterSeq: marker.seq) }
         locked {
-            resetCaches()
-            knownApplied = marker.seq
+            state.reset()
+            state.knownApplied = marker.seq
         }
         applier.clear(clearingFailure: true)
         return marker
@@ -53,7 +53,7 @@ extension ZoneStorage {
 
     private func recoverLocked(_ fd: Int32, report: inout RecoveryReport) throws(CKError) -> CommitMarker {
         let meta = try readMeta()
-        let (old, oldApply) = readMarkers(fd)
+        let (old, oldApply) = lockFile.readMarkers(fd)
         let bytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
         noteLogRead(bytes.count)
         let scanned = LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID)
@@ -71,7 +71,7 @@ extension ZoneStorage {
         case .damaged(let at, let reason):
             let error = CKError(.internalError, "the log of zone \(zoneID.zoneName) is damaged at byte \(at) (\(reason)) with whole entries after it; restore the zone from a backup or move log.jsonl aside and run `ckfs fsck`")
             report.damage = error.message
-            locked { fenced = error }
+            fenced = error
             throw error
         }
         // Entries made durable in the journal that the log lost with the page cache.
@@ -118,10 +118,10 @@ extension ZoneStorage {
             // Make replayed files durable before saying they are applied.
             try syncZone()
         }
-        try writeApplyMarker(fd, applied.seq < 0 ? ApplyMarker(bootID: current, applied: seq, end: logEnd)
+        try lockFile.writeApplyMarker(fd, applied.seq < 0 ? ApplyMarker(bootID: current, applied: seq, end: logEnd)
                                                  : ApplyMarker(bootID: current, applied: applied.seq, end: applied.end))
         let marker = CommitMarker(bootID: current, seq: seq, usage: usage, busy: false)
-        try writeCommitMarker(fd, marker)
+        try lockFile.writeCommitMarker(fd, marker)
         report.replayedEntries = replayed
         report.removedTempFiles = removed
         report.entries = entries.map(\.0)
@@ -137,23 +137,23 @@ extension ZoneStorage {
     /// For `fsck`: runs recovery, then `body` with what it found, in one hold of the lock.
     /// Recovery is what a fenced zone waits for, so it runs on one and lifts the fence.
     func withRecovery<T>(_ body: (RecoveryReport) throws(CKError) -> T) throws(CKError) -> T {
-        defer { locked { resetCaches() } }
+        defer { locked { state.reset() } }
         return try withLockFile(ignoringFence: true) { () throws(CKError) -> T in
             var report = RecoveryReport()
-            try recover(try lockFile(), report: &report)
-            locked { fenced = nil }
+            try recover(try lockFile.descriptor(), report: &report)
+            fenced = nil
             return try body(report)
         }
     }
 
     /// Sets the usage figure in the commit marker to what `fsck` counted (under the lock).
     func fixUsage(_ usage: Int64, _ result: inout CheckResult) throws(CKError) {
-        let fd = try lockFile()
-        guard var marker = readMarkers(fd).0 else { return }
+        let fd = try lockFile.descriptor()
+        guard var marker = lockFile.readMarkers(fd).0 else { return }
         guard marker.usage != usage else { return }
         result.repaired.append("zone \(zoneID.zoneName): usage was \(marker.usage) bytes, counted \(usage); corrected")
         marker.usage = usage
-        try writeCommitMarker(fd, marker)
+        try lockFile.writeCommitMarker(fd, marker)
     }
 
     // MARK: Checkpoint and compaction
@@ -164,10 +164,11 @@ extension ZoneStorage {
     func checkpointIfDue(_ fd: Int32, _ marker: CommitMarker) throws(CKError) {
         // The common case decides from memory: the tail offset is the log's size right after
         // our own append.
-        let (known, tail) = locked { (knownCheckpointSeq, tailOffset) }
+        let known = knownCheckpointSeq
+        let tail = locked { state.tailOffset }
         if known >= 0, tail >= 0, marker.seq - known < tuning.checkpointEvery, tail <= tuning.compactLogBytes { return }
         var meta = try readMeta()
-        locked { knownCheckpointSeq = meta.checkpointSeq }
+        knownCheckpointSeq = meta.checkpointSeq
         let logSize = (try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)"))?.size ?? 0
         guard marker.seq - meta.checkpointSeq >= tuning.checkpointEvery || logSize > tuning.compactLogBytes else { return }
         try withApplyLock { (fd) throws(CKError) in
@@ -183,7 +184,7 @@ extension ZoneStorage {
             meta.usage = marker.usage
             if let token = LogScanner.lastClientChangeToken(logBytes, lineEnds: ends, zoneID: zoneID) { meta.clientChangeToken = token }
             try writer.replace(StoreLayout.zoneFile(directory), with: JSONWriter.pretty(meta.json()), durable: true)
-            locked { knownCheckpointSeq = meta.checkpointSeq }
+            knownCheckpointSeq = meta.checkpointSeq
             guard logSize > tuning.compactLogBytes else { return }
             // Keep the newest entries that fit in half the limit; tokens older than the first
             // kept entry then fail with changeTokenExpired. Every entry is applied now,
@@ -201,8 +202,8 @@ extension ZoneStorage {
             let cut = start > 0 ? Int(ends[start - 1]) : 0
             let keptBytes = Array(logBytes[cut...])
             try writer.replace(logPath, with: keptBytes, durable: true)
-            try writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: marker.seq, end: Int64(keptBytes.count)))
-            locked { tailOffset = -1 }
+            try lockFile.writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: marker.seq, end: Int64(keptBytes.count)))
+            locked { state.tailOffset = -1 }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -35,10 +36,10 @@ public struct ZoneTuning: Sendable {
 /// + rename, no fsync: the log holds them) **behind** the commit, on a background queue that
 /// takes every entry waiting, so a stream of saves never waits on file creation; the `lock`
 /// file's apply marker says how far the files are. Readers take entries the files do not
-/// hold yet from the log (``unapplied``), so every reader sees every acknowledged save. Every
-/// `checkpointEvery` entries the file system is synced and `zone.json` notes the checkpoint;
-/// after a crash the entries after the apply marker (same boot) or after the checkpoint
-/// (after a reboot) are replayed.
+/// hold yet from the log (``ZoneState/unapplied``), so every reader sees every acknowledged
+/// save. Every `checkpointEvery` entries the file system is synced and `zone.json` notes the
+/// checkpoint; after a crash the entries after the apply marker (same boot) or after the
+/// checkpoint (after a reboot) are replayed.
 ///
 /// Locks, always taken in this order: `writeLock` (this process's writers), the `flock` on
 /// `lock` (other processes' writers), `applyLock` (this process's file writers), the
@@ -48,9 +49,14 @@ public struct ZoneTuning: Sendable {
 /// its fdatasync. The parts of the state kept apart have locks of their own, each taken alone,
 /// never around another: the index slot (``ZoneIndexSlot``) and the store object's bound on
 /// open index files (``OpenIndexFiles``), `zone.json`'s memo (``ZoneMetaFile``), the lock
-/// file's markers as last read (``MarkerMemo``), the entries kept for the catalog
-/// (``LogEntryFeed``), the applier's queue (``ApplierQueue``) and the tests' observers
-/// (``ZoneObservers``).
+/// file as held and its markers as last read (``ZoneLockFile``), the entries kept for the
+/// catalog (``LogEntryFeed``), the applier's queue (``ApplierQueue``), the memos of a first
+/// change fetch's names and of a damaged record file, and the tests' observers
+/// (``ZoneObservers``). What only a writer touches (the open log and journal, the fence, the
+/// checkpoint last seen) is guarded by `writeLock`.
+///
+/// `@unchecked Sendable`: its only `var`s are `state`, behind `stateLock`, and the writer's
+/// (`appendLog`, `journal`, `fenced`, `knownCheckpointSeq`), behind `writeLock`.
 final class ZoneStorage: @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
@@ -66,6 +72,13 @@ final class ZoneStorage: @unchecked Sendable {
     private var appendLog: (fd: Int32, inode: UInt64)?
     /// The journal as this process last left it; guarded by `writeLock` like `appendLog`.
     var journal: Journal?
+    /// Why the zone is closed to writers until the store is opened again (a failed sync, a
+    /// damaged log); guarded by `writeLock` like `appendLog`.
+    var fenced: CKError?
+    /// The checkpoint `zone.json` last showed this process (-1: not read yet); guarded by
+    /// `writeLock` like `appendLog`. Others may move it on; a stale value only makes the next
+    /// checkpoint come early.
+    var knownCheckpointSeq: Int64 = -1
     let applyLock = NSLock()
     /// Runs the write-behind applier, one block at a time.
     let applyQueue = DispatchQueue(label: "ckfs.zone.apply")
@@ -79,60 +92,25 @@ final class ZoneStorage: @unchecked Sendable {
     /// This opening's commits whose record files the applier has still to write; its lock is
     /// its own (a leaf).
     let applier = ApplierQueue()
-    /// The lock file's markers as this opening last read or wrote them; its lock is its own
-    /// (a leaf).
-    let markers = MarkerMemo()
+    /// The lock file as this opening holds it, with its markers as last read or written; its
+    /// lock is its own (a leaf).
+    let lockFile: ZoneLockFile
     /// What tests watch of this opening; its lock is its own (a leaf).
     let observers = ZoneObservers()
-
-    /// Guards every `var` below.
-    let stateLock = NSLock()
-    var tailInode: UInt64 = 0
-    var tailOffset: Int64 = -1
-    /// The log `tailInode` names, held open by every process that follows it (readers too):
-    /// while it is open its inode is not given to another file, so a zone deleted and made
-    /// again between two looks has a log of another inode, and ``refreshTail()`` starts over
-    /// instead of taking the new log for the old one grown. -1: none held.
-    var tailHold: Int32 = -1
-    /// Lock files set aside (``retireLockFile()``: a zone made again at this path, or a second
-    /// opening two threads raced to make) and closed with this object, never while a thread
-    /// may still use their numbers.
-    var retiredLocks: [Int32] = []
-    /// The parsed records kept.
-    var cache: RecordCache
-    /// The newest version (nil: deleted) of every record touched by an entry the record files
-    /// may not hold yet; never evicted, dropped once the apply marker passes its entry.
-    var unapplied: [String: Pending] = [:]
-    /// The highest `applied` seen in the apply marker.
-    var knownApplied: Int64 = -1
-    /// Bumped whenever the cache takes in log entries or is reset: a record read from its file
-    /// is cached only if no entry arrived meanwhile.
-    var generation: UInt64 = 0
-    /// The zone's `deleteSelf` edges in memory, once a cascade needed them (``DeleteSelfEdges``).
-    var deleteSelfEdges: DeleteSelfEdges?
-    var fenced: CKError?
-    var lockFD: Int32 = -1
-    var lockInode: UInt64 = 0
-    /// The checkpoint `zone.json` last showed this process (-1: not read yet). Others may move
-    /// it on; a stale value only makes the next checkpoint come early.
-    var knownCheckpointSeq: Int64 = -1
-    /// Every record name in the zone, once a write transaction has listed the records folder
-    /// (when the probes for new names have cost about what the listing will); then kept by
-    /// ``absorb(_:)``, and dropped with the caches. A save of a new name then needs no failed
-    /// `open` of its file, a lookup in a large folder that was a tenth of a save's CPU.
-    var knownNames: KnownNames?
     /// The record names, in order, that the pages of a first change fetch begun at log entry
     /// `seq` of the zone's `epoch` walk: listed once for all its pages instead of once a page.
-    var firstFetchNames: (epoch: String, seq: Int64, names: [String])?
-    /// File probes that found no record, since the caches were last reset, and how many make
-    /// listing the folder worth it.
-    var missedProbes = 0
-    var probesBeforeListing = ZoneStorage.minimumProbesBeforeListing
-    static let minimumProbesBeforeListing = 64
+    /// Its lock is its own (a leaf).
+    let firstFetchNames = Mutex<(epoch: String, seq: Int64, names: [String])?>(nil)
     /// A record file found damaged (it does not parse), its status then, and the error: a
     /// read of every record file fails at once with that error while the file is unchanged
-    /// (``knownDamage()``), instead of reading the zone up to it again at every request.
-    var damagedRecordFile: (path: String, status: Syscall.FileStatus, error: CKError)?
+    /// (``knownDamage()``), instead of reading the zone up to it again at every request. Its
+    /// lock is its own (a leaf).
+    let damagedRecordFile = Mutex<(path: String, status: Syscall.FileStatus, error: CKError)?>(nil)
+
+    /// Guards `state`, held briefly, never across I/O that waits on another lock.
+    let stateLock = NSLock()
+    /// What this opening knows of the zone in memory (``ZoneState``).
+    var state: ZoneState
 
     /// How a query answered from the index file found its page.
     enum QueryPlan: Sendable, Equatable {
@@ -140,11 +118,6 @@ final class ZoneStorage: @unchecked Sendable {
         case sortOrder
         /// Finding the matches, then sorting them.
         case matchesSorted
-    }
-
-    struct Pending {
-        var seq: Int64
-        var record: Record?
     }
 
     var logPath: String { StoreLayout.logFile(directory) }
@@ -161,17 +134,16 @@ final class ZoneStorage: @unchecked Sendable {
         self.writer = FileWriter(io: io)
         self.tuning = tuning
         self.reading = reading
-        self.cache = RecordCache(budget: budget ?? RecordCacheBudget(limit: reading.cacheBytes),
-                                 limit: reading.cachedRecords(tuning.cachedRecords))
+        self.state = ZoneState(cache: RecordCache(budget: budget ?? RecordCacheBudget(limit: reading.cacheBytes),
+                                                  limit: reading.cachedRecords(tuning.cachedRecords)))
         self.metaFile = ZoneMetaFile(path: StoreLayout.zoneFile(directory))
+        self.lockFile = ZoneLockFile(path: StoreLayout.lockFile(directory), zoneName: zoneID.zoneName)
         self.indexSlot = ZoneIndexSlot(openFiles: openIndexFiles ?? OpenIndexFiles(limit: tuning.openIndexFiles))
     }
 
     deinit {
-        cache.removeAll()
-        if lockFD >= 0 { Syscall.close(lockFD) }
-        if tailHold >= 0 { Syscall.close(tailHold) }
-        for fd in retiredLocks { Syscall.close(fd) }
+        state.cache.removeAll()
+        if state.tailHold >= 0 { Syscall.close(state.tailHold) }
         if let appendLog { Syscall.close(appendLog.fd) }
         if let journal { Syscall.close(journal.fd) }
     }
@@ -185,18 +157,6 @@ final class ZoneStorage: @unchecked Sendable {
     /// Reports a read of `count` bytes of the log to the observer of log reads.
     func noteLogRead(_ count: Int) {
         observers.logRead?(count)
-    }
-
-    /// Forgets everything cached (stateLock held).
-    func resetCaches() {
-        cache.removeAll()
-        unapplied = [:]
-        deleteSelfEdges = nil
-        tailOffset = -1
-        knownNames = nil
-        missedProbes = 0
-        probesBeforeListing = Self.minimumProbesBeforeListing
-        generation &+= 1
     }
 
     // MARK: Creating and deleting
@@ -246,7 +206,7 @@ final class ZoneStorage: @unchecked Sendable {
                 applier.clear()
             }
         }
-        locked { resetCaches() }
+        locked { state.reset() }
     }
 
     static func removeTree(_ path: String) {
@@ -275,12 +235,12 @@ final class ZoneStorage: @unchecked Sendable {
     func withLockFile<T>(ignoringFence: Bool = false, _ body: () throws(CKError) -> T) throws(CKError) -> T {
         writeLock.lock()
         defer { writeLock.unlock() }
-        if !ignoringFence, let fenced = locked({ fenced }) { throw fenced }
+        if !ignoringFence, let fenced { throw fenced }
         // The zone may have been deleted (and made again) since the lock file was opened: then
         // forget all of it and take the new zone's lock, once.
         for attempt in 0..<2 {
-            // Compared with the inode of the very file locked: `lockInode` may name another by now.
-            let (fd, inode) = try lockFileAndInode()
+            // Compared with the inode of the very file locked: the one held may be another by now.
+            let (fd, inode) = try lockFile.descriptorAndInode()
             try Syscall.flock(fd, LOCK_EX, path: lockPath).orThrow(.internalError, "cannot lock zone \(zoneID.zoneName)")
             if case .success(let st?) = Syscall.stat(lockPath), st.inode == inode {
                 defer { _ = Syscall.flock(fd, LOCK_UN, path: lockPath) }
@@ -288,7 +248,8 @@ final class ZoneStorage: @unchecked Sendable {
             }
             _ = Syscall.flock(fd, LOCK_UN, path: lockPath)
             // Set aside, not closed: a reader may be reading its markers.
-            locked { retireLockFile(); resetCaches() }
+            lockFile.retire()
+            locked { state.reset() }
             applier.clear()
             closeJournal()
             if attempt == 1 { break }
@@ -296,64 +257,10 @@ final class ZoneStorage: @unchecked Sendable {
         throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) was deleted")
     }
 
-    func lockFile() throws(CKError) -> Int32 { try lockFileAndInode().fd }
-
-    /// The lock file held open and its inode, read together.
-    func lockFileAndInode() throws(CKError) -> (fd: Int32, inode: UInt64) {
-        if let held = locked({ lockFD >= 0 ? (lockFD, lockInode) : nil }) { return held }
-        let fd: Int32
-        switch Syscall.open(lockPath, O_RDWR) {
-        case .success(let f): fd = f
-        case .failure(let e) where e.errno == ENOENT:
-            throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist; create it with `ckfs zone create \(zoneID.zoneName)`")
-        case .failure(let e): throw CKError(.internalError, "cannot open the lock of zone \(zoneID.zoneName)", cause: .system(e))
-        }
-        let inode = try Syscall.fstat(fd, path: lockPath).orThrow(.internalError, "cannot stat \(lockPath)").inode
-        // Another thread may have opened it meanwhile: one is kept, the other set aside.
-        return locked { () -> (Int32, UInt64) in
-            if lockFD >= 0 {
-                retiredLocks.append(fd)
-                return (lockFD, lockInode)
-            }
-            lockFD = fd
-            lockInode = inode
-            return (fd, inode)
-        }
-    }
-
-    /// Sets the held lock file aside (stateLock held): closed with this object, never while a
-    /// thread may still lock or read it by its number.
-    func retireLockFile() {
-        if lockFD >= 0 { retiredLocks.append(lockFD) }
-        lockFD = -1
-    }
-
-    /// Both markers, in one read; a lock file from before the apply marker existed has none.
-    /// A marker whose bytes are the ones this process last read or wrote is not parsed again:
-    /// most reads find what this process's writer and applier wrote.
-    func readMarkers(_ fd: Int32) -> (CommitMarker?, ApplyMarker?) {
-        guard case .success(let bytes) = Syscall.pread(fd, count: CommitMarker.size + ApplyMarker.size, offset: 0, path: lockPath) else { return (nil, nil) }
-        let commitBytes = bytes.prefix(CommitMarker.size)
-        let applyBytes = bytes.count > ApplyMarker.offset ? bytes[ApplyMarker.offset...] : []
-        return (markers.commit(in: commitBytes), markers.apply(in: applyBytes))
-    }
-
-    func writeCommitMarker(_ fd: Int32, _ marker: CommitMarker) throws(CKError) {
-        let bytes = marker.bytes()
-        try Syscall.pwriteAll(fd, bytes, offset: 0, path: lockPath).orThrow(.internalError, "cannot write \(lockPath)")
-        markers.wrote(marker, as: bytes)
-    }
-
-    func writeApplyMarker(_ fd: Int32, _ marker: ApplyMarker) throws(CKError) {
-        let bytes = marker.bytes()
-        try Syscall.pwriteAll(fd, bytes, offset: Int64(ApplyMarker.offset), path: lockPath).orThrow(.internalError, "cannot write \(lockPath)")
-        markers.wrote(marker, as: bytes)
-    }
-
     /// The commit marker, read without the lock (for usage and the newest sequence number).
     func peekMarker() throws(CKError) -> CommitMarker? {
-        let fd = try lockFile()
-        return readMarkers(fd).0
+        let fd = try lockFile.descriptor()
+        return lockFile.readMarkers(fd).0
     }
 
     // MARK: Writing
@@ -364,7 +271,7 @@ final class ZoneStorage: @unchecked Sendable {
     func write<T>(_ body: (ZoneTransaction) throws(CKError) -> (LogEntry?, T),
                   committed: ((LogEntry) -> Void)? = nil) throws(CKError) -> T {
         try withLockFile { () throws(CKError) -> T in
-            let fd = try lockFile()
+            let fd = try lockFile.descriptor()
             var (marker, apply) = try recoverIfNeeded(fd)
             try refreshTail()
             try applyOthersEntries(upTo: marker, apply: apply)
@@ -373,23 +280,22 @@ final class ZoneStorage: @unchecked Sendable {
             guard var entry = entryOrNil else { return result }
             entry.seq = marker.seq + 1
             marker.busy = true
-            try writeCommitMarker(fd, marker)
+            try lockFile.writeCommitMarker(fd, marker)
             let (start, end, inode) = try appendDurably(entry)
             // Committed: the save is durable and is reported as done whatever happens next.
             // If the marker cannot be written, it stays busy and the next writer recovers.
             // The tail moves past the entry in the same step that takes it in: a reader that
             // found the tail past it but the cache without it read the version before it.
-            let lockFileInode = locked { () -> UInt64 in
-                if tailOffset == start { tailOffset = end }
-                tailInode = inode
-                absorb(entry)
-                return lockInode
+            locked {
+                if state.tailOffset == start { state.tailOffset = end }
+                state.tailInode = inode
+                state.absorb(entry)
             }
-            applier.committed(entry, end: end, lockInode: lockFileInode)
+            applier.committed(entry, end: end, lockInode: lockFile.inode)
             entryFeed.put(entry, start: start, end: end, inode: inode)
             marker = CommitMarker(bootID: CommitMarker.currentBootID, seq: entry.seq, usage: entry.usage, busy: false)
             do throws(CKError) {
-                try writeCommitMarker(fd, marker)
+                try lockFile.writeCommitMarker(fd, marker)
                 try checkpointIfDue(fd, marker)
             } catch {}
             scheduleApplier()
@@ -406,7 +312,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// before, so a log replaced since (compaction, a zone made again) is opened anew.
     private func appendDurably(_ entry: LogEntry) throws(CKError) -> (start: Int64, end: Int64, inode: UInt64) {
         let frame = entry.frame()
-        let pathInode = locked { tailInode }
+        let pathInode = locked { state.tailInode }
         if let open = appendLog, open.inode != pathInode {
             Syscall.close(open.fd)
             appendLog = nil
@@ -434,33 +340,10 @@ final class ZoneStorage: @unchecked Sendable {
             // failed, and fence the zone until the store is opened again.
             _ = Syscall.ftruncate(fd, st.size, path: logPath)
             let error = CKError(.internalError, "the disk failed to store the log of zone \(zoneID.zoneName) (\(e.path.hasSuffix("/journal") ? "its journal" : "log.jsonl")); the zone is closed until the store is opened again (then `ckfs fsck`)", cause: .system(e))
-            locked { fenced = error }
+            fenced = error
             throw error
         }
         return (st.size, st.size + Int64(frame.count), st.inode)
-    }
-
-    /// Updates the cache, the deleteSelf edges and the unapplied versions with an entry (stateLock held).
-    func absorb(_ entry: LogEntry) {
-        generation &+= 1
-        for d in entry.deleted {
-            cache.remove(d.recordName)
-            deleteSelfEdges?.remove(d.recordName)
-            if entry.seq > knownApplied { unapplied[d.recordName] = Pending(seq: entry.seq, record: nil) }
-        }
-        for record in entry.saved {
-            cache.insert(record)
-            deleteSelfEdges?.insert(record)
-            knownNames?.insert(record.recordID.recordName)
-            if entry.seq > knownApplied { unapplied[record.recordID.recordName] = Pending(seq: entry.seq, record: record) }
-        }
-    }
-
-    /// Notes that the files hold every entry up to `applied` (stateLock held).
-    func noteApplied(_ applied: Int64) {
-        guard applied > knownApplied else { return }
-        knownApplied = applied
-        if !unapplied.isEmpty { unapplied = unapplied.filter { $0.value.seq > applied } }
     }
 
     // MARK: Reading
@@ -469,12 +352,12 @@ final class ZoneStorage: @unchecked Sendable {
     /// right. A partial last entry (an append in progress) is left for the next look; cutting
     /// a torn tail is recovery's job, under the lock.
     func refreshTail() throws(CKError) {
-        if locked({ tailOffset < 0 }) { try recoverAfterRestartIfNeeded() }
+        if locked({ state.tailOffset < 0 }) { try recoverAfterRestartIfNeeded() }
         guard let st = try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)") else {
-            locked { resetCaches() }
+            locked { state.reset() }
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
         }
-        let (inode, offset) = locked { (tailInode, tailOffset) }
+        let (inode, offset) = locked { (state.tailInode, state.tailOffset) }
         if offset < 0 || inode != st.inode || st.size < offset {
             // First look, or the log was compacted: nothing cached can be trusted.
             try startTail(at: st)
@@ -487,10 +370,10 @@ final class ZoneStorage: @unchecked Sendable {
             // Another reader (or a commit) may have moved the tail on meanwhile: only what lies
             // past it is new, and taking in an older entry again would put an older version
             // of its records back in the cache.
-            guard tailInode == inode else { return }
-            for (entry, end) in entries where end > tailOffset {
-                absorb(entry)
-                tailOffset = end
+            guard state.tailInode == inode else { return }
+            for (entry, end) in entries where end > state.tailOffset {
+                state.absorb(entry)
+                state.tailOffset = end
             }
         }
         entryFeed.put(entries, from: offset, inode: inode)
@@ -504,34 +387,34 @@ final class ZoneStorage: @unchecked Sendable {
         // with the old zone's entries waiting for their files. Only while this process neither
         // writes nor applies the zone: a writer or applier checks the lock it holds itself, and
         // must not find it swapped under it.
-        if case .success(let lock?) = Syscall.stat(lockPath), lock.inode != locked({ lockInode }), writeLock.try() {
+        if case .success(let lock?) = Syscall.stat(lockPath), lock.inode != lockFile.inode, writeLock.try() {
             defer { writeLock.unlock() }
             if applyLock.try() {
                 defer { applyLock.unlock() }
-                locked { retireLockFile() }
+                lockFile.retire()
                 applier.clear()
             }
         }
-        let fd = try lockFile()
-        let (commit, apply) = readMarkers(fd)
+        let fd = try lockFile.descriptor()
+        let (commit, apply) = lockFile.readMarkers(fd)
         var pending: [(LogEntry, end: Int64)] = []
         if let commit, let apply, apply.applied < commit.seq || commit.busy {
             pending = try entries(after: apply.applied, from: apply.end, to: st.size)
         }
-        // Held while followed (``tailHold``); a log replaced between the `stat` and the open is
+        // Held while followed (`tailHold`); a log replaced between the `stat` and the open is
         // not held, and the next look, finding another inode, starts over.
         var hold: Int32 = -1
         if case .success(let f) = Syscall.open(logPath, O_RDONLY) {
             if case .success(let held) = Syscall.fstat(f, path: logPath), held.inode == st.inode { hold = f } else { Syscall.close(f) }
         }
         let released = locked { () -> Int32 in
-            resetCaches()
-            knownApplied = apply?.applied ?? -1
-            tailInode = st.inode
-            tailOffset = st.size
-            defer { tailHold = hold }
-            for (entry, _) in pending { absorb(entry) }
-            return tailHold
+            state.reset()
+            state.knownApplied = apply?.applied ?? -1
+            state.tailInode = st.inode
+            state.tailOffset = st.size
+            defer { state.tailHold = hold }
+            for (entry, _) in pending { state.absorb(entry) }
+            return state.tailHold
         }
         if released >= 0 { Syscall.close(released) }
     }
@@ -561,7 +444,7 @@ final class ZoneStorage: @unchecked Sendable {
     /// The apply marker of this boot, read without the lock; nil when there is none (an older
     /// store) or it is of an earlier boot (then the files may lack more than it says).
     func currentApplyMarker() -> ApplyMarker? {
-        guard let fd = try? lockFile(), let apply = readMarkers(fd).1, apply.bootID == CommitMarker.currentBootID else { return nil }
+        guard let fd = try? lockFile.descriptor(), let apply = lockFile.readMarkers(fd).1, apply.bootID == CommitMarker.currentBootID else { return nil }
         return apply
     }
 
@@ -570,25 +453,25 @@ final class ZoneStorage: @unchecked Sendable {
     ///
     /// A file read is cached only when it cannot be older than the log entries taken in so
     /// far: the commit marker was clean and no entry arrived meanwhile. Entries the files lack
-    /// are answered from ``unapplied`` (looked at before the file, which the applier writes
-    /// before it drops them), so a stale file is never read for them.
+    /// are answered from ``ZoneState/unapplied`` (looked at before the file, which the applier
+    /// writes before it drops them), so a stale file is never read for them.
     func record(named name: String) throws(CKError) -> Record? {
         try refreshTail()
         return try currentRecord(named: name) { () throws(CKError) -> Bool in
-            let (commit, apply) = readMarkers(try lockFile())
-            if let apply { locked { noteApplied(apply.applied) } }
+            let (commit, apply) = lockFile.readMarkers(try lockFile.descriptor())
+            if let apply { locked { state.noteApplied(apply.applied) } }
             return commit.map { !$0.busy } ?? false
         }
     }
 
-    /// The current record as this process knows the log: from ``unapplied``, the cache, or
-    /// the file. `beforeFileRead` runs only when the file is read, and says whether what it
-    /// holds may be cached. A write transaction calls this directly: it has just taken in the
-    /// log under the writer's lock and found the commit marker clean, so the two system calls
-    /// and the marker parse of ``record(named:)`` would only repeat that.
+    /// The current record as this process knows the log: from ``ZoneState/unapplied``, the
+    /// cache, or the file. `beforeFileRead` runs only when the file is read, and says whether
+    /// what it holds may be cached. A write transaction calls this directly: it has just taken
+    /// in the log under the writer's lock and found the commit marker clean, so the two system
+    /// calls and the marker parse of ``record(named:)`` would only repeat that.
     func currentRecord(named name: String, underWriteLock: Bool = false,
                        beforeFileRead: () throws(CKError) -> Bool) throws(CKError) -> Record? {
-        let (pending, hit, seen, absent) = locked { (unapplied[name], cache[name], generation, knownNames.map { !$0.mayContain(name) } ?? false) }
+        let (pending, hit, seen, absent) = locked { (state.unapplied[name], state.cache[name], state.generation, state.knownNames.map { !$0.mayContain(name) } ?? false) }
         if let pending { return pending.record }
         if let hit { return hit }
         if absent { return nil }
@@ -598,37 +481,37 @@ final class ZoneStorage: @unchecked Sendable {
             return nil
         }
         if cacheFileRead {
-            locked { if generation == seen { cache.insert(record) } }
+            locked { if state.generation == seen { state.cache.insert(record) } }
         }
         return record
     }
 
     /// Counts a probe that found no file; once the probes have cost about what a listing of
-    /// the records folder will, lists it into ``knownNames``. Paying for probes until they add
-    /// up to a listing is never much worse than the better of the two. A failed lookup costs
-    /// 4-7 µs; a listing about 0.6 µs a name, or 20 ns a byte of the folder (35 bytes a name),
-    /// so a listing is worth about one probe per 8 names, 280 bytes of folder. A fixed
-    /// threshold (64 probes) made a few hundred saves into a large zone pay for a listing they
-    /// could not use up. Only under the writer's lock: no entry can be
-    /// committed meanwhile, and the versions the files lack are taken before the listing (as
+    /// the records folder will, lists it into ``ZoneState/knownNames``. Paying for probes until
+    /// they add up to a listing is never much worse than the better of the two. A failed
+    /// lookup costs 4-7 µs; a listing about 0.6 µs a name, or 20 ns a byte of the folder (35
+    /// bytes a name), so a listing is worth about one probe per 8 names, 280 bytes of folder. A
+    /// fixed threshold (64 probes) made a few hundred saves into a large zone pay for a listing
+    /// they could not use up. Only under the writer's lock: no entry can be committed
+    /// meanwhile, and the versions the files lack are taken before the listing (as
     /// ``recordNames()`` does), so a file the applier writes meanwhile is in one or the other.
     private func noteMissedProbe() throws(CKError) {
         let due = locked { () -> Bool in
-            missedProbes += 1
-            return knownNames == nil && missedProbes >= probesBeforeListing
+            state.missedProbes += 1
+            return state.knownNames == nil && state.missedProbes >= state.probesBeforeListing
         }
         guard due else { return }
         let folderBytes = (try Syscall.stat(recordsPath).orThrow(.internalError, "cannot stat \(recordsPath)"))?.size ?? 0
-        let worth = max(Self.minimumProbesBeforeListing, Int(folderBytes / 280))
-        let (ready, seen, pending) = locked { () -> (Bool, UInt64, [String: Pending]) in
-            probesBeforeListing = worth
-            return (missedProbes >= worth, generation, unapplied)
+        let worth = max(ZoneState.minimumProbesBeforeListing, Int(folderBytes / 280))
+        let (ready, seen, pending) = locked { () -> (Bool, UInt64, [String: ZoneState.Pending]) in
+            state.probesBeforeListing = worth
+            return (state.missedProbes >= worth, state.generation, state.unapplied)
         }
         guard ready else { return }
         // A pending deletion's name stays known: it only costs its save a look at the file.
         var names = KnownNames(try fileRecordNames())
         for (name, p) in pending where p.record != nil { names.insert(name) }
-        locked { if generation == seen { knownNames = names } }
+        locked { if state.generation == seen { state.knownNames = names } }
     }
 
     func readRecordFile(_ name: String) throws(CKError) -> Record? {
@@ -644,7 +527,7 @@ final class ZoneStorage: @unchecked Sendable {
     private func readDamagedRecordFile(_ path: String) throws(CKError) -> Record? {
         guard let (bytes, status) = try Syscall.readFileAndStatus(path, times: true).orThrow(.internalError, "cannot read \(path)") else { return nil }
         do { return try Self.decodeRecordFile(bytes, path: path) } catch {
-            locked { damagedRecordFile = (path, status, error) }
+            damagedRecordFile.withLock { $0 = (path, status, error) }
             throw error
         }
     }
@@ -652,9 +535,9 @@ final class ZoneStorage: @unchecked Sendable {
     /// The error of a damaged record file found earlier, while that file is the version that
     /// was found damaged (`ckfs fsck`, an edit or a save replaces it, and the zone is read again).
     func knownDamage() -> CKError? {
-        guard let damaged = locked({ damagedRecordFile }) else { return nil }
+        guard let damaged = damagedRecordFile.withLock({ $0 }) else { return nil }
         if case .success(let now?) = Syscall.stat(damaged.path, times: true), now == damaged.status { return damaged.error }
-        locked { if damagedRecordFile?.path == damaged.path { damagedRecordFile = nil } }
+        damagedRecordFile.withLock { if $0?.path == damaged.path { $0 = nil } }
         return nil
     }
 
@@ -672,7 +555,7 @@ final class ZoneStorage: @unchecked Sendable {
         try refreshTail()
         // The versions the files lack first, then the listing: a file written meanwhile is
         // then in one or the other.
-        let pending = locked { unapplied }
+        let pending = locked { state.unapplied }
         let files = try fileRecordNames()
         // Sorted already; only versions the files lack change the list.
         guard !pending.isEmpty else { return files }
@@ -687,9 +570,9 @@ final class ZoneStorage: @unchecked Sendable {
     /// pages through, in order (an epoch and a sequence number name one state of the zone);
     /// records saved after it come in the changes after `seq`, deleted ones are skipped.
     func namesForFirstFetch(epoch: String, startedAt seq: Int64) throws(CKError) -> [String] {
-        if let kept = locked({ firstFetchNames }), kept.epoch == epoch, kept.seq == seq { return kept.names }
+        if let kept = firstFetchNames.withLock({ $0 }), kept.epoch == epoch, kept.seq == seq { return kept.names }
         let names = try recordNames()
-        locked { firstFetchNames = (epoch, seq, names) }
+        firstFetchNames.withLock { $0 = (epoch, seq, names) }
         return names
     }
 
@@ -718,8 +601,8 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// The deleteSelf edges in memory (built once per process, under the lock, then kept by the log).
     func withDeleteSelfEdges<T>(_ body: (inout DeleteSelfEdges) -> T) throws(CKError) -> T {
-        if locked({ deleteSelfEdges == nil }) {
-            let pending = locked { unapplied }
+        if locked({ state.deleteSelfEdges == nil }) {
+            let pending = locked { state.unapplied }
             var built = DeleteSelfEdges()
             for name in try fileRecordNames() {
                 if let r = try readRecordFile(name) { built.insert(r) }
@@ -727,9 +610,9 @@ final class ZoneStorage: @unchecked Sendable {
             for (name, p) in pending {
                 if let r = p.record { built.insert(r) } else { built.remove(name) }
             }
-            locked { if deleteSelfEdges == nil { deleteSelfEdges = built } }
+            locked { if state.deleteSelfEdges == nil { state.deleteSelfEdges = built } }
         }
-        return locked { body(&deleteSelfEdges!) }
+        return locked { body(&state.deleteSelfEdges!) }
     }
 
     /// The history the log keeps: its entries in order, and the oldest sequence number a

@@ -1,0 +1,108 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Following the log: the entries other processes appended since the last look, taken into
+// the zone's state (``ZoneState``) under `stateLock`.
+extension ZoneStorage {
+    /// Takes in entries other processes appended since the last look, so the cache stays
+    /// right. A partial last entry (an append in progress) is left for the next look; cutting
+    /// a torn tail is recovery's job, under the lock.
+    func refreshTail() throws(CKError) {
+        if locked({ state.tailOffset < 0 }) { try recoverAfterRestartIfNeeded() }
+        guard let st = try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)") else {
+            locked { state.reset() }
+            throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
+        }
+        let (inode, offset) = locked { (state.tailInode, state.tailOffset) }
+        if offset < 0 || inode != st.inode || st.size < offset {
+            // First look, or the log was compacted: nothing cached can be trusted.
+            try startTail(at: st)
+            return
+        }
+        guard st.size != offset else { return }
+        noteLogRead(Int(st.size - offset))
+        let entries = try LogScanner.readAppended(logPath, from: offset, to: st.size, zoneID: zoneID)
+        locked {
+            // Another reader (or a commit) may have moved the tail on meanwhile: only what lies
+            // past it is new, and taking in an older entry again would put an older version
+            // of its records back in the cache.
+            guard state.tailInode == inode else { return }
+            for (entry, end) in entries where end > state.tailOffset {
+                state.absorb(entry)
+                state.tailOffset = end
+            }
+        }
+        entryFeed.put(entries, from: offset, inode: inode)
+    }
+
+    /// Starts following the log at its end, taking in the entries the record files do not
+    /// hold yet (those after the apply marker).
+    private func startTail(at st: Syscall.FileStatus) throws(CKError) {
+        // A log not followed before may be a zone made again, with a lock of its own: the one
+        // held (so its inode is not another file's) is set aside when the path names another,
+        // with the old zone's entries waiting for their files. Only while this process neither
+        // writes nor applies the zone: a writer or applier checks the lock it holds itself, and
+        // must not find it swapped under it.
+        if case .success(let lock?) = Syscall.stat(lockPath), lock.inode != lockFile.inode, writeLock.try() {
+            defer { writeLock.unlock() }
+            if applyLock.try() {
+                defer { applyLock.unlock() }
+                lockFile.retire()
+                applier.clear()
+            }
+        }
+        let fd = try lockFile.descriptor()
+        let (commit, apply) = lockFile.readMarkers(fd)
+        var pending: [(LogEntry, end: Int64)] = []
+        if let commit, let apply, apply.applied < commit.seq || commit.busy {
+            pending = try entries(after: apply.applied, from: apply.end, to: st.size)
+        }
+        // Held while followed (`tailHold`); a log replaced between the `stat` and the open is
+        // not held, and the next look, finding another inode, starts over.
+        var hold: Int32 = -1
+        if case .success(let f) = Syscall.open(logPath, O_RDONLY) {
+            if case .success(let held) = Syscall.fstat(f, path: logPath), held.inode == st.inode { hold = f } else { Syscall.close(f) }
+        }
+        let released = locked { () -> Int32 in
+            state.reset()
+            state.knownApplied = apply?.applied ?? -1
+            state.tailInode = st.inode
+            state.tailOffset = st.size
+            defer { state.tailHold = hold }
+            for (entry, _) in pending { state.absorb(entry) }
+            return state.tailHold
+        }
+        if released >= 0 { Syscall.close(released) }
+    }
+
+    /// The whole entries after sequence number `seq`, reading the log from byte `from` (the
+    /// apply marker's `end`; from the start when that is unknown or no longer an entry
+    /// boundary) up to `size`.
+    func entries(after seq: Int64, from: Int64, to size: Int64) throws(CKError) -> [(LogEntry, end: Int64)] {
+        try entriesFollowing(seq, from: from, to: size).entries
+    }
+
+    /// As ``entries(after:from:to:)``, with the offset where the whole entries read end (to
+    /// follow the log from, also when none of them is after `seq`).
+    func entriesFollowing(_ seq: Int64, from: Int64, to size: Int64) throws(CKError) -> (entries: [(LogEntry, end: Int64)], following: Int64) {
+        if from >= 0, from <= size {
+            if from == size { return ([], size) }
+            noteLogRead(Int(size - from))
+            let found = try LogScanner.readAppended(logPath, from: from, to: size, zoneID: zoneID)
+            if let first = found.first, first.0.seq <= seq + 1 { return (found.filter { $0.0.seq > seq }, found.last!.end) }
+        }
+        // Unknown, or the log was compacted since `from` was noted: the whole log.
+        noteLogRead(Int(size))
+        let all = try LogScanner.readAppended(logPath, from: 0, to: size, zoneID: zoneID)
+        return (all.filter { $0.0.seq > seq }, all.last?.end ?? 0)
+    }
+
+    /// The apply marker of this boot, read without the lock; nil when there is none (an older
+    /// store) or it is of an earlier boot (then the files may lack more than it says).
+    func currentApplyMarker() -> ApplyMarker? {
+        guard let fd = try? lockFile.descriptor(), let apply = lockFile.readMarkers(fd).1, apply.bootID == CommitMarker.currentBootID else { return nil }
+        return apply
+    }
+}

@@ -33,6 +33,21 @@ import Testing
         #expect(!fsckPiped.stdout.contains("checking") && !fsckPiped.stderr.contains("checking"))
     }
 
+    /// `--first` adds numbered records to a filled zone instead of saving over its first ones.
+    @Test func fillAddsRecordsFromTheFirstNumberGiven() throws {
+        let f = try CLIFixture()
+        #expect(f.run(["debug", "fill", "--count", "30"]).status == 0)
+        let added = f.run(["debug", "fill", "--count", "20", "--first", "30"])
+        #expect(added.status == 0, "\(added.stderr)")
+        #expect(added.stdout == "saved 20, item-30 to item-49\n")
+        let names = try #require(f.run(["record", "query", "--type", "Item", "--limit", "100"]).json?["records"]?.arrayValue)
+            .compactMap { $0["recordName"]?.stringValue }
+        #expect(Set(names) == Set((0..<50).map { "item-\($0)" }), "\(names.sorted())")
+        let refused = f.run(["debug", "fill", "--count", "1", "--first=-1"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("--first must be 0 or more"), "\(refused.stderr)")
+    }
+
     @Test func versionIsPrinted() {
         let r = CLIFixture.exec(CLIFixture.binary, ["--version"])
         #expect(r.status == 0)

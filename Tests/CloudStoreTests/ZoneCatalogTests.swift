@@ -86,6 +86,34 @@ import Testing
         #expect(try catalog.names(ofType: "Note").count == 3 + LogEntryFeed.maximumEntries + 5)
     }
 
+    /// An opening that only follows another's saves (the mount while an app writes) keeps
+    /// none of the versions the other's applier has written to the files: they were kept,
+    /// whole records, until the opening read a record file, so its memory grew with every
+    /// record the other wrote. What it answers stays the newest version.
+    @Test func aFollowerKeepsNoVersionTheFilesHold() throws {
+        let t = try TempStore()
+        let db = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        try db.save(record("a", ["n": .int64(1)]))
+        let catalog = db.catalog(ZoneID.defaultZoneName)
+        _ = try catalog.refresh()
+        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let other = try t.db(device: "other")
+        for round in 0..<3 {
+            _ = try other.modify(saving: (0..<400).map { record("r\(round)-\($0)", ["n": .int64(Int64(round))]) })
+            t.store.waitForRecordFiles()
+            guard case .records(let changed) = try catalog.refresh() else { Issue.record("no change in round \(round)"); return }
+            #expect(changed.count == 400)
+            let kept = storage.locked { storage.state.unapplied.count }
+            #expect(kept == 0, "round \(round): \(kept) versions kept that the files hold")
+        }
+        _ = try other.modify(saving: [try other.record(for: id("r0-7")).replacingFields(["n": .int64(9)])])
+        t.store.waitForRecordFiles()
+        _ = try catalog.refresh()
+        #expect(try catalog.record(named: "r0-7")?["n"] == .int64(9))
+        #expect(try db.record(for: id("r2-399"))["n"] == .int64(2))
+        #expect(try catalog.names(ofType: "Note").count == 1 + 3 * 400)
+    }
+
     /// Two first looks at once (the mount's first listing and its watcher) load the zone
     /// once: one reports it reloaded, the other finds nothing new.
     @Test(arguments: [ZoneReading.inMemory, .indexed])

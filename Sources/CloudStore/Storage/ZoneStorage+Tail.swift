@@ -24,7 +24,12 @@ extension ZoneStorage {
         guard st.size != offset else { return }
         noteLogRead(Int(st.size - offset))
         let entries = try LogScanner.readAppended(logPath, from: offset, to: st.size, zoneID: zoneID)
+        // The entries the record files hold by now (others' appliers write them) are not kept
+        // as versions the files lack: a process that only follows others' saves (the mount
+        // while an app writes) kept every record they wrote until it read a record file.
+        let applied = currentApplyMarker()?.applied
         locked {
+            if let applied { state.noteApplied(applied) }
             // Another reader (or a commit) may have moved the tail on meanwhile: only what lies
             // past it is new, and taking in an older entry again would put an older version
             // of its records back in the cache.

@@ -114,6 +114,37 @@ import Testing
         #expect(try catalog.names(ofType: "Note").count == 1 + 3 * 400)
     }
 
+    /// The entries kept for the catalogs of a store object's zones have one bound for all of
+    /// them: zones written and not read kept up to 4 MiB each, so a server whose clients write
+    /// to many zones held that much a zone. A catalog whose entries were dropped reads them
+    /// from the log, and answers as before.
+    @Test func keptEntriesHaveOneBoundForAllZones() throws {
+        let tuning = ZoneTuning.with { $0.keptEntryBytes = 1 << 20 }
+        let t = try TempStore(tuning: tuning)
+        let store = try t.reopen(tuning: tuning, reading: .indexed)
+        let db = try store.container().database(.private, caller: Caller(userName: "alice"))
+        let zones = (0..<6).map { "Zone\($0)" }
+        for zone in zones {
+            try db.createZone(zone)
+            _ = try db.catalog(zone).refresh()
+        }
+        // Each zone gets 3 batches of 100 records (about 0.35 MiB a batch as the feed counts
+        // them): 6 MiB in all, under each zone's own bound of 4 MiB.
+        for round in 0..<3 {
+            for zone in zones {
+                _ = try db.modify(saving: (0..<100).map { record("r\(round)-\($0)", zone: zone, ["n": .int64(Int64(round))]) })
+                #expect(store.feedBudget.inUse <= 1 << 20, "\(store.feedBudget.inUse) bytes kept after \(zone), round \(round)")
+            }
+        }
+        #expect(store.feedBudget.inUse > 0, "entries are kept within the bound")
+        for zone in zones {
+            guard case .records(let changed) = try db.catalog(zone).refresh() else { Issue.record("no change in \(zone)"); continue }
+            #expect(changed.count == 300, "\(zone)")
+            #expect(try db.catalog(zone).record(named: "r2-99")?["n"] == .int64(2))
+        }
+        #expect(store.feedBudget.inUse == 0, "taken entries give their bytes back")
+    }
+
     /// Two first looks at once (the mount's first listing and its watcher) load the zone
     /// once: one reports it reloaded, the other finds nothing new.
     @Test(arguments: [ZoneReading.inMemory, .indexed])

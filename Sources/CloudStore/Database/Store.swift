@@ -20,6 +20,8 @@ public final class Store: @unchecked Sendable {
     let cacheBudget: RecordCacheBudget
     /// The zones' index files this store object keeps open together.
     let openIndexFiles: OpenIndexFiles
+    /// The bytes of parsed log entries the zones of this store object keep for their catalogs.
+    let feedBudget: RecordCacheBudget
 
     /// Guards `zones`, `catalogs`, `subscriptionFiles`, `containers`, `listings` and `zoneNameLists`.
     private let lock = NSLock()
@@ -42,6 +44,7 @@ public final class Store: @unchecked Sendable {
         self.reading = reading
         self.cacheBudget = RecordCacheBudget(limit: reading.cacheBytes)
         self.openIndexFiles = OpenIndexFiles(limit: tuning.openIndexFiles)
+        self.feedBudget = RecordCacheBudget(limit: tuning.keptEntryBytes)
     }
 
     /// Opens the store at `path`; fails with a hint when there is none.
@@ -107,7 +110,7 @@ public final class Store: @unchecked Sendable {
         lock.withLock {
             if let z = zones[directory] { return z }
             let z = ZoneStorage(directory: directory, zoneID: zoneID, io: io, tuning: tuning, reading: reading, budget: cacheBudget,
-                                openIndexFiles: openIndexFiles)
+                                openIndexFiles: openIndexFiles, feedBudget: feedBudget)
             zones[directory] = z
             return z
         }

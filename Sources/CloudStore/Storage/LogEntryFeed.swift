@@ -8,8 +8,11 @@ import Foundation
 ///
 /// Kept only once a catalog follows the zone (``open()``), each taken once, and bounded: past
 /// ``maximumEntries`` entries or ``maximumBytes`` of records (as ``RecordCacheBudget`` counts
-/// them) not taken, all are dropped, and the catalog reads the log as before. Its lock is its
-/// own, a leaf: no lock is taken under it.
+/// them) not taken, all are dropped, and the catalog reads the log as before. The feeds of a
+/// store object's zones share one budget as well (``ZoneTuning/keptEntryBytes``), so zones
+/// written and not read hold at most that much together; a zone that finds no room drops
+/// what it kept, and its catalog reads the log. Its lock is its own, a leaf: no lock is taken
+/// under it (the budget is an atomic count).
 final class LogEntryFeed: @unchecked Sendable {
     static let maximumEntries = 64
     static let maximumBytes = 4 << 20
@@ -21,12 +24,22 @@ final class LogEntryFeed: @unchecked Sendable {
         var bytes: Int
     }
 
+    /// The bytes the feeds of the store object's zones keep together.
+    private let budget: RecordCacheBudget
     /// Guards every `var` below.
     private let lock = NSLock()
     private var isOpen = false
     /// By the log offset each entry starts at.
     private var items: [Int64: Item] = [:]
     private var bytes = 0
+
+    init(budget: RecordCacheBudget) {
+        self.budget = budget
+    }
+
+    deinit {
+        budget.give(bytes)
+    }
 
     /// Starts keeping entries: a catalog follows the zone.
     func open() {
@@ -38,11 +51,12 @@ final class LogEntryFeed: @unchecked Sendable {
         guard lock.withLock({ isOpen }) else { return }
         let size = entry.saved.reduce(64 * entry.deleted.count) { $0 + RecordCacheBudget.cost(of: $1) }
         lock.withLock {
-            if items.count >= Self.maximumEntries || bytes + size > Self.maximumBytes {
-                items = [:]
-                bytes = 0
-            }
+            if items.count >= Self.maximumEntries || bytes + size > Self.maximumBytes { dropAll() }
             guard size <= Self.maximumBytes else { return }
+            if !budget.take(size) {
+                dropAll()
+                guard budget.take(size) else { return }
+            }
             items[start] = Item(entry: entry, end: end, inode: inode, bytes: size)
             bytes += size
         }
@@ -61,7 +75,8 @@ final class LogEntryFeed: @unchecked Sendable {
 
     /// The entries that follow one another from `start` in the log with inode `inode`, ending
     /// at or before `size`, with where each ends; they are no longer kept, nor is any entry
-    /// of another log or before `start` (the catalog is past it).
+    /// of another log or starting before `size`: the catalog reads from the log what the
+    /// entries given do not reach, and is past all of it.
     func take(from start: Int64, inode: UInt64, upTo size: Int64) -> [(LogEntry, end: Int64)] {
         lock.withLock {
             guard !items.isEmpty else { return [] }
@@ -71,9 +86,18 @@ final class LogEntryFeed: @unchecked Sendable {
                 out.append((item.entry, item.end))
                 at = item.end
             }
-            items = items.filter { $0.key >= at && $0.value.inode == inode }
-            bytes = items.values.reduce(0) { $0 + $1.bytes }
+            items = items.filter { $0.key >= size && $0.value.inode == inode }
+            let kept = items.values.reduce(0) { $0 + $1.bytes }
+            budget.give(bytes - kept)
+            bytes = kept
             return out
         }
+    }
+
+    /// Drops every entry kept, giving their bytes back to the budget (lock held).
+    private func dropAll() {
+        items = [:]
+        budget.give(bytes)
+        bytes = 0
     }
 }

@@ -24,6 +24,10 @@ public struct ZoneTuning: Sendable {
     /// Zones' index files a store object keeps open at once; past it, the one used longest ago
     /// is closed (its zone opens it again at its next use).
     public var openIndexFiles = 64
+    /// Bytes of parsed log entries a store object keeps for its zones' catalogs, all zones
+    /// together, so that an entry is parsed once in a process; past it, a catalog reads the
+    /// entries from the log itself.
+    public var keptEntryBytes = 16 << 20
     public init() {}
 }
 
@@ -88,7 +92,7 @@ final class ZoneStorage: @unchecked Sendable {
     let metaFile: ZoneMetaFile
     /// The log entries this opening committed or read, for the zone's catalog to take in
     /// without reading the log; its lock is its own (a leaf).
-    let entryFeed = LogEntryFeed()
+    let entryFeed: LogEntryFeed
     /// This opening's commits whose record files the applier has still to write; its lock is
     /// its own (a leaf).
     let applier = ApplierQueue()
@@ -125,9 +129,10 @@ final class ZoneStorage: @unchecked Sendable {
     var recordsPath: String { StoreLayout.recordsDirectory(directory) }
 
     /// `budget`: the bytes of parsed records this zone's cache shares with the store object's
-    /// other zones; `openIndexFiles`: the index files they keep open together.
+    /// other zones; `openIndexFiles`: the index files they keep open together; `feedBudget`:
+    /// the bytes of parsed log entries they keep for their catalogs together.
     init(directory: String, zoneID: ZoneID, io: any StorageIO, tuning: ZoneTuning, reading: ZoneReading = .inMemory,
-         budget: RecordCacheBudget? = nil, openIndexFiles: OpenIndexFiles? = nil) {
+         budget: RecordCacheBudget? = nil, openIndexFiles: OpenIndexFiles? = nil, feedBudget: RecordCacheBudget? = nil) {
         self.directory = directory
         self.zoneID = zoneID
         self.io = io
@@ -137,6 +142,7 @@ final class ZoneStorage: @unchecked Sendable {
         self.state = ZoneState(cache: RecordCache(budget: budget ?? RecordCacheBudget(limit: reading.cacheBytes),
                                                   limit: reading.cachedRecords(tuning.cachedRecords)))
         self.metaFile = ZoneMetaFile(path: StoreLayout.zoneFile(directory))
+        self.entryFeed = LogEntryFeed(budget: feedBudget ?? RecordCacheBudget(limit: tuning.keptEntryBytes))
         self.lockFile = ZoneLockFile(path: StoreLayout.lockFile(directory), zoneName: zoneID.zoneName)
         self.indexSlot = ZoneIndexSlot(openFiles: openIndexFiles ?? OpenIndexFiles(limit: tuning.openIndexFiles))
     }

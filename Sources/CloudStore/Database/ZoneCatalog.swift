@@ -113,11 +113,12 @@ public final class ZoneCatalog: @unchecked Sendable {
         let (inode, offset, seq) = lock.withLock { (logInode, logOffset, lastSeq) }
         if offset >= 0, inode == st.inode, st.size >= offset {
             if st.size == offset { return .none }
-            // Entries come parsed from the zone's storage: this process's own commits, and,
-            // when the records are read through the storage (from the index), the storage
-            // takes in others' appends now, which its next record read would do anyway, so
-            // each is parsed once. Should that fail, the log is read here, which reports it.
-            if database.store.reading.readsIndex { try? storage.refreshTail() }
+            // Entries come parsed from the zone's storage: this process's own commits, and
+            // others' appends, which the storage takes in now, as its next record read or
+            // commit would anyway, so each is parsed once in the process. (Held in memory, the
+            // records the storage keeps are the catalog's own, not copies: both take the same
+            // parsed entry.) Should that fail, the log is read here, which reports it.
+            try? storage.refreshTail()
             var entries = storage.entryFeed.take(from: offset, inode: inode, upTo: st.size)
             let readFrom = entries.last?.end ?? offset
             if readFrom < st.size {

@@ -148,14 +148,9 @@ extension Bench {
         let root = directory + "/zones"
         let db = try store("zones")
         for z in 0..<zones {
-            let zone = try db.createZone("Z\(z)").zoneID
-            var i = 0
-            while i < each {
-                if let e = try db.modify(saving: (i..<min(i + 400, each)).map { Self.record($0, zone: zone) }).error { throw e }
-                i += 400
-            }
+            try db.createZone("Z\(z)")
+            try fillOnly(db, zone: "Z\(z)", count: each)
         }
-        db.store.waitForRecordFiles()
         let m = try mount(root, at: directory + "/zones-mount", store: db, executable: executable)
         defer { unmount(m, executable: executable) }
         let sink = directory + "/sink"

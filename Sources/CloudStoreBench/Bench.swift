@@ -203,13 +203,14 @@ public struct Bench: Sendable {
     /// only when it hits most of the samples.
     static func median(_ samples: [Double]) -> Double { samples.sorted()[samples.count / 2] }
 
-    /// Fills a ckfs zone with records `from..<to`, in batches of 400, and waits for the record
-    /// files, so the rows that read measure a settled store, not one still writing behind.
-    func fillOnly(_ db: Database, from: Int = 0, count: Int) throws(CKError) {
-        let zone = db.zoneID(ZoneID.defaultZoneName)
+    /// Fills a ckfs zone (the default zone unless named) with `count` records from number
+    /// `from`, in batches of 400, and waits for the record files, so the rows that read measure
+    /// a settled store, not one still writing behind. A batch that saves less fails the fill.
+    func fillOnly(_ db: Database, zone name: String = ZoneID.defaultZoneName, from: Int = 0, count: Int) throws(CKError) {
+        let zone = db.zoneID(name)
         var i = from
         while i < from + count {
-            _ = try db.modify(saving: (i..<min(i + 400, from + count)).map { Self.record($0, zone: zone) })
+            if let error = try db.modify(saving: (i..<min(i + 400, from + count)).map { Self.record($0, zone: zone) }).error { throw error }
             i += 400
         }
         db.store.waitForRecordFiles()

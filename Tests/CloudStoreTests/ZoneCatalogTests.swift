@@ -82,8 +82,7 @@ import Testing
         #expect(read.withLock { $0 } == othersEntry, "another's entry is read once (\(othersEntry) bytes)")
 
         // Another opening's save, taken in by a refresh, then a commit of this opening: the
-        // commit finds the entry taken in already. (Held in memory, the catalog read it itself
-        // and the commit read it again.)
+        // commit finds the entry taken in already, also when the catalog holds the records.
         let beforeSecond = try logSize()
         try t.db(device: "other").save(record("e", ["n": .int64(5)]))
         let othersSecond = try logSize() - beforeSecond
@@ -108,9 +107,8 @@ import Testing
     }
 
     /// An opening that only follows another's saves (the mount while an app writes) keeps
-    /// none of the versions the other's applier has written to the files: they were kept,
-    /// whole records, until the opening read a record file, so its memory grew with every
-    /// record the other wrote. What it answers stays the newest version.
+    /// none of the versions the other's applier has written to the files, so its memory does
+    /// not grow with every record the other writes. What it answers stays the newest version.
     @Test func aFollowerKeepsNoVersionTheFilesHold() throws {
         let t = try TempStore()
         let db = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
@@ -136,9 +134,9 @@ import Testing
     }
 
     /// The entries kept for the catalogs of a store object's zones have one bound for all of
-    /// them: zones written and not read kept up to 4 MiB each, so a server whose clients write
-    /// to many zones held that much a zone. A catalog whose entries were dropped reads them
-    /// from the log, and answers as before.
+    /// them, not only 4 MiB a zone, so a server whose clients write to many zones and read few
+    /// holds at most that. A catalog whose entries were dropped reads them from the log, and
+    /// answers as before.
     @Test func keptEntriesHaveOneBoundForAllZones() throws {
         let tuning = ZoneTuning.with { $0.keptEntryBytes = 1 << 20 }
         let t = try TempStore(tuning: tuning)
@@ -149,8 +147,8 @@ import Testing
             try db.createZone(zone)
             _ = try db.catalog(zone).refresh()
         }
-        // Each zone gets 3 batches of 100 records (about 0.35 MiB a batch as the feed counts
-        // them): 6 MiB in all, under each zone's own bound of 4 MiB.
+        // Each zone gets 3 batches of 100 records (about 0.11 MiB a batch as the feed counts
+        // them): 2 MiB in all, twice the bound, each zone far under its own bound of 4 MiB.
         for round in 0..<3 {
             for zone in zones {
                 _ = try db.modify(saving: (0..<100).map { record("r\(round)-\($0)", zone: zone, ["n": .int64(Int64(round))]) })

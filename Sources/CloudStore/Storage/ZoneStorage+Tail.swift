@@ -25,8 +25,8 @@ extension ZoneStorage {
         noteLogRead(Int(st.size - offset))
         let entries = try LogScanner.readAppended(logPath, from: offset, to: st.size, zoneID: zoneID)
         // The entries the record files hold by now (others' appliers write them) are not kept
-        // as versions the files lack: a process that only follows others' saves (the mount
-        // while an app writes) kept every record they wrote until it read a record file.
+        // as versions the files lack, so a process that only follows others' saves (the mount
+        // while an app writes) holds none of their records once they are written.
         let applied = currentApplyMarker()?.applied
         locked {
             if let applied { state.noteApplied(applied) }

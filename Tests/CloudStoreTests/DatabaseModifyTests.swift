@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CloudStore
 
@@ -290,6 +291,90 @@ import Testing
         let log = try String(contentsOfFile: db.zoneStorage(ZoneID.defaultZoneName).logPath, encoding: .utf8)
         #expect(!log.contains(Data("kept".utf8).base64EncodedString()), "the token's entry was compacted away")
         #expect(try db.changes(since: nil).clientChangeToken == Data("kept".utf8))
+    }
+
+    /// Compaction keeps the longest run of whole entries at the log's end that fits in half
+    /// the limit (the last entry whatever its size), and gets there without reading the log
+    /// whole: every read is a piece of at most half the limit, and when the last entries give
+    /// client change tokens the checkpoint reads little more than what it keeps. The token
+    /// noted at each checkpoint is the newest one given, after phases with and without tokens.
+    @Test func compactionKeepsTheNewestHalfReadingItInPieces() throws {
+        let limit = 64 << 10
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = Int64(limit); $0.checkpointEvery = 1_000_000 })
+        let db = try t.db()
+        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        func log() throws -> [UInt8] { try Array(Data(contentsOf: URL(fileURLWithPath: storage.logPath))) }
+        /// The old way: the longest suffix of whole lines within `keep` bytes, at least the last line.
+        func keptSuffix(_ bytes: [UInt8], keep: Int) -> [UInt8] {
+            var starts = [0]
+            for (i, b) in bytes.enumerated() where b == 0x0A && i + 1 < bytes.count { starts.append(i + 1) }
+            let cut = starts.first { bytes.count - $0 <= keep } ?? starts.last!
+            return Array(bytes[cut...])
+        }
+        var compactions = 0, newestToken: String?
+        for i in 0..<240 {
+            // Tokens on every save, then on none, then on every tenth.
+            let token: String? = i < 80 ? "t\(i)" : i < 160 ? nil : (i % 10 == 0 ? "t\(i)" : nil)
+            if let token { newestToken = token }
+            let before = try log()
+            let reads = Mutex<[Int]>([])
+            storage.observers.logRead = { n in reads.withLock { $0.append(n) } }
+            _ = try db.modify(saving: [record("r\(i)", ["pad": .string(String(repeating: "p\(i % 7)", count: 400))])],
+                              options: ModifyOptions(clientChangeToken: token.map { Data($0.utf8) }))
+            storage.observers.logRead = nil
+            let after = try log()
+            guard after.count < before.count else { continue }
+            compactions += 1
+            // The entry just committed is the kept log's last line; the log compacted was the
+            // one before it with that entry appended.
+            let lastStart = after.dropLast().lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+            let whole = before + after[lastStart...]
+            #expect(after == keptSuffix(whole, keep: limit / 2), "compaction \(compactions) at save \(i)")
+            let pieces = reads.withLock { $0 }
+            #expect(pieces.allSatisfy { $0 <= limit / 2 }, "a read of the whole log (\(whole.count) bytes): \(pieces)")
+            if i < 80 {
+                #expect(pieces.reduce(0, +) <= after.count + (16 << 10), "read \(pieces.reduce(0, +)) bytes to keep \(after.count)")
+            }
+            let meta = try #require(try JSONParser.parse(try Array(Data(contentsOf: URL(fileURLWithPath: StoreLayout.zoneFile(storage.directory)))))["clientChangeToken"]?.stringValue)
+            #expect(Data(base64Encoded: meta) == newestToken.map { Data($0.utf8) }, "zone.json's token at save \(i)")
+        }
+        #expect(compactions >= 6, "\(compactions) compactions")
+        #expect(try db.changes(since: nil).clientChangeToken == Data("t230".utf8))
+        // Another opening reads the compacted log and the records the files hold.
+        let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
+        #expect(try other.record(for: id("r239"))["pad"] == .string(String(repeating: "p\(239 % 7)", count: 400)))
+        #expect(try other.changes(since: nil).clientChangeToken == Data("t230".utf8))
+    }
+
+    /// A writer that compacts the log keeps the names it listed, following the new file from
+    /// where its entries end there, so a large zone's writer does not probe for every new name
+    /// and list its folder again after each compaction. Another opening's saves after the
+    /// compaction are still seen.
+    @Test func aWriterKeepsWhatItKnowsAcrossItsOwnCompaction() throws {
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 32 << 10 })
+        let db = try t.db()
+        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        for i in 0..<(ZoneState.minimumProbesBeforeListing + 10) { try db.save(record("n\(i)")) }
+        #expect(storage.locked { storage.state.knownNames != nil }, "the names are listed by now")
+        var compactions = 0
+        var previous = try #require(try Syscall.stat(storage.logPath).get()).size
+        for i in 0..<120 {
+            try db.save(record("p\(i)", ["pad": .string(String(repeating: "p", count: 600))]))
+            let log = try #require(try Syscall.stat(storage.logPath).get())
+            defer { previous = log.size }
+            guard log.size < previous else { continue }
+            compactions += 1
+            let (names, tail) = storage.locked { (storage.state.knownNames != nil, (storage.state.tailInode, storage.state.tailOffset)) }
+            #expect(names, "the names are still known after compaction \(compactions)")
+            #expect(tail == (log.inode, log.size), "the tail follows the new log at its end")
+        }
+        #expect(compactions >= 2)
+        let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
+        try other.save(record("theirs"))
+        _ = try other.modify(saving: [], deleting: [id("n3")])
+        #expect(throws: CKError.self, "a save of a new record by a name another opening took conflicts") { try db.save(record("theirs")) }
+        #expect(throws: CKError.self, "another opening's delete is seen") { try db.record(for: id("n3")) }
+        #expect(try db.record(for: id("p119"))["pad"] == .string(String(repeating: "p", count: 600)))
     }
 
     /// Save policies with the zone's names known in memory (after enough saves of new names a

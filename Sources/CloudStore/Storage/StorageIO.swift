@@ -46,12 +46,38 @@ struct FileWriter: Sendable {
     /// Readers see the old file or the new one, never a part. The new file is 0600 (see
     /// `Syscall.fileMode`), whatever the old one's mode was.
     func replace(_ path: String, with bytes: [UInt8], durable: Bool) throws(CKError) {
+        try replace(path, durable: durable) { (fd, temp) throws(CKError) in
+            try io.write(fd, bytes, path: temp).orThrow(.internalError, "cannot write \(path)")
+        }
+    }
+
+    /// Replaces `path` as ``replace(_:with:durable:)`` does with the bytes `range` of the open
+    /// file `source`, copied a megabyte at a time: a log's kept half is never held whole in
+    /// memory.
+    func replace(_ path: String, copying range: Range<Int64>, of source: Int32, sourcePath: String, durable: Bool) throws(CKError) {
+        try replace(path, durable: durable) { (fd, temp) throws(CKError) in
+            var at = range.lowerBound
+            while at < range.upperBound {
+                let count = Int(min(range.upperBound - at, 1 << 20))
+                let piece = try Syscall.pread(source, count: count, offset: at, path: sourcePath).orThrow(.internalError, "cannot read \(sourcePath)")
+                guard piece.count == count else {
+                    throw CKError(.internalError, "\(sourcePath) ended at byte \(at + Int64(piece.count)) while copying up to \(range.upperBound)")
+                }
+                try io.write(fd, piece, path: temp).orThrow(.internalError, "cannot write \(path)")
+                at += Int64(count)
+            }
+        }
+    }
+
+    /// The temp file, written by `write` (given its descriptor and name), synced when
+    /// `durable`, renamed over `path`.
+    private func replace(_ path: String, durable: Bool, write: (Int32, String) throws(CKError) -> Void) throws(CKError) {
         let (dir, name) = StoreLayout.split(path)
         let temp = Self.tempName(dir, name)
         let fd = try Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL).orThrow(.internalError, "cannot create \(temp)")
         do throws(CKError) {
             defer { Syscall.close(fd) }
-            try io.write(fd, bytes, path: temp).orThrow(.internalError, "cannot write \(path)")
+            try write(fd, temp)
             if durable { try io.sync(fd, path: temp, dataOnly: false).orThrow(.internalError, "cannot sync \(path)") }
         } catch {
             _ = Syscall.unlink(temp)

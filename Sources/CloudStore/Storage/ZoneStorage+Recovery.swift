@@ -174,36 +174,95 @@ extension ZoneStorage {
         try withApplyLock { (fd) throws(CKError) in
             try applyEntries(fd, known: applier.queued, upTo: marker.seq)
             try syncZone()
-            // The log is whole here (recovery ran under this lock) and is not parsed: at tens of
-            // thousands of entries that took seconds, at every checkpoint. Only lines
-            // that carry a client change token are, from the end, until one reads.
-            let logBytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
-            noteLogRead(logBytes.count)
-            let ends = LogScanner.lineEnds(logBytes)
+            // Read in pieces, never whole: the log may be 32 MiB, and a checkpoint comes every
+            // few thousand commits. The last client change token can only be in the entries
+            // after the last checkpoint (that one noted it in `zone.json`); compaction finds its
+            // cut near the end and copies what it keeps.
+            let log = try Syscall.open(logPath, O_RDONLY).orThrow(.internalError, "cannot open \(logPath)")
+            defer { Syscall.close(log) }
+            let logStatus = try Syscall.fstat(log, path: logPath).orThrow(.internalError, "cannot stat \(logPath)")
+            let size = logStatus.size
+            var seeker = LogSeeker(fd: log, path: logPath, size: size) { [self] n in noteLogRead(n) }
+            let floor = meta.checkpointSeq > 0 ? try seeker.start(ofFirstEntryAfter: meta.checkpointSeq)?.offset ?? 0 : 0
+            if let token = try lastClientChangeToken(fd: log, before: size, notBefore: floor) { meta.clientChangeToken = token }
             meta.checkpointSeq = marker.seq
             meta.usage = marker.usage
-            if let token = LogScanner.lastClientChangeToken(logBytes, lineEnds: ends, zoneID: zoneID) { meta.clientChangeToken = token }
             try writer.replace(StoreLayout.zoneFile(directory), with: JSONWriter.pretty(meta.json()), durable: true)
             knownCheckpointSeq = meta.checkpointSeq
-            guard logSize > tuning.compactLogBytes else { return }
+            guard size > tuning.compactLogBytes else { return }
             // Keep the newest entries that fit in half the limit; tokens older than the first
             // kept entry then fail with changeTokenExpired. Every entry is applied now,
             // so the apply marker's `end` becomes the new log's end.
-            var start = ends.count
-            var kept: Int64 = 0
-            var previousEnd: Int64 = 0
-            while start > 0 {
-                previousEnd = start - 1 > 0 ? ends[start - 2] : 0
-                let size = ends[start - 1] - previousEnd
-                if kept + size > tuning.compactLogBytes / 2 && start < ends.count { break }
-                kept += size
-                start -= 1
-            }
-            let cut = start > 0 ? Int(ends[start - 1]) : 0
-            let keptBytes = Array(logBytes[cut...])
-            try writer.replace(logPath, with: keptBytes, durable: true)
-            try lockFile.writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: marker.seq, end: Int64(keptBytes.count)))
-            locked { state.tailOffset = -1 }
+            let cut = try compactionCut(log, size: size, keeping: tuning.compactLogBytes / 2)
+            try writer.replace(logPath, copying: cut..<size, of: log, sourcePath: logPath, durable: true)
+            try lockFile.writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: marker.seq, end: size - cut))
+            followCompactedLog(replacing: logStatus.inode, size: size, cut: cut)
         }
+    }
+
+    /// After this writer compacted the log (the old one, of `size` bytes at `inode`, cut at
+    /// `cut`): the state follows the new file, which holds the same entries `cut` bytes
+    /// earlier. Nothing in the zone changed, so the known names are kept; a tail started over
+    /// would drop them, and a writer of a large zone would probe for every new name again
+    /// until it listed its records folder again. The parsed records are let go, as a tail
+    /// started over does: a cache kept full evicts an eighth at a time in no useful order,
+    /// which thrashes the records in use (``RecordCache``). When the state did not follow the
+    /// old log to its end, the next look starts over, as for a log replaced by another.
+    private func followCompactedLog(replacing inode: UInt64, size: Int64, cut: Int64) {
+        var hold: Int32 = -1
+        var newInode: UInt64 = 0
+        if case .success(let f) = Syscall.open(logPath, O_RDONLY) {
+            if case .success(let st) = Syscall.fstat(f, path: logPath), st.size == size - cut {
+                (hold, newInode) = (f, st.inode)
+            } else {
+                Syscall.close(f)
+            }
+        }
+        let released = locked { () -> Int32 in
+            guard hold >= 0, state.tailInode == inode, state.tailOffset == size else {
+                state.tailOffset = -1
+                return hold
+            }
+            defer { (state.tailInode, state.tailOffset, state.tailHold) = (newInode, size - cut, hold) }
+            state.cache.removeAll()
+            return state.tailHold
+        }
+        if released >= 0 { Syscall.close(released) }
+    }
+
+    /// Where compaction cuts the log of `size` bytes open at `fd`: the start of the oldest of
+    /// the newest entries that fit in `keep` bytes, or of the last entry when it alone is
+    /// larger. Reads from the first newline at or after the size less `keep`, not the log.
+    func compactionCut(_ fd: Int32, size: Int64, keeping keep: Int64) throws(CKError) -> Int64 {
+        guard size > keep else { return 0 }
+        func read(_ range: Range<Int64>) throws(CKError) -> [UInt8] {
+            let bytes = try Syscall.pread(fd, count: Int(range.count), offset: range.lowerBound, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
+            noteLogRead(bytes.count)
+            return bytes
+        }
+        // An entry starts after a newline, so the first newline at `size - keep - 1` or after
+        // ends the entry before the kept ones. Pieces start small (an entry is mostly a few
+        // kilobytes) and double.
+        var at = size - keep - 1
+        var chunk: Int64 = 4 << 10
+        while at < size - 1 {
+            let piece = try read(at..<min(size - 1, at + chunk))
+            if let nl = piece.firstIndex(ofByte: 0x0A) { return at + Int64(nl) + 1 }
+            if piece.isEmpty { break }
+            at += Int64(piece.count)
+            chunk = min(chunk * 2, 1 << 20)
+        }
+        // No entry starts there: the last entry alone is larger than `keep`, and is kept.
+        var end = size - 1
+        chunk = 4 << 10
+        while end > 0 {
+            let from = max(0, end - chunk)
+            let piece = try read(from..<end)
+            if let nl = piece.lastIndex(ofByte: 0x0A) { return from + Int64(nl) + 1 }
+            if piece.isEmpty { break }
+            end = from
+            chunk = min(chunk * 2, 1 << 20)
+        }
+        return 0
     }
 }

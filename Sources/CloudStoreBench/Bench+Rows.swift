@@ -37,27 +37,41 @@ extension Bench {
     /// (kept: removing them would itself slow the next creations, see ``fileSystemWarning(secondsPerFile:)``).
     func createFiles(in folder: String, count: Int) throws(CKError) -> Double {
         try Syscall.mkdir(folder).orThrow(.internalError, "cannot make the folder")
+        return try createFiles(in: folder, from: 0, count: count)
+    }
+
+    /// Seconds a file to create, write and close the record files `from..<from + count` in
+    /// `folder`, the bytes made before the clock.
+    func createFiles(in folder: String, from: Int, count: Int) throws(CKError) -> Double {
         let zone = ZoneID(zoneName: ZoneID.defaultZoneName)
-        let files = (0..<count).map { (folder + "/item-\($0).json", RecordCoding.fileBytes(Self.record($0, zone: zone))) }
-        let seconds = try time { () throws(CKError) in
-            for (path, bytes) in files {
-                let fd = try Syscall.open(path, O_CREAT | O_EXCL | O_WRONLY).orThrow(.internalError, "cannot create a file")
-                defer { Syscall.close(fd) }
-                try Syscall.writeAll(fd, bytes, path: path).orThrow(.internalError, "cannot write a file")
-            }
-        }
+        let files = (from..<(from + count)).map { (folder + "/item-\($0).json", RecordCoding.fileBytes(Self.record($0, zone: zone))) }
+        let seconds = try time { () throws(CKError) in for (path, bytes) in files { try Self.writeNewFile(path, bytes) } }
         return seconds / Double(max(1, count))
+    }
+
+    /// Fills `folder` (new) with the record files `0..<count`, as ``fillOnly(_:zone:from:count:)``
+    /// fills a zone, untimed: the folder the file floor of row 6 adds files to.
+    func fillFiles(in folder: String, count: Int) throws(CKError) {
+        try Syscall.mkdir(folder).orThrow(.internalError, "cannot make the folder")
+        let zone = ZoneID(zoneName: ZoneID.defaultZoneName)
+        for i in 0..<count { try Self.writeNewFile(folder + "/item-\(i).json", RecordCoding.fileBytes(Self.record(i, zone: zone))) }
+    }
+
+    static func writeNewFile(_ path: String, _ bytes: [UInt8]) throws(CKError) {
+        let fd = try Syscall.open(path, O_CREAT | O_EXCL | O_WRONLY).orThrow(.internalError, "cannot create \(path)")
+        defer { Syscall.close(fd) }
+        try Syscall.writeAll(fd, bytes, path: path).orThrow(.internalError, "cannot write \(path)")
     }
 
     /// What to say when creating a file is slow before any row runs. On ext4 without a
     /// journal, the inode allocator skips inodes freed in the last minutes, so after a large
     /// deletion (another bench run removing its folder) each creation scans past them: a python
     /// loop of create + rename took 1,180 µs a file after ten bench runs in a row, against 75
-    /// twenty minutes earlier, and every row that writes record files (1, 2, 2b, 6a, 6b) then
+    /// twenty minutes earlier, and every row that writes record files (1, 2, 2b, 6a, 6b, 6e) then
     /// measures the file system's state more than ckfs.
     public static func fileSystemWarning(secondsPerFile: Double) -> String? {
         guard secondsPerFile > 200e-6 else { return nil }
-        return String(format: "warning: creating a file takes %.0f µs now (tens of µs on a settled file system): files were probably removed in the last minutes, and ext4 skips their inodes for a while; rows 1, 2, 2b, 6a and 6b will measure that. Run the bench again some minutes after any large deletion.", secondsPerFile * 1e6)
+        return String(format: "warning: creating a file takes %.0f µs now (tens of µs on a settled file system): files were probably removed in the last minutes, and ext4 skips their inodes for a while; rows 1, 2, 2b, 6a, 6b and 6e will measure that. Run the bench again some minutes after any large deletion.", secondsPerFile * 1e6)
     }
 
     /// Row 1: durable single-record saves, one operation each.
@@ -164,14 +178,20 @@ extension Bench {
 
     /// Row 6: rows 1-3 in zones of each size in `sizes.growth` (fetches warm, 6c, and first
     /// ones from another opening, 6d), as the cost per operation
-    /// against the same at the smallest size (ratio 1.0: flat).
-    func growth() throws(CKError) -> [Row] {
+    /// against the same at the smallest size (ratio 1.0: flat). With `withFloor`, the file
+    /// floor at each size too: files created in a folder of as many files as the zone holds
+    /// (6e, against the smallest size), and the batch against it (6f), so what a batch of new
+    /// records costs more in a large zone is set against what the file system costs more.
+    func growth(withFloor: Bool) throws(CKError) -> [Row] {
         var first: (save: Double, batch: Double, fetch: Double, cold: Double)?
+        var firstFloor: Double?
         var rows: [Row] = []
         for size in sizes.growth {
             let db = try store("growth-\(size)")
             try fillOnly(db, count: size)
             db.store.waitForRecordFiles()
+            let floorFolder = withFloor ? directory + "/growth-floor-\(size)" : nil
+            if let floorFolder { try fillFiles(in: floorFolder, count: size) }
             let zone = db.zoneID(ZoneID.defaultZoneName)
             var next = size
             func fresh(_ n: Int) -> [Record] {
@@ -191,11 +211,26 @@ extension Bench {
                 } / Double(singles.count) * 1e6)
             }
             let save = Self.median(rounds)
-            let batched = fresh(2_000)
-            let batch = try time { () throws(CKError) in
-                for b in stride(from: 0, to: batched.count, by: 400) { _ = try db.modify(saving: Array(batched[b..<min(b + 400, batched.count)])) }
-                db.store.waitForRecordFiles()
-            } / Double(batched.count) * 1e6
+            // The file floor at this size, just before the batches, so both meet the file
+            // system in one state: as many record-sized files as a batch saves, created in a
+            // folder already holding `size` of them, the median of five such.
+            let floor = try floorFolder.map { folder throws(CKError) in
+                var runs: [Double] = []
+                for k in 0..<5 { runs.append(try createFiles(in: folder, from: size + k * 400, count: 400) * 1e6) }
+                return Self.median(runs)
+            }
+            // The median of five batches, each to its last record file: a batch that checkpoints
+            // the zone and compacts its log (every 16 MiB of log written, at the same records
+            // in every run) costs a few times the others, whatever the zone's size.
+            var batches: [Double] = []
+            for _ in 0..<5 {
+                let batched = fresh(400)
+                batches.append(try time { () throws(CKError) in
+                    if let error = try db.modify(saving: batched).error { throw error }
+                    db.store.waitForRecordFiles()
+                } / Double(batched.count) * 1e6)
+            }
+            let batch = Self.median(batches)
             var rng = SplitMix(seed: 11)
             let ids = (0..<sizes.growthFetches).map { _ in RecordID(recordName: "item-\(Int(rng.next() % UInt64(size)))", zoneID: zone) }
             // Warm, like row 3: every fetched record once before the clock. (Without it the
@@ -218,13 +253,22 @@ extension Bench {
             let cold = try time { () throws(CKError) in for id in coldIDs { _ = try other.record(for: id) } } / Double(coldIDs.count) * 1e6
             let base = first ?? (save, batch, fetch, cold)
             first = base
-            progress(String(format: "growth at %d records: save %.0f µs, batch %.1f µs/record, fetch %.1f µs warm, %.1f µs cold", size, save, batch, fetch, cold))
+            progress(String(format: "growth at %d records: save %.0f µs, batch %.1f µs/record, fetch %.1f µs warm, %.1f µs cold", size, save, batch, fetch, cold)
+                     + (floor.map { String(format: "; file floor %.1f µs/file", $0) } ?? ""))
             let at = "at \(size) records"
             let baseName = "the same at \(sizes.growth[0]) records"
             rows.append(Row(id: "6a", name: "growth: single save \(at)", ckfs: save, baselineName: baseName, baseline: base.save))
             rows.append(Row(id: "6b", name: "growth: batch save per record \(at)", ckfs: batch, baselineName: baseName, baseline: base.batch))
             rows.append(Row(id: "6c", name: "growth: fetch by ID, warm, \(at)", ckfs: fetch, baselineName: baseName, baseline: base.fetch))
             rows.append(Row(id: "6d", name: "growth: first fetch (file read) \(at)", ckfs: cold, baselineName: baseName, baseline: base.cold))
+            if let floor {
+                let baseFloor = firstFloor ?? floor
+                firstFloor = baseFloor
+                rows.append(Row(id: "6e", name: "growth: file floor per file, in a folder of \(size) files", ckfs: floor,
+                                baselineName: "the same in a folder of \(sizes.growth[0])", baseline: baseFloor))
+                rows.append(Row(id: "6f", name: "growth: batch save per record against the file floor \(at)", ckfs: batch,
+                                baselineName: "a file created, written, closed", baseline: floor))
+            }
         }
         return rows.sorted { $0.id < $1.id }
     }

@@ -84,7 +84,7 @@ public struct Bench: Sendable {
     public let progress: @Sendable (String) -> Void
 
     /// Every row id, in the order of the table.
-    public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b", "7c",
+    public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "6e", "6f", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b", "7c",
                                  "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l", "10a", "10b", "10c", "10d", "10e",
                                  "10f", "10g", "10h", "10i", "10j"]
 
@@ -106,7 +106,7 @@ public struct Bench: Sendable {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func wanted(_ ids: String...) -> Bool { only.map { !$0.isDisjoint(with: ids) } ?? true }
         var rows: [Row] = []
-        if wanted("1", "8b", "2", "8c", "2b", "6a", "6b") {
+        if wanted("1", "8b", "2", "8c", "2b", "6a", "6b", "6e", "6f") {
             let perFile = try createFiles(in: directory + "/probe", count: 200)
             progress(String(format: "file creation now: %.1f µs a file (200 files)", perFile * 1e6))
             if let warning = Self.fileSystemWarning(secondsPerFile: perFile) { progress(warning) }
@@ -130,7 +130,7 @@ public struct Bench: Sendable {
                 rows.append(Row(id: "2b", name: "saves in batches against the file floor", ckfs: batch.ckfs, baselineName: files.baselineName, baseline: files.baseline))
             }
         }
-        if wanted("6a", "6b", "6c", "6d") { rows += try growth().filter { wanted($0.id) } }
+        if wanted("6a", "6b", "6c", "6d", "6e", "6f") { rows += try growth(withFloor: wanted("6e", "6f")).filter { wanted($0.id) } }
         if wanted("3") { rows.append(try fetchByID()) }
         if wanted("4a", "4b") { rows += try queries().filter { wanted($0.id) } }
         if let executable {

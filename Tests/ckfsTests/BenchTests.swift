@@ -13,7 +13,7 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         let rows = try #require(r.json?.arrayValue)
         #expect(rows.compactMap { $0["id"]?.stringValue }
-            == ["8", "1", "8b", "2", "8c", "2b", "6a", "6a", "6b", "6b", "6c", "6c", "6d", "6d", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b", "7c",
+            == ["8", "1", "8b", "2", "8c", "2b", "6a", "6a", "6b", "6b", "6c", "6c", "6d", "6d", "6e", "6e", "6f", "6f", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b", "7c",
                 "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l", "10a", "10b", "10c", "10d", "10e", "10f", "10g", "10h", "10i", "10j"])
         for row in rows {
             let ckfs = try #require(row["ckfs"]?.doubleValue), baseline = try #require(row["baseline"]?.doubleValue)
@@ -22,6 +22,10 @@ import Testing
             #expect(abs(ratio - baseline / ckfs) < 1e-9 * max(1, ratio), "ratio is baseline ÷ ckfs: \(row)")
             #expect(row["baselineName"]?.stringValue?.isEmpty == false)
         }
+        // 6f is the batch of 6b set against the file floor of 6e, size by size.
+        func figures(_ id: String, _ key: String) -> [Double] { rows.filter { $0["id"]?.stringValue == id }.compactMap { $0[key]?.doubleValue } }
+        #expect(figures("6f", "ckfs") == figures("6b", "ckfs") && figures("6f", "baseline") == figures("6e", "ckfs"), "\(rows)")
+        #expect(figures("6e", "baseline") == figures("6e", "ckfs").first.map { [$0, $0] }, "6e is set against its smallest size")
         #expect(!FileManager.default.fileExists(atPath: dir), "the bench removes what it made")
         let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
         #expect(!mounts.contains(dir), "the bench unmounts what it mounted")

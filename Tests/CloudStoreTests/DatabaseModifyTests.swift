@@ -304,7 +304,8 @@ import Testing
         let db = try t.db()
         let storage = db.zoneStorage(ZoneID.defaultZoneName)
         func log() throws -> [UInt8] { try Array(Data(contentsOf: URL(fileURLWithPath: storage.logPath))) }
-        /// The old way: the longest suffix of whole lines within `keep` bytes, at least the last line.
+        /// The kept part as specified: the longest suffix of whole lines within `keep` bytes, at
+        /// least the last line.
         func keptSuffix(_ bytes: [UInt8], keep: Int) -> [UInt8] {
             var starts = [0]
             for (i, b) in bytes.enumerated() where b == 0x0A && i + 1 < bytes.count { starts.append(i + 1) }
@@ -350,7 +351,7 @@ import Testing
     /// where its entries end there, so a large zone's writer does not probe for every new name
     /// and list its folder again after each compaction. Another opening's saves after the
     /// compaction are still seen.
-    @Test func aWriterKeepsWhatItKnowsAcrossItsOwnCompaction() throws {
+    @Test func aWriterKeepsTheNamesItKnowsAcrossItsOwnCompaction() throws {
         let t = try TempStore(tuning: .with { $0.compactLogBytes = 32 << 10 })
         let db = try t.db()
         let storage = db.zoneStorage(ZoneID.defaultZoneName)

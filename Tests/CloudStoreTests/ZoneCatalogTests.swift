@@ -278,6 +278,38 @@ import Testing
         #expect(try catalog.record(named: "z\(i - 1)") != nil)
     }
 
+    /// After another opening compacts the log, a catalog finds the entries after what it saw
+    /// by bisecting the new log, and reads those, not the whole new log.
+    @Test(arguments: [ZoneReading.inMemory, .indexed])
+    func aCatalogFindsItsPlaceInACompactedLog(reading: ZoneReading) throws {
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 256 << 10 })
+        let writer = try t.db()
+        let reader = try t.reopen(reading: reading).container().database(.private, caller: Caller(userName: "alice"))
+        let catalog = reader.catalog(ZoneID.defaultZoneName)
+        let logPath = StoreLayout.logFile(writer.zoneDirectory(ZoneID.defaultZoneName))
+        func logSize() throws -> Int { try #require(FileManager.default.attributesOfItem(atPath: logPath)[.size] as? Int) }
+        _ = try catalog.refresh()
+        var saved = 0
+        while true {
+            let before = try logSize()
+            try writer.save(record("r\(saved)", ["pad": .string(String(repeating: "p", count: 500))]))
+            saved += 1
+            if try logSize() < before { break }
+            _ = try catalog.refresh()
+        }
+        for j in 0..<3 { try writer.save(record("after\(j)")) }
+        let storage = reader.zoneStorage(ZoneID.defaultZoneName)
+        let read = Mutex(0)
+        storage.observers.logRead = { n in read.withLock { $0 += n } }
+        let change = try catalog.refresh()
+        storage.observers.logRead = nil
+        #expect(change == .records(["r\(saved - 1)": "Note", "after0": "Note", "after1": "Note", "after2": "Note"]))
+        let size = try logSize()
+        #expect(read.withLock { $0 } < size / 4, "read \(read.withLock { $0 }) bytes of a log of \(size)")
+        #expect(try catalog.allRecords().count == saved + 3)
+        #expect(try catalog.record(named: "after2") != nil)
+    }
+
     @Test(arguments: [ZoneReading.inMemory, .indexed])
     func staysRightAcrossLogCompaction(reading: ZoneReading) throws {
         let t = try TempStore(tuning: .with { $0.compactLogBytes = 8192 })

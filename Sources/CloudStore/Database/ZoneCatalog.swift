@@ -128,15 +128,27 @@ public final class ZoneCatalog: @unchecked Sendable {
             return Self.change(absorb(entries, inode: st.inode))
         }
         // The log was replaced (compaction) or never read: if the new log still reaches back
-        // to what we saw, replaying it is enough; otherwise load everything again.
-        if offset >= 0 {
-            let entries = try LogScanner.readAppended(path, from: 0, to: st.size, zoneID: storage.zoneID)
-            if let first = entries.first?.0, first.seq <= seq + 1 {
-                return Self.change(absorb(entries, inode: st.inode))
-            }
+        // to what we saw, taking in its entries after that is enough, found by bisecting it
+        // (``LogSeeker``) instead of reading the whole new log; otherwise load everything again.
+        if offset >= 0, let (entries, following) = try entriesAfterCompaction(seq: seq, of: st) {
+            return Self.change(absorb(entries, inode: st.inode, following: following))
         }
         if database.store.reading.readsIndex { try follow() } else { try reload() }
         return .reloaded
+    }
+
+    /// The entries after `seq` in the log `st` describes, and where they end, when that log
+    /// reaches back to `seq` (its first entry is numbered `seq + 1` or less); nil when it does
+    /// not, or when the file at the path is no longer that log.
+    private func entriesAfterCompaction(seq: Int64, of st: Syscall.FileStatus) throws(CKError) -> ([(LogEntry, end: Int64)], Int64)? {
+        try storage.withLogSeeker { (seeker) throws(CKError) -> ([(LogEntry, end: Int64)], Int64)? in
+            guard case .success(let open) = Syscall.fstat(seeker.fd, path: seeker.path), open.inode == st.inode, seeker.size >= st.size,
+                  let (start, firstSeq) = try seeker.start(ofFirstEntryAfter: seq), let firstSeq, firstSeq <= seq + 1 else { return nil }
+            guard start < st.size else { return ([], start) }
+            storage.noteLogRead(Int(st.size - start))
+            let entries = try LogScanner.readAppended(seeker.fd, path: seeker.path, from: start, to: st.size, zoneID: storage.zoneID)
+            return (entries, entries.last?.end ?? start)
+        } ?? nil
     }
 
     /// What the absorbed entries changed; nil when a deletion named no record type (entries

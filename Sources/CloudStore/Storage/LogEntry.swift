@@ -194,6 +194,11 @@ struct LogScanner {
     static func readAppended(_ path: String, from offset: Int64, to size: Int64, zoneID: ZoneID) throws(CKError) -> [(LogEntry, end: Int64)] {
         let fd = try Syscall.open(path, O_RDONLY).orThrow(.internalError, "cannot open \(path)")
         defer { Syscall.close(fd) }
+        return try readAppended(fd, path: path, from: offset, to: size, zoneID: zoneID)
+    }
+
+    /// As ``readAppended(_:from:to:zoneID:)``, from the log open at `fd`.
+    static func readAppended(_ fd: Int32, path: String, from offset: Int64, to size: Int64, zoneID: ZoneID) throws(CKError) -> [(LogEntry, end: Int64)] {
         let bytes = try Syscall.pread(fd, count: Int(size - offset), offset: offset, path: path).orThrow(.internalError, "cannot read \(path)")
         return scan(bytes, baseOffset: offset, zoneID: zoneID).entries
     }

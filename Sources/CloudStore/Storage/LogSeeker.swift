@@ -1,7 +1,8 @@
 import Foundation
 
-/// Finds one entry of a log by its sequence number, or where the entries after a number
-/// start, reading a few small pieces of the file instead of the whole log.
+/// Finds one entry of a log by its sequence number, where the entries after a number start,
+/// or where compaction cuts the log, reading a few small pieces of the file instead of the
+/// whole log.
 ///
 /// Sequence numbers grow along the log (commits append in order; compaction keeps a suffix;
 /// recovery appends the journal's entries after the last one), so the entry is found by
@@ -65,6 +66,24 @@ struct LogSeeker {
             firstSeq = found
         }
         return try bisect(after: seq).map { ($0, firstSeq) }
+    }
+
+    /// Where compaction cuts the log: the start of the oldest of the newest entries that fit in
+    /// `keep` bytes, or of the last entry when it alone is larger. Reads from the first newline
+    /// at or after `size - keep - 1` (which ends the entry before the kept ones), not the log.
+    mutating func compactionCut(keeping keep: Int64) throws(CKError) -> Int64 {
+        guard size > keep else { return 0 }
+        if let newline = try firstNewline(from: size - keep - 1, below: size - 1) { return newline + 1 }
+        // No entry starts there: the last entry alone is larger than `keep`, and is kept.
+        var end = size - 1
+        var chunk: Int64 = 4 << 10
+        while end > 0 {
+            let from = max(0, end - chunk)
+            if let i = try read(from..<end).lastIndex(ofByte: 0x0A) { return from + Int64(i) + 1 }
+            end = from
+            chunk = min(chunk * 2, 1 << 20)
+        }
+        return 0
     }
 
     /// Where the first entry numbered above `seq` starts (`size` when there is none); nil when

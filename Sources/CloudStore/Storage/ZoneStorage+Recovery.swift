@@ -193,7 +193,7 @@ extension ZoneStorage {
             // Keep the newest entries that fit in half the limit; tokens older than the first
             // kept entry then fail with changeTokenExpired. Every entry is applied now,
             // so the apply marker's `end` becomes the new log's end.
-            let cut = try compactionCut(log, size: size, keeping: tuning.compactLogBytes / 2)
+            let cut = try seeker.compactionCut(keeping: tuning.compactLogBytes / 2)
             try writer.replace(logPath, copying: cut..<size, of: log, sourcePath: logPath, durable: true)
             try lockFile.writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: marker.seq, end: size - cut))
             followCompactedLog(replacing: logStatus.inode, size: size, cut: cut)
@@ -228,41 +228,5 @@ extension ZoneStorage {
             return state.tailHold
         }
         if released >= 0 { Syscall.close(released) }
-    }
-
-    /// Where compaction cuts the log of `size` bytes open at `fd`: the start of the oldest of
-    /// the newest entries that fit in `keep` bytes, or of the last entry when it alone is
-    /// larger. Reads from the first newline at or after the size less `keep`, not the log.
-    func compactionCut(_ fd: Int32, size: Int64, keeping keep: Int64) throws(CKError) -> Int64 {
-        guard size > keep else { return 0 }
-        func read(_ range: Range<Int64>) throws(CKError) -> [UInt8] {
-            let bytes = try Syscall.pread(fd, count: Int(range.count), offset: range.lowerBound, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
-            noteLogRead(bytes.count)
-            return bytes
-        }
-        // An entry starts after a newline, so the first newline at `size - keep - 1` or after
-        // ends the entry before the kept ones. Pieces start small (an entry is mostly a few
-        // kilobytes) and double.
-        var at = size - keep - 1
-        var chunk: Int64 = 4 << 10
-        while at < size - 1 {
-            let piece = try read(at..<min(size - 1, at + chunk))
-            if let nl = piece.firstIndex(ofByte: 0x0A) { return at + Int64(nl) + 1 }
-            if piece.isEmpty { break }
-            at += Int64(piece.count)
-            chunk = min(chunk * 2, 1 << 20)
-        }
-        // No entry starts there: the last entry alone is larger than `keep`, and is kept.
-        var end = size - 1
-        chunk = 4 << 10
-        while end > 0 {
-            let from = max(0, end - chunk)
-            let piece = try read(from..<end)
-            if let nl = piece.lastIndex(ofByte: 0x0A) { return from + Int64(nl) + 1 }
-            if piece.isEmpty { break }
-            end = from
-            chunk = min(chunk * 2, 1 << 20)
-        }
-        return 0
     }
 }

@@ -347,11 +347,11 @@ import Testing
         #expect(try other.changes(since: nil).clientChangeToken == Data("t230".utf8))
     }
 
-    /// A writer that compacts the log keeps the names it listed, following the new file from
-    /// where its entries end there, so a large zone's writer does not probe for every new name
-    /// and list its folder again after each compaction. Another opening's saves after the
-    /// compaction are still seen.
-    @Test func aWriterKeepsTheNamesItKnowsAcrossItsOwnCompaction() throws {
+    /// A writer that compacts the log keeps the names it listed and the records it parsed,
+    /// following the new file from where its entries end there, so a large zone's writer does
+    /// not probe for every new name and list its folder again after each compaction. Another
+    /// opening's saves after the compaction are still seen.
+    @Test func aWriterKeepsTheNamesAndRecordsItKnowsAcrossItsOwnCompaction() throws {
         let t = try TempStore(tuning: .with { $0.compactLogBytes = 32 << 10 })
         let db = try t.db()
         let storage = db.zoneStorage(ZoneID.defaultZoneName)
@@ -365,8 +365,11 @@ import Testing
             defer { previous = log.size }
             guard log.size < previous else { continue }
             compactions += 1
-            let (names, tail) = storage.locked { (storage.state.knownNames != nil, (storage.state.tailInode, storage.state.tailOffset)) }
+            let (names, tail, cached) = storage.locked {
+                (storage.state.knownNames != nil, (storage.state.tailInode, storage.state.tailOffset), storage.state.cache.contains("p\(i)"))
+            }
             #expect(names, "the names are still known after compaction \(compactions)")
+            #expect(cached, "the parsed records are kept after compaction \(compactions)")
             #expect(tail == (log.inode, log.size), "the tail follows the new log at its end")
         }
         #expect(compactions >= 2)

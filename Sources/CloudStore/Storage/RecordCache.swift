@@ -1,8 +1,27 @@
 /// The parsed records one opening of a zone keeps (``ZoneStorage``): at most `limit` of
 /// them, within the bytes the store object's zones share (``RecordCacheBudget``). A value,
 /// guarded by the storage's `stateLock`.
+///
+/// When full it lets go of records by CLOCK, the second-chance approximation of least
+/// recently used that kernels' page caches use: the records sit in a ring of slots, a record
+/// read from the cache is marked, and a hand going round the ring lets go of the first record
+/// not marked, clearing the marks it passes. A record put in is not marked, so records saved
+/// or read once (a writer's stream of new records, a listing) go before the ones read again.
+/// It costs O(1) a record amortized, and keeps the records in use, where letting records go in
+/// the dictionary's order would lose some of them to every insert into a full cache.
 struct RecordCache {
-    private var records: [String: Record] = [:]
+    private struct Slot {
+        var name: String
+        var record: Record
+        var cost: Int
+        var marked: Bool
+    }
+
+    /// The ring; nil is a free slot, whose index is in `free`.
+    private var slots: [Slot?] = []
+    private var free: [Int] = []
+    private var slotOf: [String: Int] = [:]
+    private var hand = 0
     /// What the records kept took from `budget`.
     private(set) var bytes = 0
     let budget: RecordCacheBudget
@@ -14,45 +33,79 @@ struct RecordCache {
         self.limit = max(limit, 1)
     }
 
-    subscript(name: String) -> Record? { records[name] }
+    /// The record kept under `name`, marked as read.
+    mutating func lookup(_ name: String) -> Record? {
+        guard let i = slotOf[name] else { return nil }
+        slots[i]!.marked = true
+        return slots[i]!.record
+    }
 
-    var isEmpty: Bool { records.isEmpty }
+    /// Whether a record is kept under `name`, without marking it.
+    func contains(_ name: String) -> Bool { slotOf[name] != nil }
 
-    /// Keeps `record`, in place of any version of it kept. Past the count, an eighth of the
-    /// records go; over the shared bytes, an eighth of this zone's first, and when the other
-    /// zones hold the budget, `record` is not kept.
+    var isEmpty: Bool { slotOf.isEmpty }
+    var count: Int { slotOf.count }
+
+    /// Keeps `record`, in place of any version of it kept (which keeps its mark). Past the
+    /// count, the hand lets one record go; over the shared bytes, it lets go of this zone's
+    /// records until the record fits, at most an eighth of them, and when the other zones
+    /// hold the budget, `record` is not kept.
     mutating func insert(_ record: Record) {
         let name = record.recordID.recordName
+        let marked = slotOf[name].map { slots[$0]!.marked } ?? false
         remove(name)
-        if records.count >= limit { drop(max(1, limit / 8)) }
+        if slotOf.count >= limit { evictOne() }
         let cost = RecordCacheBudget.cost(of: record)
-        if !budget.take(cost) {
-            drop(max(1, records.count / 8))
-            guard budget.take(cost) else { return }
+        var taken = budget.take(cost)
+        var tries = max(1, slotOf.count / 8)
+        while !taken, tries > 0, evictOne() {
+            taken = budget.take(cost)
+            tries -= 1
         }
-        records[name] = record
+        guard taken else { return }
+        let slot = Slot(name: name, record: record, cost: cost, marked: marked)
+        if let i = free.popLast() {
+            slots[i] = slot
+            slotOf[name] = i
+        } else {
+            slotOf[name] = slots.count
+            slots.append(slot)
+        }
         bytes += cost
     }
 
     /// Takes a record out, giving back its bytes.
     mutating func remove(_ name: String) {
-        guard let old = records.removeValue(forKey: name) else { return }
-        let cost = RecordCacheBudget.cost(of: old)
+        guard let i = slotOf.removeValue(forKey: name) else { return }
+        let cost = slots[i]!.cost
+        slots[i] = nil
+        free.append(i)
         bytes -= cost
         budget.give(cost)
     }
 
     /// Takes every record out, giving back their bytes.
     mutating func removeAll() {
-        records = [:]
+        (slots, free, slotOf, hand) = ([], [], [:], 0)
         budget.give(bytes)
         bytes = 0
     }
 
-    /// Drops `count` records, in the dictionary's (arbitrary) order: cheap and good enough.
-    /// The names are copied out first: removing while the keys view holds the storage copied
-    /// the whole dictionary.
-    private mutating func drop(_ count: Int) {
-        for key in Array(records.keys.prefix(count)) { remove(key) }
+    /// Lets go of the first record past the hand that is not marked, clearing the marks it
+    /// passes: within two turns of the ring. False when nothing is kept.
+    @discardableResult
+    private mutating func evictOne() -> Bool {
+        guard !slotOf.isEmpty else { return false }
+        while true {
+            if hand >= slots.count { hand = 0 }
+            defer { hand += 1 }
+            guard let slot = slots[hand] else { continue }
+            if slot.marked {
+                slots[hand]!.marked = false
+            } else {
+                remove(slot.name)
+                return true
+            }
+        }
     }
 }

@@ -30,7 +30,7 @@ extension ZoneStorage {
     /// calls and the marker parse of ``record(named:)`` would only repeat that.
     func currentRecord(named name: String, underWriteLock: Bool = false,
                        beforeFileRead: () throws(CKError) -> Bool) throws(CKError) -> Record? {
-        let (pending, hit, seen, absent) = locked { (state.unapplied[name], state.cache[name], state.generation, state.knownNames.map { !$0.mayContain(name) } ?? false) }
+        let (pending, hit, seen, absent) = locked { (state.unapplied[name], state.cache.lookup(name), state.generation, state.knownNames.map { !$0.mayContain(name) } ?? false) }
         if let pending { return pending.record }
         if let hit { return hit }
         if absent { return nil }

@@ -202,12 +202,11 @@ extension ZoneStorage {
 
     /// After this writer compacted the log (the old one, of `size` bytes at `inode`, cut at
     /// `cut`): the state follows the new file, which holds the same entries `cut` bytes
-    /// earlier. Nothing in the zone changed, so the known names are kept; a tail started over
-    /// would drop them, and a writer of a large zone would probe for every new name again
-    /// until it listed its records folder again. The parsed records are let go, as a tail
-    /// started over does: a cache kept full evicts an eighth at a time in no useful order,
-    /// which thrashes the records in use (``RecordCache``). When the state did not follow the
-    /// old log to its end, the next look starts over, as for a log replaced by another.
+    /// earlier. Nothing in the zone changed, so the known names and the parsed records are
+    /// kept; a tail started over would drop them, and a writer of a large zone would probe
+    /// for every new name again until it listed its records folder again. When the state did
+    /// not follow the old log to its end, the next look starts over, as for a log replaced by
+    /// another.
     private func followCompactedLog(replacing inode: UInt64, size: Int64, cut: Int64) {
         var hold: Int32 = -1
         var newInode: UInt64 = 0
@@ -224,7 +223,6 @@ extension ZoneStorage {
                 return hold
             }
             defer { (state.tailInode, state.tailOffset, state.tailHold) = (newInode, size - cut, hold) }
-            state.cache.removeAll()
             return state.tailHold
         }
         if released >= 0 { Syscall.close(released) }

@@ -23,9 +23,29 @@ extension Database {
         if unindexed > 0 {
             ZoneStorage.indexLogger.notice("query of \(query.recordType) in zone \(zone): \(unindexed) condition(s) of \(query.predicate) are not in the index; records are read to test them")
         }
-        if let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: conditions, sort: sort,
-                                          types: types, limit: limit, after: after) {
+        // `key == value` sorted by a field: a pair index of the two, when the zone keeps one,
+        // walks only the matches. Without one, the sort key's order is walked; when that does
+        // not fill the page (few records match) and the value matches enough records that
+        // sorting them at every page costs more than keeping the pair, the pair is made.
+        let pairing = Self.pairing(conditions, sort, type: query.recordType)
+        var pairKept = false
+        if let pairing {
+            pairKept = try index.read { (reader) throws(CKError) in try reader.keeps(pairing.pair) }
+        }
+        if !pairKept, let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: conditions, sort: sort,
+                                                     types: types, limit: limit, after: after) {
             storage.observers.queryPlan?(.sortOrder)
+            return page
+        }
+        if let pairing, !pairKept {
+            let threshold = storage.tuning.pairIndexFromMatches
+            let matches = try index.read { (reader) throws(CKError) in try reader.count(key: pairing.pair.key, value: pairing.value, upTo: threshold) }
+            pairKept = matches >= threshold && storage.keepPair(pairing.pair, in: index)
+        }
+        if let pairing, pairKept,
+           let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: pairing.rest, sort: sort,
+                                          types: types, limit: limit, after: after, pair: (pairing.pair, pairing.value)) {
+            storage.observers.queryPlan?(.pairOrder)
             return page
         }
         storage.observers.queryPlan?(.matchesSorted)
@@ -65,10 +85,14 @@ extension Database {
     /// not, and the matches are found first and sorted (``indexedPage``). Only records that
     /// have the first sort key are walked: the page must fill before the records without it,
     /// which sort last.
+    ///
+    /// With `pair`, the walk is of the pair index's rows for its value, and `conditions` are
+    /// the others.
     private func pageInSortOrder(of query: RecordQuery, storage: ZoneStorage, index: ZoneIndexFile,
                                  conditions: [ZoneIndexFile.Condition], sort: [ZoneIndexFile.Sort],
-                                 types: [String: FieldType], limit: Int, after: CursorPosition?) throws(CKError) -> QueryPage? {
-        guard !conditions.isEmpty, let first = sort.first, first.key != ZoneIndexFile.Sort.recordName else { return nil }
+                                 types: [String: FieldType], limit: Int, after: CursorPosition?,
+                                 pair: (ZoneIndexFile.Pair, SQLiteDatabase.Value)? = nil) throws(CKError) -> QueryPage? {
+        guard !conditions.isEmpty || pair != nil, let first = sort.first, first.key != ZoneIndexFile.Sort.recordName else { return nil }
         var from: SQLiteDatabase.Value?
         if let after {
             // A cursor among the records without the first key: past what this walk covers.
@@ -83,8 +107,8 @@ extension Database {
         while true {
             var rows: [(name: String, values: [FieldValue?])] = []
             var stopped = false
-            try index.read { (reader) throws(CKError) in
-                try reader.selectInSortOrder(type: query.recordType, where: conditions, sort: sort, from: from, limit: walk) { name, values in
+            let work = try index.read { (reader) throws(CKError) in
+                try reader.selectInSortOrder(type: query.recordType, where: conditions, sort: sort, from: from, pair: pair, limit: walk) { name, values in
                     let fieldValues = zip(query.sortDescriptors, values).map { d, v in Self.fieldValue(v, types[d.key]) }
                     if let after, RecordQuery.compare(fieldValues, name, after.values, after.recordName, query.sortDescriptors) <= 0 {
                         return true
@@ -94,6 +118,7 @@ extension Database {
                     return !stopped
                 }
             }
+            storage.observers.walkWork?(work)
             var page: [SortedRecords.Entry] = []
             for row in rows {
                 guard let record = try storage.record(named: row.name), record.recordType == query.recordType,
@@ -109,6 +134,21 @@ extension Database {
     /// How many rows per result a walk in sort order may take before the matches are found
     /// and sorted instead.
     static let sortWalkRows = 64
+
+    /// The pair index a query could walk: its first `key == value` condition on a field and
+    /// its first sort key, a field other than that one; with the value and the other
+    /// conditions.
+    static func pairing(_ conditions: [ZoneIndexFile.Condition], _ sort: [ZoneIndexFile.Sort], type: String)
+        -> (pair: ZoneIndexFile.Pair, value: SQLiteDatabase.Value, rest: [ZoneIndexFile.Condition])? {
+        guard let first = sort.first, first.key != ZoneIndexFile.Sort.recordName else { return nil }
+        for (i, c) in conditions.enumerated() where c.key != ZoneIndexFile.Sort.recordName && c.key != first.key {
+            guard case .compare("=", let value) = c.test else { continue }
+            var rest = conditions
+            rest.remove(at: i)
+            return (ZoneIndexFile.Pair(type: type, key: c.key, sort: first.key), value, rest)
+        }
+        return nil
+    }
 
     /// The conditions of `predicate` the index can test (those every match must meet), and how
     /// many it cannot.

@@ -158,6 +158,10 @@ package final class SQLiteDatabase {
             }
         }
 
+        /// The work SQLite did for this statement since the last call (its virtual machine's
+        /// steps), for tests that check what a query costs.
+        package func takeWork() -> Int { Int(sqlite3_stmt_status(statement, SQLITE_STMTSTATUS_VM_STEP, 1)) }
+
         /// The first column of every row, as text.
         package func texts(_ values: [Value] = []) throws(CKError) -> [String] {
             var out: [String] = []

@@ -29,7 +29,7 @@ final class ZoneIndexFile: @unchecked Sendable {
     /// a new format (an older ckfs that uses the index meanwhile ignores them): an index
     /// without them gets them at the first change fetch that asks it for a token.
     static let format: Int64 = 2
-    static let tables = ["state", "records", "fields", "refs", "tokens", "tokens_state"]
+    static let tables = ["state", "records", "fields", "refs", "tokens", "tokens_state", "pair_keys", "pairs", "pairs_state"]
     /// The client change tokens' tables: every token the log's entries gave, and up to which
     /// entry (the zone's epoch, and `applied`, `time`, `device` as in `state`) they are all
     /// there, which `state` does not say: an older ckfs moves `state` on without them.
@@ -38,6 +38,23 @@ final class ZoneIndexFile: @unchecked Sendable {
         CREATE TABLE IF NOT EXISTS tokens_state(id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL,
                                                 applied INTEGER NOT NULL, time INTEGER NOT NULL, device TEXT NOT NULL);
         """
+    /// The pair indexes' tables (``Pair``), made when a query first needs one, without a new
+    /// format: the pairs kept, their rows, and up to which entry the rows are all there
+    /// (`state` does not say it: an older ckfs moves `state` on without them). The primary key
+    /// of `pairs` orders the rows of one value of a pair's key by the sort key's `value`, then
+    /// `name`, as a query orders them; `pairs_by_name` finds a record's rows when it changes.
+    static let pairTables = """
+        CREATE TABLE IF NOT EXISTS pair_keys(type TEXT NOT NULL, key TEXT NOT NULL, sort TEXT NOT NULL,
+                                             PRIMARY KEY (type, key, sort)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS pairs(type TEXT NOT NULL, key TEXT NOT NULL, keyValue NOT NULL, sort TEXT NOT NULL,
+                                         value NOT NULL, name TEXT NOT NULL,
+                                         PRIMARY KEY (type, key, keyValue, sort, value, name)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS pairs_by_name ON pairs(name);
+        CREATE TABLE IF NOT EXISTS pairs_state(id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL,
+                                               applied INTEGER NOT NULL, time INTEGER NOT NULL, device TEXT NOT NULL);
+        """
+    /// The most pairs a zone's index keeps: each costs every save of its type a row.
+    static let pairLimit = 8
     /// The indexes beside the tables' own keys, by name: a rebuild drops them and makes them
     /// again after the rows are in (one sort each, instead of an insert in a random place per
     /// row).
@@ -58,6 +75,21 @@ final class ZoneIndexFile: @unchecked Sendable {
     private var statements: [String: SQLiteDatabase.Statement] = [:]
     /// Records put or removed by the current update.
     private var recordsWritten = 0
+    /// The pairs the current update keeps up, by record type: none when their rows were not
+    /// current at its start (the next query that needs one fills them again).
+    private var maintainedPairs: [String: [Pair]] = [:]
+
+    /// A pair index: the records of `type` by their values of `key` and, for each value, in
+    /// the order of their values of `sort`. A query `key == v` sorted by `sort` then walks only
+    /// its matches, in order, so a page costs what it returns however many records match;
+    /// without it the matches are all found and sorted at every page. Made when a query
+    /// needs one (``ZoneStorage/keepPair(_:in:)``), the way CloudKit's development environment
+    /// adds indexes as queries ask for them.
+    struct Pair: Hashable, Sendable {
+        var type: String
+        var key: String
+        var sort: String
+    }
 
     /// How far the index holds the zone.
     struct State: Equatable {
@@ -166,10 +198,14 @@ final class ZoneIndexFile: @unchecked Sendable {
         defer { db.setBusyTimeout(milliseconds: 10_000) }
         recordsWritten = 0
         try db.writeTransaction { () throws(CKError) in
-            guard let after = try body(try readState(), Writer(index: self)) else { return }
+            let before = try readState()
+            maintainedPairs = try currentPairs(at: before)
+            defer { maintainedPairs = [:] }
+            guard let after = try body(before, Writer(index: self)) else { return }
             // Compared with the state as `body` left it: a rebuild removed the row.
             guard after != (try readState()) else { return }
             try writeState(after)
+            if !maintainedPairs.isEmpty { try writeState(after, to: "pairs_state") }
         }
         // After a large update (a rebuild), the WAL holds a copy of most of the file: move
         // it into the file now and empty it, rather than leave it to readers to look up.
@@ -188,8 +224,10 @@ final class ZoneIndexFile: @unchecked Sendable {
         /// record in name order and then calls ``finishRebuild()``.
         func removeAll() throws(CKError) {
             for table in ["state", "records", "fields", "refs"] { try index.db.execute("DELETE FROM \(table)") }
-            // The tokens are made again when next asked for.
+            // The tokens are made again when next asked for, and the pairs' rows when a query
+            // next needs them.
             try index.db.execute("DROP TABLE IF EXISTS tokens_state")
+            try forgetPairRows()
             for (name, _) in ZoneIndexFile.secondaryIndexes { try index.db.execute("DROP INDEX IF EXISTS \(name)") }
             // Room for the rows of a large rebuild in memory before they reach the WAL. SQLite's
             // sorter for the secondary indexes takes as much again; a larger cache made no
@@ -201,6 +239,32 @@ final class ZoneIndexFile: @unchecked Sendable {
         func finishRebuild() throws(CKError) {
             for (_, create) in ZoneIndexFile.secondaryIndexes { try index.db.execute(create) }
             try index.db.execute("PRAGMA cache_size = -2000")
+        }
+
+        /// How many of the pairs' rows differ from what the records' rows say (missing, or
+        /// there without a record that gives them), when the pairs are current: `fsck`'s look.
+        func pairRowsDiffering() throws(CKError) -> Int {
+            guard !index.maintainedPairs.isEmpty else { return 0 }
+            let derived = """
+                SELECT p.type, p.key, k.value, p.sort, s.value, r.name FROM pair_keys p JOIN records r ON r.type = p.type
+                JOIN fields k ON k.name = r.name AND k.key = p.key JOIN fields s ON s.name = r.name AND s.key = p.sort
+                """
+            let held = "SELECT type, key, keyValue, sort, value, name FROM pairs"
+            var n = 0
+            try index.statement("SELECT (SELECT count(*) FROM (\(held) EXCEPT \(derived))) + (SELECT count(*) FROM (\(derived) EXCEPT \(held)))")
+                .forEachRow { row in
+                    n = Int(row.int(0))
+                    return false
+                }
+            return n
+        }
+
+        /// Empties the pairs' rows, to be made again when a query next needs them; the pairs
+        /// kept stay kept.
+        func forgetPairRows() throws(CKError) {
+            try index.db.execute("DROP TABLE IF EXISTS pairs_state")
+            try index.db.execute("DROP TABLE IF EXISTS pairs")
+            index.maintainedPairs = [:]
         }
 
         /// Takes in one log entry: each change newer than what the index holds of its record.
@@ -242,8 +306,19 @@ final class ZoneIndexFile: @unchecked Sendable {
             index.recordsWritten += 1
             // A list holding a value twice keeps it once: a record matches when any element does.
             let insertField = try index.statement("INSERT OR IGNORE INTO fields(name, key, value) VALUES (?, ?, ?)")
-            for (key, value) in ZoneIndexFile.indexedValues(of: record) {
+            let values = ZoneIndexFile.indexedValues(of: record)
+            for (key, value) in values {
                 try insertField.run([.text(name), .text(key), value])
+            }
+            if let pairs = index.maintainedPairs[record.recordType] {
+                let insertPair = try index.statement("INSERT OR IGNORE INTO pairs(type, key, keyValue, sort, value, name) VALUES (?, ?, ?, ?, ?, ?)")
+                for pair in pairs {
+                    for (k, keyValue) in values where k == pair.key {
+                        for (s, value) in values where s == pair.sort {
+                            try insertPair.run([.text(pair.type), .text(pair.key), keyValue, .text(pair.sort), value, .text(name)])
+                        }
+                    }
+                }
             }
             let insertRef = try index.statement("INSERT INTO refs(name, target) VALUES (?, ?)")
             for target in Set(record.deleteSelfReferences.map(\.target)) {
@@ -266,6 +341,75 @@ final class ZoneIndexFile: @unchecked Sendable {
         try statement("DELETE FROM records WHERE name = ?").run([.text(name)])
         try statement("DELETE FROM fields WHERE name = ?").run([.text(name)])
         try statement("DELETE FROM refs WHERE name = ?").run([.text(name)])
+        if !maintainedPairs.isEmpty { try statement("DELETE FROM pairs WHERE name = ?").run([.text(name)]) }
+    }
+
+    // MARK: Pairs
+
+    /// Whether the index has a table of this name. Lock held.
+    private func hasTable(_ name: String) throws(CKError) -> Bool {
+        var found = false
+        try statement("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").forEachRow([.text(name)]) { _ in
+            found = true
+            return false
+        }
+        return found
+    }
+
+    /// The pairs kept, by record type, when their rows hold the index as of `state`; none
+    /// otherwise. Lock held, in a transaction.
+    private func currentPairs(at state: State?) throws(CKError) -> [String: [Pair]] {
+        guard let state, try hasTable("pairs_state"), try readState(from: "pairs_state") == state else { return [:] }
+        var out: [String: [Pair]] = [:]
+        try statement("SELECT type, key, sort FROM pair_keys").forEachRow { row in
+            out[row.text(0), default: []].append(Pair(type: row.text(0), key: row.text(1), sort: row.text(2)))
+            return true
+        }
+        return out
+    }
+
+    /// Keeps `pair` from now on, with its rows for every record the index holds, and brings the
+    /// other pairs' rows up to the index's state when an update left them behind. False when
+    /// the index keeps ``pairLimit`` pairs already. `waitingMilliseconds` bounds the wait for
+    /// another process's transaction.
+    func keepPair(_ pair: Pair, waitingMilliseconds: Int32) throws(CKError) -> Bool {
+        try locked { () throws(CKError) -> Bool in
+            db.setBusyTimeout(milliseconds: waitingMilliseconds)
+            defer { db.setBusyTimeout(milliseconds: 10_000) }
+            var (kept, filled) = (false, false)
+            try db.writeTransaction { () throws(CKError) in
+                guard let state = try readState() else { throw CKError(.internalError, "the index holds no record yet") }
+                try db.execute(Self.pairTables)
+                var pairs: Set<Pair> = []
+                try statement("SELECT type, key, sort FROM pair_keys").forEachRow { row in
+                    pairs.insert(Pair(type: row.text(0), key: row.text(1), sort: row.text(2)))
+                    return true
+                }
+                let current = try readState(from: "pairs_state") == state
+                if !current { try db.execute("DELETE FROM pairs") }
+                var fill = current ? [] : Array(pairs)
+                if !pairs.contains(pair) {
+                    guard pairs.count < Self.pairLimit else { return }
+                    try statement("INSERT INTO pair_keys(type, key, sort) VALUES (?, ?, ?)").run([.text(pair.type), .text(pair.key), .text(pair.sort)])
+                    fill.append(pair)
+                }
+                for p in fill {
+                    try statement("""
+                        INSERT OR IGNORE INTO pairs(type, key, keyValue, sort, value, name)
+                        SELECT r.type, k.key, k.value, s.key, s.value, r.name FROM records r
+                        JOIN fields k ON k.name = r.name AND k.key = ? JOIN fields s ON s.name = r.name AND s.key = ?
+                        WHERE r.type = ?
+                        """).run([.text(p.key), .text(p.sort), .text(p.type)])
+                }
+                try writeState(state, to: "pairs_state")
+                kept = true
+                filled = !fill.isEmpty
+            }
+            // Rows for every record of the type went through the WAL: into the file now, as
+            // after a large update.
+            if filled { try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            return kept
+        }
     }
 
     private func locked<T>(_ body: () throws(CKError) -> T) throws(CKError) -> T {
@@ -389,6 +533,22 @@ final class ZoneIndexFile: @unchecked Sendable {
                 .flatMap { Data(base64Encoded: $0) }
         }
 
+        /// Whether the index keeps `pair` and its rows hold the index's state.
+        func keeps(_ pair: Pair) throws(CKError) -> Bool {
+            try index.currentPairs(at: try index.readState())[pair.type]?.contains(pair) ?? false
+        }
+
+        /// How many rows of `key` have `value`, counting no further than `limit`.
+        func count(key: String, value: SQLiteDatabase.Value, upTo limit: Int) throws(CKError) -> Int {
+            var n = 0
+            try index.statement("SELECT count(*) FROM (SELECT 1 FROM fields WHERE key = ? AND value = ? LIMIT ?)")
+                .forEachRow([.text(key), value, .int(Int64(limit))]) { row in
+                    n = Int(row.int(0))
+                    return false
+                }
+            return n
+        }
+
         /// Names of the records with a `deleteSelf` reference to `target`.
         func referrers(of target: String) throws(CKError) -> [String] {
             try index.statement("SELECT name FROM refs WHERE target = ? ORDER BY name").texts([.text(target)])
@@ -464,29 +624,69 @@ final class ZoneIndexFile: @unchecked Sendable {
 
         /// As ``select(type:where:sort:_:)``, for the records that have a value for the first
         /// sort key only, walked in that key's order from the index (from `from`, included,
-        /// when given) and each tested against the conditions, at most `limit` rows: when most
-        /// records match, a page costs the rows walked to fill it, not a sort of every match.
+        /// when given) and each tested against the conditions: at most `limit` rows of the
+        /// index are walked (with the ones that tie with the last), and fewer come out when
+        /// records fail the conditions. When most records match, a page costs the rows walked
+        /// to fill it, not a sort of every match; when few do, the walk stops at `limit` rows
+        /// instead of going on through the whole zone to find them. Returns the work SQLite
+        /// did (``SQLiteDatabase/Statement/takeWork()``).
+        ///
+        /// With `pair` (a pair index the index keeps, and the value its key must have), the
+        /// walk is of that pair's rows: only the records with that value.
         func selectInSortOrder(type: String, where conditions: [Condition], sort: [Sort], from: SQLiteDatabase.Value?,
-                               limit: Int, _ body: (_ name: String, _ values: [SQLiteDatabase.Value]) throws(CKError) -> Bool) throws(CKError) {
-            guard let first = sort.first, first.key != Sort.recordName else { return }
+                               pair: (Pair, SQLiteDatabase.Value)? = nil,
+                               limit: Int, _ body: (_ name: String, _ values: [SQLiteDatabase.Value]) throws(CKError) -> Bool) throws(CKError) -> Int {
+            guard let first = sort.first, first.key != Sort.recordName else { return 0 }
             let columns = Self.sortColumns(sort, firstFromIndex: true)
-            var sql = columns.sql + " FROM fields s0 JOIN records r ON r.name = s0.name" + columns.joins + " WHERE s0.key = ? AND r.type = ?"
-            var args = columns.args + [.text(first.key), .text(type)]
+            // The rows walked: the first key's values, or the pair's for one value.
+            var (table, filter, filterArgs): (String, String, [SQLiteDatabase.Value])
+            if case let (pair, keyValue)? = pair {
+                (table, filter) = ("pairs", "s0.type = ? AND s0.key = ? AND s0.keyValue = ? AND s0.sort = ?")
+                filterArgs = [.text(pair.type), .text(pair.key), keyValue, .text(pair.sort)]
+            } else {
+                (table, filter, filterArgs) = ("fields", "s0.key = ?", [.text(first.key)])
+            }
             if let from {
-                sql += " AND s0.value " + (first.ascending ? ">= ?" : "<= ?")
-                args.append(from)
+                filter += " AND s0.value " + (first.ascending ? ">= ?" : "<= ?")
+                filterArgs.append(from)
+            }
+            // The value `limit` rows into the walk bounds it: SQLite tests the conditions row by
+            // row in sort order and, without the bound, walks on to the zone's end looking for
+            // matches that are not there (a rare value took 120 ms at 100,000 records). The
+            // bound takes in every row of its value, so the records that tie on the first key
+            // are all there for the other keys to order.
+            let direction = first.ascending ? "" : " DESC"
+            let boundStatement = try index.statement("SELECT s0.value FROM \(table) s0 WHERE \(filter) ORDER BY s0.value\(direction) LIMIT 1 OFFSET ?")
+            var bound: SQLiteDatabase.Value?
+            try boundStatement.forEachRow(filterArgs + [.int(Int64(max(limit - 1, 0)))]) { row in
+                bound = row.value(0)
+                return false
+            }
+            var work = boundStatement.takeWork()
+            var sql = columns.sql + " FROM \(table) s0 JOIN records r ON r.name = s0.name" + columns.joins + " WHERE " + filter
+            var args = columns.args + filterArgs
+            if pair == nil {
+                sql += " AND r.type = ?"
+                args.append(.text(type))
+            }
+            if let bound {
+                sql += " AND s0.value " + (first.ascending ? "<= ?" : ">= ?")
+                args.append(bound)
             }
             for c in conditions {
                 let (clause, values) = c.sql(correlated: true)
                 sql += " AND " + clause
                 args += values
             }
-            sql += " ORDER BY " + (columns.order + ["r.name"]).joined(separator: ", ") + " LIMIT ?"
+            sql += " ORDER BY " + (columns.order + [pair == nil ? "r.name" : "s0.name"]).joined(separator: ", ") + " LIMIT ?"
             args.append(.int(Int64(limit)))
-            try index.statement(sql).forEachRow(args) { (row) throws(CKError) -> Bool in
+            let walk = try index.statement(sql)
+            try walk.forEachRow(args) { (row) throws(CKError) -> Bool in
                 let values = (0..<sort.count).map { row.value(Int32($0 + 1)) }
                 return try body(row.text(0), values)
             }
+            work += walk.takeWork()
+            return work
         }
     }
 

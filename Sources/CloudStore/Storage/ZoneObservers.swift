@@ -1,7 +1,7 @@
 import Synchronization
 
 /// What tests watch of one zone's storage: each read of its log, how each query answered from
-/// its index found its page, and each read of all its record files. Each observer is called
+/// its index found its page and what its walks cost, and each read of all its record files. Each observer is called
 /// outside every lock of the storage. Apart from the storage's state: its lock is its own, a
 /// leaf, taken alone.
 final class ZoneObservers: Sendable {
@@ -9,6 +9,7 @@ final class ZoneObservers: Sendable {
         var logRead: (@Sendable (Int) -> Void)?
         var queryPlan: (@Sendable (ZoneStorage.QueryPlan) -> Void)?
         var zoneRead: (@Sendable () -> Void)?
+        var walkWork: (@Sendable (Int) -> Void)?
     }
 
     private let observers = Mutex(Observers())
@@ -25,6 +26,13 @@ final class ZoneObservers: Sendable {
     var queryPlan: (@Sendable (ZoneStorage.QueryPlan) -> Void)? {
         get { observers.withLock { $0.queryPlan } }
         set { observers.withLock { $0.queryPlan = newValue } }
+    }
+
+    /// Told the work (SQLite's virtual machine steps) of each walk of the index in a sort
+    /// key's order: tests check with it that a walk's cost does not grow with the zone.
+    var walkWork: (@Sendable (Int) -> Void)? {
+        get { observers.withLock { $0.walkWork } }
+        set { observers.withLock { $0.walkWork = newValue } }
     }
 
     /// Told each time a read of every record file of the zone begins (the index made again,

@@ -151,6 +151,25 @@ extension ZoneStorage {
         return out
     }
 
+    /// Keeps `pair` in the zone's index from now on (``ZoneIndexFile/keepPair(_:waitingMilliseconds:)``);
+    /// false, with a line in the log, when the index does not take it: the query then finds
+    /// and sorts its matches, and a later query tries again. Waits at most 50 ms for another
+    /// process's transaction: a query does not wait on a rebuild.
+    func keepPair(_ pair: ZoneIndexFile.Pair, in index: ZoneIndexFile) -> Bool {
+        let what = "a pair index of \(pair.type) records by \(pair.key), sorted by \(pair.sort), in zone \(zoneID.zoneName)"
+        do throws(CKError) {
+            guard try index.keepPair(pair, waitingMilliseconds: 50) else {
+                Self.indexLogger.notice("\(what) is not made: the zone keeps \(ZoneIndexFile.pairLimit) pair indexes already")
+                return false
+            }
+            Self.indexLogger.notice("\(what) is kept from now on: its queries walk only their matches")
+            return true
+        } catch {
+            Self.indexLogger.notice("\(what) is not made now (\(error)); the query sorts its matches")
+            return false
+        }
+    }
+
     /// Whether SQLite ran out of room (`SQLITE_FULL`).
     static func isFull(_ error: CKError) -> Bool {
         guard case .database(let code)? = error.cause else { return false }
@@ -238,6 +257,7 @@ extension ZoneStorage {
         }
         do throws(CKError) {
             var differing = 0
+            var pairRows = 0
             try index.update(waitingMilliseconds: 10_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
                 var held = try writer.reader.entries()
                 for file in try fileRecordNames() {
@@ -246,11 +266,17 @@ extension ZoneStorage {
                     if held.removeValue(forKey: file) != expected { differing += 1 }
                 }
                 differing += held.count
-                guard differing > 0 else { return state }
+                guard differing > 0 else {
+                    pairRows = try writer.pairRowsDiffering()
+                    if pairRows > 0 { try writer.forgetPairRows() }
+                    return state
+                }
                 return try rebuildIndex(writer, epoch: try readMeta().epoch)
             }
             if differing > 0 {
                 result.repaired.append("zone \(name): its index (index.sqlite) differed from the records in \(differing) records; made it again from the records and the log")
+            } else if pairRows > 0 {
+                result.repaired.append("zone \(name): its pair indexes (index.sqlite) differed from the records in \(pairRows) rows; emptied them, and the next query that needs one makes it again")
             }
         } catch {
             result.warnings.append("zone \(name): cannot check its index (\(indexPath)): \(error.message); with no ckfs process using the store, remove the file and run `ckfs fsck` again")

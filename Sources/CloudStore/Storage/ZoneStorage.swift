@@ -28,6 +28,10 @@ public struct ZoneTuning: Sendable {
     /// together, so that an entry is parsed once in a process; past it, a catalog reads the
     /// entries from the log itself.
     public var keptEntryBytes = 16 << 20
+    /// A query `key == value` sorted by a field makes a pair index of its key and sort in the
+    /// zone's index file when the value matches at least this many records: fewer are found
+    /// and sorted at each page for less than keeping the pair costs.
+    public var pairIndexFromMatches = 4_096
     public init() {}
 }
 
@@ -122,6 +126,8 @@ final class ZoneStorage: @unchecked Sendable {
         case sortOrder
         /// Finding the matches, then sorting them.
         case matchesSorted
+        /// Walking a pair index's rows for one value in the sort key's order: only the matches.
+        case pairOrder
     }
 
     var logPath: String { StoreLayout.logFile(directory) }

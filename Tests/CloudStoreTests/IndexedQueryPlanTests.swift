@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+@testable import CloudStore
+
+/// What a query answered from the zone's index costs as the zone grows: a walk in sort order
+/// stops after a bounded number of rows, and a value that matches many records, but too few
+/// for that walk to find them, gets a pair index (``ZoneIndexFile/Pair``) whose rows are only
+/// its matches. Every answer is the brute-force one, before and after the pairs' rows are
+/// changed, left behind or lost.
+@Suite struct IndexedQueryPlanTests {
+    /// `count` `Item` records with a `kind` (from their number), a `rank` in a shuffled order
+    /// and a `tag`, saved in batches; the store opened again (with `tuning`) to read from the index, the
+    /// plans its queries take and the work of their walks.
+    static func items(_ t: TempStore, count: Int, tuning: ZoneTuning? = nil, kind: (Int) -> String) throws -> ([Record], Database, ZoneIndexFileTests.LockedPlans, Work) {
+        let db = try t.db()
+        let records = (0..<count).map { i in
+            Record(recordType: "Item", recordID: RecordID(recordName: String(format: "i%05d", i)),
+                   fields: ["kind": .string(kind(i)), "rank": .int64(Int64(i * 7_919 % count)), "tag": .string(i % 1_000 == 7 ? "seven" : "other")])
+        }
+        for start in stride(from: 0, to: records.count, by: 400) {
+            if let e = try db.modify(saving: Array(records[start..<min(start + 400, records.count)])).error { throw e }
+        }
+        db.store.waitForRecordFiles()
+        let indexed = try t.reopen(tuning: tuning, reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        let plans = ZoneIndexFileTests.LockedPlans()
+        let work = Work()
+        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        storage.observers.queryPlan = { plans.append($0) }
+        storage.observers.walkWork = { work.add($0) }
+        return (records, indexed, plans, work)
+    }
+
+    /// The names `query` should give from `records`, in order.
+    static func bruteForce(_ records: [Record], _ query: RecordQuery) -> [String] {
+        records.filter { $0.recordType == query.recordType && query.predicate.matches($0) }.sorted { a, b in
+            RecordQuery.compare(query.sortDescriptors.map { QueryPredicate.field($0.key, of: a) }, a.recordID.recordName,
+                                query.sortDescriptors.map { QueryPredicate.field($0.key, of: b) }, b.recordID.recordName, query.sortDescriptors) < 0
+        }.map(\.recordID.recordName)
+    }
+
+    static func query(kind: String, ascending: Bool) -> RecordQuery {
+        RecordQuery(recordType: "Item", predicate: .compare("kind", .equal, .string(kind)),
+                    sortDescriptors: [QuerySortDescriptor(key: "rank", ascending: ascending)])
+    }
+
+    /// A value only two records have, sorted by another key: the walk in sort order gives up
+    /// after a bounded number of rows whatever the zone's size, and the matches are sorted. It
+    /// went on through every row of the zone in SQL, looking for matches that were not there.
+    @Test func aWalkInSortOrderStopsAfterABoundedNumberOfRows() throws {
+        var work: [Int: Int] = [:]
+        for count in [1_000, 4_000] {
+            let t = try TempStore()
+            let (records, indexed, plans, walked) = try Self.items(t, count: count) { $0 == 10 || $0 == count - 10 ? "rare" : "common" }
+            for ascending in [true, false] {
+                let query = Self.query(kind: "rare", ascending: ascending)
+                #expect(try ZoneIndexFileTests.pages(indexed, query, limit: 5, atMost: 10) == Self.bruteForce(records, query))
+            }
+            #expect(plans.all == [.matchesSorted, .matchesSorted], "\(plans.all)")
+            work[count] = walked.total
+        }
+        let (small, large) = (work[1_000]!, work[4_000]!)
+        #expect(small > 0)
+        #expect(Double(large) < 1.5 * Double(small), "the walks took \(small) steps at 1,000 records and \(large) at 4,000")
+    }
+
+    /// A value that one record in 150 has, sorted by rank: too rare for the walk in rank order
+    /// to fill a page, common enough to make a pair index of (kind, rank), whose walk then
+    /// gives each page. Another opening's changes keep the pair's rows, and so does bringing
+    /// an older copy of the index up to date from the log; pairs left behind by an update that
+    /// did not keep them are filled again, a lost index makes them again, and `fsck` finds rows
+    /// changed behind the index's back.
+    @Test func aPairIndexWalksOnlyTheMatchesAndFollowsEveryChange() throws {
+        let tuning = ZoneTuning.with { $0.pairIndexFromMatches = 8 }
+        let t = try TempStore(tuning: tuning)
+        var (records, indexed, plans, _) = try Self.items(t, count: 3_000, tuning: tuning) { $0 % 150 == 0 ? "sparse" : "common" }
+        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        let pair = ZoneIndexFile.Pair(type: "Item", key: "kind", sort: "rank")
+
+        func expectAnswers(_ when: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            for ascending in [true, false] {
+                plans.reset()
+                let query = Self.query(kind: "sparse", ascending: ascending)
+                let expected = Self.bruteForce(records, query)
+                #expect(try ZoneIndexFileTests.pages(indexed, query, limit: 2, atMost: expected.count + 2) == expected,
+                        "\(when), ascending \(ascending)", sourceLocation: sourceLocation)
+                #expect(plans.all.first == .pairOrder && plans.all.filter { $0 == .pairOrder }.count >= expected.count / 2 - 1,
+                        "\(when), ascending \(ascending): \(plans.all)", sourceLocation: sourceLocation)
+            }
+            // The pair's rows are what the records say, no more, no less.
+            let sql = try SQLiteDatabase(path: storage.indexPath, durability: .rebuildable, create: false)
+            var rows: Set<String> = []
+            try sql.prepare("SELECT keyValue, value, name FROM pairs WHERE type = 'Item' AND key = 'kind' AND sort = 'rank'").forEachRow { row in
+                rows.insert("\(row.text(0)) \(row.int(1)) \(row.text(2))")
+                return true
+            }
+            let expected = Set(records.compactMap { r -> String? in
+                guard case .string(let kind)? = r["kind"], case .int64(let rank)? = r["rank"] else { return nil }
+                return "\(kind) \(rank) \(r.recordID.recordName)"
+            })
+            #expect(rows == expected, "\(when): the pair's rows", sourceLocation: sourceLocation)
+        }
+
+        try expectAnswers("first")
+        #expect(try storage.currentIndex()!.read { (reader) throws(CKError) in try reader.keeps(pair) })
+        let backup = t.path + "/index-backup.sqlite"
+        try ZoneIndexFileTests.copyIndex(storage.indexPath, to: backup)
+
+        // A value matching fewer records than the bound sorts its matches and makes no pair.
+        let seven = RecordQuery(recordType: "Item", predicate: .compare("tag", .equal, .string("seven")),
+                                sortDescriptors: [QuerySortDescriptor(key: "rank", ascending: true)])
+        #expect(try ZoneIndexFileTests.pages(indexed, seven, limit: 2, atMost: 10) == Self.bruteForce(records, seven))
+        #expect(try !storage.currentIndex()!.read { (reader) throws(CKError) in
+            try reader.keeps(ZoneIndexFile.Pair(type: "Item", key: "tag", sort: "rank"))
+        })
+
+        // Another opening moves records in and out of the value, changes ranks, deletes, and
+        // adds records with the value, one without a rank (it sorts last).
+        let writer = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
+        let current = Dictionary(uniqueKeysWithValues: try writer.allRecords().map { ($0.recordID.recordName, $0) })
+        records = (0..<3_000).map { current[String(format: "i%05d", $0)]! }
+        var saves: [Record] = []
+        var deletes: [RecordID] = []
+        for i in stride(from: 0, to: 3_000, by: 150).prefix(12) {
+            var r = records[i]
+            switch (i / 150) % 3 {
+            case 0: r["kind"] = .string("common")
+            case 1: r["rank"] = .int64(Int64(5_000 + i))
+            default: deletes.append(r.recordID); continue
+            }
+            saves.append(r)
+        }
+        for i in [1, 2, 3] {
+            var r = records[i]
+            r["kind"] = .string("sparse")
+            saves.append(r)
+        }
+        saves.append(Record(recordType: "Item", recordID: RecordID(recordName: "new-ranked"), fields: ["kind": .string("sparse"), "rank": .int64(-1)]))
+        saves.append(Record(recordType: "Item", recordID: RecordID(recordName: "new-unranked"), fields: ["kind": .string("sparse")]))
+        if let e = try writer.modify(saving: saves, deleting: deletes).error { throw e }
+        writer.store.waitForRecordFiles()
+        records = try writer.allRecords()
+        try expectAnswers("after another opening's changes")
+
+        // An older copy of the index restored: brought up to date from the log, pairs too.
+        try ZoneIndexFileTests.copyIndex(backup, to: storage.indexPath)
+        try expectAnswers("with an index restored from before the changes")
+
+        // An update that did not keep the pairs (an older ckfs): their rows are behind.
+        let sql = try SQLiteDatabase(path: storage.indexPath, durability: .rebuildable, create: false)
+        try sql.execute("UPDATE pairs_state SET applied = applied - 1")
+        try sql.execute("DELETE FROM pairs WHERE name IN (SELECT name FROM pairs LIMIT 3)")
+        try expectAnswers("with the pairs' rows behind the index")
+
+        // The index lost: made again from the records, and the pair with it at the next query.
+        storage.removeIndexFiles()
+        try expectAnswers("after the index was lost")
+
+        // Rows changed behind the index's back (its state still current): `fsck` finds them,
+        // and the pair is made again at the next query.
+        let damaged = try SQLiteDatabase(path: storage.indexPath, durability: .rebuildable, create: false)
+        try damaged.execute("DELETE FROM pairs WHERE name IN (SELECT name FROM pairs LIMIT 2)")
+        try damaged.execute("INSERT INTO pairs VALUES ('Item', 'kind', 'sparse', 'rank', 7, 'i00001')")
+        let report = try t.reopen().check()
+        #expect(report.repaired.contains { $0.contains("pair indexes (index.sqlite) differed from the records in 3 rows") }, "\(report.repaired)")
+        #expect(report.damage.isEmpty, "\(report.damage)")
+        try expectAnswers("after fsck")
+        #expect(try t.reopen().check().repaired.isEmpty, "a second fsck finds nothing")
+    }
+
+    /// Work of the walks seen. `@unchecked Sendable`: `total` is only touched under `lock`.
+    final class Work: @unchecked Sendable {
+        private let lock = NSLock()
+        private var sum = 0
+        func add(_ n: Int) { lock.withLock { sum += n } }
+        var total: Int { lock.withLock { sum } }
+    }
+}

@@ -31,6 +31,35 @@ import Testing
         #expect(hitsInLastRounds == 20 * working.count, "every read of the working set hits once the cache is full")
     }
 
+    /// A cache whose records mostly went keeps no room sized for what it once held; what it
+    /// still holds is found, and the records read stay when it is full again.
+    @Test func aCacheThatLostItsRecordsGivesBackItsRoom() {
+        let budget = RecordCacheBudget(limit: .max)
+        var cache = RecordCache(budget: budget, limit: 10_000)
+        for i in 0..<1_000 { cache.insert(record("r\(i)")) }
+        #expect(cache.slotCount == 1_000)
+        for i in 0..<990 { cache.remove("r\(i)") }
+        #expect(cache.count == 10)
+        #expect(cache.slotCount <= 64, "\(cache.slotCount) slots for 10 records")
+        for i in 990..<1_000 { #expect(cache.lookup("r\(i)") != nil) }
+        #expect(budget.inUse == cache.bytes)
+        for i in 990..<1_000 { cache.remove("r\(i)") }
+        #expect(cache.slotCount == 0)
+        #expect(budget.inUse == 0)
+
+        // Records read, then most of the others gone (the ring is made again on the way):
+        // once full again, the records put in go before the ones read, as before.
+        var full = RecordCache(budget: budget, limit: 100)
+        for i in 0..<100 { full.insert(record("k\(i)")) }
+        for i in 0..<10 { _ = full.lookup("k\(i)") }
+        for i in 10..<90 { full.remove("k\(i)") }
+        #expect(full.slotCount < 100, "the ring was made again")
+        for i in 0..<90 { full.insert(record("new\(i)")) }
+        #expect(full.count == 100)
+        #expect((0..<10).allSatisfy { full.contains("k\($0)") }, "the records read stay")
+        #expect(!(90..<100).allSatisfy { full.contains("k\($0)") }, "records put in and not read went")
+    }
+
     /// A record saved again keeps its place and its mark; one removed gives its bytes back;
     /// what the caches hold is what they took from the budget they share.
     @Test func theBytesHeldAreTheBytesTaken() {

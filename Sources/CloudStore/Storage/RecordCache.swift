@@ -45,6 +45,8 @@ struct RecordCache {
 
     var isEmpty: Bool { slotOf.isEmpty }
     var count: Int { slotOf.count }
+    /// The slots of the ring, kept or free.
+    var slotCount: Int { slots.count }
 
     /// Keeps `record`, in place of any version of it kept (which keeps its mark). Past the
     /// count, the hand lets one record go; over the shared bytes, it lets go of this zone's
@@ -74,7 +76,10 @@ struct RecordCache {
         bytes += cost
     }
 
-    /// Takes a record out, giving back its bytes.
+    /// Takes a record out, giving back its bytes. A ring left mostly free is made again with
+    /// only the records kept: a zone whose records went (deleted, or let go for other zones)
+    /// keeps no room sized for what it once held, which a process reading zone after zone
+    /// would pay for each zone it ever read.
     mutating func remove(_ name: String) {
         guard let i = slotOf.removeValue(forKey: name) else { return }
         let cost = slots[i]!.cost
@@ -82,6 +87,24 @@ struct RecordCache {
         free.append(i)
         bytes -= cost
         budget.give(cost)
+        if slotOf.isEmpty {
+            (slots, free, slotOf, hand) = ([], [], [:], 0)
+        } else if slots.count >= 64 && slotOf.count * 4 < slots.count {
+            compact()
+        }
+    }
+
+    /// Makes the ring again with only the records kept, in their order from the hand on.
+    private mutating func compact() {
+        var ring: [Slot?] = []
+        ring.reserveCapacity(slotOf.count)
+        var index: [String: Int] = Dictionary(minimumCapacity: slotOf.count)
+        for i in slots.indices {
+            guard let slot = slots[(hand + i) % slots.count] else { continue }
+            index[slot.name] = ring.count
+            ring.append(slot)
+        }
+        (slots, free, slotOf, hand) = (ring, [], index, 0)
     }
 
     /// Takes every record out, giving back their bytes.
@@ -98,11 +121,13 @@ struct RecordCache {
         guard !slotOf.isEmpty else { return false }
         while true {
             if hand >= slots.count { hand = 0 }
-            defer { hand += 1 }
-            guard let slot = slots[hand] else { continue }
+            let at = hand
+            hand += 1
+            guard let slot = slots[at] else { continue }
             if slot.marked {
-                slots[hand]!.marked = false
+                slots[at]!.marked = false
             } else {
+                // The hand is past it first: a ring made again starts where the hand is.
                 remove(slot.name)
                 return true
             }

@@ -8,14 +8,16 @@ import Testing
 /// its matches. Every answer is the brute-force one, before and after the pairs' rows are
 /// changed, left behind or lost.
 @Suite struct IndexedQueryPlanTests {
-    /// `count` `Item` records with a `kind` (from their number), a `rank` in a shuffled order
-    /// and a `tag`, saved in batches; the store opened again (with `tuning`) to read from the index, the
+    /// `count` `Item` records with a `kind` (from their number), a `rank` (in a shuffled order
+    /// unless given) and a `tag`, saved in batches; the store opened again (with `tuning`) to read from the index, the
     /// plans its queries take and the work of their walks.
-    static func items(_ t: TempStore, count: Int, tuning: ZoneTuning? = nil, kind: (Int) -> String) throws -> ([Record], Database, ZoneIndexFileTests.LockedPlans, Work) {
+    static func items(_ t: TempStore, count: Int, tuning: ZoneTuning? = nil, rank: ((Int) -> Int64)? = nil,
+                      kind: (Int) -> String) throws -> ([Record], Database, ZoneIndexFileTests.LockedPlans, Work) {
         let db = try t.db()
         let records = (0..<count).map { i in
             Record(recordType: "Item", recordID: RecordID(recordName: String(format: "i%05d", i)),
-                   fields: ["kind": .string(kind(i)), "rank": .int64(Int64(i * 7_919 % count)), "tag": .string(i % 1_000 == 7 ? "seven" : "other")])
+                   fields: ["kind": .string(kind(i)), "rank": .int64(rank?(i) ?? Int64(i * 7_919 % count)),
+                            "tag": .string(i % 1_000 == 7 ? "seven" : "t\(i * 31 % 17)")])
         }
         for start in stride(from: 0, to: records.count, by: 400) {
             if let e = try db.modify(saving: Array(records[start..<min(start + 400, records.count)])).error { throw e }
@@ -165,6 +167,30 @@ import Testing
         #expect(report.damage.isEmpty, "\(report.damage)")
         try expectAnswers("after fsck")
         #expect(try t.reopen().check().repaired.isEmpty, "a second fsck finds nothing")
+    }
+
+    /// A pair walked for values that many records share, with a second sort key and with the
+    /// record name breaking ties: every page, from any cursor, is the brute-force page.
+    @Test func aPairIndexOrdersTiesAsTheQueryDoes() throws {
+        let tuning = ZoneTuning.with { $0.pairIndexFromMatches = 8 }
+        let t = try TempStore(tuning: tuning)
+        let (records, indexed, plans, _) = try Self.items(t, count: 3_000, tuning: tuning, rank: { Int64($0 / 150 % 3) }) {
+            $0 % 300 < 2 ? "sparse" : "common"
+        }
+        let sorts: [[QuerySortDescriptor]] = [
+            [QuerySortDescriptor(key: "rank", ascending: true)],
+            [QuerySortDescriptor(key: "rank", ascending: false)],
+            [QuerySortDescriptor(key: "rank", ascending: true), QuerySortDescriptor(key: "tag", ascending: false)],
+            [QuerySortDescriptor(key: "rank", ascending: false), QuerySortDescriptor(key: "recordID", ascending: false)],
+        ]
+        for sort in sorts {
+            plans.reset()
+            let query = RecordQuery(recordType: "Item", predicate: .compare("kind", .equal, .string("sparse")), sortDescriptors: sort)
+            let expected = Self.bruteForce(records, query)
+            #expect(expected.count == 20)
+            #expect(try ZoneIndexFileTests.pages(indexed, query, limit: 3, atMost: 50) == expected, "sorted by \(sort.map(\.key))")
+            #expect(plans.all.filter { $0 == .pairOrder }.count >= 4, "sorted by \(sort.map(\.key)): \(plans.all)")
+        }
     }
 
     /// Work of the walks seen. `@unchecked Sendable`: `total` is only touched under `lock`.

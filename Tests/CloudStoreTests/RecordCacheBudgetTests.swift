@@ -44,6 +44,82 @@ import Testing
         #expect(reader.cacheBudget.inUse <= before)
     }
 
+    /// Once the first zones read hold the budget, a zone read later still gets room: the
+    /// zones that used none of their records since they were last asked let half of them go.
+    /// The first zones read kept the budget for as long as the process ran, and every read of
+    /// the others went to their files.
+    @Test func theZonesReadLatelyGetTheRoom() throws {
+        let t = try TempStore()
+        let writer = try t.db()
+        let zones = (0..<16).map { "Zone\($0)" }
+        let body = String(repeating: "x", count: 2_000)
+        for zone in zones {
+            try writer.createZone(zone)
+            _ = try writer.modify(saving: (0..<40).map { record("r\($0)", zone: zone, ["body": .string(body + "\($0)")]) })
+        }
+        let reader = try t.reopen(reading: .indexedCaching(cachedRecords: 64))
+        let db = try reader.container().database(.private, caller: Caller(userName: "alice", deviceID: "reader"))
+        func read(_ zone: String) throws {
+            for i in 0..<40 {
+                let r = try db.record(for: RecordID(recordName: "r\(i)", zoneID: db.zoneID(zone)))
+                #expect(r["body"] == .string(body + "\(i)"))
+            }
+        }
+        for zone in zones.prefix(8) { try read(zone) }
+        let late = zones.last!
+        let storage = db.zoneStorage(late)
+        for _ in 0..<8 {
+            try read(late)
+            usleep(60_000)
+        }
+        try read(late)
+        let kept = storage.locked { storage.state.cache.count }
+        #expect(kept >= 30, "the zone read lately keeps \(kept) of its 40 records")
+        #expect(reader.cacheBudget.inUse <= reader.cacheBudget.limit)
+        #expect(reader.cacheBudget.inUse == Self.held(reader, db, zones: zones), "every byte taken is a cached record's")
+    }
+
+    /// Zones asked for room: only when one wanted it, at most every 50 ms, the next 256 in
+    /// turn, never the zone that asked, and no zone let go.
+    @Test func anAskReachesTheNextZonesInTurn() {
+        let budget = RecordCacheBudget(limit: 1)
+        var zones = (0..<600).map { _ in AskedZone() }
+        let asker = AskedZone()
+        for z in zones + [asker] { budget.register(z) }
+        budget.relieve(except: asker)
+        #expect(zones.allSatisfy { $0.asks == 0 }, "no zone wanted room")
+        for _ in 0..<3 {
+            budget.want()
+            usleep(60_000)
+            budget.relieve(except: asker)
+            budget.want()
+            budget.relieve(except: asker)
+        }
+        let asks = zones.map(\.asks)
+        #expect(asker.asks == 0)
+        #expect(asks.allSatisfy { $0 == 1 || $0 == 2 }, "\(asks)")
+        #expect((766...767).contains(asks.reduce(0, +)), "three asks of 256, one of them maybe the asker's turn")
+        // Zones let go leave the turn: an ask that finds them drops them, and within two
+        // asks each of the 100 zones left is asked once.
+        zones = Array(zones.suffix(100))
+        let before = zones.map(\.asks)
+        for _ in 0..<2 {
+            budget.want()
+            usleep(60_000)
+            budget.relieve(except: asker)
+        }
+        #expect(zip(zones, before).allSatisfy { $0.asks == $1 + 1 }, "\(zip(zones, before).map { $0.asks - $1 })")
+    }
+
+    /// A zone that counts how often it was asked for room. `@unchecked Sendable`: `count` is
+    /// only touched under `lock`.
+    final class AskedZone: RecordCacheHolder, @unchecked Sendable {
+        private let lock = NSLock()
+        private var count = 0
+        func shedIfIdle() { lock.withLock { count += 1 } }
+        var asks: Int { lock.withLock { count } }
+    }
+
     @Test func theBudgetTakesOnlyWhatFits() {
         let budget = RecordCacheBudget(limit: 1_000)
         #expect(budget.take(600))

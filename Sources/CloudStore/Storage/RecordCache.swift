@@ -22,6 +22,9 @@ struct RecordCache {
     private var free: [Int] = []
     private var slotOf: [String: Int] = [:]
     private var hand = 0
+    /// Whether a record was read or put in since the zones were last asked for room
+    /// (``RecordCacheBudget/relieve(except:)``).
+    private var used = false
     /// What the records kept took from `budget`.
     private(set) var bytes = 0
     let budget: RecordCacheBudget
@@ -36,6 +39,7 @@ struct RecordCache {
     /// The record kept under `name`, marked as read.
     mutating func lookup(_ name: String) -> Record? {
         guard let i = slotOf[name] else { return nil }
+        used = true
         slots[i]!.marked = true
         return slots[i]!.record
     }
@@ -51,9 +55,10 @@ struct RecordCache {
     /// Keeps `record`, in place of any version of it kept (which keeps its mark). Past the
     /// count, the hand lets one record go; over the shared bytes, it lets go of this zone's
     /// records until the record fits, at most an eighth of them, and when the other zones
-    /// hold the budget, `record` is not kept.
+    /// hold the budget, `record` is not kept and the budget hears that room was wanted.
     mutating func insert(_ record: Record) {
         let name = record.recordID.recordName
+        used = true
         let marked = slotOf[name].map { slots[$0]!.marked } ?? false
         remove(name)
         if slotOf.count >= limit { evictOne() }
@@ -64,7 +69,10 @@ struct RecordCache {
             taken = budget.take(cost)
             tries -= 1
         }
-        guard taken else { return }
+        guard taken else {
+            budget.want()
+            return
+        }
         let slot = Slot(name: name, record: record, cost: cost, marked: marked)
         if let i = free.popLast() {
             slots[i] = slot
@@ -105,6 +113,16 @@ struct RecordCache {
             ring.append(slot)
         }
         (slots, free, slotOf, hand) = (ring, [], index, 0)
+    }
+
+    /// Lets go of half the records, by the hand, when none was used since the last ask;
+    /// otherwise notes that it was asked.
+    mutating func shedIfIdle() {
+        guard !used else {
+            used = false
+            return
+        }
+        for _ in 0..<(slotOf.count + 1) / 2 { evictOne() }
     }
 
     /// Takes every record out, giving back their bytes.

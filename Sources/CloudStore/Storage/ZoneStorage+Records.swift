@@ -41,6 +41,7 @@ extension ZoneStorage {
         }
         if cacheFileRead {
             locked { if state.generation == seen { state.cache.insert(record) } }
+            if !underWriteLock { cacheBudget.relieve(except: self) }
         }
         return record
     }

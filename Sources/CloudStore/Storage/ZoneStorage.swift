@@ -63,9 +63,13 @@ public struct ZoneTuning: Sendable {
 /// (``ZoneObservers``). What only a writer touches (the open log and journal, the fence, the
 /// checkpoint last seen) is guarded by `writeLock`.
 ///
+/// A read that found no room for a record in the cache asks the other zones of the store object
+/// for room (``RecordCacheBudget/relieve(except:)``), holding no lock of its own: each of
+/// those zones takes its `stateLock` alone.
+///
 /// `@unchecked Sendable`: its only `var`s are `state`, behind `stateLock`, and the writer's
 /// (`appendLog`, `journal`, `fenced`, `knownCheckpointSeq`), behind `writeLock`.
-final class ZoneStorage: @unchecked Sendable {
+final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
     let tuning: ZoneTuning
@@ -117,6 +121,8 @@ final class ZoneStorage: @unchecked Sendable {
 
     /// Guards `state`, held briefly, never across I/O that waits on another lock.
     let stateLock = NSLock()
+    /// The bytes of parsed records this zone's cache shares with the store object's zones.
+    let cacheBudget: RecordCacheBudget
     /// What this opening knows of the zone in memory (``ZoneState``).
     var state: ZoneState
 
@@ -145,12 +151,14 @@ final class ZoneStorage: @unchecked Sendable {
         self.writer = FileWriter(io: io)
         self.tuning = tuning
         self.reading = reading
-        self.state = ZoneState(cache: RecordCache(budget: budget ?? RecordCacheBudget(limit: reading.cacheBytes),
-                                                  limit: reading.cachedRecords(tuning.cachedRecords)))
+        let cacheBudget = budget ?? RecordCacheBudget(limit: reading.cacheBytes)
+        self.cacheBudget = cacheBudget
+        self.state = ZoneState(cache: RecordCache(budget: cacheBudget, limit: reading.cachedRecords(tuning.cachedRecords)))
         self.metaFile = ZoneMetaFile(path: StoreLayout.zoneFile(directory))
         self.entryFeed = LogEntryFeed(budget: feedBudget ?? RecordCacheBudget(limit: tuning.keptEntryBytes))
         self.lockFile = ZoneLockFile(path: StoreLayout.lockFile(directory), zoneName: zoneID.zoneName)
         self.indexSlot = ZoneIndexSlot(openFiles: openIndexFiles ?? OpenIndexFiles(limit: tuning.openIndexFiles))
+        cacheBudget.register(self)
     }
 
     deinit {
@@ -159,6 +167,8 @@ final class ZoneStorage: @unchecked Sendable {
         if let appendLog { Syscall.close(appendLog.fd) }
         if let journal { Syscall.close(journal.fd) }
     }
+
+    func shedIfIdle() { locked { state.cache.shedIfIdle() } }
 
     func locked<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
         stateLock.lock()

@@ -10,7 +10,9 @@ import Testing
         zones.reduce(0) { total, zone in total + db.zoneStorage(zone).locked { db.zoneStorage(zone).state.cache.bytes } }
     }
 
-    @Test func manyZonesReadTogetherStayWithinOneBudget() throws {
+    /// 16 zones of 40 records of 2 KB, and another opening that keeps at most 64 records a
+    /// zone: 512 KiB for all its zones, less than the 16 zones' records (about 1.6 MB).
+    static func sixteenZones() throws -> (t: TempStore, zones: [String], body: String, reader: Store, db: Database) {
         let t = try TempStore()
         let writer = try t.db()
         let zones = (0..<16).map { "Zone\($0)" }
@@ -19,10 +21,14 @@ import Testing
             try writer.createZone(zone)
             _ = try writer.modify(saving: (0..<40).map { record("r\($0)", zone: zone, ["body": .string(body + "\($0)")]) })
         }
-        // Another process that keeps at most 64 records a zone: 512 KiB for all its zones, less
-        // than the 16 zones' records (about 1.6 MB).
         let reader = try t.reopen(reading: .indexedCaching(cachedRecords: 64))
         let db = try reader.container().database(.private, caller: Caller(userName: "alice", deviceID: "reader"))
+        return (t, zones, body, reader, db)
+    }
+
+    @Test func manyZonesReadTogetherStayWithinOneBudget() throws {
+        let (t, zones, body, reader, db) = try Self.sixteenZones()
+        defer { withExtendedLifetime(t) {} }
         #expect(reader.cacheBudget.limit == 64 * 8_192)
         for _ in 0..<2 {
             for zone in zones {
@@ -46,19 +52,11 @@ import Testing
 
     /// Once the first zones read hold the budget, a zone read later still gets room: the
     /// zones that used none of their records since they were last asked let half of them go.
-    /// The first zones read kept the budget for as long as the process ran, and every read of
-    /// the others went to their files.
+    /// Without the asks the first zones read would keep the budget for as long as the process
+    /// runs, and every read of the others would go to their files.
     @Test func theZonesReadLatelyGetTheRoom() throws {
-        let t = try TempStore()
-        let writer = try t.db()
-        let zones = (0..<16).map { "Zone\($0)" }
-        let body = String(repeating: "x", count: 2_000)
-        for zone in zones {
-            try writer.createZone(zone)
-            _ = try writer.modify(saving: (0..<40).map { record("r\($0)", zone: zone, ["body": .string(body + "\($0)")]) })
-        }
-        let reader = try t.reopen(reading: .indexedCaching(cachedRecords: 64))
-        let db = try reader.container().database(.private, caller: Caller(userName: "alice", deviceID: "reader"))
+        let (t, zones, body, reader, db) = try Self.sixteenZones()
+        defer { withExtendedLifetime(t) {} }
         func read(_ zone: String) throws {
             for i in 0..<40 {
                 let r = try db.record(for: RecordID(recordName: "r\(i)", zoneID: db.zoneID(zone)))

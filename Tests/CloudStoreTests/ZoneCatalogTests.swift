@@ -164,6 +164,43 @@ import Testing
         #expect(store.feedBudget.inUse == 0, "taken entries give their bytes back")
     }
 
+    /// Once zones written and not looked at hold the shared bound, a zone whose catalog looks
+    /// still keeps its entries for it: the feeds whose catalogs took nothing since they were
+    /// last asked drop theirs. Without the asks, the idle zones would keep the bound and every
+    /// look of the busy catalog would read the log.
+    @Test func aZoneWhoseCatalogLooksGetsTheRoomOfIdleOnes() throws {
+        let tuning = ZoneTuning.with { $0.keptEntryBytes = 1 << 20 }
+        let t = try TempStore(tuning: tuning)
+        let store = try t.reopen(tuning: tuning, reading: .indexed)
+        let db = try store.container().database(.private, caller: Caller(userName: "alice"))
+        let zones = (0..<6).map { "Zone\($0)" }
+        for zone in zones {
+            try db.createZone(zone)
+            _ = try db.catalog(zone).refresh()
+        }
+        // Small batches (about 11 KB as the feed counts them) to five zones whose catalogs do
+        // not look, twice the bound in all: they end holding most of it, more than a zone's
+        // batch of 300 records (about 340 KB) leaves room for.
+        for round in 0..<40 {
+            for zone in zones.prefix(5) {
+                _ = try db.modify(saving: (0..<10).map { record("r\(round)-\($0)", zone: zone) })
+            }
+        }
+        #expect(store.feedBudget.inUse > (1 << 20) - 300_000, "\(store.feedBudget.inUse)")
+        let busy = zones.last!
+        var kept: [Int] = []
+        for round in 0..<4 {
+            usleep(60_000)
+            _ = try db.modify(saving: (0..<300).map { record("r\(round)-\($0)", zone: busy, ["n": .int64(Int64(round))]) })
+            kept.append(db.zoneStorage(busy).entryFeed.keptBytes)
+            guard case .records(let changed) = try db.catalog(busy).refresh() else { Issue.record("no change in round \(round)"); continue }
+            #expect(changed.count == 300)
+            #expect(try db.catalog(busy).record(named: "r\(round)-299")?["n"] == .int64(Int64(round)))
+            #expect(store.feedBudget.inUse <= 1 << 20)
+        }
+        #expect(kept.dropFirst().allSatisfy { $0 > 0 }, "the busy zone's entries are kept once the idle ones were asked: \(kept)")
+    }
+
     /// Two first looks at once (the mount's first listing and its watcher) load the zone
     /// once: one reports it reloaded, the other finds nothing new.
     @Test(arguments: [ZoneReading.inMemory, .indexed])

@@ -11,9 +11,11 @@ import Foundation
 /// them) not taken, all are dropped, and the catalog reads the log as before. The feeds of a
 /// store object's zones share one budget as well (``ZoneTuning/keptEntryBytes``), so zones
 /// written and not read hold at most that much together; a zone that finds no room drops
-/// what it kept, and its catalog reads the log. Its lock is its own, a leaf: no lock is taken
-/// under it (the budget is an atomic count).
-final class LogEntryFeed: @unchecked Sendable {
+/// what it kept, and asks the others (``RecordCacheBudget/relieve(except:)``): a feed whose
+/// catalog took nothing since it was last asked drops what it kept, which that catalog will
+/// read from the log if it looks again. Its lock is its own, a leaf: no lock is taken under it
+/// (the budget is an atomic count), and the others are asked after it is let go.
+final class LogEntryFeed: RecordCacheHolder, @unchecked Sendable {
     static let maximumEntries = 64
     static let maximumBytes = 4 << 20
 
@@ -32,9 +34,22 @@ final class LogEntryFeed: @unchecked Sendable {
     /// By the log offset each entry starts at.
     private var items: [Int64: Item] = [:]
     private var bytes = 0
+    /// Whether the catalog took entries since the feeds were last asked for room.
+    private var taken = false
 
     init(budget: RecordCacheBudget) {
         self.budget = budget
+        budget.register(self)
+    }
+
+    /// The bytes of the entries kept.
+    var keptBytes: Int { lock.withLock { bytes } }
+
+    /// Drops what it kept when the catalog took nothing since the last ask.
+    func shedIfIdle() {
+        lock.withLock {
+            if taken { taken = false } else { dropAll() }
+        }
     }
 
     deinit {
@@ -50,16 +65,21 @@ final class LogEntryFeed: @unchecked Sendable {
     func put(_ entry: LogEntry, start: Int64, end: Int64, inode: UInt64) {
         guard lock.withLock({ isOpen }) else { return }
         let size = entry.saved.reduce(64 * entry.deleted.count) { $0 + RecordCacheBudget.cost(of: $1) }
-        lock.withLock {
+        let noRoom = lock.withLock { () -> Bool in
             if items.count >= Self.maximumEntries || bytes + size > Self.maximumBytes { dropAll() }
-            guard size <= Self.maximumBytes else { return }
+            guard size <= Self.maximumBytes else { return false }
             if !budget.take(size) {
                 dropAll()
-                guard budget.take(size) else { return }
+                guard budget.take(size) else {
+                    budget.want()
+                    return true
+                }
             }
             items[start] = Item(entry: entry, end: end, inode: inode, bytes: size)
             bytes += size
+            return false
         }
+        if noRoom { budget.relieve(except: self) }
     }
 
     /// Keeps `entries`, which follow one another in the log with inode `inode` from `start`
@@ -79,6 +99,7 @@ final class LogEntryFeed: @unchecked Sendable {
     /// entries given do not reach, and is past all of it.
     func take(from start: Int64, inode: UInt64, upTo size: Int64) -> [(LogEntry, end: Int64)] {
         lock.withLock {
+            taken = true
             guard !items.isEmpty else { return [] }
             var out: [(LogEntry, end: Int64)] = []
             var at = start

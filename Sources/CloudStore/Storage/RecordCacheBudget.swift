@@ -1,11 +1,12 @@
 import Dispatch
 import Synchronization
 
-/// What keeps parsed records within a ``RecordCacheBudget`` (a zone's storage), asked to let
-/// some go when it has not used them lately and other zones want room.
+/// What keeps parsed records within a ``RecordCacheBudget`` (a zone's storage, or its feed of
+/// log entries), asked to let some go when it has not used them lately and other zones want
+/// room.
 protocol RecordCacheHolder: AnyObject, Sendable {
-    /// Lets go of half its parsed records when none was used since the last ask; otherwise
-    /// only notes that it was asked.
+    /// Lets go of some of what it keeps (a storage half its records, a feed all its entries)
+    /// when it used none of it since the last ask; otherwise only notes that it was asked.
     func shedIfIdle()
 }
 

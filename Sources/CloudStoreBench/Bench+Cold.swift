@@ -82,7 +82,7 @@ extension Bench {
         progress(String(format: "cold query with no index (makes it): ckfs %.1f ms; sqlite3 CREATE INDEX %.1f ms", making / 1e3, theirs / 1e3))
         let makeRow = Row(id: "10j", name: "cold process: \(queryCase.what), making the index first (zone of \(n))", ckfs: making,
                           baselineName: "the sqlite3 shell making an index on (kind, created, name)", baseline: theirs)
-        // In the order of the rows' ids: 10k came last.
+        // In the order of the rows' ids, where 10k comes last.
         return rows.filter { $0.id != "10k" } + memoryRows + [makeRow] + rows.filter { $0.id == "10k" }
     }
 

@@ -46,8 +46,9 @@ import Testing
     }
 
     /// A value only two records have, sorted by another key: the walk in sort order gives up
-    /// after a bounded number of rows whatever the zone's size, and the matches are sorted. It
-    /// went on through every row of the zone in SQL, looking for matches that were not there.
+    /// after a bounded number of rows whatever the zone's size, and the matches are sorted. An
+    /// unbounded walk goes on through every row of the zone in SQL, looking for matches that
+    /// are not there.
     @Test func aWalkInSortOrderStopsAfterABoundedNumberOfRows() throws {
         var work: [Int: Int] = [:]
         for count in [1_000, 4_000] {

@@ -652,9 +652,8 @@ final class ZoneIndexFile: @unchecked Sendable {
             }
             // The value `limit` rows into the walk bounds it: SQLite tests the conditions row by
             // row in sort order and, without the bound, walks on to the zone's end looking for
-            // matches that are not there (a rare value took 120 ms at 100,000 records). The
-            // bound takes in every row of its value, so the records that tie on the first key
-            // are all there for the other keys to order.
+            // matches that are not there. The bound takes in every row of its value, so the
+            // records that tie on the first key are all there for the other keys to order.
             let direction = first.ascending ? "" : " DESC"
             let boundStatement = try index.statement("SELECT s0.value FROM \(table) s0 WHERE \(filter) ORDER BY s0.value\(direction) LIMIT 1 OFFSET ?")
             var bound: SQLiteDatabase.Value?

@@ -1,9 +1,9 @@
 import Synchronization
 
 /// What tests watch of one zone's storage: each read of its log, how each query answered from
-/// its index found its page and what its walks cost, and each read of all its record files. Each observer is called
-/// outside every lock of the storage. Apart from the storage's state: its lock is its own, a
-/// leaf, taken alone.
+/// its index found its page and what its walks cost, and each read of all its record files.
+/// Each observer is called outside every lock of the storage. Apart from the storage's state:
+/// its lock is its own, a leaf, taken alone.
 final class ZoneObservers: Sendable {
     private struct Observers {
         var logRead: (@Sendable (Int) -> Void)?

@@ -137,7 +137,9 @@ import Testing
     /// them, not only 4 MiB a zone, so a server whose clients write to many zones and read few
     /// holds at most that. A catalog whose entries were dropped reads them from the log, and
     /// answers as before.
-    @Test func keptEntriesHaveOneBoundForAllZones() throws {
+    /// Six zones, each with a catalog that has looked once, in an opening that keeps 1 MiB of
+    /// log entries for its catalogs.
+    static func sixZonesFollowed() throws -> (t: TempStore, store: Store, db: Database, zones: [String]) {
         let tuning = ZoneTuning.with { $0.keptEntryBytes = 1 << 20 }
         let t = try TempStore(tuning: tuning)
         let store = try t.reopen(tuning: tuning, reading: .indexed)
@@ -147,6 +149,12 @@ import Testing
             try db.createZone(zone)
             _ = try db.catalog(zone).refresh()
         }
+        return (t, store, db, zones)
+    }
+
+    @Test func keptEntriesHaveOneBoundForAllZones() throws {
+        let (t, store, db, zones) = try Self.sixZonesFollowed()
+        defer { withExtendedLifetime(t) {} }
         // Each zone gets 3 batches of 100 records (about 0.11 MiB a batch as the feed counts
         // them): 2 MiB in all, twice the bound, each zone far under its own bound of 4 MiB.
         for round in 0..<3 {
@@ -169,15 +177,8 @@ import Testing
     /// last asked drop theirs. Without the asks, the idle zones would keep the bound and every
     /// look of the busy catalog would read the log.
     @Test func aZoneWhoseCatalogLooksGetsTheRoomOfIdleOnes() throws {
-        let tuning = ZoneTuning.with { $0.keptEntryBytes = 1 << 20 }
-        let t = try TempStore(tuning: tuning)
-        let store = try t.reopen(tuning: tuning, reading: .indexed)
-        let db = try store.container().database(.private, caller: Caller(userName: "alice"))
-        let zones = (0..<6).map { "Zone\($0)" }
-        for zone in zones {
-            try db.createZone(zone)
-            _ = try db.catalog(zone).refresh()
-        }
+        let (t, store, db, zones) = try Self.sixZonesFollowed()
+        defer { withExtendedLifetime(t) {} }
         // Small batches (about 11 KB as the feed counts them) to five zones whose catalogs do
         // not look, twice the bound in all: they end holding most of it, more than a zone's
         // batch of 300 records (about 340 KB) leaves room for.

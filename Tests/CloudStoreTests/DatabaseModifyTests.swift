@@ -347,6 +347,29 @@ import Testing
         #expect(try other.changes(since: nil).clientChangeToken == Data("t230".utf8))
     }
 
+    /// An entry larger than the half the compaction keeps: the new log is that entry alone,
+    /// whose start is found by reading back from the log's end.
+    @Test func compactionKeepsALastEntryLargerThanHalfTheLimit() throws {
+        let limit = 64 << 10
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = Int64(limit); $0.checkpointEvery = 1_000_000 })
+        let db = try t.db()
+        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        func log() throws -> [UInt8] { try Array(Data(contentsOf: URL(fileURLWithPath: storage.logPath))) }
+        for i in 0..<20 { try db.save(record("small\(i)", ["pad": .string(String(repeating: "s", count: 1_200))])) }
+        let before = try log()
+        #expect(before.count < limit)
+        let big = String(repeating: "b", count: 40_000)
+        try db.save(record("big", ["pad": .string(big)]))
+        let after = try log()
+        // The old log and the big entry passed the limit; what is left is that entry alone.
+        #expect(before.count + after.count > limit)
+        #expect(after.count > limit / 2)
+        #expect(after.dropLast().firstIndex(of: 0x0A) == nil && after.last == 0x0A, "the new log is one entry")
+        let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
+        #expect(try other.record(for: id("big"))["pad"] == .string(big))
+        #expect(try other.record(for: id("small3"))["pad"] == .string(String(repeating: "s", count: 1_200)))
+    }
+
     /// A writer that compacts the log keeps the names it listed and the records it parsed,
     /// following the new file from where its entries end there, so a large zone's writer does
     /// not probe for every new name and list its folder again after each compaction. Another

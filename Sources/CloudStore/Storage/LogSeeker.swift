@@ -75,15 +75,7 @@ struct LogSeeker {
         guard size > keep else { return 0 }
         if let newline = try firstNewline(from: size - keep - 1, below: size - 1) { return newline + 1 }
         // No entry starts there: the last entry alone is larger than `keep`, and is kept.
-        var end = size - 1
-        var chunk: Int64 = 4 << 10
-        while end > 0 {
-            let from = max(0, end - chunk)
-            if let i = try read(from..<end).lastIndex(ofByte: 0x0A) { return from + Int64(i) + 1 }
-            end = from
-            chunk = min(chunk * 2, 1 << 20)
-        }
-        return 0
+        return try lastNewline(below: size - 1).map { $0 + 1 } ?? 0
     }
 
     /// Where the first entry numbered above `seq` starts (`size` when there is none); nil when
@@ -114,6 +106,19 @@ struct LogSeeker {
             let bytes = try read(at..<end)
             if let i = bytes.firstIndex(ofByte: 0x0A) { return at + Int64(i) }
             at = end
+            chunk = min(chunk * 2, 1 << 20)
+        }
+        return nil
+    }
+
+    /// The offset of the last newline before `below`.
+    private mutating func lastNewline(below: Int64) throws(CKError) -> Int64? {
+        var end = below
+        var chunk: Int64 = 512
+        while end > 0 {
+            let from = max(0, end - chunk)
+            if let i = try read(from..<end).lastIndex(ofByte: 0x0A) { return from + Int64(i) }
+            end = from
             chunk = min(chunk * 2, 1 << 20)
         }
         return nil

@@ -360,9 +360,14 @@ final class ZoneIndexFile: @unchecked Sendable {
     /// otherwise. Lock held, in a transaction.
     private func currentPairs(at state: State?) throws(CKError) -> [String: [Pair]] {
         guard let state, try hasTable("pairs_state"), try readState(from: "pairs_state") == state else { return [:] }
-        var out: [String: [Pair]] = [:]
+        return Dictionary(grouping: try pairKeys(), by: \.type)
+    }
+
+    /// Every pair kept (`pair_keys`, a table that must be there). Lock held.
+    private func pairKeys() throws(CKError) -> Set<Pair> {
+        var out: Set<Pair> = []
         try statement("SELECT type, key, sort FROM pair_keys").forEachRow { row in
-            out[row.text(0), default: []].append(Pair(type: row.text(0), key: row.text(1), sort: row.text(2)))
+            out.insert(Pair(type: row.text(0), key: row.text(1), sort: row.text(2)))
             return true
         }
         return out
@@ -380,11 +385,7 @@ final class ZoneIndexFile: @unchecked Sendable {
             try db.writeTransaction { () throws(CKError) in
                 guard let state = try readState() else { throw CKError(.internalError, "the index holds no record yet") }
                 try db.execute(Self.pairTables)
-                var pairs: Set<Pair> = []
-                try statement("SELECT type, key, sort FROM pair_keys").forEachRow { row in
-                    pairs.insert(Pair(type: row.text(0), key: row.text(1), sort: row.text(2)))
-                    return true
-                }
+                let pairs = try pairKeys()
                 let current = try readState(from: "pairs_state") == state
                 if !current { try db.execute("DELETE FROM pairs") }
                 var fill = current ? [] : Array(pairs)

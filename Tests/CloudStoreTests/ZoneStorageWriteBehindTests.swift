@@ -103,6 +103,36 @@ import Testing
         #expect(!report.repaired.contains { $0.contains("rewrote") }, "\(report.repaired)")
     }
 
+    /// A reader that took in versions the files lacked (another opening's applier had not
+    /// written them yet) drops them once that applier has, with nothing appended since: its
+    /// reads then go to the files and the cache, within the cache's budget, where they were
+    /// answered from the versions kept, outside it, until the zone's next save.
+    @Test func aReaderDropsTheVersionsAnotherApplierWroteSince() throws {
+        let t = try TempStore()
+        let writer = try t.db()
+        try writer.save(record("first"))
+        t.store.waitForRecordFiles()
+        // The writer's applier waits until the reader has taken the entry in.
+        let writerStorage = writer.zoneStorage(ZoneID.defaultZoneName)
+        let gate = DispatchSemaphore(value: 0)
+        writerStorage.applyQueue.async { gate.wait() }
+        _ = try writer.modify(saving: (0..<20).map { record("r\($0)", ["v": .int64(Int64($0))]) })
+        #expect(!fileExists(writer, "r0"))
+
+        let reader = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        let storage = reader.zoneStorage(ZoneID.defaultZoneName)
+        #expect(try reader.record(for: id("r3"))["v"] == .int64(3))
+        #expect(storage.locked { storage.state.unapplied.count } == 20, "the reader answers from the entry")
+
+        gate.signal()
+        t.store.waitForRecordFiles()
+        #expect(fileExists(writer, "r0"))
+        for i in 0..<20 { #expect(try reader.record(for: id("r\(i)"))["v"] == .int64(Int64(i))) }
+        let (kept, cached) = storage.locked { (storage.state.unapplied.count, storage.state.cache.count) }
+        #expect(kept == 0, "\(kept) versions kept that the files hold")
+        #expect(cached >= 20, "the records read are cached: \(cached)")
+    }
+
     /// Without write-behind the file is there when the save returns.
     @Test func withoutWriteBehindTheFileIsWrittenBeforeTheSaveReturns() throws {
         let t = try TempStore(tuning: .with { $0.writeBehind = false })

@@ -21,7 +21,10 @@ extension ZoneStorage {
             try startTail(at: st)
             return
         }
-        guard st.size != offset else { return }
+        guard st.size != offset else {
+            forgetVersionsApplied()
+            return
+        }
         noteLogRead(Int(st.size - offset))
         let entries = try LogScanner.readAppended(logPath, from: offset, to: st.size, zoneID: zoneID)
         // The entries the record files hold by now (others' appliers write them) are not kept
@@ -40,6 +43,16 @@ extension ZoneStorage {
             }
         }
         entryFeed.put(entries, from: offset, inode: inode)
+    }
+
+    /// Drops the versions the files lacked that another process's applier has written since
+    /// they were taken in. Without this a process that only reads the zone (a mount, a
+    /// server) would keep them, outside the cache's budget and in its place, until the zone's
+    /// next save: its reads would be answered from them and never cache a record. One read of
+    /// the apply marker a look, only while versions are kept.
+    private func forgetVersionsApplied() {
+        guard locked({ !state.unapplied.isEmpty }), let applied = currentApplyMarker()?.applied else { return }
+        locked { state.noteApplied(applied) }
     }
 
     /// Starts following the log at its end, taking in the entries the record files do not

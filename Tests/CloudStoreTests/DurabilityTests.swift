@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import CloudStore
 
@@ -205,6 +206,78 @@ import Testing
         #expect(report.isClean)
         #expect(report.repaired.contains { $0.contains("replayed 2") })
         #expect(FileManager.default.fileExists(atPath: path))
+    }
+
+    /// Recovery after a reboot, and after a writer killed during an append, reads the log
+    /// from the last entry the files hold on (found by bisecting it), not the whole log: a
+    /// zone's first reader after a restart does not parse every record of a log of up to 32
+    /// MiB. It still replays what it must, cuts the torn tail, and fsck still reads it all.
+    @Test func recoveryReadsTheLogFromWhatItReplays() throws {
+        let t = try TempStore(tuning: .with { $0.checkpointEvery = 64 })
+        let db = try t.db()
+        let body = String(repeating: "x", count: 1_000)
+        for i in 0..<300 { try db.save(record("r\(i)", ["body": .string(body), "i": .int64(Int64(i))])) }
+        t.store.waitForRecordFiles()
+        let dir = zoneDir(db)
+        let logSize = try #require(try FileManager.default.attributesOfItem(atPath: StoreLayout.logFile(dir))[.size] as? Int)
+        let checkpoint = try db.zoneStorage(ZoneID.defaultZoneName).readMeta().checkpointSeq
+        #expect(checkpoint == 256)
+        // Another boot: the files of the entries after the checkpoint may be gone or old.
+        try FileManager.default.removeItem(atPath: StoreLayout.recordFile(dir, name: "r290"))
+        try Data(#"{"stale":true}"#.utf8).write(to: URL(fileURLWithPath: StoreLayout.recordFile(dir, name: "r291")))
+        func inode(_ name: String) throws -> UInt64? {
+            try FileManager.default.attributesOfItem(atPath: StoreLayout.recordFile(dir, name: name))[.systemFileNumber] as? UInt64
+        }
+        let intact = try inode("r280")
+        let lock = StoreLayout.lockFile(dir)
+        var marker = try #require(CommitMarker(bytes: Array(FileManager.default.contents(atPath: lock)!)))
+        marker.bootID = "an-earlier-boot"
+        try rewriteCommitMarker(lock, marker)
+
+        func firstRead(_ name: String) throws -> (value: Int64?, read: Int) {
+            let reader = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "reader"))
+            let storage = reader.zoneStorage(ZoneID.defaultZoneName)
+            let read = Mutex(0)
+            storage.observers.logRead = { n in read.withLock { $0 += n } }
+            let value = try reader.record(for: id(name))["i"]
+            storage.observers.logRead = nil
+            guard case .int64(let v)? = value else { return (nil, read.withLock { $0 }) }
+            return (v, read.withLock { $0 })
+        }
+        let afterBoot = try firstRead("r290")
+        #expect(afterBoot.value == 290)
+        #expect(FileManager.default.fileExists(atPath: StoreLayout.recordFile(dir, name: "r290")), "the entry was replayed into its file")
+        #expect(try String(contentsOfFile: StoreLayout.recordFile(dir, name: "r291"), encoding: .utf8).contains("\"r291\""), "an old file is replaced")
+        #expect(try inode("r280") == intact, "a file that holds its entry's version is left as it is")
+        // The 44 entries after the checkpoint and the one before them, of 300.
+        #expect(afterBoot.read < logSize / 4, "recovery after a reboot read \(afterBoot.read) of the log's \(logSize) bytes")
+
+        // A writer killed during an append: the marker busy and half an entry at the end.
+        let log = try #require(FileHandle(forWritingAtPath: StoreLayout.logFile(dir)))
+        try log.seekToEnd()
+        try log.write(contentsOf: Data(#"{"body":{"deleted":[],"saved":[{"fields":{"i":"#.utf8))
+        try log.close()
+        marker = try #require(CommitMarker(bytes: Array(FileManager.default.contents(atPath: lock)!)))
+        marker.busy = true
+        try rewriteCommitMarker(lock, marker)
+        // A reader leaves it to the next writer, reading nothing past the apply marker.
+        let afterKill = try firstRead("r299")
+        #expect(afterKill.value == 299)
+        #expect(afterKill.read < logSize / 10, "a reader after a killed append read \(afterKill.read) of the log's \(logSize) bytes")
+        // The next writer recovers: it cuts the torn tail, reading the last entry and the tail.
+        let writerStore = try t.reopen()
+        let writer = try writerStore.container().database(.private, caller: Caller(userName: "alice", deviceID: "writer"))
+        let read = Mutex(0)
+        writer.zoneStorage(ZoneID.defaultZoneName).observers.logRead = { n in read.withLock { $0 += n } }
+        try writer.save(record("after"))
+        #expect(read.withLock { $0 } < logSize / 10, "recovery of a killed append read \(read.withLock { $0 }) of the log's \(logSize) bytes")
+        let log2 = try String(contentsOfFile: StoreLayout.logFile(dir), encoding: .utf8)
+        #expect(log2.split(separator: "\n").count == 301, "the torn tail is cut and the save appended")
+        #expect(log2.hasSuffix("\n"))
+        writerStore.waitForRecordFiles()
+        let report = t.store.check()
+        #expect(report.isClean, "\(report.damage)")
+        #expect(report.records == 301)
     }
 
     @Test func fsckRepairsFromTheLogAndReportsWhatItCannotRepair() throws {

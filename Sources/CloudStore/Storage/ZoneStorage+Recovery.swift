@@ -31,16 +31,21 @@ extension ZoneStorage {
         var replayedEntries = 0
         var removedTempFiles = 0
         var damage: String?
-        /// The whole entries of the log, after any torn tail was cut.
+        /// The whole entries read, after any torn tail was cut: all of the log's when it was
+        /// read whole (fsck), else those from the last one the files held on.
         var entries: [LogEntry] = []
     }
 
     /// Cuts a torn log tail, replays committed entries the record files lack (after the apply
     /// marker on the same boot, after the checkpoint otherwise), removes stray temporary
     /// files, syncs, and writes both markers.
+    ///
+    /// `wholeLog` reads and checks every entry of the log (fsck compares them all with the
+    /// files); otherwise only the entries from the first one replayed on are read (see
+    /// ``recoveryScan(from:)``).
     @discardableResult
-    func recover(_ fd: Int32, report: inout RecoveryReport) throws(CKError) -> CommitMarker {
-        let marker = try withApplyLock { (fd) throws(CKError) -> CommitMarker in try recoverLocked(fd, report: &report) }
+    func recover(_ fd: Int32, wholeLog: Bool = false, report: inout RecoveryReport) throws(CKError) -> CommitMarker {
+        let marker = try withApplyLock { (fd) throws(CKError) -> CommitMarker in try recoverLocked(fd, wholeLog: wholeLog, report: &report) }
         // The log is synced: the journal starts again.
         if journal != nil { restartJournal(afterSeq: marker.seq) }
         locked {
@@ -51,34 +56,9 @@ extension ZoneStorage {
         return marker
     }
 
-    private func recoverLocked(_ fd: Int32, report: inout RecoveryReport) throws(CKError) -> CommitMarker {
+    private func recoverLocked(_ fd: Int32, wholeLog: Bool, report: inout RecoveryReport) throws(CKError) -> CommitMarker {
         let meta = try readMeta()
         let (old, oldApply) = lockFile.readMarkers(fd)
-        let bytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
-        noteLogRead(bytes.count)
-        let scanned = LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID)
-        var entries = scanned.entries
-        var logEnd = Int64(bytes.count)
-        switch scanned.outcome {
-        case .clean: break
-        case .tornTail(let at):
-            let lfd = try Syscall.open(logPath, O_WRONLY).orThrow(.internalError, "cannot open \(logPath)")
-            defer { Syscall.close(lfd) }
-            // Synced with the journal's entries below.
-            try Syscall.ftruncate(lfd, at, path: logPath).orThrow(.internalError, "cannot cut the torn end of \(logPath)")
-            report.truncatedBytes = Int64(bytes.count) - at
-            logEnd = at
-        case .damaged(let at, let reason):
-            let error = CKError(.internalError, "the log of zone \(zoneID.zoneName) is damaged at byte \(at) (\(reason)) with whole entries after it; restore the zone from a backup or move log.jsonl aside and run `ckfs fsck`")
-            report.damage = error.message
-            fenced = error
-            throw error
-        }
-        // Entries made durable in the journal that the log lost with the page cache.
-        let journaled = try appendJournalToLog(after: max(entries.last?.0.seq ?? 0, meta.checkpointSeq), logEnd: logEnd, note: &report.unmatchedJournal)
-        entries += journaled
-        logEnd = journaled.last?.end ?? logEnd
-        report.journaledEntries = journaled.count
         // Same boot: page-cache writes of earlier files are there; replay after the apply
         // marker (a lock file without one: after its clean commit marker). Another boot (or
         // no marker): replay from the checkpoint.
@@ -91,6 +71,29 @@ extension ZoneStorage {
         } else {
             from = meta.checkpointSeq
         }
+        let (scanned, logSize) = try recoveryScan(from: wholeLog ? nil : from)
+        var entries = scanned.entries
+        var logEnd = logSize
+        switch scanned.outcome {
+        case .clean: break
+        case .tornTail(let at):
+            let lfd = try Syscall.open(logPath, O_WRONLY).orThrow(.internalError, "cannot open \(logPath)")
+            defer { Syscall.close(lfd) }
+            // Synced with the journal's entries below.
+            try Syscall.ftruncate(lfd, at, path: logPath).orThrow(.internalError, "cannot cut the torn end of \(logPath)")
+            report.truncatedBytes = logSize - at
+            logEnd = at
+        case .damaged(let at, let reason):
+            let error = CKError(.internalError, "the log of zone \(zoneID.zoneName) is damaged at byte \(at) (\(reason)) with whole entries after it; restore the zone from a backup or move log.jsonl aside and run `ckfs fsck`")
+            report.damage = error.message
+            fenced = error
+            throw error
+        }
+        // Entries made durable in the journal that the log lost with the page cache.
+        let journaled = try appendJournalToLog(after: max(entries.last?.0.seq ?? 0, meta.checkpointSeq), logEnd: logEnd, note: &report.unmatchedJournal)
+        entries += journaled
+        logEnd = journaled.last?.end ?? logEnd
+        report.journaledEntries = journaled.count
         let replay = entries.map(\.0).filter { $0.seq > from }
         var replayed = replay.count
         // Where the record files stand once recovery is done: with every entry, or, when the
@@ -98,7 +101,7 @@ extension ZoneStorage {
         // see them there) and the next apply writes them in order, a delete removing its
         // files first, so a full disk never keeps a delete from freeing space.
         var applied = (seq: Int64(-1), end: Int64(-1))
-        do { try writeFiles(coalescing: replay) } catch where error.diskFull != nil {
+        do { try writeFiles(coalescing: replay, keepingSame: true) } catch where error.diskFull != nil {
             replayed = 0
             applied = (from, entries.first { $0.0.seq == from }?.end ?? -1)
         }
@@ -128,6 +131,32 @@ extension ZoneStorage {
         return marker
     }
 
+    /// The entries of the log recovery reads, with what the scan found at their end, and the
+    /// log's size. From the entry numbered `from` on (the last one the files hold, whose end
+    /// is where the replay starts), found by bisecting the log (``LogSeeker``): recovery after
+    /// a restart or a killed writer reads what it replays and the torn tail it cuts, not a log
+    /// of up to 32 MiB whose every record it would parse. The whole log when `from` is nil
+    /// (fsck compares every entry with the files), or when that entry is not where the
+    /// bisection finds it (a damaged log, or one that lost its newest entries to a power cut),
+    /// which only a whole read tells apart. Damage in the entries before it, which the files
+    /// hold already, is fsck's to find.
+    private func recoveryScan(from: Int64?) throws(CKError) -> (scan: (entries: [(LogEntry, end: Int64)], outcome: LogScanner.Outcome), size: Int64) {
+        if let from, from > 0, case .success(let log) = Syscall.open(logPath, O_RDONLY) {
+            defer { Syscall.close(log) }
+            let size = try Syscall.fstat(log, path: logPath).orThrow(.internalError, "cannot stat \(logPath)").size
+            var seeker = LogSeeker(fd: log, path: logPath, size: size) { [self] n in noteLogRead(n) }
+            if let start = try seeker.start(ofFirstEntryAfter: from - 1)?.offset, start > 0 {
+                let bytes = try Syscall.pread(log, count: Int(size - start), offset: start, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
+                noteLogRead(bytes.count)
+                let scanned = LogScanner.scan(bytes, baseOffset: start, zoneID: zoneID)
+                if scanned.entries.first?.0.seq == from { return (scanned, start + Int64(bytes.count)) }
+            }
+        }
+        let bytes = try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
+        noteLogRead(bytes.count)
+        return (LogScanner.scan(bytes, baseOffset: 0, zoneID: zoneID), Int64(bytes.count))
+    }
+
     private func syncZone() throws(CKError) {
         let dfd = try Syscall.open(directory, O_RDONLY | O_DIRECTORY).orThrow(.internalError, "cannot open \(directory)")
         defer { Syscall.close(dfd) }
@@ -140,7 +169,7 @@ extension ZoneStorage {
         defer { locked { state.reset() } }
         return try withLockFile(ignoringFence: true) { () throws(CKError) -> T in
             var report = RecoveryReport()
-            try recover(try lockFile.descriptor(), report: &report)
+            try recover(try lockFile.descriptor(), wholeLog: true, report: &report)
             fenced = nil
             return try body(report)
         }

@@ -107,9 +107,19 @@ extension ZoneStorage {
     func entriesFollowing(_ seq: Int64, from: Int64, to size: Int64) throws(CKError) -> (entries: [(LogEntry, end: Int64)], following: Int64) {
         if from >= 0, from <= size {
             if from == size { return ([], size) }
-            noteLogRead(Int(size - from))
-            let found = try LogScanner.readAppended(logPath, from: from, to: size, zoneID: zoneID)
+            let log = try Syscall.open(logPath, O_RDONLY).orThrow(.internalError, "cannot open \(logPath)")
+            defer { Syscall.close(log) }
+            let bytes = try Syscall.pread(log, count: Int(size - from), offset: from, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
+            noteLogRead(bytes.count)
+            let found = LogScanner.scan(bytes, baseOffset: from, zoneID: zoneID).entries
             if let first = found.first, first.0.seq <= seq + 1 { return (found.filter { $0.0.seq > seq }, found.last!.end) }
+            // Only part of a line after a line's end: an append in progress, or the torn end
+            // of one killed, which the next writer cuts. No entry follows; without this every
+            // reader of a zone whose writer was killed mid-append read the whole log.
+            if found.isEmpty, bytes.firstIndex(ofByte: 0x0A) == nil {
+                let before = from == 0 ? [0x0A] : try Syscall.pread(log, count: 1, offset: from - 1, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
+                if before == [0x0A] { return ([], from) }
+            }
         }
         // Unknown, or the log was compacted since `from` was noted: the whole log.
         noteLogRead(Int(size))

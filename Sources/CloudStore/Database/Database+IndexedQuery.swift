@@ -92,7 +92,7 @@ extension Database {
                                  conditions: [ZoneIndexFile.Condition], sort: [ZoneIndexFile.Sort],
                                  types: [String: FieldType], limit: Int, after: CursorPosition?,
                                  pair: (ZoneIndexFile.Pair, SQLiteDatabase.Value)? = nil) throws(CKError) -> QueryPage? {
-        guard !conditions.isEmpty || pair != nil, let first = sort.first, first.key != ZoneIndexFile.Sort.recordName else { return nil }
+        guard let first = sort.first, first.key != ZoneIndexFile.Sort.recordName else { return nil }
         var from: SQLiteDatabase.Value?
         if let after {
             // A cursor among the records without the first key: past what this walk covers.

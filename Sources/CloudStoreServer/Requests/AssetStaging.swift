@@ -58,9 +58,13 @@ final class AssetStaging: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     }
 
-    /// The folder goes with the server when it stops; one killed outright leaves it to the
-    /// next server's ``sweep()``.
-    deinit { try? FileManager.default.removeItem(atPath: directory) }
+    /// The folder goes with the server when it stops (``WebServer`` calls
+    /// ``removeFolder()``, and an object let go removes it too); one killed outright leaves it
+    /// to the next server's ``sweep()``.
+    deinit { removeFolder() }
+
+    /// Removes the staging folder and what it holds: the server has stopped.
+    func removeFolder() { try? FileManager.default.removeItem(atPath: directory) }
 
     /// Removes the staging folders of servers that ended without removing theirs (killed
     /// outright): each names its server's process, which no longer runs. Another user's

@@ -46,9 +46,11 @@ import Testing
     }
 
     /// A value only two records have, sorted by another key: the walk in sort order gives up
-    /// after a bounded number of rows whatever the zone's size, and the matches are sorted. An
+    /// after a bounded number of rows whatever the zone's size, the count of the value's
+    /// matches (too few for a pair) costs what they are, and the matches are sorted. An
     /// unbounded walk goes on through every row of the zone in SQL, looking for matches that
-    /// are not there.
+    /// are not there; a count that SQLite plans from the record type's side probes every
+    /// record of the type.
     @Test func aWalkInSortOrderStopsAfterABoundedNumberOfRows() throws {
         var work: [Int: Int] = [:]
         for count in [1_000, 4_000] {
@@ -147,6 +149,20 @@ import Testing
         #expect(try !storage.currentIndex()!.read { (reader) throws(CKError) in
             try reader.keeps(ZoneIndexFile.Pair(type: "Item", key: "tag", sort: "rank"))
         })
+
+        // A value that enough records have, but of another type, makes no pair: its walk would
+        // find none of them. The Item record with it is found by sorting the matches.
+        let elsewhere = (0..<20).map { Record(recordType: "Other", recordID: RecordID(recordName: "other-\($0)"),
+                                              fields: ["tag": .string("rare"), "rank": .int64(Int64($0))]) }
+        let tagged = records[5].replacingFields(["kind": records[5]["kind"]!, "rank": records[5]["rank"]!, "tag": .string("rare")])
+        if let e = try t.db().modify(saving: elsewhere + [tagged], options: ModifyOptions(savePolicy: .allKeys)).error { throw e }
+        let rare = RecordQuery(recordType: "Item", predicate: .compare("tag", .equal, .string("rare")),
+                               sortDescriptors: [QuerySortDescriptor(key: "rank", ascending: true)])
+        #expect(try ZoneIndexFileTests.pages(indexed, rare, limit: 2, atMost: 10) == ["i00005"])
+        #expect(try !storage.currentIndex()!.read { (reader) throws(CKError) in
+            try reader.keeps(ZoneIndexFile.Pair(type: "Item", key: "tag", sort: "rank"))
+        })
+        records[5] = try indexed.record(for: records[5].recordID)
 
         // Another opening moves records in and out of the value, changes ranks, deletes, and
         // adds records with the value, one without a rank (it sorts last).

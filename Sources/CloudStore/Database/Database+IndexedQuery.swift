@@ -39,7 +39,10 @@ extension Database {
         }
         if let pairing, !pairKept {
             let threshold = storage.tuning.pairIndexFromMatches
-            let matches = try index.read { (reader) throws(CKError) in try reader.count(key: pairing.pair.key, value: pairing.value, upTo: threshold) }
+            let (matches, work) = try index.read { (reader) throws(CKError) in
+                try reader.count(type: pairing.pair.type, key: pairing.pair.key, value: pairing.value, upTo: threshold)
+            }
+            storage.observers.walkWork?(work)
             pairKept = matches >= threshold && storage.keepPair(pairing.pair, in: index)
         }
         if let pairing, pairKept,

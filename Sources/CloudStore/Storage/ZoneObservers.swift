@@ -29,7 +29,8 @@ final class ZoneObservers: Sendable {
     }
 
     /// Told the work (SQLite's virtual machine steps) of each walk of the index in a sort
-    /// key's order: tests check with it that a walk's cost does not grow with the zone.
+    /// key's order, and of each count of a value's matches that decides whether to make a
+    /// pair: tests check with it that their cost does not grow with the zone.
     var walkWork: (@Sendable (Int) -> Void)? {
         get { observers.withLock { $0.walkWork } }
         set { observers.withLock { $0.walkWork = newValue } }

@@ -293,16 +293,25 @@ import Testing
         #expect(try db.changes(since: nil).clientChangeToken == Data("kept".utf8))
     }
 
+    /// The log size past which ``compactingZone()`` compacts its log.
+    static let compactionLimit = 64 << 10
+
+    /// A zone whose log is compacted past ``compactionLimit`` bytes and never checkpointed by
+    /// the count of its entries, and the storage whose log and reads the tests look at.
+    static func compactingZone() throws -> (TempStore, Database, ZoneStorage) {
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = Int64(compactionLimit); $0.checkpointEvery = 1_000_000 })
+        let db = try t.db()
+        return (t, db, db.zoneStorage(ZoneID.defaultZoneName))
+    }
+
     /// Compaction keeps the longest run of whole entries at the log's end that fits in half
     /// the limit (the last entry whatever its size), and gets there without reading the log
     /// whole: every read is a piece of at most half the limit, and when the last entries give
     /// client change tokens the checkpoint reads little more than what it keeps. The token
     /// noted at each checkpoint is the newest one given, after phases with and without tokens.
     @Test func compactionKeepsTheNewestHalfReadingItInPieces() throws {
-        let limit = 64 << 10
-        let t = try TempStore(tuning: .with { $0.compactLogBytes = Int64(limit); $0.checkpointEvery = 1_000_000 })
-        let db = try t.db()
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let (t, db, storage) = try Self.compactingZone()
+        let limit = Self.compactionLimit
         func log() throws -> [UInt8] { try Array(Data(contentsOf: URL(fileURLWithPath: storage.logPath))) }
         /// The kept part as specified: the longest suffix of whole lines within `keep` bytes, at
         /// least the last line.
@@ -350,10 +359,8 @@ import Testing
     /// An entry larger than the half the compaction keeps: the new log is that entry alone,
     /// whose start is found by reading back from the log's end.
     @Test func compactionKeepsALastEntryLargerThanHalfTheLimit() throws {
-        let limit = 64 << 10
-        let t = try TempStore(tuning: .with { $0.compactLogBytes = Int64(limit); $0.checkpointEvery = 1_000_000 })
-        let db = try t.db()
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let (t, db, storage) = try Self.compactingZone()
+        let limit = Self.compactionLimit
         func log() throws -> [UInt8] { try Array(Data(contentsOf: URL(fileURLWithPath: storage.logPath))) }
         for i in 0..<20 { try db.save(record("small\(i)", ["pad": .string(String(repeating: "s", count: 1_200))])) }
         let before = try log()

@@ -1,7 +1,7 @@
 import ArgumentParser
 
 @main
-struct CKFS: AsyncParsableCommand {
+struct CKFS: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ckfs",
         abstract: "A local CloudKit store kept as plain JSON files.",

@@ -31,6 +31,20 @@ import Testing
         return nil
     }
 
+    /// How an ELF executable is linked: whether it names a program interpreter (the dynamic
+    /// loader, `PT_INTERP`) and whether it is position-independent (`ET_DYN`).
+    static func linking(of path: String) throws -> (interpreter: Bool, positionIndependent: Bool) {
+        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: path)).prefix(1 << 16))
+        func integer(_ at: Int, _ size: Int) -> Int {
+            (0..<size).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
+        }
+        try #require(bytes.count > 64 && bytes[0...3] == [0x7f, 0x45, 0x4c, 0x46], "\(path) is not an ELF file")
+        let headers = integer(32, 8), size = integer(54, 2), count = integer(56, 2)
+        try #require(headers + size * count <= bytes.count, "\(path): program headers past the first 64 KiB")
+        let interpreter = (0..<count).contains { integer(headers + $0 * size, 4) == 3 }
+        return (interpreter, integer(16, 2) == 3)
+    }
+
     /// README's first command: the first line of its first `sh` block, without its comment.
     static func readmeFirstCommand() throws -> String {
         let readme = try String(contentsOfFile: packageRoot + "/README.md", encoding: .utf8)
@@ -74,12 +88,17 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: home + "/.local/share/ckfs/ckfs-store.json"), "the demo store is not in ~/.local/share/ckfs")
         #expect(Self.bash(".build/debug/ckfs unmount", in: clone).status == 0)
 
-        // 3. The install step (a debug build here: the release build is the same code and takes
-        // minutes more), into a prefix of the test's own; mount(8)'s helper into /sbin.
+        // 3. The install step (a debug build here: the release build is the same code, linked the
+        // same way, and takes minutes more), into a prefix of the test's own; mount(8)'s helper into /sbin.
         let installed = Self.bash("scripts/install", in: clone, environment: ["PREFIX": prefix, "CONFIGURATION": "debug"])
         try #require(installed.status == 0, "\(installed.stderr.suffix(3000))")
         let ckfs = prefix + "/bin/ckfs"
         #expect(CLIFixture.exec(ckfs, ["--version"]).stdout.hasPrefix("ckfs "))
+        // Linked as a static position-independent executable: no dynamic loader at its start,
+        // its addresses still randomized. Everything below runs this binary.
+        let linked = try Self.linking(of: ckfs)
+        #expect(!linked.interpreter && linked.positionIndependent, "ckfs is not a static PIE: \(linked)")
+        #expect(try Self.linking(of: "/bin/sh").interpreter, "the ELF reading does not find a dynamic executable's interpreter")
         #expect(try String(contentsOfFile: helperPath, encoding: .utf8).contains("ckfs=\(ckfs)\n"))
 
         // man ckfs, and a subcommand's page.

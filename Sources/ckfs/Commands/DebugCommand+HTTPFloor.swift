@@ -4,7 +4,7 @@ import Foundation
 import Logging
 
 extension DebugCommand {
-    struct HTTPFloor: AsyncParsableCommand {
+    struct HTTPFloor: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "http-floor",
             abstract: "Serve a fixed body to every request, with ckfs serve's framework and middlewares: the bench's HTTP floor.")
@@ -12,7 +12,11 @@ extension DebugCommand {
         @Option(help: "How many bytes each answer holds.") var bytes = 512
         @Option(help: "The log level, as for ckfs serve.") var logLevel: Logger.Level?
 
-        func run() async throws {
+        func run() {
+            runUntilDone { try await serveFloor() }
+        }
+
+        private func serveFloor() async throws {
             let body = [UInt8]("{\"floor\":\"".utf8) + [UInt8](repeating: 0x78, count: max(0, bytes - 12)) + [UInt8]("\"}".utf8)
             var configuration = WebServer.Configuration()
             configuration.port = port

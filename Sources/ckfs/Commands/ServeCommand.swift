@@ -4,7 +4,7 @@ import CloudStoreServer
 import Foundation
 import Logging
 
-struct ServeCommand: AsyncParsableCommand {
+struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Serve the store as CloudKit Web Services over HTTP, in the foreground."
@@ -41,7 +41,11 @@ struct ServeCommand: AsyncParsableCommand {
         guard longPollSeconds > 0, longPollSeconds <= 3600 else { throw ValidationError("--long-poll-seconds must be more than 0 and at most 3600 seconds") }
     }
 
-    func run() async throws {
+    func run() {
+        runUntilDone { try await serve() }
+    }
+
+    private func serve() async throws {
         let store = try await serveErrors { try Store.open(at: self.store ?? Store.defaultPath, reading: .server) }
         if let container {
             try await serveErrors {

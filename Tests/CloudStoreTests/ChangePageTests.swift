@@ -194,6 +194,35 @@ import Testing
         #expect(reads.value < Int(logBytes) / 10, "read \(reads.value) of \(logBytes) bytes")
     }
 
+    /// A first page from a new opening with the zone's index: the index gives the names and the
+    /// client change token, and checking the index against the log reads the log's last entry
+    /// back from the end, not the lines a bisection of a log of large entries probes.
+    @Test func aFirstPageFromTheIndexReadsOnlyTheLogsLastEntry() throws {
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 64 << 20; $0.checkpointEvery = 1_000 })
+        let db = try t.db()
+        let text = FieldValue.string(String(repeating: "lorem ipsum ", count: 200))
+        for i in 0..<60 {
+            let options = ModifyOptions(savePolicy: .allKeys, clientChangeToken: i == 30 ? Data("app-30".utf8) : nil)
+            _ = try db.modify(saving: (0..<20).map { record("r\(i)-\($0)", ["text": text]) }, options: options)
+        }
+        // The index, with its client change tokens (made at the first change fetch after it).
+        _ = try #require(db.zoneStorage(ZoneID.defaultZoneName).currentIndex())
+        #expect(try db.changes(since: nil, limit: 1).clientChangeToken == Data("app-30".utf8))
+        t.store.waitForRecordFiles()
+        let log = try #require(try Syscall.readFile(db.zoneStorage(ZoneID.defaultZoneName).logPath).get())
+        let lastEntry = log.dropLast().count - (log.dropLast().lastIndex(of: 0x0A) ?? -1) - 1
+        try #require(lastEntry > 40_000 && log.count > 50 * lastEntry, "entries of \(lastEntry) bytes, a log of \(log.count)")
+
+        let cold = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
+        let storage = cold.zoneStorage(ZoneID.defaultZoneName)
+        let reads = Counter()
+        storage.observers.logRead = { reads.add($0) }
+        let page = try cold.changes(since: nil, limit: 10)
+        #expect(page.changed.count == 10 && page.moreComing)
+        #expect(page.clientChangeToken == Data("app-30".utf8))
+        #expect(reads.value > 0 && reads.value < lastEntry + 16_384, "read \(reads.value) bytes of a \(log.count)-byte log whose last entry has \(lastEntry)")
+    }
+
     /// A writer that died mid-append leaves a torn line at the log's end: a page reads up to the
     /// last committed entry and answers as before, without the torn bytes.
     @Test func aTornTailIsNotRead() throws {

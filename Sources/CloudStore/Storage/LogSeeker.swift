@@ -41,12 +41,35 @@ struct LogSeeker {
     /// The stamp of the entry numbered `seq` (its time and device), read without parsing its
     /// records where its keys are where the writer puts them; nil when no whole entry of the
     /// log has that number.
+    /// The log's last entry is looked at first, read back from the end: the entry asked for is
+    /// most often the one an index was brought up to, the last, and a line is much less to read
+    /// than a bisection's probes when entries are large.
     mutating func stamp(seq: Int64, zoneID: ZoneID) throws(CKError) -> LogEntry.Stamp? {
-        guard let line = try line(of: seq) else { return nil }
-        let stamp = LogEntry.stamp(line[...])
-            ?? (try? LogEntry.unframe(line[...], zoneID: zoneID)).map { LogEntry.Stamp(seq: $0.seq, time: $0.time, deviceID: $0.deviceID) }
-        guard let stamp, stamp.seq == seq else { return nil }
+        if let last = try lastLine(), let stamp = Self.stamp(of: last, zoneID: zoneID), stamp.seq == seq { return stamp }
+        guard let line = try line(of: seq), let stamp = Self.stamp(of: line, zoneID: zoneID), stamp.seq == seq else { return nil }
         return stamp
+    }
+
+    private static func stamp(of line: [UInt8], zoneID: ZoneID) -> LogEntry.Stamp? {
+        LogEntry.stamp(line[...])
+            ?? (try? LogEntry.unframe(line[...], zoneID: zoneID)).map { LogEntry.Stamp(seq: $0.seq, time: $0.time, deviceID: $0.deviceID) }
+    }
+
+    /// The log's last line (without its newline), read back from the end in growing pieces;
+    /// nil when the log is empty or does not end with a newline (an append in progress).
+    private mutating func lastLine() throws(CKError) -> [UInt8]? {
+        var start = size
+        var bytes: [UInt8] = []
+        var chunk: Int64 = 4 << 10
+        while start > 0 {
+            let from = max(0, start - chunk)
+            bytes = try read(from..<start) + bytes
+            start = from
+            guard bytes.last == 0x0A else { return nil }
+            if let newline = bytes.dropLast().lastIndex(ofByte: 0x0A) { return Array(bytes[(newline + 1)..<(bytes.count - 1)]) }
+            chunk = min(chunk * 2, 1 << 20)
+        }
+        return bytes.isEmpty ? nil : Array(bytes.dropLast())
     }
 
     /// The whole line (without its newline) where an entry numbered `seq` would be: the first

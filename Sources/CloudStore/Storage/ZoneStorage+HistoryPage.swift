@@ -72,6 +72,9 @@ extension ZoneStorage {
     /// the log holds none), read as ``history(after:changeLimit:meta:)`` reads it.
     func clientChangeToken(upTo seq: Int64, meta: ZoneMeta) throws(CKError) -> Data? {
         try recoverAfterRestartIfNeeded()
+        // The index's tokens first: the log's search starts with a bisection, which reads a
+        // probe's line at each step.
+        if let indexed = indexedClientChangeToken(upTo: seq) { return indexed ?? meta.clientChangeToken }
         do throws(CKError) {
             let found = try withLogSeeker { (seeker) throws(CKError) -> Data?? in
                 guard let (offset, _) = try seeker.start(ofFirstEntryAfter: seq) else { return nil }

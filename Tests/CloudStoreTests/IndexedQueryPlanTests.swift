@@ -218,6 +218,88 @@ import Testing
         #expect(try t.reopen().check().repaired.isEmpty, "a second fsck finds nothing")
     }
 
+    /// A zone keeps at most ``ZoneIndexFile/pairLimit`` pair indexes. A query shape past them
+    /// takes the place of the pair used longest ago once that one has been idle for
+    /// `pairIdleMilliseconds`, and sorts its matches while every pair is in use. Uses are noted in
+    /// the index file, so an opening chooses by another's queries too; a `pair_keys` an older
+    /// ckfs made (no `used` column) gets the column. Answers are the brute force's throughout,
+    /// and `fsck` finds the pairs' rows right.
+    @Test func aNewPairTakesThePlaceOfThePairUsedLongestAgo() throws {
+        let limit = ZoneIndexFile.pairLimit
+        let busy = ZoneTuning.with { $0.pairIndexFromMatches = 8 }
+        let t = try TempStore(tuning: busy)
+        // Field fN is "x" in 20 records of 3,000: rare for a walk in rank order, enough for a pair.
+        let records = (0..<3_000).map { i in
+            var fields: [String: FieldValue] = ["rank": .int64(Int64(i * 7_919 % 3_000))]
+            for f in 0...(limit + 1) { fields["f\(f)"] = .string(i % 150 == f ? "x" : "y") }
+            return Record(recordType: "Item", recordID: RecordID(recordName: String(format: "i%05d", i)), fields: fields)
+        }
+        let db = try t.db()
+        for start in stride(from: 0, to: records.count, by: 400) {
+            if let e = try db.modify(saving: Array(records[start..<min(start + 400, records.count)])).error { throw e }
+        }
+        db.store.waitForRecordFiles()
+        func opening(_ tuning: ZoneTuning) throws -> (Database, ZoneIndexFileTests.LockedPlans) {
+            let indexed = try t.reopen(tuning: tuning, reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+            let plans = ZoneIndexFileTests.LockedPlans()
+            indexed.zoneStorage(ZoneID.defaultZoneName).observers.queryPlan = { plans.append($0) }
+            return (indexed, plans)
+        }
+        func ask(_ db: Database, _ f: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let query = RecordQuery(recordType: "Item", predicate: .compare("f\(f)", .equal, .string("x")),
+                                    sortDescriptors: [QuerySortDescriptor(key: "rank", ascending: true)])
+            let expected = Self.bruteForce(records, query)
+            #expect(expected.count == 20, "f\(f)", sourceLocation: sourceLocation)
+            #expect(try ZoneIndexFileTests.pages(db, query, limit: 5, atMost: 30) == expected, "f\(f)", sourceLocation: sourceLocation)
+            usleep(3_000)   // the next use is noted at a later millisecond
+        }
+        // The zone's index file, as another process reads it; made by the first indexed query.
+        func index() throws -> SQLiteDatabase {
+            try SQLiteDatabase(path: db.zoneStorage(ZoneID.defaultZoneName).indexPath, durability: .rebuildable, create: false)
+        }
+        func column(_ sql: String) throws -> [String] {
+            var out: [String] = []
+            try index().prepare(sql).forEachRow { row in
+                out.append(row.text(0))
+                return true
+            }
+            return out
+        }
+        func kept() throws -> Set<String> { Set(try column("SELECT key FROM pair_keys")) }
+
+        // Every pair made and used within the idle time: a shape past them sorts its matches.
+        let (first, firstPlans) = try opening(busy)
+        for f in 0..<limit { try ask(first, f) }
+        #expect(try kept() == Set((0..<limit).map { "f\($0)" }))
+        firstPlans.reset()
+        try ask(first, limit)
+        #expect(!firstPlans.all.isEmpty && firstPlans.all.allSatisfy { $0 == .matchesSorted }, "\(firstPlans.all)")
+        #expect(try kept() == Set((0..<limit).map { "f\($0)" }), "no pair dropped while all are in use")
+
+        // Idle at once: f0 used again, so f1 is the one used longest ago and makes room.
+        let (idle, idlePlans) = try opening(.with { $0.pairIndexFromMatches = 8; $0.pairIdleMilliseconds = 0 })
+        try ask(idle, 0)
+        idlePlans.reset()
+        try ask(idle, limit)
+        #expect(idlePlans.all.contains(.pairOrder), "\(idlePlans.all)")
+        #expect(try kept() == Set((0...limit).map { "f\($0)" }).subtracting(["f1"]))
+        #expect(try column("SELECT count(*) FROM pairs WHERE key = 'f1'") == ["0"], "the dropped pair's rows are gone")
+        // f2 used: f3 makes room for f1 again.
+        try ask(idle, 2)
+        try ask(idle, 1)
+        #expect(try kept() == Set((0...limit).map { "f\($0)" }).subtracting(["f3"]))
+
+        // As an older ckfs left it: no `used` column. Its pairs count as never used.
+        try index().execute("ALTER TABLE pair_keys DROP COLUMN used")
+        try ask(idle, limit + 1)
+        let afterOlder = try kept()
+        #expect(afterOlder.count == limit && afterOlder.contains("f\(limit + 1)"), "\(afterOlder)")
+        #expect(try column("SELECT name FROM pragma_table_info('pair_keys') WHERE name = 'used'") == ["used"])
+        for f in 0...(limit + 1) { try ask(idle, f) }
+        let report = try t.reopen().check()
+        #expect(report.repaired.isEmpty && report.damage.isEmpty, "\(report.repaired) \(report.damage)")
+    }
+
     /// A pair walked for values that many records share, with a second sort key and with the
     /// record name breaking ties: every page, from any cursor, is the brute-force page.
     @Test func aPairIndexOrdersTiesAsTheQueryDoes() throws {

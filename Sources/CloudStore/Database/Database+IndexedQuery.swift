@@ -29,8 +29,9 @@ extension Database {
         // sorting them at every page costs more than keeping the pair, the pair is made.
         let pairing = Self.pairing(conditions, sort, type: query.recordType)
         var pairKept = false
-        if let pairing {
-            pairKept = try index.read { (reader) throws(CKError) in try reader.keeps(pairing.pair) }
+        if let pairing, let lastUse = try index.read({ (reader) throws(CKError) in try reader.lastUse(of: pairing.pair) }) {
+            pairKept = true
+            storage.notePairUse(pairing.pair, lastUse: lastUse, in: index)
         }
         if !pairKept, let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: conditions, sort: sort,
                                                      types: types, limit: limit, after: after) {

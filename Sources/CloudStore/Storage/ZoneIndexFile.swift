@@ -45,6 +45,7 @@ final class ZoneIndexFile: @unchecked Sendable {
     /// `name`, as a query orders them; `pairs_by_name` finds a record's rows when it changes.
     static let pairTables = """
         CREATE TABLE IF NOT EXISTS pair_keys(type TEXT NOT NULL, key TEXT NOT NULL, sort TEXT NOT NULL,
+                                             used INTEGER NOT NULL DEFAULT 0,
                                              PRIMARY KEY (type, key, sort)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS pairs(type TEXT NOT NULL, key TEXT NOT NULL, keyValue NOT NULL, sort TEXT NOT NULL,
                                          value NOT NULL, name TEXT NOT NULL,
@@ -53,7 +54,8 @@ final class ZoneIndexFile: @unchecked Sendable {
         CREATE TABLE IF NOT EXISTS pairs_state(id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL,
                                                applied INTEGER NOT NULL, time INTEGER NOT NULL, device TEXT NOT NULL);
         """
-    /// The most pairs a zone's index keeps: each costs every save of its type a row.
+    /// The most pairs a zone's index keeps: each costs every save of its type a row. Past it,
+    /// a new pair takes the place of the one used longest ago, if that one is idle.
     static let pairLimit = 8
     /// The indexes beside the tables' own keys, by name: a rebuild drops them and makes them
     /// again after the rows are in (one sort each, instead of an insert in a random place per
@@ -374,24 +376,35 @@ final class ZoneIndexFile: @unchecked Sendable {
     }
 
     /// Keeps `pair` from now on, with its rows for every record the index holds, and brings the
-    /// other pairs' rows up to the index's state when an update left them behind. False when
-    /// the index keeps ``pairLimit`` pairs already. `waitingMilliseconds` bounds the wait for
-    /// another process's transaction.
-    func keepPair(_ pair: Pair, waitingMilliseconds: Int32) throws(CKError) -> Bool {
-        try locked { () throws(CKError) -> Bool in
+    /// other pairs' rows up to the index's state when an update left them behind. When the
+    /// index keeps ``pairLimit`` pairs already, the one used longest ago makes room if it was
+    /// last used before `idleBefore` (milliseconds since 1970, as `now`); it is dropped with its
+    /// rows. Not kept when none is idle. `waitingMilliseconds` bounds the wait for another
+    /// process's transaction.
+    func keepPair(_ pair: Pair, now: Int64, idleBefore: Int64, waitingMilliseconds: Int32) throws(CKError) -> (kept: Bool, dropped: Pair?) {
+        try locked { () throws(CKError) -> (kept: Bool, dropped: Pair?) in
             db.setBusyTimeout(milliseconds: waitingMilliseconds)
             defer { db.setBusyTimeout(milliseconds: 10_000) }
-            var (kept, filled) = (false, false)
+            var (kept, filled, dropped) = (false, false, Pair?.none)
             try db.writeTransaction { () throws(CKError) in
                 guard let state = try readState() else { throw CKError(.internalError, "the index holds no record yet") }
                 try db.execute(Self.pairTables)
-                let pairs = try pairKeys()
+                try addPairUseIfMissing()
+                var pairs = try pairKeys()
+                if !pairs.contains(pair) && pairs.count >= Self.pairLimit {
+                    guard let idle = try pairUsedLongestAgo(before: idleBefore) else { return }
+                    let key: [SQLiteDatabase.Value] = [.text(idle.type), .text(idle.key), .text(idle.sort)]
+                    try statement("DELETE FROM pairs WHERE type = ? AND key = ? AND sort = ?").run(key)
+                    try statement("DELETE FROM pair_keys WHERE type = ? AND key = ? AND sort = ?").run(key)
+                    pairs.remove(idle)
+                    dropped = idle
+                }
                 let current = try readState(from: "pairs_state") == state
                 if !current { try db.execute("DELETE FROM pairs") }
                 var fill = current ? [] : Array(pairs)
                 if !pairs.contains(pair) {
-                    guard pairs.count < Self.pairLimit else { return }
-                    try statement("INSERT INTO pair_keys(type, key, sort) VALUES (?, ?, ?)").run([.text(pair.type), .text(pair.key), .text(pair.sort)])
+                    try statement("INSERT INTO pair_keys(type, key, sort, used) VALUES (?, ?, ?, ?)")
+                        .run([.text(pair.type), .text(pair.key), .text(pair.sort), .int(now)])
                     fill.append(pair)
                 }
                 for p in fill {
@@ -408,9 +421,51 @@ final class ZoneIndexFile: @unchecked Sendable {
             }
             // Rows for every record of the type went through the WAL: into the file now, as
             // after a large update.
-            if filled { try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
-            return kept
+            if filled || dropped != nil { try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            return (kept, dropped)
         }
+    }
+
+    /// Notes that a query used `pair` at `now` (milliseconds since 1970), for
+    /// ``keepPair(_:now:idleBefore:waitingMilliseconds:)`` to choose which pair makes room.
+    /// Does not wait for another process's transaction: the use is noted at a later query then.
+    func notePairUse(_ pair: Pair, now: Int64) throws(CKError) {
+        try locked { () throws(CKError) in
+            db.setBusyTimeout(milliseconds: 0)
+            defer { db.setBusyTimeout(milliseconds: 10_000) }
+            try db.writeTransaction { () throws(CKError) in
+                try addPairUseIfMissing()
+                try statement("UPDATE pair_keys SET used = ? WHERE type = ? AND key = ? AND sort = ?")
+                    .run([.int(now), .text(pair.type), .text(pair.key), .text(pair.sort)])
+            }
+        }
+    }
+
+    /// Adds `pair_keys.used` to a table an older ckfs made without it (its pairs count as never
+    /// used). Lock held, in a write transaction.
+    private func addPairUseIfMissing() throws(CKError) {
+        guard try !hasPairUse() else { return }
+        try db.execute("ALTER TABLE pair_keys ADD COLUMN used INTEGER NOT NULL DEFAULT 0")
+    }
+
+    /// Whether `pair_keys` has its `used` column. Lock held.
+    private func hasPairUse() throws(CKError) -> Bool {
+        var found = false
+        try statement("SELECT 1 FROM pragma_table_info('pair_keys') WHERE name = 'used'").forEachRow { _ in
+            found = true
+            return false
+        }
+        return found
+    }
+
+    /// The pair last used longest ago, if that was before `before`. Lock held.
+    private func pairUsedLongestAgo(before: Int64) throws(CKError) -> Pair? {
+        var found: Pair?
+        try statement("SELECT type, key, sort FROM pair_keys WHERE used < ? ORDER BY used, type, key, sort LIMIT 1").forEachRow([.int(before)]) { row in
+            found = Pair(type: row.text(0), key: row.text(1), sort: row.text(2))
+            return false
+        }
+        return found
     }
 
     private func locked<T>(_ body: () throws(CKError) -> T) throws(CKError) -> T {
@@ -537,6 +592,20 @@ final class ZoneIndexFile: @unchecked Sendable {
         /// Whether the index keeps `pair` and its rows hold the index's state.
         func keeps(_ pair: Pair) throws(CKError) -> Bool {
             try index.currentPairs(at: try index.readState())[pair.type]?.contains(pair) ?? false
+        }
+
+        /// When a query last used `pair` (milliseconds since 1970; 0 when no use was noted), if
+        /// the index keeps it and its rows hold the index's state; nil otherwise.
+        func lastUse(of pair: Pair) throws(CKError) -> Int64? {
+            guard try keeps(pair) else { return nil }
+            guard try index.hasPairUse() else { return 0 }
+            var used: Int64 = 0
+            try index.statement("SELECT used FROM pair_keys WHERE type = ? AND key = ? AND sort = ?")
+                .forEachRow([.text(pair.type), .text(pair.key), .text(pair.sort)]) { row in
+                    used = row.int(0)
+                    return false
+                }
+            return used
         }
 
         /// How many rows of `key` in records of `type` have `value`, counting no further than

@@ -151,15 +151,23 @@ extension ZoneStorage {
         return out
     }
 
-    /// Keeps `pair` in the zone's index from now on (``ZoneIndexFile/keepPair(_:waitingMilliseconds:)``);
-    /// false, with a line in the log, when the index does not take it: the query then finds
-    /// and sorts its matches, and a later query tries again. Waits at most 50 ms for another
-    /// process's transaction: a query does not wait on a rebuild.
+    /// Keeps `pair` in the zone's index from now on
+    /// (``ZoneIndexFile/keepPair(_:now:idleBefore:waitingMilliseconds:)``), in place of the pair
+    /// used longest ago when the index keeps its most and that one is idle
+    /// (``ZoneTuning/pairIdleMilliseconds``); false, with a line in the log, when the index does
+    /// not take it: the query then finds and sorts its matches, and a later query tries again.
+    /// Waits at most 50 ms for another process's transaction: a query does not wait on a
+    /// rebuild.
     func keepPair(_ pair: ZoneIndexFile.Pair, in index: ZoneIndexFile) -> Bool {
         let what = "a pair index of \(pair.type) records by \(pair.key), sorted by \(pair.sort), in zone \(zoneID.zoneName)"
+        let now = Clock.milliseconds()
         do throws(CKError) {
-            guard try index.keepPair(pair, waitingMilliseconds: 50) else {
-                Self.indexLogger.notice("\(what) is not made: the zone keeps \(ZoneIndexFile.pairLimit) pair indexes already")
+            let (kept, dropped) = try index.keepPair(pair, now: now, idleBefore: now - tuning.pairIdleMilliseconds, waitingMilliseconds: 50)
+            if let dropped {
+                Self.indexLogger.notice("the pair index of \(dropped.type) records by \(dropped.key), sorted by \(dropped.sort), in zone \(zoneID.zoneName) is dropped: it was used longest ago, and the zone keeps \(ZoneIndexFile.pairLimit)")
+            }
+            guard kept else {
+                Self.indexLogger.notice("\(what) is not made: the zone keeps \(ZoneIndexFile.pairLimit) pair indexes, each used in the last \(tuning.pairIdleMilliseconds / 60_000) minutes")
                 return false
             }
             Self.indexLogger.notice("\(what) is kept from now on: its queries walk only their matches")
@@ -168,6 +176,15 @@ extension ZoneStorage {
             Self.indexLogger.notice("\(what) is not made now (\(error)); the query sorts its matches")
             return false
         }
+    }
+
+    /// Notes a query's use of `pair`, last noted at `lastUse`, when that was more than a sixth
+    /// of ``ZoneTuning/pairIdleMilliseconds`` ago; a read that cannot write the index (another
+    /// process's transaction, a read-only file) leaves it to a later query.
+    func notePairUse(_ pair: ZoneIndexFile.Pair, lastUse: Int64, in index: ZoneIndexFile) {
+        let now = Clock.milliseconds()
+        guard now - lastUse >= tuning.pairIdleMilliseconds / 6 else { return }
+        try? index.notePairUse(pair, now: now)
     }
 
     /// Whether SQLite ran out of room (`SQLITE_FULL`).

@@ -32,6 +32,10 @@ public struct ZoneTuning: Sendable {
     /// zone's index file when the value matches at least this many records: fewer are found
     /// and sorted at each page for less than keeping the pair costs.
     public var pairIndexFromMatches = 4_096
+    /// A zone's index that keeps its most pair indexes drops the one used longest ago for a new
+    /// one when that one has not been used for this long (milliseconds). A query notes its
+    /// use of a pair in the index at most every sixth of it, so a read rarely writes.
+    public var pairIdleMilliseconds: Int64 = 3_600_000
     public init() {}
 }
 

@@ -34,7 +34,9 @@ import Testing
     /// How an ELF executable is linked: whether it names a program interpreter (the dynamic
     /// loader, `PT_INTERP`) and whether it is position-independent (`ET_DYN`).
     static func linking(of path: String) throws -> (interpreter: Bool, positionIndependent: Bool) {
-        let bytes = [UInt8](try #require(FileManager.default.contents(atPath: path)).prefix(1 << 16))
+        let file = try #require(FileHandle(forReadingAtPath: path), "cannot open \(path)")
+        defer { try? file.close() }
+        let bytes = [UInt8](try file.read(upToCount: 1 << 16) ?? Data())
         func integer(_ at: Int, _ size: Int) -> Int {
             (0..<size).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) }
         }
@@ -88,8 +90,9 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: home + "/.local/share/ckfs/ckfs-store.json"), "the demo store is not in ~/.local/share/ckfs")
         #expect(Self.bash(".build/debug/ckfs unmount", in: clone).status == 0)
 
-        // 3. The install step (a debug build here: the release build is the same code, linked the
-        // same way, and takes minutes more), into a prefix of the test's own; mount(8)'s helper into /sbin.
+        // 3. The install step (a debug build here: the release build is the same code, linked
+        // the same way, and takes minutes more), into a prefix of the test's own; mount(8)'s
+        // helper into /sbin.
         let installed = Self.bash("scripts/install", in: clone, environment: ["PREFIX": prefix, "CONFIGURATION": "debug"])
         try #require(installed.status == 0, "\(installed.stderr.suffix(3000))")
         let ckfs = prefix + "/bin/ckfs"

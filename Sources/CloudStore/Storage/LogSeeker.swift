@@ -41,6 +41,7 @@ struct LogSeeker {
     /// The stamp of the entry numbered `seq` (its time and device), read without parsing its
     /// records where its keys are where the writer puts them; nil when no whole entry of the
     /// log has that number.
+    ///
     /// The log's last entry is looked at first, read back from the end: the entry asked for is
     /// most often the one an index was brought up to, the last, and a line is much less to read
     /// than a bisection's probes when entries are large.

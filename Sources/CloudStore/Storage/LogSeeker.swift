@@ -56,21 +56,30 @@ struct LogSeeker {
             ?? (try? LogEntry.unframe(line[...], zoneID: zoneID)).map { LogEntry.Stamp(seq: $0.seq, time: $0.time, deviceID: $0.deviceID) }
     }
 
-    /// The log's last line (without its newline), read back from the end in growing pieces;
-    /// nil when the log is empty or does not end with a newline (an append in progress).
+    /// The log's last line (without its newline), read back from the end in growing pieces,
+    /// each searched once and copied once; nil when the log is empty or does not end with a
+    /// newline (an append in progress).
     private mutating func lastLine() throws(CKError) -> [UInt8]? {
+        var pieces: [[UInt8]] = []   // the newest first
         var start = size
-        var bytes: [UInt8] = []
         var chunk: Int64 = 4 << 10
         while start > 0 {
             let from = max(0, start - chunk)
-            bytes = try read(from..<start) + bytes
+            let bytes = try read(from..<start)
+            if pieces.isEmpty && bytes.last != 0x0A { return nil }
+            let searched = pieces.isEmpty ? bytes.dropLast() : bytes[...]
+            let lineStart = searched.lastIndex(ofByte: 0x0A).map { $0 + 1 }
+            pieces.append(Array(searched[(lineStart ?? searched.startIndex)...]))
+            if lineStart != nil || from == 0 {
+                var line: [UInt8] = []
+                line.reserveCapacity(pieces.reduce(0) { $0 + $1.count })
+                for piece in pieces.reversed() { line.append(contentsOf: piece) }
+                return line
+            }
             start = from
-            guard bytes.last == 0x0A else { return nil }
-            if let newline = bytes.dropLast().lastIndex(ofByte: 0x0A) { return Array(bytes[(newline + 1)..<(bytes.count - 1)]) }
             chunk = min(chunk * 2, 1 << 20)
         }
-        return bytes.isEmpty ? nil : Array(bytes.dropLast())
+        return nil
     }
 
     /// The whole line (without its newline) where an entry numbered `seq` would be: the first

@@ -105,6 +105,10 @@ public struct Bench: Sendable {
         }
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func wanted(_ ids: String...) -> Bool { only.map { !$0.isDisjoint(with: ids) } ?? true }
+        /// Whether any row of a numbered group (`"9"`: 9a-9l) is wanted.
+        func wanted(group: String) -> Bool {
+            only.map { !$0.isDisjoint(with: Self.rowIDs.filter { $0.hasPrefix(group) && $0.dropFirst(group.count).allSatisfy(\.isLetter) }) } ?? true
+        }
         var rows: [Row] = []
         if wanted("1", "8b", "2", "8c", "2b", "6a", "6b", "6e", "6f") {
             let perFile = try createFiles(in: directory + "/probe", count: 200)
@@ -130,17 +134,17 @@ public struct Bench: Sendable {
                 rows.append(Row(id: "2b", name: "saves in batches against the file floor", ckfs: batch.ckfs, baselineName: files.baselineName, baseline: files.baseline))
             }
         }
-        if wanted("6a", "6b", "6c", "6d", "6e", "6f") { rows += try growth(withFloor: wanted("6e", "6f")).filter { wanted($0.id) } }
+        if wanted(group: "6") { rows += try growth(withFloor: wanted("6e", "6f")).filter { wanted($0.id) } }
         if wanted("3") { rows.append(try fetchByID()) }
         if wanted("4a", "4b") { rows += try queries().filter { wanted($0.id) } }
         if let executable {
-            if wanted("5a", "5b", "5c", "5d", "5e", "5f", "5g") { rows += try mountRows(executable: executable).filter { wanted($0.id) } }
+            if wanted(group: "5") { rows += try mountRows(executable: executable).filter { wanted($0.id) } }
             if wanted("7a", "7b") { rows += try memoryRows(executable: executable).filter { wanted($0.id) } }
             if wanted("7c") { rows.append(try manyZonesRow(executable: executable)) }
-            if wanted("9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l") {
+            if wanted(group: "9") {
                 rows += try serverRows(executable: executable).filter { wanted($0.id) }
             }
-            if wanted("10a", "10b", "10c", "10d", "10e", "10f", "10g", "10h", "10i", "10j", "10k", "10l") { rows += try coldRows(executable: executable).filter { wanted($0.id) } }
+            if wanted(group: "10") { rows += try coldRows(executable: executable).filter { wanted($0.id) } }
         }
         return rows
     }

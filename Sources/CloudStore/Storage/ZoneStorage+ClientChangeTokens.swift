@@ -66,13 +66,6 @@ extension ZoneStorage {
         }
     }
 
-    /// Whether the entry `state` names is in the log with its time and device.
-    private func isLogged(_ state: ZoneIndexFile.State) throws(CKError) -> Bool {
-        if state.applied == 0 { return state.time == 0 && state.device.isEmpty }
-        guard let stamp = try loggedStamp(seq: state.applied) else { return false }
-        return stamp.time == state.time && stamp.deviceID == state.device
-    }
-
     /// Every client change token the log's entries gave, with each entry's number, reading
     /// the whole log but parsing only the lines that start like an entry with a token.
     private func loggedClientChangeTokens() throws(CKError) -> [(seq: Int64, token: Data)] {

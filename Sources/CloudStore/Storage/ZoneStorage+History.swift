@@ -48,6 +48,14 @@ extension ZoneStorage {
         try withLogSeeker { (seeker) throws(CKError) in try seeker.stamp(seq: seq, zoneID: zoneID) } ?? nil
     }
 
+    /// Whether the entry an index `state` names is in the log with its time and device (the
+    /// state of an empty index names none): the state is of this log, not of another history.
+    func isLogged(_ state: ZoneIndexFile.State) throws(CKError) -> Bool {
+        if state.applied == 0 { return state.time == 0 && state.device.isEmpty }
+        guard let stamp = try loggedStamp(seq: state.applied) else { return false }
+        return stamp.time == state.time && stamp.deviceID == state.device
+    }
+
     /// Runs `body` with a ``LogSeeker`` on the log as it is now (its descriptor and size);
     /// nil when the zone has no log file.
     func withLogSeeker<T>(_ body: (inout LogSeeker) throws(CKError) -> T) throws(CKError) -> T? {

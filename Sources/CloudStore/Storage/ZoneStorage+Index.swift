@@ -83,16 +83,9 @@ extension ZoneStorage {
     /// device. Checked once per opening of the index; after that this process keeps it.
     func trusts(_ state: ZoneIndexFile.State, of index: ZoneIndexFile) throws(CKError) -> Bool {
         if indexSlot.trusts(index) { return true }
-        let ok: Bool
-        if state.applied == 0 {
-            ok = state.time == 0 && state.device.isEmpty
-        } else if let stamp = try loggedStamp(seq: state.applied) {
-            ok = stamp.time == state.time && stamp.deviceID == state.device
-        } else {
-            ok = false
-        }
-        if ok { indexSlot.trust(index) }
-        return ok
+        guard try isLogged(state) else { return false }
+        indexSlot.trust(index)
+        return true
     }
 
     /// The index brought up to the last entry of the log, made when there is none; nil (with

@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "CloudStoreBench", targets: ["CloudStoreBench"]),
         .library(name: "CloudStoreServer", targets: ["CloudStoreServer"]),
         .executable(name: "ckfs", targets: ["ckfs"]),
+        .executable(name: "ckfs-server", targets: ["ckfs-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -53,13 +54,36 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What the daemons' command lines share: the options of the servers `ckfs` starts,
+        // declared once for ckfs and ckfs-server, and the daemons' log.
+        .target(
+            name: "DaemonCommandLine",
+            dependencies: [
+                "CloudStore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The CLI. It does not link the HTTP server: `ckfs serve` runs ckfs-server in its place,
+        // so every other command starts without SwiftNIO's and Hummingbird's code and metadata.
         .executableTarget(
             name: "ckfs",
             dependencies: [
                 "CloudStore",
                 "CloudStoreFS",
                 "CloudStoreBench",
+                "DaemonCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The program `ckfs serve` and `ckfs debug http-floor` become, with the same arguments.
+        .executableTarget(
+            name: "ckfs-server",
+            dependencies: [
+                "CloudStore",
                 "CloudStoreServer",
+                "DaemonCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -71,7 +95,7 @@ let package = Package(
         // Apps' older CloudKit code, in the language mode it was written in.
         .testTarget(name: "CloudKitSwift5Tests", dependencies: ["CloudKit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "CloudStoreFSTests", dependencies: ["CloudStore", "CloudStoreFS"]),
-        .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "CloudStoreFS", "ckfs"]),
+        .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "CloudStoreFS", "ckfs", "ckfs-server"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -102,6 +102,9 @@ import Testing
         let linked = try Self.linking(of: ckfs)
         #expect(!linked.interpreter && linked.positionIndependent, "ckfs is not a static PIE: \(linked)")
         #expect(try Self.linking(of: "/bin/sh").interpreter, "the ELF reading does not find a dynamic executable's interpreter")
+        // The web server, which `ckfs serve` runs in its place, is in libexec, linked the same way.
+        let server = try Self.linking(of: prefix + "/libexec/ckfs/ckfs-server")
+        #expect(!server.interpreter && server.positionIndependent, "ckfs-server is not a static PIE: \(server)")
         #expect(try String(contentsOfFile: helperPath, encoding: .utf8).contains("ckfs=\(ckfs)\n"))
 
         // man ckfs, and a subcommand's page.
@@ -127,6 +130,12 @@ import Testing
         // 4. mount -t fuse.ckfs and an fstab line, through mount(8) and the installed helper.
         let store = work + "/store"
         #expect(CLIFixture.exec(ckfs, ["init", "--store", store]).status == 0)
+        // The installed ckfs finds the installed server: `ckfs serve` answers, and stops on SIGTERM.
+        let serve = try Spawned(ckfs, ["serve", "--port", "0", "--store", store], stderr: .pipe)
+        let listening = serve.output { $0.contains("\n") }
+        #expect(listening.hasPrefix("listening on http://127.0.0.1:"), "\(listening) \(serve.errorOutputToEnd)")
+        serve.signal(SIGTERM)
+        #expect(serve.wait() == 0)
         for dir in ["M", "fstab-M", "unit-M"] { try FileManager.default.createDirectory(atPath: work + "/" + dir, withIntermediateDirectories: true) }
         let mounted = Self.bash("mount -t fuse.ckfs '\(store)' M -o allow_other,container=iCloud.local.ckfs", in: work)
         #expect(mounted.status == 0, "\(mounted.stderr)")

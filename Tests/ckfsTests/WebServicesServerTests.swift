@@ -39,6 +39,28 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: zone + "/index.sqlite"), "the server answered without the zone's index file")
     }
 
+    /// `ckfs serve` runs ckfs-server in its place; its errors read as ckfs's, and a `ckfs` whose
+    /// server is in neither place it looks says where it looked and how to fix it.
+    @Test func serveBecomesTheServerProgramOrSaysWhereItLooked() throws {
+        let cli = try CLIFixture()
+        let noStore = CLIFixture.exec(CLIFixture.binary, ["serve", "--port", "0", "--store", cli.store + "-none"])
+        #expect(noStore.status == 1)
+        #expect(noStore.stderr.hasPrefix("ckfs: ") && noStore.stderr.contains("ckfs init"), "\(noStore.stderr)")
+        // Checked by ckfs itself, before the server runs.
+        let badPort = CLIFixture.exec(CLIFixture.binary, ["serve", "--port", "70000", "--store", cli.store])
+        #expect(badPort.status == 64 && badPort.stderr.contains("--port must be between 0 and 65535"), "\(badPort.stderr)")
+
+        let alone = NSTemporaryDirectory() + "ckfs-alone-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: alone, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: alone) }
+        // A hard link: the program's path (/proc/self/exe) is then the lone folder's.
+        if link(CLIFixture.binary, alone + "/ckfs") != 0 { try FileManager.default.copyItem(atPath: CLIFixture.binary, toPath: alone + "/ckfs") }
+        let missing = CLIFixture.exec(alone + "/ckfs", ["serve", "--port", "0", "--store", cli.store])
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains(alone + "/ckfs-server") && missing.stderr.contains("/../libexec/ckfs/ckfs-server")
+                && missing.stderr.contains("scripts/install"), "\(missing.stderr)")
+    }
+
     /// SIGTERM lets a request in flight (a long poll) finish, then the server exits 0.
     @Test func stopsCleanlyOnSIGTERM() throws {
         let fixture = try ServeFixture(serveArgs: ["--long-poll-seconds", "2"])

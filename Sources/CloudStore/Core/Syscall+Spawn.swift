@@ -91,6 +91,15 @@ extension Syscall {
         return .success(pid)
     }
 
+    /// Runs `path` in place of this process, with `arguments` (the first is the program's
+    /// name): the same process ID, descriptors and environment. Returns only when that fails.
+    public static func exec(_ path: String, arguments: [String]) -> SystemCallError {
+        let cArgs = arguments.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        execv(path, cArgs)
+        return SystemCallError(call: "execv", path: path, errno: errno)
+    }
+
     /// Whether the child `pid` has ended (and is reaped by this call); never waits.
     public static func hasExited(_ pid: pid_t) -> Bool {
         var status: Int32 = 0

@@ -1,6 +1,7 @@
 import ArgumentParser
 import CloudStore
 import CloudStoreFS
+import DaemonCommandLine
 import Foundation
 import Logging
 

@@ -4,12 +4,12 @@ import Foundation
 // Row 10: a new process answers one question about a zone of `fetchZone` records, as a script
 // or a shell user asks it: `ckfs` against the sqlite3 shell on the same records (indexes on
 // (kind, created) and (score, created), rowid order standing for change order), each with its
-// index made. Each is the median wall time of whole runs, process start included; row 10e is
-// that start alone, rows 10f-10i the peak memory of the questions of 10a-10d, row 10j the
-// query of 10d on a store without an index (which it makes first), row 10k a query of a
-// value no record has (a walk in sort order that does not stop would read the whole zone), and
-// row 10l a query without conditions, sorted (the newest records first: a plan that sorts the
-// whole type at every page shows there).
+// index made. Each is the median wall time of whole runs, process start included, the two
+// programs taking turns; row 10e is that start alone, rows 10f-10i the peak memory of the
+// questions of 10a-10d, row 10j the query of 10d on a store without an index (which it makes
+// first), row 10k a query of a value no record has (a walk in sort order that does not stop
+// would read the whole zone), and row 10l a query without conditions, sorted (the newest
+// records first: a plan that sorts the whole type at every page shows there).
 extension Bench {
     /// The tools row 10 needs, or what is missing.
     static func coldRowsMissing() -> String? {
@@ -69,8 +69,7 @@ extension Bench {
         var rows: [Row] = []
         var memoryRows: [Row] = []
         for c in cases {
-            let ours = try coldRun([executable] + c.ckfs)
-            let theirs = try coldRun([sqlite3, file, c.sqlite])
+            let (ours, theirs) = try coldRuns([executable] + c.ckfs, against: [sqlite3, file, c.sqlite])
             progress(String(format: "cold %@: ckfs %.1f ms, sqlite3 %.1f ms; peak memory %d and %d KiB", c.what, ours.time / 1e3, theirs.time / 1e3, ours.peakKiB, theirs.peakKiB))
             rows.append(Row(id: c.id, name: "cold process: \(c.what) (zone of \(n))", ckfs: ours.time, baselineName: "the sqlite3 shell, same records", baseline: theirs.time))
             // Peak memory of the questions of 10a-10d: rows 10f-10i.
@@ -93,15 +92,21 @@ extension Bench {
         return rows.filter { !last.contains($0.id) } + memoryRows + [makeRow] + rows.filter { last.contains($0.id) }
     }
 
-    /// The median wall time of running `command` to its end, in µs, after one run not
-    /// counted, and its peak memory; fails when a run fails or takes more than a minute.
-    private func coldRun(_ command: [String]) throws(CKError) -> (time: Double, peakKiB: Int) {
-        var samples: [Double] = []
+    /// The median wall times of running `ours` and `theirs` to their ends, in µs, and their
+    /// peak memory. They run in turns, after one run of each not counted, so that both see the
+    /// machine alike (a VM's speed drifts from one second to the next); fails when a run fails
+    /// or takes more than a minute.
+    private func coldRuns(_ ours: [String], against theirs: [String]) throws(CKError)
+        -> (ours: (time: Double, peakKiB: Int), theirs: (time: Double, peakKiB: Int)) {
+        var samples: ([Double], [Double]) = ([], [])
         for run in 0...sizes.coldRuns {
-            let time = try timedRun(command, seconds: 60)
-            if run > 0 { samples.append(time) }
+            let (a, b) = (try timedRun(ours, seconds: 60), try timedRun(theirs, seconds: 60))
+            if run > 0 {
+                samples.0.append(a)
+                samples.1.append(b)
+            }
         }
-        return (Self.median(samples), try peakMemory(command))
+        return ((Self.median(samples.0), try peakMemory(ours)), (Self.median(samples.1), try peakMemory(theirs)))
     }
 
     /// The wall time of running `command` once to its end, in µs; fails when it fails or runs

@@ -33,7 +33,7 @@ public struct Bench: Sendable {
         public var serverRecords = 10_000
         public var serverSeconds = 5
         /// Row 10: runs of each cold process (the median counts).
-        public var coldRuns = 9
+        public var coldRuns = 25
 
         public init() {}
 
@@ -56,7 +56,7 @@ public struct Bench: Sendable {
             s.growthSaves = 100
             s.serverRecords = 2_000
             s.serverSeconds = 2
-            s.coldRuns = 3
+            s.coldRuns = 5
             return s
         }
     }

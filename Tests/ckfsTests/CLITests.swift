@@ -12,6 +12,24 @@ import Testing
         #expect(cli.run(["record", "fetch", "keep"]).status == 0)
     }
 
+    /// The device a save records is `--device`, else `CKFS_DEVICE_ID`, else this host and process.
+    @Test func theDeviceOfASaveComesFromTheOptionOrTheEnvironment() throws {
+        let cli = try CLIFixture()
+        let environment = ProcessInfo.processInfo.environment.merging(["CKFS_DEVICE_ID": "laptop-7"]) { $1 }
+        func deviceOfSave(_ name: String, _ args: [String]) throws -> String? {
+            let saved = CLIFixture.exec(CLIFixture.binary, ["record", "save", "--store", cli.store, "--user", "alice"] + args,
+                                        input: #"{"recordType":"Note","recordName":"\#(name)","fields":{}}"#, environment: environment)
+            try #require(saved.status == 0, "\(saved.stderr)")
+            return saved.json?["created"]?["deviceID"]?.stringValue
+        }
+        #expect(try deviceOfSave("from-env", []) == "laptop-7")
+        #expect(try deviceOfSave("from-option", ["--device", "desk-2"]) == "desk-2")
+        // Without either (the test's own environment has no CKFS_DEVICE_ID): host-pid.
+        let plain = cli.run(["record", "save"], input: #"{"recordType":"Note","recordName":"plain","fields":{}}"#)
+        let device = try #require(plain.json?["created"]?["deviceID"]?.stringValue, "\(plain.stdout)")
+        #expect(device != "laptop-7" && device.split(separator: "-").last.flatMap { Int($0) } != nil, "\(device)")
+    }
+
     @Test func saveFetchAndDeleteARecord() throws {
         let cli = try CLIFixture()
         let saved = cli.run(["record", "save"], input: #"{"recordType":"Artist","recordName":"mei","fields":{"name":"Mei Chen","age":41,"tags":["ink","paper"]}}"#)

@@ -17,6 +17,13 @@ extension Syscall {
         kill(pid, 0) == 0 || errno != ESRCH
     }
 
+    /// The value of the environment variable `name`, nil when it is not set. Read from the
+    /// C library's copy: Foundation's `ProcessInfo.environment` makes a dictionary of the
+    /// whole environment at each ask, a cost of every cold command's start.
+    public static func environmentValue(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
     /// The process's effective user and group: whose permissions its file accesses have.
     public static var effectiveUserID: UInt32 { geteuid() }
     public static var effectiveGroupID: UInt32 { getegid() }

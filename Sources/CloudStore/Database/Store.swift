@@ -190,10 +190,14 @@ public final class Store: @unchecked Sendable {
     /// Where a store lives when none is named: `CKFS_STORE`, else `$XDG_DATA_HOME/ckfs`, else
     /// `~/.local/share/ckfs`.
     public static var defaultPath: String {
-        let env = environmentForTests.withLock { $0 } ?? ProcessInfo.processInfo.environment
-        if let s = env["CKFS_STORE"], !s.isEmpty { return s }
-        if let x = env["XDG_DATA_HOME"], !x.isEmpty { return x + "/ckfs" }
-        return (env["HOME"] ?? NSHomeDirectory()) + "/.local/share/ckfs"
+        let overridden = environmentForTests.withLock { $0 }
+        func value(_ name: String) -> String? {
+            if let overridden { return overridden[name] }
+            return Syscall.environmentValue(name)
+        }
+        if let s = value("CKFS_STORE"), !s.isEmpty { return s }
+        if let x = value("XDG_DATA_HOME"), !x.isEmpty { return x + "/ckfs" }
+        return (value("HOME") ?? NSHomeDirectory()) + "/.local/share/ckfs"
     }
 
     /// The environment ``defaultPath`` reads in place of the process's, set by tests: a

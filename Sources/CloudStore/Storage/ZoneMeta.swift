@@ -108,8 +108,10 @@ struct CommitMarker: Equatable {
     }
 
     static let currentBootID: String = {
+        // A UUID and a newline: its bytes but the newline and spaces, taken without Foundation's
+        // `trimmingCharacters`, whose first use (through NSString) every cold command paid.
         if case .success(let b?) = Syscall.readFile("/proc/sys/kernel/random/boot_id") {
-            return String(decoding: b, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return String(decoding: b.filter { $0 > 0x20 }, as: UTF8.self)
         }
         return "unknown-boot"
     }()

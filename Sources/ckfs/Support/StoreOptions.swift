@@ -32,7 +32,7 @@ struct StoreOptions: ParsableArguments {
 
     var deviceID: String {
         if let device, !device.isEmpty { return device }
-        if let d = ProcessInfo.processInfo.environment["CKFS_DEVICE_ID"], !d.isEmpty { return d }
+        if let d = Syscall.environmentValue("CKFS_DEVICE_ID"), !d.isEmpty { return d }
         return Caller.processDeviceID
     }
 

@@ -205,6 +205,36 @@ import Testing
         try Self.expectAnswersMatch(t, "after fsck")
     }
 
+    /// `fsck` compares the index with the records a chunk of names at a time (in SQLite's
+    /// order of text, its UTF-8 bytes): a row changed on either side of a chunk's edge, a row
+    /// without a record before the first name and after the last, each counts once.
+    @Test func fsckComparesTheIndexChunkByChunkAndMissesNoEdge() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        let chunk = ZoneStorage.rebuildChunk
+        // Two chunks and a half, saved in another order than their names' bytes ("Z" < "a" < "z").
+        let names = (0..<(chunk * 5 / 2)).map { i in ["a", "Z", "z"][i % 3] + "-" + String(format: "%05d", i) }
+        for start in stride(from: 0, to: names.count, by: 400) {
+            let batch = names[start..<min(start + 400, names.count)].map { record($0, ["n": .int64(1)]) }
+            if let e = try db.modify(saving: Array(batch)).error { throw e }
+        }
+        db.store.waitForRecordFiles()
+        let path = db.zoneStorage(ZoneID.defaultZoneName).indexPath
+        _ = try db.query(RecordQuery(recordType: "Note", predicate: .compare("n", .equal, .int(1))), limit: 1)
+        let clean = t.store.check()
+        #expect(!clean.repaired.contains { $0.contains("index") }, "\(clean.repaired)")
+
+        let ordered = names.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        let sql = try SQLiteDatabase(path: path, durability: .rebuildable, create: false)
+        for name in [ordered[chunk - 1], ordered[chunk]] { try sql.execute("DELETE FROM fields WHERE name = '\(name)'") }
+        for ghost in ["0-before-every-name", "~-after-every-name"] {
+            try sql.execute("INSERT INTO records(name, type, seq) VALUES ('\(ghost)', 'Note', 1)")
+        }
+        let report = try t.reopen().check()
+        #expect(report.repaired.contains { $0.contains("index (index.sqlite) differed from the records in 4 records") }, "\(report.repaired)")
+        #expect(try t.reopen().check().repaired.allSatisfy { !$0.contains("index") }, "the index made again matches")
+    }
+
     /// When most records match, every page of a query walks the sort key's order from the
     /// cursor instead of sorting every match; when few match, the matches are found first.
     /// Both give the brute-force order.

@@ -633,19 +633,23 @@ final class ZoneIndexFile: @unchecked Sendable {
             try index.statement("SELECT name FROM refs WHERE target = ? ORDER BY name").texts([.text(target)])
         }
 
-        /// Everything the index holds of each record, by name, for `fsck` to compare with the
-        /// records (``ZoneIndexFile/Entry/init(_:)``).
-        func entries() throws(CKError) -> [String: Entry] {
+        /// Everything the index holds of each record whose name is `first` or after and before
+        /// `end` (in SQLite's order of text: its UTF-8 bytes; no end when nil), by name, for
+        /// `fsck` to compare with the records (``ZoneIndexFile/Entry/init(_:seq:)``).
+        func entries(from first: String, below end: String?) throws(CKError) -> [String: Entry] {
             var out: [String: Entry] = [:]
-            try index.statement("SELECT name, type, seq FROM records").forEachRow { row in
+            // Two forms, so that SQLite seeks to both ends of the range in each table's order.
+            let range = end == nil ? "name >= ?" : "name >= ? AND name < ?"
+            let bounds: [SQLiteDatabase.Value] = [.text(first)] + (end.map { [.text($0)] } ?? [])
+            try index.statement("SELECT name, type, seq FROM records WHERE \(range)").forEachRow(bounds) { row in
                 out[row.text(0)] = Entry(type: row.text(1), seq: row.int(2), values: [], targets: [])
                 return true
             }
-            try index.statement("SELECT name, key, value FROM fields").forEachRow { row in
+            try index.statement("SELECT name, key, value FROM fields WHERE \(range)").forEachRow(bounds) { row in
                 out[row.text(0), default: Entry(type: "", seq: -1, values: [], targets: [])].values.insert(Entry.describe(row.text(1), row.value(2)))
                 return true
             }
-            try index.statement("SELECT name, target FROM refs").forEachRow { row in
+            try index.statement("SELECT name, target FROM refs WHERE \(range)").forEachRow(bounds) { row in
                 out[row.text(0), default: Entry(type: "", seq: -1, values: [], targets: [])].targets.insert(row.text(1))
                 return true
             }
@@ -790,7 +794,17 @@ final class ZoneIndexFile: @unchecked Sendable {
             self.targets = targets
         }
 
-        static func describe(_ key: String, _ value: SQLiteDatabase.Value) -> String { "\(key)=\(value)" }
+        /// One value of a record as a comparable string, its type told apart (`5` the number
+        /// from `5` the text). Written out case by case: interpolating the enum reflects it
+        /// (`Mirror`), which took most of `fsck`'s time at 100,000 records.
+        static func describe(_ key: String, _ value: SQLiteDatabase.Value) -> String {
+            switch value {
+            case .int(let i): return key + "=i:" + String(i)
+            case .double(let d): return key + "=d:" + String(d)
+            case .text(let t): return key + "=t:" + t
+            case .null: return key + "=null"
+            }
+        }
     }
 
     /// A condition the index can test: on the record name, or on a key's values (a record

@@ -269,13 +269,21 @@ extension ZoneStorage {
             var differing = 0
             var pairRows = 0
             try index.update(waitingMilliseconds: 10_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
-                var held = try writer.reader.entries()
-                for file in try fileRecordNames() {
-                    guard let record = try readRecordFile(file) else { continue }
-                    let expected = ZoneIndexFile.Entry(record, seq: record.recordChangeTag.flatMap { Int64($0) } ?? 0)
-                    if held.removeValue(forKey: file) != expected { differing += 1 }
-                }
-                differing += held.count
+                // A chunk of names at a time, the files' and the index's in the same ranges (in
+                // SQLite's order of text), so that memory holds a chunk's entries, not the zone's.
+                let names = try fileRecordNames().sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+                var start = 0
+                repeat {
+                    let end = min(start + Self.rebuildChunk, names.count)
+                    var held = try writer.reader.entries(from: start == 0 ? "" : names[start], below: end < names.count ? names[end] : nil)
+                    for file in names[start..<end] {
+                        guard let record = try readRecordFile(file) else { continue }
+                        let expected = ZoneIndexFile.Entry(record, seq: record.recordChangeTag.flatMap { Int64($0) } ?? 0)
+                        if held.removeValue(forKey: file) != expected { differing += 1 }
+                    }
+                    differing += held.count
+                    start = end
+                } while start < names.count
                 guard differing > 0 else {
                     pairRows = try writer.pairRowsDiffering()
                     if pairRows > 0 { try writer.forgetPairRows() }

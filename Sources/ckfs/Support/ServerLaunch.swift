@@ -1,6 +1,6 @@
 import CloudStore
-import Foundation
 import DaemonCommandLine
+import Foundation
 
 /// How `ckfs serve` and `ckfs debug http-floor` become the server: ckfs-server runs in this
 /// process's place with the same arguments. The CLI leaves the HTTP server (SwiftNIO,

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import CloudStore
 import Logging
 
 /// The daemons' log (the mount daemon's and the web server's): swift-log's stream handler on
@@ -17,7 +17,7 @@ public enum DaemonLog {
     }
 
     static var environmentLevel: Logger.Level? {
-        ProcessInfo.processInfo.environment[levelVariable].flatMap { Logger.Level(rawValue: $0.lowercased()) }
+        Syscall.environmentValue(levelVariable).flatMap { Logger.Level(rawValue: $0.lowercased()) }
     }
 }
 

@@ -58,7 +58,7 @@ struct MountCommand: ParsableCommand {
             let store = try options.openStore()
             try checkContainers(in: store)
             try checkMountPoint(path)
-            if foreground || ProcessInfo.processInfo.environment["CKFS_MOUNT_CHILD"] != nil {
+            if foreground || Syscall.environmentValue("CKFS_MOUNT_CHILD") != nil {
                 try serve(store, at: path)
             } else {
                 try startInBackground(store, at: path)

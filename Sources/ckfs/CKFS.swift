@@ -14,4 +14,16 @@ struct CKFS: ParsableCommand {
             DebugCommand.self,
         ]
     )
+
+    /// The commands whose arguments ``DirectCommandLine`` reads first: those a script runs cold
+    /// again and again.
+    static let directCommands: [any DirectlyParsed.Type] = [RecordCommand.Fetch.self, RecordCommand.Query.self, ChangesCommand.self]
+
+    /// Runs a hot command from arguments ``DirectCommandLine`` reads, anything else through
+    /// ArgumentParser; errors are reported the same way in both.
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        guard var command = DirectCommandLine.command(arguments, among: directCommands) else { return main(nil) }
+        do { try command.run() } catch { exit(withError: error) }
+    }
 }

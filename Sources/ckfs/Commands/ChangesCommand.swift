@@ -39,3 +39,29 @@ struct ChangesCommand: ParsableCommand {
         }
     }
 }
+
+extension ChangesCommand: DirectlyParsed {
+    static let directPath = ["changes"]
+
+    static var directDefaults: Self {
+        var command = Self()
+        command.options = .directDefaults
+        command.since = nil
+        command.limit = nil
+        return command
+    }
+
+    static var directOptions: [DirectOption<Self>] {
+        DatabaseOptions.directOptions.map { $0.within(\.options) } + [
+            .value("--since") { $0.since = $1; return true },
+            .value("--limit") { command, word in Int(argument: word).map { command.limit = $0 } != nil },
+        ]
+    }
+
+    static var directArgument: ((inout Self, String) -> Bool)? { nil }
+
+    func validateAll() throws {
+        try options.validateAll()
+        try validate()
+    }
+}

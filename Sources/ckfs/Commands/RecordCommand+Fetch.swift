@@ -42,3 +42,26 @@ extension RecordCommand {
         }
     }
 }
+
+extension RecordCommand.Fetch: DirectlyParsed {
+    static let directPath = ["record", "fetch"]
+
+    static var directDefaults: Self {
+        var command = Self()
+        command.options = .directDefaults
+        command.names = []
+        command.keys = nil
+        return command
+    }
+
+    static var directOptions: [DirectOption<Self>] {
+        DatabaseOptions.directOptions.map { $0.within(\.options) } + [.value("--keys") { $0.keys = $1; return true }]
+    }
+
+    static var directArgument: ((inout Self, String) -> Bool)? { { $0.names.append($1); return true } }
+
+    func validateAll() throws {
+        try options.validateAll()
+        try validate()
+    }
+}

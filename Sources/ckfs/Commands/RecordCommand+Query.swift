@@ -18,12 +18,12 @@ extension RecordCommand {
 
         @OptionGroup var options: DatabaseOptions
         @Option(help: "The record type.") var type: String
-        @Option(help: "The predicate (default TRUEPREDICATE).") var predicate = "TRUEPREDICATE"
+        @Option(help: "The predicate (default TRUEPREDICATE).") var predicate = Self.truePredicate
         @Option(help: "A %@ or %K argument, in order: TYPE:VALUE with TYPE string, int, double, date (YYYY-MM-DDTHH:MM:SSZ), location (lat,lon), reference or key; a bare number is int or double, other text a string.")
         var arg: [String] = []
         @Option(help: "Sort by a field, KEY or KEY:desc, or by distance from a point, KEY@LAT,LON[:desc]; repeat for more keys.")
         var sort: [String] = []
-        @Option(help: "At most this many records.") var limit = 100
+        @Option(help: "At most this many records.") var limit = Self.defaultLimit
         @Option(help: "Continue after this cursor.") var cursor: String?
         @Option(help: "Only these fields, comma-separated.") var keys: String?
 
@@ -101,5 +101,43 @@ extension RecordCommand {
                 Report.printJSON(.object(out))
             }
         }
+    }
+}
+
+extension RecordCommand.Query: DirectlyParsed {
+    static let truePredicate = "TRUEPREDICATE"
+    static let defaultLimit = 100
+
+    static let directPath = ["record", "query"]
+
+    static var directDefaults: Self {
+        var command = Self()
+        command.options = .directDefaults
+        command.predicate = truePredicate
+        command.arg = []
+        command.sort = []
+        command.limit = defaultLimit
+        command.cursor = nil
+        command.keys = nil
+        return command
+    }
+
+    static var directOptions: [DirectOption<Self>] {
+        DatabaseOptions.directOptions.map { $0.within(\.options) } + [
+            .value("--type", required: true) { $0.type = $1; return true },
+            .value("--predicate") { $0.predicate = $1; return true },
+            .values("--arg") { $0.arg.append($1); return true },
+            .values("--sort") { $0.sort.append($1); return true },
+            .value("--limit") { command, word in Int(argument: word).map { command.limit = $0 } != nil },
+            .value("--cursor") { $0.cursor = $1; return true },
+            .value("--keys") { $0.keys = $1; return true },
+        ]
+    }
+
+    static var directArgument: ((inout Self, String) -> Bool)? { nil }
+
+    func validateAll() throws {
+        try options.validateAll()
+        try validate()
     }
 }

@@ -15,6 +15,29 @@ struct DatabaseOptions: ParsableArguments {
     @Option(help: "In the shared database: the user who shares the zone (a name, email address or user record name).")
     var owner: String?
 
+    /// Every option at its default, for ``DirectCommandLine``.
+    static var directDefaults: Self {
+        var options = Self()
+        options.place = .directDefaults
+        options.database = .private
+        options.zone = ZoneID.defaultZoneName
+        options.owner = nil
+        return options
+    }
+
+    /// The options as ``DirectCommandLine`` reads them, the store's among them.
+    static var directOptions: [DirectOption<Self>] { StoreOptions.directOptions.map { $0.within(\.place) } + [
+        .value("--database") { options, word in DatabaseScope(argument: word).map { options.database = $0 } != nil },
+        .value("--zone") { $0.zone = $1; return true },
+        .value("--owner") { $0.owner = $1; return true },
+    ] }
+
+    /// ``StoreOptions``' checks, then these options' own, in ArgumentParser's order.
+    func validateAll() throws {
+        try place.validate()
+        try validate()
+    }
+
     var storePath: String { place.storePath }
     var container: String? { place.container }
     var user: String? { place.user }

@@ -24,6 +24,28 @@ struct StoreOptions: ParsableArguments {
 
     var storePath: String { store ?? Store.defaultPath }
 
+    /// Every option at its default, for ``DirectCommandLine``.
+    static var directDefaults: Self {
+        var options = Self()
+        options.store = nil
+        options.container = nil
+        options.user = nil
+        options.noAccount = false
+        options.environment = .development
+        options.device = nil
+        return options
+    }
+
+    /// The options as ``DirectCommandLine`` reads them.
+    static var directOptions: [DirectOption<Self>] { [
+        .value("--store") { $0.store = $1; return true },
+        .value("--container") { $0.container = $1; return true },
+        .value("--user") { $0.user = $1; return true },
+        .flag("--no-account") { $0.noAccount = true },
+        .value("--environment") { options, word in CloudStore.Environment(argument: word).map { options.environment = $0 } != nil },
+        .value("--device") { $0.device = $1; return true },
+    ] }
+
     /// The store, read as a short-lived process reads it (a zone from its index file, not
     /// whole into memory) unless `reading` says otherwise.
     func openStore(reading: ZoneReading = .indexed) throws -> Store { try Store.open(at: storePath, reading: reading) }

@@ -223,6 +223,39 @@ import Testing
         #expect(reads.value > 0 && reads.value < lastEntry + 16_384, "read \(reads.value) bytes of a \(log.count)-byte log whose last entry has \(lastEntry)")
     }
 
+    /// A page after a recent token, in a log of large entries, reads the log back from its end
+    /// to the token's entry, whose number is in the tail of its line, not the lines a
+    /// bisection's probes fall in (each read to its end).
+    @Test func aPageAfterARecentTokenReadsTheLogsEndOnly() throws {
+        let t = try TempStore(tuning: .with { $0.compactLogBytes = 64 << 20; $0.checkpointEvery = 1_000 })
+        let db = try t.db()
+        let text = FieldValue.string(String(repeating: "lorem ipsum ", count: 200))
+        for i in 0..<60 {
+            _ = try db.modify(saving: (0..<20).map { record("r\(i)-\($0)", ["text": text]) }, options: ModifyOptions(savePolicy: .allKeys))
+        }
+        let token = try db.currentChangeToken()
+        for i in 0..<10 { _ = try db.save(record("late\(i)")) }
+        // The index, with its client change tokens (made at the first change fetch after it).
+        _ = try #require(db.zoneStorage(ZoneID.defaultZoneName).currentIndex())
+        _ = try db.changes(since: nil, limit: 1)
+        t.store.waitForRecordFiles()
+        let log = try #require(try Syscall.readFile(db.zoneStorage(ZoneID.defaultZoneName).logPath).get())
+        try #require(log.count > 2_000_000, "a log of \(log.count) bytes")
+
+        let cold = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
+        let storage = cold.zoneStorage(ZoneID.defaultZoneName)
+        let reads = Counter()
+        storage.observers.logRead = { reads.add($0) }
+        let page = try cold.changes(since: token, limit: 10)
+        #expect(page.changed.map(\.recordID.recordName) == (0..<10).map { "late\($0)" } && !page.moreComing)
+        #expect(reads.value > 0 && reads.value < 40_000, "read \(reads.value) bytes of a \(log.count)-byte log")
+        // A token of an old entry still bisects, and answers as the whole history does.
+        let old = try #require(try storage.history().entries.dropLast(30).last).seq
+        let reference = try #require(try Self.reference(cold, since: old, limit: 25))
+        let oldPage = try cold.changes(since: ChangeToken(epoch: token.epoch, seq: old), limit: 25)
+        #expect(oldPage.changed.map(\.recordID.recordName) == reference.changed && oldPage.moreComing == reference.more)
+    }
+
     /// A writer that died mid-append leaves a torn line at the log's end: a page reads up to the
     /// last committed entry and answers as before, without the torn bytes.
     @Test func aTornTailIsNotRead() throws {

@@ -142,8 +142,15 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// not, or when the file at the path is no longer that log.
     private func entriesAfterCompaction(seq: Int64, of st: Syscall.FileStatus) throws(CKError) -> ([(LogEntry, end: Int64)], Int64)? {
         try storage.withLogSeeker { (seeker) throws(CKError) -> ([(LogEntry, end: Int64)], Int64)? in
-            guard case .success(let open) = Syscall.fstat(seeker.fd, path: seeker.path), open.inode == st.inode, seeker.size >= st.size,
-                  let (start, firstSeq) = try seeker.start(ofFirstEntryAfter: seq), let firstSeq, firstSeq <= seq + 1 else { return nil }
+            guard case .success(let open) = Syscall.fstat(seeker.fd, path: seeker.path), open.inode == st.inode, seeker.size >= st.size else { return nil }
+            let start: Int64
+            do throws(CKError) {
+                // A log without entries reaches back to no number: `committed` is past all.
+                guard let found = try seeker.pageStart(after: seq, committed: .max) else { return nil }
+                start = found
+            } catch where error.code == .changeTokenExpired {
+                return nil
+            }
             guard start < st.size else { return ([], start) }
             storage.noteLogRead(Int(st.size - start))
             let entries = try LogScanner.readAppended(seeker.fd, path: seeker.path, from: start, to: st.size, zoneID: storage.zoneID)

@@ -6,12 +6,13 @@ import Foundation
 ///
 /// Sequence numbers grow along the log (commits append in order; compaction keeps a suffix;
 /// recovery appends the journal's entries after the last one), so the entry is found by
-/// bisecting the file's bytes: a probe reads from a byte to the end of the line it falls in
-/// and takes the line's number from its tail, where the writer puts it (a body's keys are
-/// sorted: `…,"saved":[…],"seq":N,"time":…,"usage":…,"user":"…"}`, and nothing after `seq`
-/// can hold those bytes, since a JSON string escapes its quotes). Only the entry found is
-/// parsed, and its checksum and number checked. A line without a newline yet (an append in
-/// progress) is not an entry.
+/// bisecting the file's bytes (a change page reads the log's end back first,
+/// ``searchTail(after:)``): a probe reads from a byte to the end of the line it falls in and
+/// takes the line's number from its tail, where the writer puts it (a body's keys are sorted:
+/// `…,"saved":[…],"seq":N,"time":…,"usage":…,"user":"…"}`, and nothing after `seq` can hold
+/// those bytes, since a JSON string escapes its quotes). Only the entry found is parsed, and
+/// its checksum and number checked. A line without a newline yet (an append in progress) is not
+/// an entry.
 struct LogSeeker {
     let fd: Int32
     let path: String
@@ -85,20 +86,36 @@ struct LogSeeker {
     /// The whole line (without its newline) where an entry numbered `seq` would be: the first
     /// after those numbered below it; nil when there is none. Its number is the caller's to check.
     private mutating func line(of seq: Int64) throws(CKError) -> [UInt8]? {
-        guard let start = try bisect(after: seq - 1), let newline = try firstNewline(from: start, below: size) else { return nil }
+        guard let start = try bisect(after: seq - 1, below: size), let newline = try firstNewline(from: start, below: size) else { return nil }
         return try read(start..<newline)
     }
 
-    /// Where the first entry numbered above `seq` starts (`size` when there is none), and the
-    /// number of the log's first entry (nil for an empty log). Nil when a probe lands on a line
-    /// that is not an entry (a damaged log), which only a whole read can tell apart.
-    mutating func start(ofFirstEntryAfter seq: Int64) throws(CKError) -> (offset: Int64, firstSeq: Int64?)? {
-        var firstSeq: Int64?
+    /// Where the first entry numbered above `seq` starts (`size` when there is none), found by
+    /// bisection (for an entry that may be anywhere: a checkpoint's, recovery's first); nil
+    /// when a line read is not an entry (a damaged log), which only a whole read can tell apart.
+    mutating func start(ofFirstEntryAfter seq: Int64) throws(CKError) -> Int64? {
+        try bisect(after: seq, below: size)
+    }
+
+    /// Where a page of the entries after `seq` starts (the first entry numbered above `seq`,
+    /// looked for at the log's end first: ``searchTail(after:)``); nil when a line read is not
+    /// an entry; throws `changeTokenExpired` when the log no longer reaches back to `seq`: its first
+    /// entry is numbered above `seq + 1` (compaction took the ones between), or it has none and
+    /// `committed`, the last number committed, is past `seq`. The first entry's number is read
+    /// only when the page starts there: an entry before the page is numbered `seq` or less.
+    mutating func pageStart(after seq: Int64, committed: Int64) throws(CKError) -> Int64? {
+        guard let tail = try searchTail(after: seq) else { return nil }
+        var found = tail.found
+        if found == nil { found = try bisect(after: seq, below: tail.bound) }
+        guard let offset = found else { return nil }
+        guard offset == 0 else { return offset }
         if let newline = try firstNewline(from: 0, below: size) {
-            guard let found = try seqOfLine(endingAt: newline, notBefore: 0) else { return nil }
-            firstSeq = found
+            guard let first = try seqOfLine(endingAt: newline, notBefore: 0) else { return nil }
+            if seq < first - 1 { throw CKError(.changeTokenExpired, "the log no longer reaches back to \(seq)") }
+        } else if seq < committed {
+            throw CKError(.changeTokenExpired, "the log no longer reaches back to \(seq)")
         }
-        return try bisect(after: seq).map { ($0, firstSeq) }
+        return offset
     }
 
     /// Where compaction cuts the log: the start of the oldest of the newest entries that fit in
@@ -111,13 +128,14 @@ struct LogSeeker {
         return try lastNewline(below: size - 1).map { $0 + 1 } ?? 0
     }
 
-    /// Where the first entry numbered above `seq` starts (`size` when there is none); nil when
-    /// a probe lands on a line that is no entry.
-    private mutating func bisect(after seq: Int64) throws(CKError) -> Int64? {
+    /// Where the first entry numbered above `seq` starts, among the entries whose newline is
+    /// before `bound` (the entries from there on are numbered above `seq`; `size` when nothing
+    /// is known); nil when a probe lands on a line that is no entry.
+    private mutating func bisect(after seq: Int64, below bound: Int64) throws(CKError) -> Int64? {
         // `lo` is where an entry starts, and the entries before it have numbers up to `seq`; the
         // entries whose newline is at `hi` or after have larger ones.
         var lo: Int64 = 0
-        var hi = size
+        var hi = bound
         while lo < hi {
             let mid = lo + (hi - lo) / 2
             guard let newline = try firstNewline(from: mid, below: hi) else {
@@ -128,6 +146,56 @@ struct LogSeeker {
             if found <= seq { lo = newline + 1 } else { hi = mid }
         }
         return lo
+    }
+
+    /// The most of the log's end ``searchTail(after:)`` reads.
+    static let tailBudget: Int64 = 64 << 10
+
+    /// Where the first entry numbered above `seq` starts, when the log's last ``tailBudget``
+    /// bytes show it; else where the oldest whole entry they hold starts (every entry from
+    /// there on is numbered above `seq`: a bound for the bisection), or `size`. Nil when a
+    /// whole line read is no entry.
+    ///
+    /// A client's change token is most often of a recent entry, and the entries after it are
+    /// what its page reads anyway: read back from the end, a line's number is in its tail, so
+    /// the search stops at the first line from the end numbered `seq` or less, however large
+    /// that entry is. A bisection's probes each read the rest of a line, about 150 KB a probe
+    /// in a log of batches of 400 records.
+    private mutating func searchTail(after seq: Int64) throws(CKError) -> (found: Int64?, bound: Int64)? {
+        var bytes: [UInt8] = []
+        var from = size
+        var chunk: Int64 = 16 << 10
+        var bound = size
+        // Where the lines yet to look at end (exclusive, in `bytes`): the last newline, as
+        // the bytes after it are an append in progress.
+        var end: Int?
+        while from > 0, size - from < Self.tailBudget {
+            let start = max(0, from - min(chunk, Self.tailBudget - (size - from)))
+            bytes = try read(start..<from) + bytes
+            end = end.map { $0 + Int(from - start) }
+            from = start
+            chunk *= 2
+            if end == nil {
+                guard let last = bytes.lastIndex(ofByte: 0x0A) else { continue }
+                end = last
+            }
+            while let e = end {
+                let previous = bytes[..<e].lastIndex(ofByte: 0x0A)
+                let lineStart = previous.map { $0 + 1 } ?? 0
+                let whole = previous != nil || from == 0
+                let line = bytes[lineStart..<e]
+                guard let key = line.lastIndex(ofBytes: Self.seqKey), let number = line.decimalInteger(at: key + Self.seqKey.count)?.value else {
+                    if whole { return nil }
+                    break   // the line's number is before the bytes read
+                }
+                if number <= seq { return (from + Int64(e) + 1, bound) }
+                guard whole else { break }   // numbered above `seq`, its start not read yet
+                bound = from + Int64(lineStart)
+                if previous == nil { return (0, bound) }   // the log's first entry
+                end = previous
+            }
+        }
+        return (nil, bound)
     }
 
     /// The offset of the first newline in `from..<below`.

@@ -18,9 +18,10 @@ extension ZoneStorage {
     /// log no longer reaches back to `seq` (compacted away: the token expired). `meta` is
     /// `zone.json` as the caller read it, before this reads the log.
     ///
-    /// The first entry after `seq` is found by bisecting the log (``LogSeeker``) and the page
-    /// read forward from there, up to the last entry committed when the read began (the commit
-    /// marker's), so the cost grows with the page, not the history. Like ``loggedEntry(seq:)``
+    /// The first entry after `seq` is found from the log's end or by bisecting it
+    /// (``LogSeeker``) and the page read forward from there, up to the last entry committed
+    /// when the read began (the commit marker's), so the cost grows with the page, not the
+    /// history. Like ``loggedEntry(seq:)``
     /// it takes no lock: the log only grows at its end and compaction replaces it whole. When
     /// anything is not as a whole log would be (a probe on a line that is no entry, a tail cut
     /// by another process's recovery meanwhile), the log is read whole, as ``history()`` reads it.
@@ -44,10 +45,7 @@ extension ZoneStorage {
         guard let marker = try peekMarker(), !marker.busy else { return nil }
         let committed = marker.seq
         return try withLogSeeker { (seeker) throws(CKError) -> HistoryPage? in
-            guard let (offset, firstSeq) = try seeker.start(ofFirstEntryAfter: seq) else { return nil }
-            if seq < (firstSeq.map { $0 - 1 } ?? committed) {
-                throw CKError(.changeTokenExpired, "the log no longer reaches back to \(seq)")
-            }
+            guard let offset = try seeker.pageStart(after: seq, committed: committed) else { return nil }
             var reader = LogLines(fd: seeker.fd, path: logPath, from: offset, size: seeker.size) { [self] n in noteLogRead(n) }
             var page = HistoryPage(entries: [], moreComing: false, clientChangeToken: nil)
             var changes = 0
@@ -77,7 +75,7 @@ extension ZoneStorage {
         if let indexed = indexedClientChangeToken(upTo: seq) { return indexed ?? meta.clientChangeToken }
         do throws(CKError) {
             let found = try withLogSeeker { (seeker) throws(CKError) -> Data?? in
-                guard let (offset, _) = try seeker.start(ofFirstEntryAfter: seq) else { return nil }
+                guard let offset = try seeker.start(ofFirstEntryAfter: seq) else { return nil }
                 return .some(try tokenBefore(offset, upTo: seq, meta: meta, seeker: &seeker))
             }
             switch found {
@@ -97,7 +95,7 @@ extension ZoneStorage {
     private func tokenBefore(_ offset: Int64, upTo seq: Int64, meta: ZoneMeta, seeker: inout LogSeeker) throws(CKError) -> Data? {
         if let indexed = indexedClientChangeToken(upTo: seq) { return indexed ?? meta.clientChangeToken }
         var floor: Int64 = 0
-        if meta.checkpointSeq <= seq, let start = try seeker.start(ofFirstEntryAfter: meta.checkpointSeq)?.offset { floor = start }
+        if meta.checkpointSeq <= seq, let start = try seeker.start(ofFirstEntryAfter: meta.checkpointSeq) { floor = start }
         return try lastClientChangeToken(fd: seeker.fd, before: offset, notBefore: floor) ?? meta.clientChangeToken
     }
 

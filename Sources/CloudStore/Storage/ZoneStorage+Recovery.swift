@@ -145,7 +145,7 @@ extension ZoneStorage {
             defer { Syscall.close(log) }
             let size = try Syscall.fstat(log, path: logPath).orThrow(.internalError, "cannot stat \(logPath)").size
             var seeker = LogSeeker(fd: log, path: logPath, size: size) { [self] n in noteLogRead(n) }
-            if let start = try seeker.start(ofFirstEntryAfter: from - 1)?.offset, start > 0 {
+            if let start = try seeker.start(ofFirstEntryAfter: from - 1), start > 0 {
                 let bytes = try Syscall.pread(log, count: Int(size - start), offset: start, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
                 noteLogRead(bytes.count)
                 let scanned = LogScanner.scan(bytes, baseOffset: start, zoneID: zoneID)
@@ -212,7 +212,7 @@ extension ZoneStorage {
             let logStatus = try Syscall.fstat(log, path: logPath).orThrow(.internalError, "cannot stat \(logPath)")
             let size = logStatus.size
             var seeker = LogSeeker(fd: log, path: logPath, size: size) { [self] n in noteLogRead(n) }
-            let floor = meta.checkpointSeq > 0 ? try seeker.start(ofFirstEntryAfter: meta.checkpointSeq)?.offset ?? 0 : 0
+            let floor = meta.checkpointSeq > 0 ? try seeker.start(ofFirstEntryAfter: meta.checkpointSeq) ?? 0 : 0
             if let token = try lastClientChangeToken(fd: log, before: size, notBefore: floor) { meta.clientChangeToken = token }
             meta.checkpointSeq = marker.seq
             meta.usage = marker.usage

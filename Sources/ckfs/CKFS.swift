@@ -23,7 +23,7 @@ struct CKFS: ParsableCommand {
     /// ArgumentParser; errors are reported the same way in both.
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard var command = DirectCommandLine.command(arguments, among: directCommands) else { return main(nil) }
-        do { try command.run() } catch { exit(withError: error) }
+        guard let request = DirectCommandLine.request(arguments, among: directCommands) else { return main(nil) }
+        do { try request.run() } catch { exit(withError: error) }
     }
 }

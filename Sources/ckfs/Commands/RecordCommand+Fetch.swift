@@ -14,30 +14,48 @@ extension RecordCommand {
         @Option(help: "Only these fields, comma-separated.")
         var keys: String?
 
-        func validate() throws {
-            if names.isEmpty { throw ValidationError("name at least one record to fetch") }
-        }
+        var request: Request { Request(database: options.choice, names: names, keys: keys) }
 
-        func run() throws {
-            try reportingErrors {
-                let db = try options.openDatabase()
-                let desired = keys.map(commaList)
-                let results = db.fetch(names.map { RecordID(recordName: $0, zoneID: db.zoneID(options.zone)) }, desiredKeys: desired)
-                var found: [JSONValue] = []
-                var errors: [CKItemID: CKError] = [:]
-                for (id, r) in results {
-                    switch r {
-                    case .success(let record): found.append(RecordCoding.encode(record))
-                    case .failure(let e): errors[.record(id)] = e
+        func validate() throws { try request.validate() }
+
+        func run() throws { try request.run() }
+
+        /// What the command does, from its options' values.
+        struct Request: DirectRequest {
+            var database = DatabaseChoice()
+            var names: [String] = []
+            var keys: String?
+
+            func validate() throws {
+                if names.isEmpty { throw ValidationError("name at least one record to fetch") }
+            }
+
+            func validateAll() throws {
+                try database.validateAll()
+                try validate()
+            }
+
+            func run() throws {
+                try reportingErrors {
+                    let db = try database.openDatabase()
+                    let desired = keys.map(commaList)
+                    let results = db.fetch(names.map { RecordID(recordName: $0, zoneID: db.zoneID(database.zone)) }, desiredKeys: desired)
+                    var found: [JSONValue] = []
+                    var errors: [CKItemID: CKError] = [:]
+                    for (id, r) in results {
+                        switch r {
+                        case .success(let record): found.append(RecordCoding.encode(record))
+                        case .failure(let e): errors[.record(id)] = e
+                        }
                     }
+                    if names.count == 1 {
+                        if let one = found.first { Report.printJSON(one) }
+                    } else if !found.isEmpty {
+                        Report.printJSON(.array(found))
+                    }
+                    if errors.count == 1, names.count == 1 { throw errors.first!.value }
+                    if let e = CKError.partialFailure(errors, "\(errors.count) of \(names.count) records could not be fetched") { throw e }
                 }
-                if names.count == 1 {
-                    if let one = found.first { Report.printJSON(one) }
-                } else if !found.isEmpty {
-                    Report.printJSON(.array(found))
-                }
-                if errors.count == 1, names.count == 1 { throw errors.first!.value }
-                if let e = CKError.partialFailure(errors, "\(errors.count) of \(names.count) records could not be fetched") { throw e }
             }
         }
     }
@@ -46,22 +64,9 @@ extension RecordCommand {
 extension RecordCommand.Fetch: DirectlyParsed {
     static let directPath = ["record", "fetch"]
 
-    static var directDefaults: Self {
-        var command = Self()
-        command.options = .directDefaults
-        command.names = []
-        command.keys = nil
-        return command
+    static var directOptions: [DirectOption<Request>] {
+        DatabaseChoice.directOptions.map { $0.within(\.database) } + [.value("--keys") { $0.keys = $1; return true }]
     }
 
-    static var directOptions: [DirectOption<Self>] {
-        DatabaseOptions.directOptions.map { $0.within(\.options) } + [.value("--keys") { $0.keys = $1; return true }]
-    }
-
-    static var directArgument: ((inout Self, String) -> Bool)? { { $0.names.append($1); return true } }
-
-    func validateAll() throws {
-        try options.validateAll()
-        try validate()
-    }
+    static var directArgument: ((inout Request, String) -> Bool)? { { $0.names.append($1); return true } }
 }

@@ -18,27 +18,67 @@ extension RecordCommand {
 
         @OptionGroup var options: DatabaseOptions
         @Option(help: "The record type.") var type: String
-        @Option(help: "The predicate (default TRUEPREDICATE).") var predicate = Self.truePredicate
+        @Option(help: "The predicate (default TRUEPREDICATE).") var predicate = Request.truePredicate
         @Option(help: "A %@ or %K argument, in order: TYPE:VALUE with TYPE string, int, double, date (YYYY-MM-DDTHH:MM:SSZ), location (lat,lon), reference or key; a bare number is int or double, other text a string.")
         var arg: [String] = []
         @Option(help: "Sort by a field, KEY or KEY:desc, or by distance from a point, KEY@LAT,LON[:desc]; repeat for more keys.")
         var sort: [String] = []
-        @Option(help: "At most this many records.") var limit = Self.defaultLimit
+        @Option(help: "At most this many records.") var limit = Request.defaultLimit
         @Option(help: "Continue after this cursor.") var cursor: String?
         @Option(help: "Only these fields, comma-separated.") var keys: String?
 
-        func validate() throws {
-            if limit < 1 { throw ValidationError("--limit must be at least 1") }
-            _ = try parsedQuery()
+        var request: Request {
+            Request(database: options.choice, type: type, predicate: predicate, arg: arg, sort: sort, limit: limit, cursor: cursor, keys: keys)
         }
 
-        func parsedQuery() throws -> RecordQuery {
-            let args = try arg.map(Self.argument)
-            let parsed: QueryPredicate
-            do { parsed = try PredicateParser.parse(predicate, arguments: args) } catch {
-                throw ValidationError("--predicate: \(error)")
+        func validate() throws { try request.validate() }
+
+        func run() throws { try request.run() }
+
+        /// What the command does, from its options' values.
+        struct Request: DirectRequest {
+            static let truePredicate = "TRUEPREDICATE"
+            static let defaultLimit = 100
+
+            var database = DatabaseChoice()
+            /// Required: the direct reading refuses a command line without `--type`.
+            var type = ""
+            var predicate = Self.truePredicate
+            var arg: [String] = []
+            var sort: [String] = []
+            var limit = Self.defaultLimit
+            var cursor: String?
+            var keys: String?
+
+            func validate() throws {
+                if limit < 1 { throw ValidationError("--limit must be at least 1") }
+                _ = try parsedQuery()
             }
-            return RecordQuery(recordType: type, predicate: parsed, sortDescriptors: try sort.map(Self.sortDescriptor))
+
+            func validateAll() throws {
+                try database.validateAll()
+                try validate()
+            }
+
+            func parsedQuery() throws -> RecordQuery {
+                let args = try arg.map(Query.argument)
+                let parsed: QueryPredicate
+                do { parsed = try PredicateParser.parse(predicate, arguments: args) } catch {
+                    throw ValidationError("--predicate: \(error)")
+                }
+                return RecordQuery(recordType: type, predicate: parsed, sortDescriptors: try sort.map(Query.sortDescriptor))
+            }
+
+            func run() throws {
+                try reportingErrors {
+                    let db = try database.openDatabase()
+                    let desired = keys.map(commaList)
+                    let result = try db.query(try parsedQuery(), in: database.zone, limit: limit, cursor: cursor.map(QueryCursor.init(text:)), desiredKeys: desired)
+                    var out: [String: JSONValue] = ["records": .array(result.records.map(RecordCoding.encode))]
+                    if let next = result.cursor { out["cursor"] = .string(next.text) }
+                    Report.printJSON(.object(out))
+                }
+            }
         }
 
         /// `KEY`, `KEY:asc`, `KEY:desc`, or `KEY@LAT,LON` with the same suffixes for distance.
@@ -90,54 +130,23 @@ extension RecordCommand {
             if let d = Double(text) { return .double(d) }
             return .string(text)
         }
-
-        func run() throws {
-            try reportingErrors {
-                let db = try options.openDatabase()
-                let desired = keys.map(commaList)
-                let result = try db.query(try parsedQuery(), in: options.zone, limit: limit, cursor: cursor.map(QueryCursor.init(text:)), desiredKeys: desired)
-                var out: [String: JSONValue] = ["records": .array(result.records.map(RecordCoding.encode))]
-                if let next = result.cursor { out["cursor"] = .string(next.text) }
-                Report.printJSON(.object(out))
-            }
-        }
     }
 }
 
 extension RecordCommand.Query: DirectlyParsed {
-    static let truePredicate = "TRUEPREDICATE"
-    static let defaultLimit = 100
-
     static let directPath = ["record", "query"]
 
-    static var directDefaults: Self {
-        var command = Self()
-        command.options = .directDefaults
-        command.predicate = truePredicate
-        command.arg = []
-        command.sort = []
-        command.limit = defaultLimit
-        command.cursor = nil
-        command.keys = nil
-        return command
-    }
-
-    static var directOptions: [DirectOption<Self>] {
-        DatabaseOptions.directOptions.map { $0.within(\.options) } + [
+    static var directOptions: [DirectOption<Request>] {
+        DatabaseChoice.directOptions.map { $0.within(\.database) } + [
             .value("--type", required: true) { $0.type = $1; return true },
             .value("--predicate") { $0.predicate = $1; return true },
             .values("--arg") { $0.arg.append($1); return true },
             .values("--sort") { $0.sort.append($1); return true },
-            .value("--limit") { command, word in Int(argument: word).map { command.limit = $0 } != nil },
+            .value("--limit") { request, word in Int(argument: word).map { request.limit = $0 } != nil },
             .value("--cursor") { $0.cursor = $1; return true },
             .value("--keys") { $0.keys = $1; return true },
         ]
     }
 
-    static var directArgument: ((inout Self, String) -> Bool)? { nil }
-
-    func validateAll() throws {
-        try options.validateAll()
-        try validate()
-    }
+    static var directArgument: ((inout Request, String) -> Bool)? { nil }
 }

@@ -99,10 +99,11 @@ struct LogSeeker {
 
     /// Where a page of the entries after `seq` starts (the first entry numbered above `seq`,
     /// looked for at the log's end first: ``searchTail(after:)``); nil when a line read is not
-    /// an entry; throws `changeTokenExpired` when the log no longer reaches back to `seq`: its first
-    /// entry is numbered above `seq + 1` (compaction took the ones between), or it has none and
-    /// `committed`, the last number committed, is past `seq`. The first entry's number is read
-    /// only when the page starts there: an entry before the page is numbered `seq` or less.
+    /// an entry; throws `changeTokenExpired` when the log no longer reaches back to `seq`: its
+    /// first entry is numbered above `seq + 1` (compaction took the ones between), or it has
+    /// none and `committed`, the last number committed, is past `seq`. The first entry's number
+    /// is read only when the page starts there: an entry before the page is numbered `seq` or
+    /// less.
     mutating func pageStart(after seq: Int64, committed: Int64) throws(CKError) -> Int64? {
         guard let tail = try searchTail(after: seq) else { return nil }
         var found = tail.found

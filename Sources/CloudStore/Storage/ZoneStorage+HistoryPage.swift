@@ -21,10 +21,10 @@ extension ZoneStorage {
     /// The first entry after `seq` is found from the log's end or by bisecting it
     /// (``LogSeeker``) and the page read forward from there, up to the last entry committed
     /// when the read began (the commit marker's), so the cost grows with the page, not the
-    /// history. Like ``loggedEntry(seq:)``
-    /// it takes no lock: the log only grows at its end and compaction replaces it whole. When
-    /// anything is not as a whole log would be (a probe on a line that is no entry, a tail cut
-    /// by another process's recovery meanwhile), the log is read whole, as ``history()`` reads it.
+    /// history. Like ``loggedEntry(seq:)`` it takes no lock: the log only grows at its end and
+    /// compaction replaces it whole. When anything is not as a whole log would be (a probe on a
+    /// line that is no entry, a tail cut by another process's recovery meanwhile), the log is
+    /// read whole, as ``history()`` reads it.
     func history(after seq: Int64, changeLimit limit: Int?, meta: ZoneMeta, withClientChangeToken: Bool = true) throws(CKError) -> HistoryPage? {
         try recoverAfterRestartIfNeeded()
         do throws(CKError) {

@@ -20,18 +20,13 @@ struct ChangesCommand: ParsableCommand {
     func run() throws { try request.run() }
 
     /// What the command does, from its options' values.
-    struct Request: DirectRequest {
+    struct Request: DatabaseRequest {
         var database = DatabaseChoice()
         var since: String?
         var limit: Int?
 
         func validate() throws {
             if let l = limit, l < 1 { throw ValidationError("--limit must be at least 1") }
-        }
-
-        func validateAll() throws {
-            try database.validateAll()
-            try validate()
         }
 
         func run() throws {

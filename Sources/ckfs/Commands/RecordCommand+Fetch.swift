@@ -21,18 +21,13 @@ extension RecordCommand {
         func run() throws { try request.run() }
 
         /// What the command does, from its options' values.
-        struct Request: DirectRequest {
+        struct Request: DatabaseRequest {
             var database = DatabaseChoice()
             var names: [String] = []
             var keys: String?
 
             func validate() throws {
                 if names.isEmpty { throw ValidationError("name at least one record to fetch") }
-            }
-
-            func validateAll() throws {
-                try database.validateAll()
-                try validate()
             }
 
             func run() throws {

@@ -36,7 +36,7 @@ extension RecordCommand {
         func run() throws { try request.run() }
 
         /// What the command does, from its options' values.
-        struct Request: DirectRequest {
+        struct Request: DatabaseRequest {
             static let truePredicate = "TRUEPREDICATE"
             static let defaultLimit = 100
 
@@ -53,11 +53,6 @@ extension RecordCommand {
             func validate() throws {
                 if limit < 1 { throw ValidationError("--limit must be at least 1") }
                 _ = try parsedQuery()
-            }
-
-            func validateAll() throws {
-                try database.validateAll()
-                try validate()
             }
 
             func parsedQuery() throws -> RecordQuery {

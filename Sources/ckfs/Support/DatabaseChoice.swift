@@ -39,3 +39,17 @@ struct DatabaseChoice: Equatable {
         .value("--owner") { $0.owner = $1; return true },
     ] }
 }
+
+/// A ``DirectRequest`` on a database: its checks are the database options', then its own.
+protocol DatabaseRequest: DirectRequest {
+    var database: DatabaseChoice { get }
+    /// The command's own checks.
+    func validate() throws
+}
+
+extension DatabaseRequest {
+    func validateAll() throws {
+        try database.validateAll()
+        try validate()
+    }
+}

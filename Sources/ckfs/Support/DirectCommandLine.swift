@@ -6,15 +6,14 @@ import ArgumentParser
 /// ArgumentParser learns a command's options by reflecting on it: in a new process that is the
 /// Swift runtime's first look at every type and conformance involved, about 2 ms of a 5 ms
 /// `record fetch` (docs/Performance.md, row 10). The reader here knows each hot command's
-/// options from a table beside the command's declaration, reads them into the command's
-/// request (``DirectRequest``, what the command does, from plain values), and accepts only the
-/// plainest forms:
-/// `--name value`, `--name=value`, flags, and bare words for arguments. Any other word (`-h`,
-/// `--help`, `--`, an unknown or repeated option, a value starting with `-` or one that does
-/// not convert) sends the whole command line to ArgumentParser, as does a command whose checks
-/// (`validate()`, its option groups' first) fail, so help, completions and every error message
-/// come from ArgumentParser alone. `DirectCommandLineTests` checks that whatever this reader
-/// accepts, ArgumentParser parses to the same request.
+/// options from a table beside the command's declaration, reads them into the command's request
+/// (``DirectRequest``, what the command does, from plain values), and accepts only the plainest
+/// forms: `--name value`, `--name=value`, flags, and bare words for arguments. Any other word
+/// (`-h`, `--help`, `--`, an unknown or repeated option, a value starting with `-` or one that
+/// does not convert) sends the whole command line to ArgumentParser, as does a command whose
+/// checks (`validate()`, its option groups' first) fail, so help, completions and every error
+/// message come from ArgumentParser alone. `DirectCommandLineTests` checks that whatever this
+/// reader accepts, ArgumentParser parses to the same request.
 enum DirectCommandLine {
     /// What the one of `commands` that `arguments` (without the program's name) name asks for,
     /// read and checked, or nil when ArgumentParser must read them.

@@ -4,6 +4,30 @@ import Testing
 
 /// `ckfs record query`: records, the cursor to continue, and errors that name the problem.
 @Suite struct QueryCLITests {
+    /// Each `ckfs record save` is a process that ends without closing the zone's index, and the
+    /// next one finds none of the index's WAL in the file: the saves keep the WAL under
+    /// ``ZoneIndexFile/walLimit`` and a save's pages, so a cold question reads little of it back
+    /// (100 saves left 8 MB, read back by every cold question after).
+    @Test func savesInNewProcessesKeepTheIndexWALShort() throws {
+        let cli = try CLIFixture()
+        let seed = (1...200).map { #"{"recordType":"Item","recordName":"s\#($0)","fields":{"n":\#($0),"kind":"k\#($0 % 5)"}}"# }
+        #expect(cli.run(["record", "save"], input: "[" + seed.joined(separator: ",") + "]").status == 0)
+        // The zone's index, made by its first query.
+        let query = ["record", "query", "--type", "Item", "--predicate", "kind == 'k1'", "--sort", "n:desc", "--limit", "3"]
+        #expect(cli.run(query).status == 0)
+        let files = FileManager.default.enumerator(atPath: cli.store)?.compactMap { $0 as? String } ?? []
+        let index = try #require(files.first { $0.hasSuffix("zones/_defaultZone/index.sqlite") }.map { cli.store + "/" + $0 })
+        var largest: Int64 = 0
+        for i in 0..<120 {
+            let saved = cli.run(["record", "save"], input: #"{"recordType":"Item","recordName":"w\#(i)","fields":{"n":\#(1000 + i),"kind":"k1"}}"#)
+            #expect(saved.status == 0, "\(saved.stderr)")
+            if case .success(let wal?) = Syscall.stat(index + "-wal") { largest = max(largest, wal.size) }
+        }
+        #expect(largest > 0 && largest < ZoneIndexFile.walLimit + (256 << 10), "the index's WAL reached \(largest) bytes")
+        let last = cli.run(query)
+        #expect(last.json?["records"]?.arrayValue?.compactMap { $0["recordName"]?.stringValue } == ["w119", "w118", "w117"], "\(last.stdout) \(last.stderr)")
+    }
+
     @Test func queryPrintsPagesAndACursor() throws {
         let cli = try CLIFixture()
         let records = (1...9).map { #"{"recordType":"Item","recordName":"i\#($0)","fields":{"n":\#($0),"tags":["t\#($0 % 2)"]}}"# }

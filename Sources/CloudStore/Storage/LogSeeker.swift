@@ -160,8 +160,8 @@ struct LogSeeker {
     /// A client's change token is most often of a recent entry, and the entries after it are
     /// what its page reads anyway: read back from the end, a line's number is in its tail, so
     /// the search stops at the first line from the end numbered `seq` or less, however large
-    /// that entry is. A bisection's probes each read the rest of a line, about 150 KB a probe
-    /// in a log of batches of 400 records.
+    /// that entry is, where a bisection's probes each read the rest of a line (a batch's entry
+    /// is hundreds of KB).
     private mutating func searchTail(after seq: Int64) throws(CKError) -> (found: Int64?, bound: Int64)? {
         var bytes: [UInt8] = []
         var from = size

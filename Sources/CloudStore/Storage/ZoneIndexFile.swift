@@ -222,11 +222,11 @@ final class ZoneIndexFile: @unchecked Sendable {
     /// than the busy timeout set, and leaves the WAL to a later commit when they hold it.
     ///
     /// A process that opens the index while no other has it open reads the whole WAL back
-    /// first (SQLite rebuilds its shared-memory index of it), about 2 µs a page. A process that
-    /// ends without closing its connection, as a CLI command does, leaves that index unknown
-    /// to the next, which then finds no page of the WAL in the file, and appends: SQLite's own
-    /// checkpoints (at 1,000 pages) never let it start over, so 100 saves of `ckfs record save`
-    /// left 8 MB of WAL, and every cold question after read all of it (3.5 ms more).
+    /// first (SQLite rebuilds its shared-memory index of it). A process that ends without
+    /// closing its connection, as a CLI command does, leaves that index unknown to the next,
+    /// which then finds no page of the WAL in the file, and appends: SQLite's own checkpoints
+    /// (at 1,000 pages) never let it start over, and one-shot writers would grow it without
+    /// bound, read back whole by every cold question (docs/Performance.md, row 10).
     private func emptyWAL(always: Bool) {
         if !always {
             guard case .success(let wal?) = Syscall.stat(path + "-wal"), wal.size > Self.walLimit else { return }

@@ -3,7 +3,7 @@ import CloudStore
 
 /// The database and zone a command works on, as plain values: what ``DatabaseOptions`` parses
 /// to, and what ``DirectCommandLine`` reads without ArgumentParser.
-struct DatabaseChoice: Equatable {
+struct DatabaseChoice {
     static let defaultScope = DatabaseScope.private
 
     var place = StoreChoice()

@@ -4,8 +4,8 @@ import ArgumentParser
 /// ``CKFS/directCommands``) read their own arguments before ArgumentParser does.
 ///
 /// ArgumentParser learns a command's options by reflecting on it: in a new process that is the
-/// Swift runtime's first look at every type and conformance involved, about 2 ms of a 5 ms
-/// `record fetch` (docs/Performance.md, row 10). The reader here knows each hot command's
+/// Swift runtime's first look at every type and conformance involved, about two fifths of a
+/// cold query's time (docs/Performance.md, row 10). The reader here knows each hot command's
 /// options from a table beside the command's declaration, reads them into the command's request
 /// (``DirectRequest``, what the command does, from plain values), and accepts only the plainest
 /// forms: `--name value`, `--name=value`, flags, and bare words for arguments. Any other word
@@ -29,7 +29,7 @@ enum DirectCommandLine {
 /// ``DirectCommandLine`` makes without ArgumentParser's property wrappers (each a generic type
 /// the runtime instantiates at its first use) and the command makes from what ArgumentParser
 /// parsed.
-protocol DirectRequest: Equatable {
+protocol DirectRequest {
     /// Every option at its declared default.
     init()
     /// The checks ArgumentParser makes after parsing: each option group's `validate()`, inner

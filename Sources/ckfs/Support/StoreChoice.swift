@@ -4,7 +4,7 @@ import CloudStore
 /// Where and as whom a command works, as plain values: what ``StoreOptions`` parses to, and what
 /// ``DirectCommandLine`` reads without ArgumentParser. The checks and lookups are here, so both
 /// ways of reading a command line share them.
-struct StoreChoice: Equatable {
+struct StoreChoice {
     static let defaultEnvironment = CloudStore.Environment.development
 
     var store: String?

@@ -2,9 +2,9 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// An entry's stamp (number, time, device), read without parsing its records, is what parsing
-/// the whole entry gives, whatever its records, deletions and device hold; a damaged line
-/// gives none.
+/// An entry's stamp (number, time, device, checksum), read without parsing its records, is what
+/// parsing the whole entry gives, whatever its records, deletions and device hold; a damaged
+/// line gives none. The line's last bytes give its number, time and checksum.
 @Suite struct LogEntryStampTests {
     /// Strings that hold the bytes the stamp looks for, escaped as JSON escapes them.
     static let tricky = [#""device":"x"#, #""seq":1,"time":2"#, #"back\slash"#, "quote\"d", #"\""#, "é 雪 🚲", #","time":"#, ""]
@@ -31,8 +31,20 @@ import Testing
             let line = framed[..<(framed.endIndex - 1)]
             let whole = try LogEntry.unframe(line, zoneID: ZoneID(zoneName: ZoneID.defaultZoneName, ownerName: "_u"))
             let stamp = try #require(LogEntry.stamp(line), "no stamp read from \(String(decoding: line, as: UTF8.self))")
-            #expect(stamp == LogEntry.Stamp(seq: whole.seq, time: whole.time, deviceID: whole.deviceID))
-            #expect(stamp == LogEntry.Stamp(seq: entry.seq, time: entry.time, deviceID: entry.deviceID))
+            let checksum = try #require(whole.checksum)
+            #expect(stamp == LogEntry.Stamp(seq: whole.seq, time: whole.time, deviceID: whole.deviceID, checksum: checksum))
+            #expect(stamp == LogEntry.Stamp(seq: entry.seq, time: entry.time, deviceID: entry.deviceID, checksum: checksum))
+
+            // The line's last bytes, from anywhere up to the entry's own "seq": give its number,
+            // time and checksum; from after it, nothing.
+            let seqAt = try #require(line.lastIndex(ofBytes: Array(#""seq":"#.utf8)))
+            let tail = LogEntry.TailStamp(seq: entry.seq, time: entry.time, checksum: checksum)
+            for from in [line.startIndex, Int.random(in: line.startIndex...seqAt, using: &generator), seqAt] {
+                #expect(LogEntry.tailStamp(line[from...]) == tail, "the tail from byte \(from) of \(String(decoding: line, as: UTF8.self))")
+            }
+            for from in [seqAt + 1, Int.random(in: (seqAt + 1)..<line.endIndex, using: &generator)] {
+                #expect(LogEntry.tailStamp(line[from...]) == nil, "the tail from byte \(from), after the entry's number")
+            }
 
             // One byte changed anywhere: the checksum no longer holds.
             var damaged = Array(line)

@@ -16,7 +16,7 @@ import Testing
             try #require(!entries.isEmpty, sourceLocation: sourceLocation)
             for entry in entries {
                 let stamp = try storage.loggedStamp(seq: entry.seq)
-                #expect(stamp?.seq == entry.seq && stamp?.time == entry.time && stamp?.deviceID == entry.deviceID,
+                #expect(stamp?.seq == entry.seq && stamp?.time == entry.time && stamp?.deviceID == entry.deviceID && entry.checksum != nil && stamp?.checksum == entry.checksum,
                         "\(when): entry \(entry.seq) gave \(String(describing: stamp))", sourceLocation: sourceLocation)
             }
             #expect(try storage.loggedStamp(seq: entries.last!.seq + 1) == nil, "\(when): past the last entry", sourceLocation: sourceLocation)

@@ -5,6 +5,17 @@ extension LogEntry {
         var seq: Int64
         var time: Int64
         var deviceID: String
+        /// The frame's checksum (``LogEntry/checksum``).
+        var checksum: UInt32?
+    }
+
+    /// What a framed line's last bytes tell of its entry: its number, time and checksum. The
+    /// checksum covers the whole body, time and device included, so an index that noted it
+    /// tells its entry from another history's without reading the entry's start.
+    struct TailStamp: Equatable {
+        var seq: Int64
+        var time: Int64
+        var checksum: UInt32
     }
 
     private static let deviceKey = Array(#""device":"#.utf8)
@@ -28,7 +39,22 @@ extension LogEntry {
               let (seq, afterSeq) = body.decimalInteger(at: seqAt + seqKey.count),
               body[afterSeq...].starts(with: timeKey),
               let (time, _) = body.decimalInteger(at: afterSeq + timeKey.count) else { return nil }
-        return Stamp(seq: seq, time: time, deviceID: deviceID)
+        return Stamp(seq: seq, time: time, deviceID: deviceID, checksum: framedChecksum(line))
+    }
+
+    /// The tail stamp of a framed line (without its newline) from its last bytes: `tail` is
+    /// the line or any end of it, the checksum not checked against the body. The entry's `seq`
+    /// is the last `"seq":` of the line (see ``stamp(_:)``: a record's field of that name is
+    /// in `saved`, before it, and nothing after it can hold those bytes), so a tail that starts
+    /// after it finds none and gives nil, as does one that does not end as a frame does.
+    static func tailStamp(_ tail: ArraySlice<UInt8>) -> TailStamp? {
+        guard let checksum = framedChecksum(tail) else { return nil }
+        let body = tail[..<(tail.endIndex - suffixLength)]
+        guard let seqAt = body.lastIndex(ofBytes: seqKey),
+              let (seq, afterSeq) = body.decimalInteger(at: seqAt + seqKey.count),
+              body[afterSeq...].starts(with: timeKey),
+              let (time, _) = body.decimalInteger(at: afterSeq + timeKey.count) else { return nil }
+        return TailStamp(seq: seq, time: time, checksum: checksum)
     }
 
     /// The JSON string that starts at `start`, decoded; nil when none does.

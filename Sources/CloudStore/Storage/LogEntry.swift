@@ -36,6 +36,11 @@ public struct LogEntry: Sendable {
     public var deleted: [Deletion]
     /// Bytes of records and assets in the zone after this entry.
     public var usage: Int64
+    /// The CRC-32C of the entry's body as the log holds it (its frame's `crc`): set when the
+    /// entry is read from the log or committed, nil before it is framed. The last entry's is
+    /// at the log's very end, so an index that notes it tells its entry from another history's
+    /// by reading the log's last bytes (``ZoneStorage/isLogged(_:)``).
+    var checksum: UInt32? = nil
 
     /// The entry's body as a JSON value: the reference form. ``frame()`` writes the same
     /// bytes straight from the entry (``RecordWriter``), which tests check.
@@ -59,7 +64,7 @@ public struct LogEntry: Sendable {
     private static let prefix = Array(#"{"body":"#.utf8)
     private static let crcPrefix = Array(#","crc":""#.utf8)
     private static let frameEnd = Array(#""}"#.utf8)
-    private static let suffixLength = crcPrefix.count + 8 + frameEnd.count // ,"crc":"xxxxxxxx"}
+    static let suffixLength = crcPrefix.count + 8 + frameEnd.count // ,"crc":"xxxxxxxx"}
 
     /// The framed line, newline included.
     func frame() -> [UInt8] {
@@ -74,6 +79,19 @@ public struct LogEntry: Sendable {
         return line
     }
 
+    /// Where a framed line's checksum starts, counted back from the line's end (without its
+    /// newline): `,"crc":"` then eight hex digits then `"}`.
+    private static let checksumDigitsFromEnd = 8 + frameEnd.count
+
+    /// The checksum a framed line (without its newline) ends with, read from its last bytes
+    /// only and not checked against its body; nil when it does not end as a frame does.
+    static func framedChecksum(_ line: ArraySlice<UInt8>) -> UInt32? {
+        guard line.count >= suffixLength, line.suffix(frameEnd.count).elementsEqual(frameEnd),
+              line[(line.endIndex - suffixLength)...].starts(with: crcPrefix) else { return nil }
+        let digits = line[(line.endIndex - checksumDigitsFromEnd)..<(line.endIndex - frameEnd.count)]
+        return UInt32(String(decoding: digits, as: UTF8.self), radix: 16)
+    }
+
     enum FrameError: Error { case badFrame(String) }
 
     /// The body of one framed line (without its newline), its checksum checked. Throws for a
@@ -83,8 +101,7 @@ public struct LogEntry: Sendable {
         let bodyEnd = line.endIndex - suffixLength
         let body = line[(line.startIndex + prefix.count)..<bodyEnd]
         guard line[bodyEnd...].starts(with: crcPrefix), line.suffix(2).elementsEqual(Self.frameEnd) else { throw FrameError.badFrame("no checksum") }
-        let hex = String(decoding: line[(bodyEnd + crcPrefix.count)..<(bodyEnd + crcPrefix.count + 8)], as: UTF8.self)
-        guard let crc = UInt32(hex, radix: 16), crc == CRC32C.checksum(body) else { throw FrameError.badFrame("checksum mismatch") }
+        guard let crc = framedChecksum(line), crc == CRC32C.checksum(body) else { throw FrameError.badFrame("checksum mismatch") }
         return body
     }
 
@@ -94,7 +111,7 @@ public struct LogEntry: Sendable {
         guard let seq = json["seq"]?.int64Value, let saved = json["saved"]?.arrayValue, let deleted = json["deleted"]?.arrayValue else {
             throw FrameError.badFrame("entry lacks seq, saved or deleted")
         }
-        return LogEntry(
+        var entry = LogEntry(
             seq: seq, time: json["time"]?.int64Value ?? 0,
             userRecordName: json["user"]?.stringValue ?? "", deviceID: json["device"]?.stringValue ?? "",
             clientChangeToken: json["clientChangeToken"]?.stringValue.flatMap { Data(base64Encoded: $0) },
@@ -106,6 +123,8 @@ public struct LogEntry: Sendable {
                 }
             },
             usage: json["usage"]?.int64Value ?? 0)
+        entry.checksum = framedChecksum(line)
+        return entry
     }
 }
 

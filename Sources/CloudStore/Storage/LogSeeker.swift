@@ -54,7 +54,22 @@ struct LogSeeker {
 
     private static func stamp(of line: [UInt8], zoneID: ZoneID) -> LogEntry.Stamp? {
         LogEntry.stamp(line[...])
-            ?? (try? LogEntry.unframe(line[...], zoneID: zoneID)).map { LogEntry.Stamp(seq: $0.seq, time: $0.time, deviceID: $0.deviceID) }
+            ?? (try? LogEntry.unframe(line[...], zoneID: zoneID)).map { LogEntry.Stamp(seq: $0.seq, time: $0.time, deviceID: $0.deviceID, checksum: $0.checksum) }
+    }
+
+    /// How much of the log's end ``lastTailStamp()`` reads: an entry's number, time, usage,
+    /// user and checksum come after its records.
+    static let tailStampBytes: Int64 = 4 << 10
+
+    /// The tail stamp of the log's last line (``LogEntry/tailStamp(_:)``) from its last
+    /// ``tailStampBytes``, however large the entry; nil when the log is empty, does not end
+    /// with a newline (an append in progress), or its last bytes are not an entry's.
+    mutating func lastTailStamp() throws(CKError) -> LogEntry.TailStamp? {
+        guard size > 0 else { return nil }
+        let bytes = try read(max(0, size - Self.tailStampBytes)..<size)
+        guard bytes.last == 0x0A else { return nil }
+        let line = bytes.dropLast()
+        return LogEntry.tailStamp(line[(line.lastIndex(ofByte: 0x0A).map { $0 + 1 } ?? line.startIndex)...])
     }
 
     /// The log's last line (without its newline), read back from the end in growing pieces,

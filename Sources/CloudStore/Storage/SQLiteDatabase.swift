@@ -100,6 +100,13 @@ package final class SQLiteDatabase {
         code & 0xff == SQLITE_CORRUPT || code & 0xff == SQLITE_NOTADB || code == SQLITE_IOERR | (2 << 8) /* SQLITE_IOERR_SHORT_READ */
     }
 
+    /// Whether `error` says a statement could not be prepared as written (`SQLITE_ERROR`): it
+    /// names a table or column the database does not have, or is not SQL.
+    package static func isStatementError(_ error: CKError) -> Bool {
+        guard case .database(let code)? = error.cause else { return false }
+        return code == SQLITE_ERROR
+    }
+
     /// Whether an (extended) result code says the disk is full.
     package static func isFull(_ code: Int32) -> Bool { code & 0xff == SQLITE_FULL }
 

@@ -7,8 +7,8 @@ import Foundation
 /// record of the zone into memory, or the log back to its last token.
 ///
 /// It is derived data: the log and the record files are the truth. Its `state` row says up to
-/// which log entry it holds the zone (`applied`), with that entry's time and device, so a
-/// reader can tell an index that belongs to this log from one restored from elsewhere. Whoever
+/// which log entry it holds the zone (`applied`), with that entry's time, device and checksum,
+/// so a reader can tell an index that belongs to this log from one restored from elsewhere. Whoever
 /// uses it first brings it up to the log's last committed entry (``ZoneStorage`` does that),
 /// and it is rebuilt from the files and the log when it is missing, damaged, or too old for
 /// the log to bring up to date. Its commits are not synced (`synchronous=NORMAL`): a power loss
@@ -27,7 +27,8 @@ final class ZoneIndexFile: @unchecked Sendable {
     /// The layout of the tables; an index of another format is rebuilt. 2: dates as seconds
     /// since 2001 (1 kept milliseconds). The client change tokens' tables came later without
     /// a new format (an older ckfs that uses the index meanwhile ignores them): an index
-    /// without them gets them at the first change fetch that asks it for a token.
+    /// without them gets them at the first change fetch that asks it for a token. So did
+    /// `state.checksum`, added by the first state written.
     static let format: Int64 = 2
     static let tables = ["state", "records", "fields", "refs", "tokens", "tokens_state", "pair_keys", "pairs", "pairs_state"]
     /// The client change tokens' tables: every token the log's entries gave, and up to which
@@ -103,6 +104,28 @@ final class ZoneIndexFile: @unchecked Sendable {
         var applied: Int64
         var time: Int64
         var device: String
+        /// The entry's checksum (``LogEntry/checksum``), which lets a reader check the state
+        /// against the log's last bytes (``ZoneStorage/isLogged(_:)``); nil when not known (an
+        /// entry taken in by an older ckfs). Kept in `state` only, and not part of where the
+        /// index is: states that differ only in it are equal.
+        var checksum: UInt32?
+
+        init(epoch: String, applied: Int64, time: Int64, device: String, checksum: UInt32?) {
+            self.epoch = epoch
+            self.applied = applied
+            self.time = time
+            self.device = device
+            self.checksum = checksum
+        }
+
+        /// The state after `entry`, in the zone of `epoch`.
+        init(epoch: String, after entry: LogEntry) {
+            self.init(epoch: epoch, applied: entry.seq, time: entry.time, device: entry.deviceID, checksum: entry.checksum)
+        }
+
+        static func == (a: State, b: State) -> Bool {
+            a.epoch == b.epoch && a.applied == b.applied && a.time == b.time && a.device == b.device
+        }
     }
 
     /// Opens the index at `path`; with `create`, makes it (0600, as every store file) when it
@@ -148,7 +171,7 @@ final class ZoneIndexFile: @unchecked Sendable {
                 for table in Self.tables { try db.execute("DROP TABLE IF EXISTS \(table)") }
                 try db.execute("""
                     CREATE TABLE state(id INTEGER PRIMARY KEY CHECK (id = 1), epoch TEXT NOT NULL, applied INTEGER NOT NULL,
-                                       time INTEGER NOT NULL, device TEXT NOT NULL);
+                                       time INTEGER NOT NULL, device TEXT NOT NULL, checksum INTEGER);
                     CREATE TABLE records(name TEXT PRIMARY KEY, type TEXT NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
                     CREATE TABLE fields(name TEXT NOT NULL, key TEXT NOT NULL, value NOT NULL,
                                         PRIMARY KEY (name, key, value)) WITHOUT ROWID;
@@ -168,20 +191,48 @@ final class ZoneIndexFile: @unchecked Sendable {
         try locked { () throws(CKError) in try readState() }
     }
 
-    /// The row of `state`, or of `tokens_state` (a table that must be there). Lock held.
+    /// The row of `state`, or of `tokens_state` or `pairs_state` (a table that must be there;
+    /// their states have no checksum). Lock held.
     private func readState(from table: String = "state") throws(CKError) -> State? {
         var state: State?
-        try statement("SELECT epoch, applied, time, device FROM \(table) WHERE id = 1").forEachRow { row in
-            state = State(epoch: row.text(0), applied: row.int(1), time: row.int(2), device: row.text(3))
+        let withChecksum = table == "state" ? try stateChecksumStatement("SELECT epoch, applied, time, device, checksum FROM state WHERE id = 1") : nil
+        let select: SQLiteDatabase.Statement
+        if let withChecksum { select = withChecksum } else { select = try statement("SELECT epoch, applied, time, device FROM \(table) WHERE id = 1") }
+        try select.forEachRow { row in
+            var checksum: UInt32?
+            if withChecksum != nil, case .int(let value) = row.value(4) { checksum = UInt32(truncatingIfNeeded: value) }
+            state = State(epoch: row.text(0), applied: row.int(1), time: row.int(2), device: row.text(3), checksum: checksum)
             return false
         }
         return state
     }
 
-    /// Writes the row of `state`, or of `tokens_state`. Lock held, in a write transaction.
+    /// Writes the row of `state`, or of `tokens_state` or `pairs_state`. Lock held, in a
+    /// write transaction.
     private func writeState(_ state: State, to table: String = "state") throws(CKError) {
-        try statement("INSERT OR REPLACE INTO \(table)(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
-            .run([.text(state.epoch), .int(state.applied), .int(state.time), .text(state.device)])
+        guard table == "state" else {
+            try statement("INSERT OR REPLACE INTO \(table)(id, epoch, applied, time, device) VALUES (1, ?, ?, ?, ?)")
+                .run([.text(state.epoch), .int(state.applied), .int(state.time), .text(state.device)])
+            return
+        }
+        let sql = "INSERT OR REPLACE INTO state(id, epoch, applied, time, device, checksum) VALUES (1, ?, ?, ?, ?, ?)"
+        if try stateChecksumStatement(sql) == nil {
+            try db.execute("ALTER TABLE state ADD COLUMN checksum INTEGER")
+        }
+        try statement(sql).run([.text(state.epoch), .int(state.applied), .int(state.time), .text(state.device),
+                                state.checksum.map { .int(Int64($0)) } ?? .null])
+    }
+
+    /// `sql`, which names `state.checksum`, prepared; nil when `state` has no such column (an
+    /// older ckfs made it: the first state written adds it). Cheaper than asking
+    /// `pragma_table_info` at every cold start. The statement that fails is not kept, so a
+    /// column another process added is seen at the next use. Lock held.
+    private func stateChecksumStatement(_ sql: String) throws(CKError) -> SQLiteDatabase.Statement? {
+        do {
+            return try statement(sql)
+        } catch where SQLiteDatabase.isStatementError(error) {
+            return nil
+        }
     }
 
     /// Runs `body` in a write transaction with the state as it is inside it; the state `body`

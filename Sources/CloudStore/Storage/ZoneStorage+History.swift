@@ -50,10 +50,21 @@ extension ZoneStorage {
 
     /// Whether the entry an index `state` names is in the log with its time and device (the
     /// state of an empty index names none): the state is of this log, not of another history.
+    ///
+    /// A state that notes the entry's checksum is first compared with the log's last bytes
+    /// (``LogSeeker/lastTailStamp()``): the entry an index is brought up to is most often the
+    /// last, and its number, time and checksum are there however large it is (a batch's line
+    /// is hundreds of KB). Otherwise the entry is read whole, its time and device compared.
     func isLogged(_ state: ZoneIndexFile.State) throws(CKError) -> Bool {
         if state.applied == 0 { return state.time == 0 && state.device.isEmpty }
-        guard let stamp = try loggedStamp(seq: state.applied) else { return false }
-        return stamp.time == state.time && stamp.deviceID == state.device
+        return try withLogSeeker { (seeker) throws(CKError) -> Bool in
+            if let checksum = state.checksum,
+               try seeker.lastTailStamp() == LogEntry.TailStamp(seq: state.applied, time: state.time, checksum: checksum) {
+                return true
+            }
+            guard let stamp = try seeker.stamp(seq: state.applied, zoneID: zoneID) else { return false }
+            return stamp.time == state.time && stamp.deviceID == state.device
+        } ?? false
     }
 
     /// Runs `body` with a ``LogSeeker`` on the log as it is now (its descriptor and size);

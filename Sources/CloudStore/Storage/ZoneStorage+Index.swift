@@ -70,7 +70,7 @@ extension ZoneStorage {
                 guard let state, state.applied < last.seq, state.applied + 1 >= entries[0].seq,
                       try trusts(state, of: index) else { return state }
                 for e in entries where e.seq > state.applied { try writer.apply(e) }
-                return ZoneIndexFile.State(epoch: state.epoch, applied: last.seq, time: last.time, device: last.deviceID)
+                return ZoneIndexFile.State(epoch: state.epoch, after: last)
             }
         } catch {
             if !SQLiteDatabase.isBusy(error) {
@@ -203,7 +203,7 @@ extension ZoneStorage {
                 if let page = try history(after: state.applied, changeLimit: nil, meta: meta, withClientChangeToken: false) {
                     guard let last = page.entries.last else { return state }
                     for e in page.entries { try writer.apply(e) }
-                    return ZoneIndexFile.State(epoch: meta.epoch, applied: last.seq, time: last.time, device: last.deviceID)
+                    return ZoneIndexFile.State(epoch: meta.epoch, after: last)
                 }
             }
             rebuilt = true
@@ -244,12 +244,12 @@ extension ZoneStorage {
         // The state says only what was read: the last entry replayed, else the apply marker's
         // (its files were listed), else nothing (a later reader catches up from the start).
         if let last = entries.last?.0 {
-            return ZoneIndexFile.State(epoch: epoch, applied: last.seq, time: last.time, device: last.deviceID)
+            return ZoneIndexFile.State(epoch: epoch, after: last)
         }
         if let seq = applied?.applied, seq > 0, let stamp = try loggedStamp(seq: seq) {
-            return ZoneIndexFile.State(epoch: epoch, applied: seq, time: stamp.time, device: stamp.deviceID)
+            return ZoneIndexFile.State(epoch: epoch, applied: seq, time: stamp.time, device: stamp.deviceID, checksum: stamp.checksum)
         }
-        return ZoneIndexFile.State(epoch: epoch, applied: 0, time: 0, device: "")
+        return ZoneIndexFile.State(epoch: epoch, applied: 0, time: 0, device: "", checksum: nil)
     }
 }
 

@@ -307,7 +307,9 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
             entry.seq = marker.seq + 1
             marker.busy = true
             try lockFile.writeCommitMarker(fd, marker)
-            let (start, end, inode) = try appendDurably(entry)
+            let frame = entry.frame()
+            entry.checksum = LogEntry.framedChecksum(frame.dropLast())
+            let (start, end, inode) = try appendDurably(frame, seq: entry.seq)
             // Committed: the save is durable and is reported as done whatever happens next.
             // If the marker cannot be written, it stays busy and the next writer recovers.
             // The tail moves past the entry in the same step that takes it in: a reader that
@@ -330,14 +332,14 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
         }
     }
 
-    /// Appends an entry and makes it durable: the commit point. Returns where in the log it
-    /// starts and ends, and the log's inode; the caller moves the tail past it.
+    /// Appends an entry's framed line (entry `seq`) and makes it durable: the commit point.
+    /// Returns where in the log it starts and ends, and the log's inode; the caller moves the
+    /// tail past it.
     ///
     /// The log stays open between commits (an open and a close of its path were two of a
     /// save's ~25 system calls): `refreshTail()` stat'ed the path under the same lock just
     /// before, so a log replaced since (compaction, a zone made again) is opened anew.
-    private func appendDurably(_ entry: LogEntry) throws(CKError) -> (start: Int64, end: Int64, inode: UInt64) {
-        let frame = entry.frame()
+    private func appendDurably(_ frame: [UInt8], seq: Int64) throws(CKError) -> (start: Int64, end: Int64, inode: UInt64) {
         let pathInode = locked { state.tailInode }
         if let open = appendLog, open.inode != pathInode {
             Syscall.close(open.fd)
@@ -360,7 +362,7 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
             _ = Syscall.ftruncate(fd, st.size, path: logPath)
             throw CKError(.internalError, "cannot write the log of zone \(zoneID.zoneName); nothing was saved", cause: .system(e))
         }
-        if case .failure(let e) = makeDurable(frame, seq: entry.seq, logFD: fd) {
+        if case .failure(let e) = makeDurable(frame, seq: seq, logFD: fd) {
             // Linux reports a failed writeback once and may drop the pages: never retry and
             // then acknowledge. Cut the entry off so a replay cannot apply a save reported as
             // failed, and fence the zone until the store is opened again.

@@ -45,27 +45,55 @@ import Testing
                     sortDescriptors: [QuerySortDescriptor(key: "rank", ascending: ascending)])
     }
 
-    /// A value only two records have, sorted by another key: the walk in sort order gives up
-    /// after a bounded number of rows whatever the zone's size, the count of the value's
-    /// matches (too few for a pair) costs what they are, and the matches are sorted. An
+    /// A value six records have (one more than a page), sorted by another key: the walk in sort
+    /// order gives up after a bounded number of rows whatever the zone's size, the count of the
+    /// value's matches (too few for a pair) costs what they are, and the matches are sorted. An
     /// unbounded walk goes on through every row of the zone in SQL, looking for matches that
-    /// are not there; a count that SQLite plans from the record type's side probes every
-    /// record of the type.
+    /// are not there; a count that SQLite plans from the record type's side probes every record
+    /// of the type.
     @Test func aWalkInSortOrderStopsAfterABoundedNumberOfRows() throws {
         var work: [Int: Int] = [:]
         for count in [1_000, 4_000] {
             let t = try TempStore()
-            let (records, indexed, plans, walked) = try Self.items(t, count: count) { $0 == 10 || $0 == count - 10 ? "rare" : "common" }
+            let (records, indexed, plans, walked) = try Self.items(t, count: count) { $0 % (count / 6) == 10 ? "rare" : "common" }
             for ascending in [true, false] {
                 let query = Self.query(kind: "rare", ascending: ascending)
                 #expect(try ZoneIndexFileTests.pages(indexed, query, limit: 5, atMost: 10) == Self.bruteForce(records, query))
             }
-            #expect(plans.all == [.matchesSorted, .matchesSorted], "\(plans.all)")
+            #expect(plans.all == Array(repeating: .matchesSorted, count: 4), "\(plans.all)")
             work[count] = walked.total
         }
         let (small, large) = (work[1_000]!, work[4_000]!)
         #expect(small > 0)
         #expect(Double(large) < 1.5 * Double(small), "the walks took \(small) steps at 1,000 records and \(large) at 4,000")
+    }
+
+    /// A value that no more records have than a page holds, or that none has: the count of its
+    /// matches, up to one more than the page, is all the planning; its matches are sorted
+    /// without first walking the sort key's order, which would read its whole bound of rows
+    /// (64 a result) looking for them.
+    @Test func aValueFewRecordsHaveIsSortedWithoutAWalk() throws {
+        let t = try TempStore()
+        let (records, indexed, plans, walked) = try Self.items(t, count: 2_000) { $0 == 10 || $0 == 1_990 ? "rare" : "common" }
+        let limit = 5
+        for kind in ["rare", "none"] {
+            for ascending in [true, false] {
+                plans.reset()
+                let before = walked.total
+                let query = Self.query(kind: kind, ascending: ascending)
+                #expect(try ZoneIndexFileTests.pages(indexed, query, limit: limit, atMost: 10) == Self.bruteForce(records, query))
+                #expect(plans.all == [.matchesSorted], "\(kind), ascending \(ascending): \(plans.all)")
+                let work = walked.total - before
+                #expect(work > 0 && work < Database.sortWalkRows * (limit + 1), "\(kind), ascending \(ascending): \(work) steps")
+            }
+        }
+        // More matches than the page holds (7): the walk in sort order is tried first, as before.
+        let more = try TempStore()
+        let (moreRecords, moreIndexed, morePlans, moreWalked) = try Self.items(more, count: 2_000) { $0 % 333 == 1 ? "seven" : "common" }
+        let query = Self.query(kind: "seven", ascending: true)
+        #expect(try ZoneIndexFileTests.pages(moreIndexed, query, limit: limit, atMost: 10) == Self.bruteForce(moreRecords, query))
+        #expect(morePlans.all == [.matchesSorted, .matchesSorted], "\(morePlans.all)")
+        #expect(moreWalked.total >= Database.sortWalkRows * (limit + 1), "\(moreWalked.total) steps")
     }
 
     /// A query without conditions, sorted by a field (the newest posts first): the most

@@ -33,12 +33,23 @@ extension Database {
             pairKept = true
             storage.notePairUse(pairing.pair, lastUse: lastUse, in: index)
         }
-        if !pairKept, let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: conditions, sort: sort,
-                                                     types: types, limit: limit, after: after) {
+        // A value that no more records have than the page holds: its matches are found and
+        // sorted at once, where the walk in sort order would read its whole bound of rows
+        // looking for them (a value no record has, most of all).
+        var few = false
+        if let pairing, !pairKept {
+            let (matches, work) = try index.read { (reader) throws(CKError) in
+                try reader.count(type: pairing.pair.type, key: pairing.pair.key, value: pairing.value, upTo: limit + 1)
+            }
+            storage.observers.walkWork?(work)
+            few = matches <= limit
+        }
+        if !pairKept, !few, let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: conditions, sort: sort,
+                                                           types: types, limit: limit, after: after) {
             storage.observers.queryPlan?(.sortOrder)
             return page
         }
-        if let pairing, !pairKept {
+        if let pairing, !pairKept, !few {
             let threshold = storage.tuning.pairIndexFromMatches
             let (matches, work) = try index.read { (reader) throws(CKError) in
                 try reader.count(type: pairing.pair.type, key: pairing.pair.key, value: pairing.value, upTo: threshold)

@@ -4,8 +4,8 @@ import Foundation
 
 /// How `ckfs serve` and `ckfs debug http-floor` become the server: ckfs-server runs in this
 /// process's place with the same arguments. The CLI leaves the HTTP server (SwiftNIO,
-/// Hummingbird) out of its own binary, so that every other command starts without loading and
-/// relocating that code or searching its protocol conformances (docs/Performance.md, row 10e).
+/// Hummingbird) out of its own binary, so that every other command starts without mapping that
+/// code or searching its protocol conformances (docs/Performance.md, row 10e).
 enum ServerLaunch {
     /// Runs ckfs-server's `subcommand` with the arguments that follow `path` (this command's
     /// names) on this process's command line; returns only by throwing.

@@ -1,6 +1,20 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// scripts/install sets CKFS_STATIC_EXECUTABLES=1: ckfs and ckfs-server are then static
+// executables at a fixed address (docs/Install.md says why). The settings are the two programs'
+// own, so that an install after `swift build` compiles only their two modules again and relinks:
+// every other module's objects are the same in both builds. `-static-stdlib` on their modules
+// takes Foundation's module from swift_static, whose link list names the static libraries
+// Foundation needs (ICU, CoreFoundation); the define makes the compiler see a change, as it does
+// not count `-static-stdlib` as one. Without the variable there are no unsafe flags, so other
+// packages can depend on this one.
+let staticExecutable: (swift: [SwiftSetting], linker: [LinkerSetting]) =
+    Context.environment["CKFS_STATIC_EXECUTABLES"] == "1"
+    ? ([.unsafeFlags(["-static-stdlib"]), .define("CKFS_STATIC_EXECUTABLE")],
+       [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xclang-linker", "-static"])])
+    : ([], [])
+
 let package = Package(
     name: "ckfs",
     platforms: [.macOS(.v14)],
@@ -75,7 +89,9 @@ let package = Package(
                 "DaemonCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: staticExecutable.swift,
+            linkerSettings: staticExecutable.linker
         ),
         // The program `ckfs serve` and `ckfs debug http-floor` become, with the same arguments.
         .executableTarget(
@@ -86,7 +102,9 @@ let package = Package(
                 "DaemonCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: staticExecutable.swift,
+            linkerSettings: staticExecutable.linker
         ),
         // A small CloudKit app, as apps are written for Apple's platforms: its tests run it.
         .executableTarget(name: "NotesSync", dependencies: ["CloudKit"], path: "Examples/NotesSync"),

@@ -92,9 +92,18 @@ import Testing
 
         // 3. The install step (a debug build here: the release build is the same code, linked
         // the same way, and takes minutes more), into a prefix of the test's own; mount(8)'s
-        // helper into /sbin.
+        // helper into /sbin. After README's build it compiles only ckfs's and ckfs-server's
+        // modules again (Package.swift, CKFS_STATIC_EXECUTABLES).
         let installed = Self.bash("scripts/install", in: clone, environment: ["PREFIX": prefix, "CONFIGURATION": "debug"])
         try #require(installed.status == 0, "\(installed.stderr.suffix(3000))")
+        // Every other module is as README's build left it; the manual plugin builds its own tool.
+        let compiled = Set((installed.stdout + installed.stderr).split(separator: "\n").compactMap { line -> Substring? in
+            let words = line.split(separator: " ")
+            return words.firstIndex(of: "Compiling").flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }
+        })
+        #expect(compiled.contains("ckfs") && compiled.contains("ckfs_server"), "\(compiled.sorted())")
+        #expect(compiled.isSubset(of: ["ckfs", "ckfs_server", "plugin", "generate_manual", "ArgumentParser", "ArgumentParserToolInfo"]),
+                "the install compiled modules README's build had compiled: \(compiled.sorted())")
         let ckfs = prefix + "/bin/ckfs"
         #expect(CLIFixture.exec(ckfs, ["--version"]).stdout.hasPrefix("ckfs "))
         // Linked as a static executable at a fixed address: no dynamic loader at its start, and

@@ -97,12 +97,15 @@ import Testing
         let installed = Self.bash("scripts/install", in: clone, environment: ["PREFIX": prefix, "CONFIGURATION": "debug"])
         try #require(installed.status == 0, "\(installed.stderr.suffix(3000))")
         // Every other module is as README's build left it; the manual plugin builds its own tool.
+        // Hummingbird's modules may compile again: SwiftPM passes its package traits' defines
+        // in an order that changes from one run to the next.
         let compiled = Set((installed.stdout + installed.stderr).split(separator: "\n").compactMap { line -> Substring? in
             let words = line.split(separator: " ")
             return words.firstIndex(of: "Compiling").flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }
         })
         #expect(compiled.contains("ckfs") && compiled.contains("ckfs_server"), "\(compiled.sorted())")
-        #expect(compiled.isSubset(of: ["ckfs", "ckfs_server", "plugin", "generate_manual", "ArgumentParser", "ArgumentParserToolInfo"]),
+        let expected: Set<Substring> = ["ckfs", "ckfs_server", "plugin", "generate_manual", "ArgumentParser", "ArgumentParserToolInfo"]
+        #expect(compiled.filter { !expected.contains($0) && !$0.hasPrefix("Hummingbird") }.isEmpty,
                 "the install compiled modules README's build had compiled: \(compiled.sorted())")
         let ckfs = prefix + "/bin/ckfs"
         #expect(CLIFixture.exec(ckfs, ["--version"]).stdout.hasPrefix("ckfs "))

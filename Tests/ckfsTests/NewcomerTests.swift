@@ -97,8 +97,8 @@ import Testing
         let installed = Self.bash("scripts/install", in: clone, environment: ["PREFIX": prefix, "CONFIGURATION": "debug"])
         try #require(installed.status == 0, "\(installed.stderr.suffix(3000))")
         // Every other module is as README's build left it; the manual plugin builds its own tool.
-        // Hummingbird's modules may compile again: SwiftPM passes its package traits' defines
-        // in an order that changes from one run to the next.
+        // Hummingbird's modules may compile again: SwiftPM 6.3 passes its package traits' defines
+        // in an order that changes from one run to the next (swiftlang/swift-package-manager#10525).
         let compiled = Set((installed.stdout + installed.stderr).split(separator: "\n").compactMap { line -> Substring? in
             let words = line.split(separator: " ")
             return words.firstIndex(of: "Compiling").flatMap { words.indices.contains($0 + 1) ? words[$0 + 1] : nil }

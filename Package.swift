@@ -1,17 +1,30 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// scripts/install sets CKFS_STATIC_EXECUTABLES=1: ckfs and ckfs-server are then static
-// executables at a fixed address (docs/Install.md says why). The settings are the two programs'
-// own, so that an install after `swift build` compiles only their two modules again and relinks:
-// every other module's objects are the same in both builds. `-static-stdlib` on their modules
-// takes Foundation's module from swift_static, whose link list names the static libraries
-// Foundation needs (ICU, CoreFoundation); the define makes the compiler see a change, as it does
-// not count `-static-stdlib` as one. Without the variable there are no unsafe flags, so other
-// packages can depend on this one.
+// scripts/install sets CKFS_STATIC_EXECUTABLES=1. Without it the manifest has no unsafe flags, so
+// other packages can depend on this one.
+let installing = Context.environment["CKFS_STATIC_EXECUTABLES"] == "1"
+
+// In a release install, ckfs's own modules reach the metadata of the generic types they use
+// (`Set<String>`, `[Environment: …]`) through accessor functions the compiler writes, not by
+// mangled name: the Swift runtime demangles a name at its first use and looks up each conformance
+// it needs by searching every conformance record in the binary, which was 13% of a cold query's
+// time (docs/Performance.md, row 10). Debug builds keep the default, so that an install after
+// `swift build` still compiles only the two programs' modules.
+let metadataAccessors: [SwiftSetting] =
+    installing
+    ? [.unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"], .when(configuration: .release))]
+    : []
+
+// When installing, ckfs and ckfs-server are static executables at a fixed address (docs/Install.md
+// says why). The settings are the two programs' own, so that an install after `swift build`
+// (debug) compiles only their two modules again and relinks: every other module's objects are the
+// same in both. `-static-stdlib` on their modules takes Foundation's module from swift_static, whose
+// link list names the static libraries Foundation needs (ICU, CoreFoundation); the define makes the
+// compiler see a change, as it does not count `-static-stdlib` as one.
 let staticExecutable: (swift: [SwiftSetting], linker: [LinkerSetting]) =
-    Context.environment["CKFS_STATIC_EXECUTABLES"] == "1"
-    ? ([.unsafeFlags(["-static-stdlib"]), .define("CKFS_STATIC_EXECUTABLE")],
+    installing
+    ? ([.unsafeFlags(["-static-stdlib"]), .define("CKFS_STATIC_EXECUTABLE")] + metadataAccessors,
        [.unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xclang-linker", "-static"])])
     : ([], [])
 
@@ -47,15 +60,17 @@ let package = Package(
                 "CSQLite",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: metadataAccessors
         ),
         // The face CloudKit code imports: Foundation and CloudKit's classes, from the engine.
         .target(name: "CloudKit", dependencies: ["CloudStore"]),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         // The FUSE request loop, in C: threads taking turns at /dev/fuse.
         .target(name: "CFuse3Loop", dependencies: ["CFuse3"]),
-        .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3", "CFuse3Loop", .product(name: "Logging", package: "swift-log")]),
-        .target(name: "CloudStoreBench", dependencies: ["CloudStore"]),
+        .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3", "CFuse3Loop", .product(name: "Logging", package: "swift-log")],
+                swiftSettings: metadataAccessors),
+        .target(name: "CloudStoreBench", dependencies: ["CloudStore"], swiftSettings: metadataAccessors),
         // CloudKit Web Services over HTTP (`ckfs serve`), on Hummingbird.
         .target(
             name: "CloudStoreServer",
@@ -66,7 +81,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: metadataAccessors
         ),
         // What the daemons' command lines share: the options of the servers `ckfs` starts,
         // declared once for ckfs and ckfs-server, and the daemons' log.
@@ -76,7 +92,8 @@ let package = Package(
                 "CloudStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: metadataAccessors
         ),
         // The CLI. It does not link the HTTP server: `ckfs serve` runs ckfs-server in its place,
         // so every other command starts without SwiftNIO's and Hummingbird's code and metadata.

@@ -744,7 +744,7 @@ final class ZoneIndexFile: @unchecked Sendable {
                 sql += " AND " + clause
                 args += values
             }
-            sql += " ORDER BY " + (columns.order + ["r.name"]).joined(separator: ", ")
+            sql += " ORDER BY " + columns.order + "r.name"
             try index.statement(sql).forEachRow(args) { (row) throws(CKError) -> Bool in
                 let values = (0..<sort.count).map { row.value(Int32($0 + 1)) }
                 return try body(row.text(0), values)
@@ -753,26 +753,29 @@ final class ZoneIndexFile: @unchecked Sendable {
 
         /// The select list, joins, order and their arguments for `sort`: each key's value from
         /// a join on `fields` (values a record lacks last), or, with `firstFromIndex`, the first
-        /// key's from `fields s0`, which the query walks in order.
+        /// key's from `fields s0`, which the query walks in order. Each term of the order ends in
+        /// ", ", before the caller's last term: the standard library's `joined(separator:)` is
+        /// generic code whose first call in a process searches every conformance record in the
+        /// binary, the only such search a cold query made.
         private static func sortColumns(_ sort: [Sort], firstFromIndex: Bool)
-            -> (sql: String, joins: String, order: [String], args: [SQLiteDatabase.Value]) {
+            -> (sql: String, joins: String, order: String, args: [SQLiteDatabase.Value]) {
             var sql = "SELECT r.name"
             var joins = ""
-            var order: [String] = []
+            var order = ""
             var args: [SQLiteDatabase.Value] = []
             for (i, s) in sort.enumerated() {
                 let direction = s.ascending ? "" : " DESC"
                 if s.key == Sort.recordName {
                     sql += ", r.name"
-                    order.append("r.name" + direction)
+                    order += "r.name" + direction + ", "
                 } else if i == 0 && firstFromIndex {
                     sql += ", s0.value"
-                    order.append("s0.value" + direction)
+                    order += "s0.value" + direction + ", "
                 } else {
                     sql += ", s\(i).value"
                     joins += " LEFT JOIN fields s\(i) ON s\(i).name = r.name AND s\(i).key = ?"
                     args.append(.text(s.key))
-                    order.append("s\(i).value IS NULL, s\(i).value" + direction)
+                    order += "s\(i).value IS NULL, s\(i).value" + direction + ", "
                 }
             }
             return (sql, joins, order, args)
@@ -833,7 +836,7 @@ final class ZoneIndexFile: @unchecked Sendable {
                 sql += " AND " + clause
                 args += values
             }
-            sql += " ORDER BY " + (columns.order + [pair == nil ? "r.name" : "s0.name"]).joined(separator: ", ") + " LIMIT ?"
+            sql += " ORDER BY " + columns.order + (pair == nil ? "r.name" : "s0.name") + " LIMIT ?"
             args.append(.int(Int64(limit)))
             let walk = try index.statement(sql)
             try walk.forEachRow(args) { (row) throws(CKError) -> Bool in

@@ -251,11 +251,17 @@ struct CursorPosition {
         self.zoneName = zoneName
     }
 
-    /// The query a cursor belongs to, as text: a cursor of another query is refused.
+    /// The query a cursor belongs to, as text: a cursor of another query is refused. The sort
+    /// descriptors are appended one by one, with "," between them: the standard library's
+    /// `joined(separator:)` is generic code whose first call in a process searches every
+    /// conformance record in the binary (docs/Performance.md, row 10).
     private static func signature(_ query: RecordQuery, zone: String) -> String {
-        "\(zone)\u{1}\(query.recordType)\u{1}\(query.predicate)\u{1}" + query.sortDescriptors.map { d in
-            "\(d.key):\(d.ascending)" + (d.relativeLocation.map { "@\($0.latitude),\($0.longitude)" } ?? "")
-        }.joined(separator: ",")
+        var text = "\(zone)\u{1}\(query.recordType)\u{1}\(query.predicate)\u{1}"
+        for (i, d) in query.sortDescriptors.enumerated() {
+            if i > 0 { text += "," }
+            text += "\(d.key):\(d.ascending)" + (d.relativeLocation.map { "@\($0.latitude),\($0.longitude)" } ?? "")
+        }
+        return text
     }
 
     func cursor(for query: RecordQuery, zone: String) -> QueryCursor {

@@ -23,8 +23,9 @@ struct CKFS: ParsableCommand {
     /// ArgumentParser; errors are reported the same way in both.
     static func main() {
         // From argv itself: the standard library's `CommandLine.arguments` finds its array's
-        // type by demangling its name at its first use, 2-3% of a cold query's time.
-        let arguments = (1..<Int(CommandLine.argc)).map { String(cString: CommandLine.unsafeArgv[$0]!) }
+        // type by demangling its name at its first use, 2-3% of a cold query's time. (A program
+        // may be started with no argv at all.)
+        let arguments = (1..<max(1, Int(CommandLine.argc))).map { String(cString: CommandLine.unsafeArgv[$0]!) }
         guard let request = DirectCommandLine.request(arguments, among: directCommands) else { return main(nil) }
         do { try request.run() } catch { exit(withError: error) }
     }

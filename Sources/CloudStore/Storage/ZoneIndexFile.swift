@@ -756,7 +756,7 @@ final class ZoneIndexFile: @unchecked Sendable {
         /// key's from `fields s0`, which the query walks in order. Each term of the order ends in
         /// ", ", before the caller's last term: the standard library's `joined(separator:)` is
         /// generic code whose first call in a process searches every conformance record in the
-        /// binary, the only such search a cold query made.
+        /// binary (docs/Performance.md, row 10).
         private static func sortColumns(_ sort: [Sort], firstFromIndex: Bool)
             -> (sql: String, joins: String, order: String, args: [SQLiteDatabase.Value]) {
             var sql = "SELECT r.name"

@@ -146,6 +146,41 @@ import Testing
         try Self.expectAnswersMatch(t, "after the index was overwritten")
     }
 
+    /// Pages of the index overwritten past its state's (its first pages intact, so it opens and
+    /// reads as up to date): a delete whose `deleteSelf` referrers the index names, and every
+    /// question after, meet the damage where they read and answer as the records do.
+    @Test func damageFoundWhereAReadGoesCostsARebuildNotAWrongAnswer() throws {
+        var g = G(state: 17)
+        let (t, path) = try makeStore(&g)
+        let db = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+        let children = (0..<5).map { Record(recordType: "Thing", recordID: RecordID(recordName: "child\($0)"),
+                                            fields: ["owner": .reference(Reference(recordName: "parent", action: .deleteSelf))]) }
+        if let e = try db.modify(saving: [Record(recordType: "Thing", recordID: RecordID(recordName: "parent"))] + children).error { throw e }
+        db.store.waitForRecordFiles()
+        try Self.expectAnswersMatch(t, "first")
+
+        for round in 0..<2 {
+            // The WAL moved into the file first, so that the overwritten pages are the ones read.
+            try SQLiteDatabase(path: path, create: false).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            let size = try #require(try Syscall.stat(path).get()).size
+            let handle = try #require(FileHandle(forWritingAtPath: path))
+            try handle.seek(toOffset: 6 * 4_096)
+            try handle.write(contentsOf: Data(repeating: 0x42, count: Int(size) - 6 * 4_096))
+            try handle.close()
+            let writer = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
+            if round == 0 {
+                // The cascade's referrers come from the damaged index: the children go too.
+                if let e = try writer.modify(saving: [], deleting: [RecordID(recordName: "parent")]).error { throw e }
+                writer.store.waitForRecordFiles()
+                let left = writer.fetch(children.map(\.recordID)).filter { (try? $0.1.get()) != nil }
+                #expect(left.isEmpty, "children left after the parent's delete: \(left.map(\.0.recordName))")
+            }
+            try Self.expectAnswersMatch(t, "round \(round), with pages overwritten")
+            let report = try t.reopen().check()
+            #expect(report.isClean && report.repaired.isEmpty, "round \(round): \(report.repaired) \(report.damage)")
+        }
+    }
+
     @Test func anOlderCopyIsBroughtUpToDateAndOneFromAnotherHistoryIsMadeAgain() throws {
         var g = G(state: 13)
         let (t, path) = try makeStore(&g)

@@ -21,6 +21,11 @@ final class CLIFixture: @unchecked Sendable {
         guard r.status == 0 else { throw CKError(.internalError, "init failed: \(r.stderr)") }
     }
 
+    /// Runs against `store`, a store made before (a restored copy), and removes it at the end.
+    init(adopting store: String) {
+        self.store = store
+    }
+
     deinit { try? FileManager.default.removeItem(atPath: store) }
 
     struct Output {

@@ -28,6 +28,30 @@ import Testing
         #expect(last.json?["records"]?.arrayValue?.compactMap { $0["recordName"]?.stringValue } == ["w119", "w118", "w117"], "\(last.stdout) \(last.stderr)")
     }
 
+    /// A query whose conditions the index does not all keep, or sorted by distance, still
+    /// answers, and the log (standard error) says that it reads records to do so; a query the
+    /// index answers alone says nothing.
+    @Test func aQueryTheIndexCannotAnswerAloneSaysSo() throws {
+        let cli = try CLIFixture()
+        let records = (0..<60).map { i in
+            #"{"recordType":"Place","recordName":"p\#(i)","fields":{"n":\#(i),"kind":"k\#(i % 3)","at":{"type":"LOCATION","value":{"latitude":\#(Double(i) / 10),"longitude":0}}}}"#
+        }
+        #expect(cli.run(["record", "save"], input: "[" + records.joined(separator: ",") + "]").status == 0)
+        func names(_ r: CLIFixture.Output) -> [String] {
+            r.json?["records"]?.arrayValue?.compactMap { $0["recordName"]?.stringValue } ?? []
+        }
+        let indexed = cli.run(["record", "query", "--type", "Place", "--predicate", "kind == 'k1' AND n < 10", "--sort", "n"])
+        #expect(names(indexed) == ["p1", "p4", "p7"], "\(indexed.stdout) \(indexed.stderr)")
+        #expect(!indexed.stderr.contains("records are read"), "\(indexed.stderr)")
+        let negated = cli.run(["record", "query", "--type", "Place", "--predicate", "NOT kind IN {'k0', 'k2'} AND n < 10", "--sort", "n:desc"])
+        #expect(names(negated) == ["p7", "p4", "p1"], "\(negated.stdout) \(negated.stderr)")
+        #expect(negated.stderr.contains("query of Place in zone _defaultZone: 1 condition(s) of NOT kind IN"), "\(negated.stderr)")
+        #expect(negated.stderr.contains("are not in the index; records are read to test them"), "\(negated.stderr)")
+        let near = cli.run(["record", "query", "--type", "Place", "--predicate", "n >= 50", "--sort", "at@5.31,0", "--limit", "3"])
+        #expect(names(near) == ["p53", "p54", "p52"], "\(near.stdout) \(near.stderr)")
+        #expect(near.stderr.contains("query of Place in zone _defaultZone is sorted by distance, which the index does not keep; the zone's records are read"), "\(near.stderr)")
+    }
+
     @Test func queryPrintsPagesAndACursor() throws {
         let cli = try CLIFixture()
         let records = (1...9).map { #"{"recordType":"Item","recordName":"i\#($0)","fields":{"n":\#($0),"tags":["t\#($0 % 2)"]}}"# }

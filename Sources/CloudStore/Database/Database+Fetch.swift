@@ -248,8 +248,9 @@ extension Database {
     /// saved during the paging may); else from the names listed once for the whole fetch.
     private func firstFetchNames(storage: ZoneStorage, meta: ZoneMeta, startedAt seq: Int64, after: String?,
                                  limit: Int?) throws(CKError) -> (ArraySlice<String>, Bool) {
-        if store.reading.readsIndex, let index = storage.currentIndex() {
-            let found = try index.read { (reader) throws(CKError) in try reader.names(after: after, limit: limit.map { $0 + 1 } ?? -1) }
+        if store.reading.readsIndex, let found = try storage.withCurrentIndex({ (index) throws(CKError) in
+            try index.read { (reader) throws(CKError) in try reader.names(after: after, limit: limit.map { $0 + 1 } ?? -1) }
+        }) {
             if let limit, found.count > limit { return (found[..<limit], true) }
             return (found[...], false)
         }

@@ -4,8 +4,8 @@ extension Database {
     /// A page of `query` answered from the zone's index file (``ZoneReading/indexed``): the
     /// index gives the names of the records that may match, in result order, and only those
     /// records are read, each checked against the whole predicate as the in-memory path checks
-    /// it. Nil when the index cannot answer (a sort by distance, or no usable index): the
-    /// caller reads the zone into memory instead.
+    /// it. Nil when the index cannot answer (a sort by distance, which the log says, or no
+    /// usable index): the caller reads the zone into memory instead.
     ///
     /// Conditions the index cannot test (`NOT`, token search, distance, a value it does not
     /// keep) are left to the check of each record read: the query then reads records until its
@@ -14,15 +14,26 @@ extension Database {
                      after: CursorPosition?) throws(CKError) -> QueryPage? {
         var sort: [ZoneIndexFile.Sort] = []
         for d in query.sortDescriptors {
-            guard d.relativeLocation == nil else { return nil }
+            guard d.relativeLocation == nil else {
+                ZoneStorage.indexLogger.notice("query of \(query.recordType) in zone \(zone) is sorted by distance, which the index does not keep; the zone's records are read into memory to sort them")
+                return nil
+            }
             sort.append(ZoneIndexFile.Sort(key: d.key == "recordID" ? ZoneIndexFile.Sort.recordName : d.key, ascending: d.ascending))
         }
         let (conditions, unindexed) = Self.indexConditions(query.predicate, types: types)
-        let storage = zoneStorage(zone)
-        guard let index = storage.currentIndex() else { return nil }
         if unindexed > 0 {
             ZoneStorage.indexLogger.notice("query of \(query.recordType) in zone \(zone): \(unindexed) condition(s) of \(query.predicate) are not in the index; records are read to test them")
         }
+        let storage = zoneStorage(zone)
+        return try storage.withCurrentIndex { (index) throws(CKError) -> QueryPage in
+            try indexedPage(of: query, storage: storage, index: index, conditions: conditions, sort: sort, types: types, limit: limit, after: after)
+        }
+    }
+
+    /// ``indexedPage(of:in:types:limit:after:)``'s page, from `index`, the zone's brought up to date.
+    private func indexedPage(of query: RecordQuery, storage: ZoneStorage, index: ZoneIndexFile, conditions: [ZoneIndexFile.Condition],
+                             sort: [ZoneIndexFile.Sort], types: [String: FieldType], limit: Int,
+                             after: CursorPosition?) throws(CKError) -> QueryPage {
         // `key == value` sorted by a field: a pair index of the two, when the zone keeps one,
         // walks only the matches. Without one, the sort key's order is walked; when that does
         // not fill the page (few records match) and the value matches enough records that

@@ -208,11 +208,14 @@ public final class ZoneCatalog: @unchecked Sendable {
     /// and loading them would take gigabytes.
     static let indexWaitMilliseconds: Int32 = 180_000
 
-    /// The zone's index, brought up to date, when this catalog answers from it; nil when it
-    /// holds the records in memory (then loaded).
-    private func currentIndex() throws(CKError) -> ZoneIndexFile? {
+    /// `body`'s answer from the zone's index, brought up to date, when this catalog answers
+    /// from it (``ZoneStorage/withCurrentIndex(waitingMilliseconds:_:)``); nil when it holds the
+    /// records in memory (then loaded).
+    private func fromIndex<T>(_ body: (ZoneIndexFile.Reader) throws(CKError) -> T) throws(CKError) -> T? {
         if database.store.reading.readsIndex, !lock.withLock({ loaded }),
-           let index = storage.currentIndex(waitingMilliseconds: Self.indexWaitMilliseconds) { return index }
+           let answer = try storage.withCurrentIndex(waitingMilliseconds: Self.indexWaitMilliseconds, { (index) throws(CKError) in try index.read(body) }) {
+            return answer
+        }
         try loadIfNeeded()
         return nil
     }
@@ -359,19 +362,19 @@ public final class ZoneCatalog: @unchecked Sendable {
 
     /// Names of the records of one type, sorted.
     public func names(ofType type: String) throws(CKError) -> [String] {
-        if let index = try currentIndex() { return try index.read { (reader) throws(CKError) in try reader.names(ofType: type) } }
+        if let names = try fromIndex({ (reader) throws(CKError) in try reader.names(ofType: type) }) { return names }
         return try withSortedRecords(ofType: type, by: []) { $0.entries.map(\.name) }
     }
 
     /// Whether any record has this type.
     public func hasRecords(ofType type: String) throws(CKError) -> Bool {
-        if let index = try currentIndex() { return try index.read { (reader) throws(CKError) in try reader.hasRecords(ofType: type) } }
+        if let has = try fromIndex({ (reader) throws(CKError) in try reader.hasRecords(ofType: type) }) { return has }
         return lock.withLock { typeCounts[type] != nil }
     }
 
     /// The record types that have at least one record, sorted.
     public func recordTypes() throws(CKError) -> [String] {
-        if let index = try currentIndex() { return try index.read { (reader) throws(CKError) in try reader.recordTypes() } }
+        if let types = try fromIndex({ (reader) throws(CKError) in try reader.recordTypes() }) { return types }
         return lock.withLock { Array(typeCounts.keys) }.sorted()
     }
 

@@ -15,6 +15,9 @@ final class ZoneIndexSlot: Sendable {
 
     private let held = Mutex(Held())
     private let openFiles: OpenIndexFiles
+    /// Why the last index file found damaged was removed, until ``takeDamage()`` reads it: so
+    /// `fsck` reports an index it made again because it was damaged, not only one that differed.
+    private let damage = Mutex<String?>(nil)
     /// When the index held was last used, on `openFiles`' clock.
     private let lastUsed = Atomic<UInt64>(0)
 
@@ -82,5 +85,18 @@ final class ZoneIndexSlot: Sendable {
     /// Forgets that the index held belongs to the log: it is being made again.
     func distrust() {
         held.withLock { $0.trusted = false }
+    }
+
+    /// Notes that the index file was found damaged (`why`) and removed.
+    func noteDamage(_ why: String) {
+        damage.withLock { $0 = why }
+    }
+
+    /// Why an index file was last found damaged and removed, since the last call; nil when none was.
+    func takeDamage() -> String? {
+        damage.withLock { d in
+            defer { d = nil }
+            return d
+        }
     }
 }

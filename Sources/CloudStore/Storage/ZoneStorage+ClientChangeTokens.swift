@@ -23,6 +23,7 @@ extension ZoneStorage {
             throw CKError(.internalError, "the index's client change tokens do not reach entry \(seq)")
         } catch {
             Self.indexLogger.notice("the index of zone \(zoneID.zoneName) gave no client change token (\(error)); the log is read instead")
+            if Self.isDamage(error) { removeDamagedIndexFiles(error) }
             return nil
         }
     }

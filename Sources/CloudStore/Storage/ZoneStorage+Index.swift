@@ -32,8 +32,7 @@ extension ZoneStorage {
             opened = try ZoneIndexFile.open(indexPath, create: create)
         } catch where Self.isDamage(error) {
             // Not a database, or damaged: it is only derived data, so it is made anew.
-            Self.indexLogger.warning("the index of zone \(zoneID.zoneName) is damaged (\(error)); it is made again from the records and the log")
-            removeIndexFiles()
+            removeDamagedIndexFiles(error)
             opened = try ZoneIndexFile.open(indexPath, create: create)
         }
         guard let opened else { return nil }
@@ -50,6 +49,14 @@ extension ZoneStorage {
     static func isDamage(_ error: CKError) -> Bool {
         guard case .database(let code)? = error.cause else { return false }
         return SQLiteDatabase.isDamage(code)
+    }
+
+    /// Removes an index file that SQLite found damaged (`error`), saying so in the log and to
+    /// `fsck` (``ZoneIndexSlot/noteDamage(_:)``); the next use makes it again.
+    func removeDamagedIndexFiles(_ error: CKError) {
+        Self.indexLogger.warning("the index of zone \(zoneID.zoneName) is damaged (\(error)); it is made again from the records and the log")
+        indexSlot.noteDamage(error.message)
+        removeIndexFiles()
     }
 
     /// Removes the index file and SQLite's files beside it.
@@ -72,6 +79,8 @@ extension ZoneStorage {
                 for e in entries where e.seq > state.applied { try writer.apply(e) }
                 return ZoneIndexFile.State(epoch: state.epoch, after: last)
             }
+        } catch where Self.isDamage(error) {
+            removeDamagedIndexFiles(error)
         } catch {
             if !SQLiteDatabase.isBusy(error) {
                 Self.indexLogger.notice("the index of zone \(zoneID.zoneName) was not updated (\(error)); the next reader brings it up to date")
@@ -97,7 +106,7 @@ extension ZoneStorage {
         do throws(CKError) {
             return try bringIndexUpToDate(waitingMilliseconds: waitingMilliseconds)
         } catch where Self.isDamage(error) {
-            removeIndexFiles()
+            removeDamagedIndexFiles(error)
             do throws(CKError) { return try bringIndexUpToDate(waitingMilliseconds: waitingMilliseconds) } catch {
                 Self.indexLogger.warning("the index of zone \(zoneID.zoneName) cannot be used: \(error)")
                 return nil
@@ -110,6 +119,22 @@ extension ZoneStorage {
             // again with room). One that holds a state may be open in other processes: kept.
             if error.diskFull != nil || Self.isFull(error), (try? indexSlot.file?.state()) ?? nil == nil { removeIndexFiles() }
             return nil
+        }
+    }
+
+    /// `body`'s answer from the index brought up to the log's last entry (``currentIndex(waitingMilliseconds:)``);
+    /// nil when there is no index to use, and the caller reads the records another way. Damage
+    /// SQLite finds only in the pages `body` reads (a page overwritten in the middle of the
+    /// file) removes the index, which is made again, and `body` runs once more on the new one:
+    /// a damaged index costs its rebuild, never a wrong answer or an error.
+    func withCurrentIndex<T>(waitingMilliseconds: Int32 = 10_000, _ body: (ZoneIndexFile) throws(CKError) -> T) throws(CKError) -> T? {
+        guard let index = currentIndex(waitingMilliseconds: waitingMilliseconds) else { return nil }
+        do throws(CKError) {
+            return try body(index)
+        } catch where Self.isDamage(error) {
+            removeDamagedIndexFiles(error)
+            guard let made = currentIndex(waitingMilliseconds: waitingMilliseconds) else { return nil }
+            return try body(made)
         }
     }
 
@@ -261,43 +286,64 @@ extension ZoneStorage {
         let name = zoneID.zoneName
         // The index is derived: one that cannot be made or checked (a full disk, a read-only
         // folder) loses nothing, and queries read the zone itself meanwhile.
-        guard let index = currentIndex() else {
-            result.warnings.append("zone \(name): its index (\(indexPath)) cannot be made now; the CLI reads the whole zone for queries until it can (see the line before)")
-            return
-        }
-        do throws(CKError) {
-            var differing = 0
-            var pairRows = 0
-            try index.update(waitingMilliseconds: 10_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
-                // A chunk of names at a time, the files' and the index's in the same ranges (in
-                // SQLite's order of text), so that memory holds a chunk's entries, not the zone's.
-                let names = try fileRecordNames().sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-                var start = 0
-                repeat {
-                    let end = min(start + Self.rebuildChunk, names.count)
-                    var held = try writer.reader.entries(from: start == 0 ? "" : names[start], below: end < names.count ? names[end] : nil)
-                    for file in names[start..<end] {
-                        guard let record = try readRecordFile(file) else { continue }
-                        let expected = ZoneIndexFile.Entry(record, seq: record.recordChangeTag.flatMap { Int64($0) } ?? 0)
-                        if held.removeValue(forKey: file) != expected { differing += 1 }
-                    }
-                    differing += held.count
-                    start = end
-                } while start < names.count
-                guard differing > 0 else {
-                    pairRows = try writer.pairRowsDiffering()
-                    if pairRows > 0 { try writer.forgetPairRows() }
-                    return state
-                }
-                return try rebuildIndex(writer, epoch: try readMeta().epoch)
+        _ = indexSlot.takeDamage()
+        var index = currentIndex()
+        var compared: Result<(differing: Int, pairRows: Int), CKError>?
+        if let opened = index {
+            compared = Result { () throws(CKError) in try compare(opened) }
+            // Damage SQLite finds only in pages the comparison reads (a truncated copy whose
+            // first pages say it is up to date): removed, and made again as at its opening.
+            if case .failure(let error) = compared, Self.isDamage(error) {
+                removeDamagedIndexFiles(error)
+                index = currentIndex()
+                compared = index.map { opened in Result { () throws(CKError) in try compare(opened) } }
             }
+        }
+        if let damage = indexSlot.takeDamage() {
+            result.repaired.append("zone \(name): its index (index.sqlite) was damaged (\(damage)); removed it\(index == nil ? "" : " and made it again from the records and the log")")
+        }
+        switch compared {
+        case nil:
+            result.warnings.append("zone \(name): its index (\(indexPath)) cannot be made now; the CLI reads the whole zone for queries until it can (see the line before)")
+        case .failure(let error):
+            result.warnings.append("zone \(name): cannot check its index (\(indexPath)): \(error.message); with no ckfs process using the store, remove the file and run `ckfs fsck` again")
+        case .success(let (differing, pairRows)):
             if differing > 0 {
                 result.repaired.append("zone \(name): its index (index.sqlite) differed from the records in \(differing) records; made it again from the records and the log")
             } else if pairRows > 0 {
                 result.repaired.append("zone \(name): its pair indexes (index.sqlite) differed from the records in \(pairRows) rows; emptied them, and the next query that needs one makes it again")
             }
-        } catch {
-            result.warnings.append("zone \(name): cannot check its index (\(indexPath)): \(error.message); with no ckfs process using the store, remove the file and run `ckfs fsck` again")
         }
+    }
+
+    /// Compares `index` with every record file, making it again when they differ (and emptying
+    /// its pair rows when only those differ): the records that differed, and the pair rows.
+    private func compare(_ index: ZoneIndexFile) throws(CKError) -> (differing: Int, pairRows: Int) {
+        var differing = 0
+        var pairRows = 0
+        try index.update(waitingMilliseconds: 10_000) { (state, writer) throws(CKError) -> ZoneIndexFile.State? in
+            // A chunk of names at a time, the files' and the index's in the same ranges (in
+            // SQLite's order of text), so that memory holds a chunk's entries, not the zone's.
+            let names = try fileRecordNames().sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            var start = 0
+            repeat {
+                let end = min(start + Self.rebuildChunk, names.count)
+                var held = try writer.reader.entries(from: start == 0 ? "" : names[start], below: end < names.count ? names[end] : nil)
+                for file in names[start..<end] {
+                    guard let record = try readRecordFile(file) else { continue }
+                    let expected = ZoneIndexFile.Entry(record, seq: record.recordChangeTag.flatMap { Int64($0) } ?? 0)
+                    if held.removeValue(forKey: file) != expected { differing += 1 }
+                }
+                differing += held.count
+                start = end
+            } while start < names.count
+            guard differing > 0 else {
+                pairRows = try writer.pairRowsDiffering()
+                if pairRows > 0 { try writer.forgetPairRows() }
+                return state
+            }
+            return try rebuildIndex(writer, epoch: try readMeta().epoch)
+        }
+        return (differing, pairRows)
     }
 }

@@ -23,7 +23,14 @@ final class ZoneTransaction {
             // Brought up to date once a transaction: no other writer commits while it runs.
             if indexForReferrers == nil { indexForReferrers = .some(storage.currentIndex()) }
             if let index = indexForReferrers ?? nil {
-                return try index.read { (reader) throws(CKError) in try reader.referrers(of: name) }
+                do throws(CKError) {
+                    return try index.read { (reader) throws(CKError) in try reader.referrers(of: name) }
+                } catch where ZoneStorage.isDamage(error) {
+                    // Damaged where this read went: removed (the next reader makes it again),
+                    // and the edges are read from the record files for the rest of the transaction.
+                    storage.removeDamagedIndexFiles(error)
+                    indexForReferrers = .some(nil)
+                }
             }
         }
         return try storage.withDeleteSelfEdges { $0.referrers[name].map { Array($0) } ?? [] }

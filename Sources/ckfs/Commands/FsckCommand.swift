@@ -5,7 +5,7 @@ struct FsckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fsck",
         abstract: "Check a store, repair what can be repaired, and say what cannot.",
-        discussion: "Replays zone logs, cuts torn log tails, removes temporary files, verifies every record and asset file against the logs and checksums, rebuilds usage, checks every key-value store, subscription file and notification log. Warns about files and folders other OS users can reach (ckfs makes them 0600 and 0700). Exits 1 when damage remains, 2 when only a full disk kept it from finishing."
+        discussion: "Replays zone logs, cuts torn log tails, removes temporary files, verifies every record and asset file against the logs and checksums, rebuilds usage, brings each zone's index up to date and compares it with the record files (making it again when it differs or is damaged), checks every key-value store, subscription file and notification log. Warns about files and folders other OS users can reach (ckfs makes them 0600 and 0700). Exits 1 when damage remains, 2 when only a full disk kept it from finishing."
     )
 
     @OptionGroup var options: DatabaseOptions

@@ -18,7 +18,7 @@ extension RecordCommand {
 
         @OptionGroup var options: DatabaseOptions
         @Option(help: "The record type.") var type: String
-        @Option(help: "The predicate (default TRUEPREDICATE).") var predicate = Request.truePredicate
+        @Option(help: "The predicate.") var predicate = Request.truePredicate
         @Option(help: "A %@ or %K argument, in order: TYPE:VALUE with TYPE string, int, double, date (YYYY-MM-DDTHH:MM:SSZ), location (lat,lon), reference or key; a bare number is int or double, other text a string.")
         var arg: [String] = []
         @Option(help: "Sort by a field, KEY or KEY:desc, or by distance from a point, KEY@LAT,LON[:desc]; repeat for more keys.")

@@ -18,8 +18,10 @@ extension RecordCommand {
         @Argument(help: "JSON files to read; none or - reads standard input.")
         var files: [String] = []
 
-        @Option(help: "The save policy: if-unchanged, changed-keys or all-keys.")
-        var policy: SavePolicy = .ifServerRecordUnchanged
+        // Optional, so that help says the default by its name: ArgumentParser shows a
+        // raw-valued enum's default as its raw value (0).
+        @Option(help: "The save policy: if-unchanged (the default), changed-keys or all-keys.")
+        var policy: SavePolicy?
 
         @Flag(help: "Save each record on its own instead of all or nothing per zone.")
         var nonAtomic = false
@@ -61,7 +63,7 @@ extension RecordCommand {
                     }
                 }
                 let result = try db.modify(saving: records, deleting: deletes,
-                                           options: ModifyOptions(savePolicy: policy, atomic: !nonAtomic,
+                                           options: ModifyOptions(savePolicy: policy ?? .ifServerRecordUnchanged, atomic: !nonAtomic,
                                                                   clientChangeToken: clientToken.map { Data($0.utf8) }))
                 Report.warnings(result)
                 let saved = result.savedRecords.map(RecordCoding.encode)

@@ -8,7 +8,7 @@ extension SubscriptionCommand {
 
         @OptionGroup var place: Place
         @Option(help: "The record type of a query subscription.") var type: String?
-        @Option(help: "The predicate of a query subscription (default TRUEPREDICATE).") var predicate = "TRUEPREDICATE"
+        @Option(help: "The predicate of a query subscription.") var predicate = "TRUEPREDICATE"
         @Option(help: "A %@ or %K argument of the predicate, as for `record query`.") var arg: [String] = []
         @Option(help: "When a query subscription fires: create, update, delete, comma-separated or repeated.") var on: [String] = []
         @Flag(help: "Delete the subscription after its first notification.") var once = false

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 @testable import CloudStore
 
 /// Runs the built `ckfs` binary against a temporary store.
@@ -27,6 +28,12 @@ final class CLIFixture: @unchecked Sendable {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: store) }
+
+    /// The path of the index file of the default zone in `store` (the first found).
+    static func indexFile(of store: String) throws -> String {
+        let files = FileManager.default.enumerator(atPath: store)?.compactMap { $0 as? String } ?? []
+        return try #require(files.first { $0.hasSuffix("zones/_defaultZone/index.sqlite") }.map { store + "/" + $0 })
+    }
 
     struct Output {
         var status: Int32

@@ -98,13 +98,14 @@ import Testing
         #expect(changed.sorted() == truth["all"], "\(when): a first change fetch", sourceLocation: sourceLocation)
     }
 
-    static func indexPath(_ store: String) throws -> String {
-        let files = FileManager.default.enumerator(atPath: store)?.compactMap { $0 as? String } ?? []
-        return try #require(files.first { $0.hasSuffix("zones/_defaultZone/index.sqlite") }.map { store + "/" + $0 })
-    }
-
     static func removeIndex(_ path: String) {
         for suffix in ["", "-wal", "-shm"] { unlink(path + suffix) }
+    }
+
+    /// Puts the index at `source` (its file and WAL) in place of the one at `path`.
+    static func replaceIndex(_ path: String, with source: String) {
+        removeIndex(path)
+        for suffix in ["", "-wal"] { _ = try? FileManager.default.copyItem(atPath: source + suffix, toPath: path + suffix) }
     }
 
     /// `ckfs fsck`, expected to exit 0; its standard output.
@@ -118,10 +119,10 @@ import Testing
         let cli = try CLIFixture()
         Self.fill(cli, from: 0, count: 300)
         try Self.expectAnswersMatch(cli, "made by the first query")
-        let path = try Self.indexPath(cli.store)
+        let path = try CLIFixture.indexFile(of: cli.store)
         let older = cli.store + "-older-index"
         defer { Self.removeIndex(older) }
-        for suffix in ["", "-wal"] { _ = try? FileManager.default.copyItem(atPath: path + suffix, toPath: older + suffix) }
+        Self.replaceIndex(older, with: path)
         Self.fill(cli, from: 300, count: 150)
 
         // Deleted: fsck makes it, and has nothing to repair (an index is derived data).
@@ -151,8 +152,7 @@ import Testing
         try Self.expectAnswersMatch(cli, "after fsck made a garbage index again")
 
         // From before the last 150 saves: brought up to date from the log.
-        Self.removeIndex(path)
-        for suffix in ["", "-wal"] { _ = try? FileManager.default.copyItem(atPath: older + suffix, toPath: path + suffix) }
+        Self.replaceIndex(path, with: older)
         out = Self.fsck(cli, "older index")
         #expect(!out.contains("repaired:"), "\(out)")
         try Self.expectAnswersMatch(cli, "after fsck took an older index up to the log")
@@ -199,7 +199,7 @@ import Testing
         Self.fill(cli, from: 0, count: 4_000, pad: 100)
         let query = ["record", "query", "--type", "Item", "--predicate", Self.questions[1].predicate, "--sort", Self.questions[1].sort]
         #expect(cli.run(query).status == 0)
-        let path = try Self.indexPath(cli.store)
+        let path = try CLIFixture.indexFile(of: cli.store)
         var rng = SystemRandomNumberGenerator()
         var killedMidWork = 0
         for round in 0..<6 {
@@ -241,10 +241,20 @@ import Testing
         #expect(CLIFixture.exec("/bin/tar", ["-C", restored[1], "-xf", archive]).status == 0)
         let rsync = CLIFixture.exec("/usr/bin/rsync", ["-a", cli.store + "/", restored[2] + "/"])
         #expect(rsync.status == 0, "\(rsync.stderr)")
-        let oldIndex = try Self.indexPath(earlier)
-        let rsyncIndex = try Self.indexPath(restored[2])
-        Self.removeIndex(rsyncIndex)
-        for suffix in ["", "-wal"] { _ = try? FileManager.default.copyItem(atPath: oldIndex + suffix, toPath: rsyncIndex + suffix) }
+        let oldIndex = try CLIFixture.indexFile(of: earlier)
+        let rsyncIndex = try CLIFixture.indexFile(of: restored[2])
+        Self.replaceIndex(rsyncIndex, with: oldIndex)
+        // python3 reads the earlier index's last entry (SQLite) and the log's first (JSON):
+        // the log was compacted past it, so the index is rebuilt, not caught up.
+        let reach = CLIFixture.exec("/usr/bin/env", ["python3", "-c", """
+            import json, sqlite3, sys
+            applied = sqlite3.connect(sys.argv[1]).execute('select applied from state').fetchone()[0]
+            with open(sys.argv[2]) as f:
+                first = json.loads(f.readline())['body']['seq']
+            print(applied, first)
+            """, rsyncIndex, (rsyncIndex as NSString).deletingLastPathComponent + "/log.jsonl"])
+        let numbers = reach.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        #expect(numbers.count == 2 && numbers[0] + 1 < numbers[1], "the earlier index holds up to entry \(numbers.first ?? -1), the log starts at \(numbers.last ?? -1): \(reach.stderr)")
         let tarFiles = FileManager.default.enumerator(atPath: restored[1])?.compactMap { $0 as? String } ?? []
         #expect(!tarFiles.isEmpty && !tarFiles.contains { $0.contains("index.sqlite") }, "tar left the index out")
 

@@ -15,8 +15,7 @@ import Testing
         // The zone's index, made by its first query.
         let query = ["record", "query", "--type", "Item", "--predicate", "kind == 'k1'", "--sort", "n:desc", "--limit", "3"]
         #expect(cli.run(query).status == 0)
-        let files = FileManager.default.enumerator(atPath: cli.store)?.compactMap { $0 as? String } ?? []
-        let index = try #require(files.first { $0.hasSuffix("zones/_defaultZone/index.sqlite") }.map { cli.store + "/" + $0 })
+        let index = try CLIFixture.indexFile(of: cli.store)
         var largest: Int64 = 0
         for i in 0..<120 {
             let saved = cli.run(["record", "save"], input: #"{"recordType":"Item","recordName":"w\#(i)","fields":{"n":\#(1000 + i),"kind":"k1"}}"#)

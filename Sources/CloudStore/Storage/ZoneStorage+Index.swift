@@ -285,29 +285,21 @@ extension ZoneStorage {
     func checkIndex(_ result: inout CheckResult) {
         let name = zoneID.zoneName
         // The index is derived: one that cannot be made or checked (a full disk, a read-only
-        // folder) loses nothing, and queries read the zone itself meanwhile.
+        // folder) loses nothing, and queries read the zone itself meanwhile. Damage SQLite
+        // finds at the opening, or only in the pages the comparison reads (a truncated copy
+        // whose first pages say it is up to date), removes it, and it is made and compared again.
         _ = indexSlot.takeDamage()
-        var index = currentIndex()
-        var compared: Result<(differing: Int, pairRows: Int), CKError>?
-        if let opened = index {
-            compared = Result { () throws(CKError) in try compare(opened) }
-            // Damage SQLite finds only in pages the comparison reads (a truncated copy whose
-            // first pages say it is up to date): removed, and made again as at its opening.
-            if case .failure(let error) = compared, Self.isDamage(error) {
-                removeDamagedIndexFiles(error)
-                index = currentIndex()
-                compared = index.map { opened in Result { () throws(CKError) in try compare(opened) } }
-            }
-        }
+        let compared = Result { () throws(CKError) in try withCurrentIndex { (index) throws(CKError) in try compare(index) } }
         if let damage = indexSlot.takeDamage() {
-            result.repaired.append("zone \(name): its index (index.sqlite) was damaged (\(damage)); removed it\(index == nil ? "" : " and made it again from the records and the log")")
+            let made = if case .success(nil) = compared { "" } else { " and made it again from the records and the log" }
+            result.repaired.append("zone \(name): its index (index.sqlite) was damaged (\(damage)); removed it\(made)")
         }
         switch compared {
-        case nil:
+        case .success(nil):
             result.warnings.append("zone \(name): its index (\(indexPath)) cannot be made now; the CLI reads the whole zone for queries until it can (see the line before)")
         case .failure(let error):
             result.warnings.append("zone \(name): cannot check its index (\(indexPath)): \(error.message); with no ckfs process using the store, remove the file and run `ckfs fsck` again")
-        case .success(let (differing, pairRows)):
+        case .success(let (differing, pairRows)?):
             if differing > 0 {
                 result.repaired.append("zone \(name): its index (index.sqlite) differed from the records in \(differing) records; made it again from the records and the log")
             } else if pairRows > 0 {

@@ -2,15 +2,21 @@ import Foundation
 import Testing
 @testable import CloudStore
 
-/// A newcomer's first hour, on this machine for real: README's first command in a clean
-/// clone with libfuse's packages removed first, then `scripts/install`, `man ckfs`, bash
-/// completion, `mount -t fuse.ckfs`, an fstab line through mount(8), and the example systemd
-/// unit's commands.
+/// A newcomer's first hour, on this machine for real: README's first command with libfuse's
+/// packages removed first, then `scripts/install`, `man ckfs`, bash completion,
+/// `mount -t fuse.ckfs`, an fstab line through mount(8), and the example systemd unit's
+/// commands.
+///
+/// README's first command runs in this checkout, not in a clone of it: in CI the checkout is a
+/// fresh clone whose build `.ci/run` has just made from nothing on this bare machine, and a
+/// second build from nothing, in a clone, would prove nothing that one does not and take as
+/// long again. `swift test` holds the build folder's lock while its tests run, and the command
+/// builds in that folder, so `.ci/run` starts this suite from the test binary itself.
 ///
 /// It removes and installs Debian packages and writes /sbin/mount.fuse.ckfs, so it runs only
 /// as root with CKFS_SYSTEM_TESTS=1, and alone: while fuse3 is gone every other mount and
-/// unmount fails. `.ci/run` runs it in a `swift test` of its own after all the others (CI
-/// runs as root on a machine of its own).
+/// unmount fails. `.ci/run` runs it after all the others (CI runs as root on a machine of its
+/// own).
 @Suite(.serialized) struct NewcomerTests {
     static let enabled = geteuid() == 0 && ProcessInfo.processInfo.environment["CKFS_SYSTEM_TESTS"] == "1"
     static let packageRoot = MountHelperTests.packageRoot
@@ -59,42 +65,44 @@ import Testing
           .timeLimit(.minutes(20)))
     func fromABareMachineToAnInstalledTool() throws {
         let work = MountFixture.base + "/newcomer-" + UUID().uuidString.prefix(8)
-        let clone = work + "/ckfs", home = work + "/home", prefix = work + "/prefix"
+        let checkout = Self.packageRoot, home = work + "/home", prefix = work + "/prefix"
+        let demoMount = checkout + "/Mount"
+        try #require(Self.isMounted(demoMount) == nil, "\(demoMount) is mounted: unmount it (`.build/debug/ckfs unmount`) and run this again")
+        let demoMountWasThere = FileManager.default.fileExists(atPath: demoMount)
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         let helperPath = "/sbin/mount.fuse.ckfs"
         let earlierHelper = FileManager.default.contents(atPath: helperPath)
         defer {
             for m in ["M", "fstab-M", "unit-M"] { _ = CLIFixture.exec(CLIFixture.binary, ["unmount", work + "/" + m]) }
-            _ = CLIFixture.exec(CLIFixture.binary, ["unmount", clone + "/Mount"])
+            _ = CLIFixture.exec(CLIFixture.binary, ["unmount", demoMount])
+            if !demoMountWasThere { try? FileManager.default.removeItem(atPath: demoMount) }
             // Whatever happened, the machine keeps what the other tests need.
-            Self.bash("scripts/bootstrap --test", in: Self.packageRoot)
+            Self.bash("scripts/bootstrap --test", in: checkout)
             if let earlierHelper { _ = FileManager.default.createFile(atPath: helperPath, contents: earlierHelper, attributes: [.posixPermissions: 0o755]) } else { try? FileManager.default.removeItem(atPath: helperPath) }
             try? FileManager.default.removeItem(atPath: work)
         }
-        let cloned = Self.bash("git clone -q '\(Self.packageRoot)' '\(clone)'", in: "/")
-        try #require(cloned.status == 0, "\(cloned.stderr)")
 
         // 1. A bare machine: no libfuse3 development files, no fusermount3.
         let removed = Self.bash("DEBIAN_FRONTEND=noninteractive apt-get remove -y -qq fuse3 libfuse3-dev >/dev/null; ! command -v fusermount3 && ! test -e /usr/include/fuse3/fuse_lowlevel.h", in: "/")
         try #require(removed.status == 0, "\(removed.stdout) \(removed.stderr)")
 
-        // 2. README's first command, as a newcomer types it, in the clone; HOME is new so the
+        // 2. README's first command, as a newcomer types it, in the checkout; HOME is new so the
         // demo store is new too.
         let first = try Self.readmeFirstCommand()
         #expect(first.hasPrefix("scripts/bootstrap && "), "README's first command does not start with the set-up: \(first)")
-        let ran = Self.bash("unset XDG_DATA_HOME CKFS_STORE; " + first, in: clone, environment: ["HOME": home])
+        let ran = Self.bash("unset XDG_DATA_HOME CKFS_STORE; " + first, in: checkout, environment: ["HOME": home])
         try #require(ran.status == 0, "README's first command failed: \(ran.stderr.suffix(3000))")
-        #expect(Self.isMounted(clone + "/Mount")?.hasPrefix("fuse.ckfs ") == true, "the demo is not mounted at Mount/")
+        #expect(Self.isMounted(demoMount)?.hasPrefix("fuse.ckfs ") == true, "the demo is not mounted at Mount/")
         #expect(ran.stdout.contains("iCloud.local.ckfs"), "ls -R Mount did not show the demo container: \(ran.stdout.prefix(2000))")
         #expect(ran.stdout.contains(".json"), "ls -R Mount showed no record files")
         #expect(FileManager.default.fileExists(atPath: home + "/.local/share/ckfs/ckfs-store.json"), "the demo store is not in ~/.local/share/ckfs")
-        #expect(Self.bash(".build/debug/ckfs unmount", in: clone).status == 0)
+        #expect(Self.bash(".build/debug/ckfs unmount", in: checkout).status == 0)
 
         // 3. The install step (a debug build here: the release build is the same code, linked
         // the same way, and takes minutes more), into a prefix of the test's own; mount(8)'s
         // helper into /sbin. After README's build it compiles only ckfs's and ckfs-server's
         // modules again (Package.swift, CKFS_STATIC_EXECUTABLES).
-        let installed = Self.bash("scripts/install", in: clone, environment: ["PREFIX": prefix, "CONFIGURATION": "debug"])
+        let installed = Self.bash("scripts/install", in: checkout, environment: ["PREFIX": prefix, "CONFIGURATION": "debug"])
         try #require(installed.status == 0, "\(installed.stderr.suffix(3000))")
         // Every other module is as README's build left it; the manual plugin builds its own tool.
         // Hummingbird's modules may compile again: SwiftPM 6.3 passes its package traits' defines
@@ -169,7 +177,7 @@ import Testing
         #expect(Self.bash("umount fstab-M", in: work).status == 0)
 
         // 5. The example systemd unit: its ExecStart keeps the mount in front until its ExecStop.
-        let unit = try String(contentsOfFile: clone + "/contrib/systemd/ckfs-mount.service", encoding: .utf8)
+        let unit = try String(contentsOfFile: checkout + "/contrib/systemd/ckfs-mount.service", encoding: .utf8)
         func value(_ key: String) throws -> String {
             let line = try #require(unit.split(separator: "\n").first { $0.hasPrefix(key + "=") }, "no \(key)= in the unit")
             return String(line.dropFirst(key.count + 1))

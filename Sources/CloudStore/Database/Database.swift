@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// One database of a container as one caller sees it: the public database, the caller's
 /// private database, or the zones of one other user's private database that are shared with
@@ -15,6 +16,10 @@ public final class Database: Sendable {
     /// The caller's user record name in this container; empty without an identity.
     public var userRecordName: String { identity?.userRecordName ?? "" }
     let directory: String
+    /// The default zone's storage, once asked for. That zone cannot be deleted, so the store
+    /// keeps the same storage for it while this object lives; most reads name it, and this
+    /// spares each of them making the zone's path and finding it in the store's table.
+    private let defaultZoneStorage = Mutex<ZoneStorage?>(nil)
 
     /// Owner name of the public database's zone.
     public static let publicOwnerName = "_defaultOwner"
@@ -66,7 +71,13 @@ public final class Database: Sendable {
     func zoneDirectory(_ name: String) -> String { StoreLayout.zoneDirectory(directory, zone: name) }
 
     func zoneStorage(_ name: String) -> ZoneStorage {
-        store.zoneStorage(directory: zoneDirectory(name), zoneID: zoneID(name))
+        guard name == ZoneID.defaultZoneName else { return store.zoneStorage(directory: zoneDirectory(name), zoneID: zoneID(name)) }
+        return defaultZoneStorage.withLock { kept in
+            if let kept { return kept }
+            let storage = store.zoneStorage(directory: zoneDirectory(name), zoneID: zoneID(name))
+            kept = storage
+            return storage
+        }
     }
 
     private func newZoneMeta(_ name: String, encryptionScope: ZoneEncryptionScope) -> ZoneMeta {

@@ -30,7 +30,13 @@ extension ZoneStorage {
     /// calls and the marker parse of ``record(named:)`` would only repeat that.
     func currentRecord(named name: String, underWriteLock: Bool = false,
                        beforeFileRead: () throws(CKError) -> Bool) throws(CKError) -> Record? {
-        let (pending, hit, seen, absent) = locked { (state.unapplied[name], state.cache.lookup(name), state.generation, state.knownNames.map { !$0.mayContain(name) } ?? false) }
+        // A hit, the common case, hashes the name once: the versions the files lack are
+        // looked at only when there are some, the names known only after a miss.
+        let (pending, hit, seen, absent) = locked { () -> (ZoneState.Pending?, Record?, UInt64, Bool) in
+            if !state.unapplied.isEmpty, let pending = state.unapplied[name] { return (pending, nil, state.generation, false) }
+            if let hit = state.cache.lookup(name) { return (nil, hit, state.generation, false) }
+            return (nil, nil, state.generation, state.knownNames.map { !$0.mayContain(name) } ?? false)
+        }
         if let pending { return pending.record }
         if let hit { return hit }
         if absent { return nil }

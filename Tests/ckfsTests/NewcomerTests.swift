@@ -67,6 +67,12 @@ import Testing
         let work = MountFixture.base + "/newcomer-" + UUID().uuidString.prefix(8)
         let checkout = Self.packageRoot, home = work + "/home", prefix = work + "/prefix"
         let demoMount = checkout + "/Mount"
+        // Under `swift test`, README's `swift build` would wait for ever for the lock it holds.
+        let parent = (try? String(contentsOfFile: "/proc/\(getppid())/comm", encoding: .utf8)) ?? ""
+        try #require(!parent.hasPrefix("swift-test"), """
+            started by swift test, whose lock on .build README's swift build would wait for: run the test binary, as .ci/run does \
+            (CKFS_SYSTEM_TESTS=1 "$(swift build --show-bin-path)/ckfsPackageTests.xctest" --testing-library swift-testing --filter NewcomerTests)
+            """)
         try #require(Self.isMounted(demoMount) == nil, "\(demoMount) is mounted: unmount it (`.build/debug/ckfs unmount`) and run this again")
         let demoMountWasThere = FileManager.default.fileExists(atPath: demoMount)
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)

@@ -38,7 +38,28 @@
 /// under our own names: linux/fuse.h and libfuse's headers define some of the same macros.
 struct CFuse3_in_header { uint32_t len, opcode; uint64_t unique, nodeid; uint32_t uid, gid, pid; uint16_t total_extlen, padding; };
 
-enum { CFuse3_READDIR = 28, CFuse3_READDIRPLUS = 44 };
+enum { CFuse3_SETATTR = 4, CFuse3_READDIR = 28, CFuse3_READDIRPLUS = 44 };
+
+/// The start of a SETATTR request's body (linux/fuse.h's fuse_setattr_in), and its flag that
+/// says `lock_owner` is set (a truncation: the caller's descriptor table).
+struct CFuse3_setattr_in_head { uint32_t valid, padding; uint64_t fh, size, lock_owner; };
+enum { CFuse3_FATTR_LOCKOWNER = 1 << 9 };
+
+/// The lock owner of the SETATTR this thread serves, which libfuse does not hand to the
+/// setattr callback; 0 when the request says none. Set before each request is processed.
+static __thread uint64_t CFuse3_setattr_owner;
+
+uint64_t CFuse3_loop_setattr_owner(void) { return CFuse3_setattr_owner; }
+
+/// Notes what `CFuse3_loop_setattr_owner` answers while the request in `mem` is served.
+static inline void CFuse3_note_request(const void *mem, size_t size) {
+    CFuse3_setattr_owner = 0;
+    if (size < sizeof(struct CFuse3_in_header) + sizeof(struct CFuse3_setattr_in_head)) return;
+    if (((const struct CFuse3_in_header *)mem)->opcode != CFuse3_SETATTR) return;
+    const struct CFuse3_setattr_in_head *in =
+        (const struct CFuse3_setattr_in_head *)((const char *)mem + sizeof(struct CFuse3_in_header));
+    if (in->valid & CFuse3_FATTR_LOCKOWNER) CFuse3_setattr_owner = in->lock_owner;
+}
 
 /// Whether a request hands the receiving on before it starts: a listing, which renders a
 /// whole folder's entries and can take milliseconds without waiting on anything. Everything
@@ -105,6 +126,7 @@ static inline int CFuse3_receive(struct CFuse3_loop *l, struct fuse_buf *buf, ui
             break;
         }
         if (CFuse3_heavy(buf->mem, (size_t)res)) return 1;
+        CFuse3_note_request(buf->mem, (size_t)res);
         fuse_session_process_buf(l->se, buf);
         if (__atomic_load_n(&l->receiver, __ATOMIC_ACQUIRE) != self) return 2;
         last = CFuse3_now_ns();
@@ -138,6 +160,7 @@ static void *CFuse3_thread(void *arg) {
         }
         if (got == 1) {
             CFuse3_loop_will_block(l);
+            CFuse3_note_request(buf.mem, buf.size);
             fuse_session_process_buf(l->se, &buf);
         }
     }

@@ -4,6 +4,8 @@
 #ifndef CFUSE3_LOOP_PUBLIC_H
 #define CFUSE3_LOOP_PUBLIC_H
 
+#include <stdint.h>
+
 struct fuse_session;
 struct CFuse3_loop;
 
@@ -21,5 +23,9 @@ void CFuse3_loop_destroy(struct CFuse3_loop *l);
 /// Called by a request about to wait (a save, a delete, a zone's first load): hands the
 /// receiving to another thread first, so other requests go on.
 void CFuse3_loop_will_block(struct CFuse3_loop *l);
+
+/// The lock owner (the caller's descriptor table) of the SETATTR request the calling thread
+/// serves, when it truncates; 0 otherwise. libfuse's setattr callback is not given it.
+uint64_t CFuse3_loop_setattr_owner(void);
 
 #endif

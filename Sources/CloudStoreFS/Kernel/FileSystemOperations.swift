@@ -85,6 +85,9 @@ public struct AttributeChanges: Sendable {
     public var uid: UInt32?
     public var gid: UInt32?
     public var size: Int64?
+    /// Who truncates: the caller's descriptor table as the kernel names it (its lock owner),
+    /// 0 when the kernel does not say.
+    public var sizeOwner: UInt64 = 0
     public var accessed: Int64?
     public var modified: Int64?
 
@@ -140,8 +143,12 @@ public protocol FileSystemOperations: AnyObject, Sendable {
     func read(handle: UInt64, count: Int, offset: Int64) throws(FSError) -> [UInt8]
     /// A read of a file the kernel opened without asking (fh 0); see ``FuseSession``.
     func read(inode: UInt64, count: Int, offset: Int64) throws(FSError) -> [UInt8]
-    func write(handle: UInt64, bytes: UnsafeRawBufferPointer, offset: Int64) throws(FSError) -> Int
-    func flush(handle: UInt64, caller: CallerContext) throws(FSError)
+    /// `owner` is the writer's descriptor table as the kernel names it (its lock owner), 0 when
+    /// the kernel does not say.
+    func write(handle: UInt64, bytes: UnsafeRawBufferPointer, offset: Int64, owner: UInt64) throws(FSError) -> Int
+    /// A `close` of a descriptor of the open file, by the descriptor table `owner` (the
+    /// kernel's lock owner; a forked child's copy of a descriptor is another owner's).
+    func flush(handle: UInt64, owner: UInt64, caller: CallerContext) throws(FSError)
     func fsync(handle: UInt64, caller: CallerContext) throws(FSError)
     func release(handle: UInt64)
     func unlink(parent: UInt64, name: String, caller: CallerContext) throws(FSError)

@@ -1,4 +1,5 @@
 import CFuse3
+import CFuse3Loop
 import CloudStore
 import Glibc
 
@@ -42,7 +43,10 @@ enum FuseOperationTable {
                 if toSet & FUSE_SET_ATTR_MODE != 0 { changes.permissions = UInt32(a.st_mode) & 0o7777 }
                 if toSet & FUSE_SET_ATTR_UID != 0 { changes.uid = a.st_uid }
                 if toSet & FUSE_SET_ATTR_GID != 0 { changes.gid = a.st_gid }
-                if toSet & FUSE_SET_ATTR_SIZE != 0 { changes.size = Int64(a.st_size) }
+                if toSet & FUSE_SET_ATTR_SIZE != 0 {
+                    changes.size = Int64(a.st_size)
+                    changes.sizeOwner = CFuse3_loop_setattr_owner()
+                }
                 let now = nowMilliseconds()
                 if toSet & FUSE_SET_ATTR_ATIME_NOW != 0 { changes.accessed = now } else if toSet & FUSE_SET_ATTR_ATIME != 0 { changes.accessed = milliseconds(a.st_atim) }
                 if toSet & FUSE_SET_ATTR_MTIME_NOW != 0 { changes.modified = now } else if toSet & FUSE_SET_ATTR_MTIME != 0 { changes.modified = milliseconds(a.st_mtim) }
@@ -110,7 +114,8 @@ enum FuseOperationTable {
         }
         ops.write = { req, _, buf, size, off, fi in
             reply(req) { (fs, _) throws(FSError) in
-                let n = try fs.write(handle: fi!.pointee.fh, bytes: UnsafeRawBufferPointer(start: buf, count: size), offset: Int64(off))
+                let n = try fs.write(handle: fi!.pointee.fh, bytes: UnsafeRawBufferPointer(start: buf, count: size), offset: Int64(off),
+                                     owner: fi!.pointee.lock_owner)
                 fuse_reply_write(req, n)
             }
         }
@@ -118,7 +123,7 @@ enum FuseOperationTable {
             // A file the kernel opened has nothing to flush; ENOSYS stops the flushes too.
             if session(req).kernelOpens { _ = fuse_reply_err(req, ENOSYS); return }
             reply(req) { (fs, caller) throws(FSError) in
-                try fs.flush(handle: fi!.pointee.fh, caller: caller)
+                try fs.flush(handle: fi!.pointee.fh, owner: fi!.pointee.lock_owner, caller: caller)
                 fuse_reply_err(req, 0)
             }
         }

@@ -17,7 +17,14 @@ import Foundation
 /// - A writer's open waits, for at most ``writerWait``, for the cached readers open at that
 ///   moment to close: its truncation and writes would change the size they read by.
 ///
-/// The lock is a leaf: nothing else is locked while it is held.
+/// - While cached readers are open, the kernel is told their version's size and modification
+///   time, whatever has been saved since (``shown(_:size:modified:tell:)``): its reads through
+///   the cache stop at the size it was last told, so a shorter newer version's size would cut
+///   their text off, and a new size or time makes it drop the pages they read. When the last
+///   of them closes, the kernel is made to ask again.
+///
+/// The lock is held only while the kernel's size of a file is decided together with what the
+/// view notes of it (``InodeHints``, whose lock is a leaf); nothing else is locked under it.
 final class ItemCacheTable: @unchecked Sendable {
     /// How an open reads; recorded in the handle so its release is counted back.
     enum Mode: Equatable, Sendable {
@@ -30,6 +37,13 @@ final class ItemCacheTable: @unchecked Sendable {
     private struct State {
         /// The version the kernel's pages may hold, if known.
         var pagesTag: String?
+        /// The size and modification time of version `pagesTag`, told the kernel while cached
+        /// readers read it.
+        var pagesSize: Int64 = 0
+        var pagesModified: Int64 = 0
+        /// The kernel was told those although another version was current: it asks again
+        /// once the cached readers are gone.
+        var heldBack = false
         var cachedReaders = 0
         var writers = 0
         var isIdle: Bool { pagesTag == nil && cachedReaders == 0 && writers == 0 }
@@ -52,18 +66,39 @@ final class ItemCacheTable: @unchecked Sendable {
     /// drop the kernel's pages (read again from the daemon), never keep stale ones.
     static let idleStatesKept = 65_536
 
-    /// How a reader of version `tag` opens `inode`. The caller sees to it that the kernel asks
-    /// for the file's size before it reads through the cache (its reads stop at that size).
-    func openReader(_ inode: UInt64, tag: String) -> Mode {
+    /// How a reader of version `tag`, `size` bytes long and modified at `modified`, opens
+    /// `inode`, and whether the kernel
+    /// must be made to ask for the file's size before its first read (reads through the cache
+    /// stop at the kernel's size). `kernelHas` answers from the sizes told, with the lock held
+    /// once the reader counts: no size of another version can be told in between.
+    func openReader(_ inode: UInt64, tag: String, size: Int64, modified: Int64, kernelHas: (Int64) -> Bool) -> (mode: Mode, askSize: Bool) {
         condition.withLock {
             var s = states[inode] ?? State()
-            guard s.writers == 0, s.cachedReaders == 0 || s.pagesTag == tag else { return .direct }
+            guard s.writers == 0, s.cachedReaders == 0 || s.pagesTag == tag else { return (.direct, !kernelHas(size)) }
             let keep = s.pagesTag == tag
             s.pagesTag = tag
+            s.pagesSize = size
+            s.pagesModified = modified
             s.cachedReaders += 1
             if states[inode] == nil, states.count >= Self.idleStatesKept { states = states.filter { !$0.value.isIdleButPages } }
             states[inode] = s
-            return .cached(keepPages: keep)
+            return (.cached(keepPages: keep), !kernelHas(size))
+        }
+    }
+
+    /// The size and modification time to tell the kernel of `inode`, whose current version has
+    /// `size` and `modified`: the cached readers' version's while any is open. `tell` notes the
+    /// size, with the lock held, so that no reader opens between the choice and the note.
+    func shown(_ inode: UInt64, size: Int64, modified: Int64, tell: (Int64) -> Void) -> (size: Int64, modified: Int64) {
+        condition.withLock {
+            var shown = (size: size, modified: modified)
+            if var s = states[inode], s.cachedReaders > 0, s.pagesSize != size || s.pagesModified != modified {
+                shown = (s.pagesSize, s.pagesModified)
+                s.heldBack = true
+                states[inode] = s
+            }
+            tell(shown.size)
+            return shown
         }
     }
 
@@ -87,17 +122,23 @@ final class ItemCacheTable: @unchecked Sendable {
         return .writer
     }
 
-    /// A handle opened in `mode` was released.
-    func close(_ inode: UInt64, _ mode: Mode) {
+    /// A handle opened in `mode` was released. True when the kernel must ask for the file's
+    /// attributes again: it was told those of the version the last cached readers read, not
+    /// the current one's (``shown(_:size:modified:tell:)``).
+    @discardableResult
+    func close(_ inode: UInt64, _ mode: Mode) -> Bool {
         condition.withLock {
-            guard var s = states[inode] else { return }
+            guard var s = states[inode] else { return false }
             switch mode {
             case .cached: s.cachedReaders -= 1
             case .writer: s.writers -= 1
-            case .direct: return
+            case .direct: return false
             }
+            let askAgain = s.cachedReaders == 0 && s.heldBack
+            if askAgain { s.heldBack = false }
             states[inode] = s.isIdle ? nil : s
             if s.cachedReaders == 0 { condition.broadcast() }
+            return askAgain
         }
     }
 

@@ -117,6 +117,9 @@ final class OpenFile: @unchecked Sendable {
     let caller: CallerContext
     var buffer: [UInt8]
     var dirty = false
+    /// The descriptor tables (the kernel's lock owners) that changed `buffer` since it was last
+    /// saved; 0 stands for a change whose owner the kernel does not say (a truncation).
+    var changedBy: Set<UInt64> = []
     /// The version of the item whose text `buffer` started as (a record's change tag).
     var baseTag: String?
     /// A record reader whose `buffer` is read at its first READ: the kernel's pages held its
@@ -139,6 +142,20 @@ final class OpenFile: @unchecked Sendable {
     }
 
     var writable: Bool { flags & O_ACCMODE != O_RDONLY }
+
+    /// Whether a close by `owner` is the close of a writer of the unsaved text, which saves it
+    /// and hears how the save went. A descriptor copied into a forked child (and closed when it
+    /// execs or exits) is another owner's: its close must not take the save, whose refusal
+    /// its process never reads, from the writer's own close. Handle lock held.
+    func closeSaves(owner: UInt64) -> Bool {
+        changedBy.isEmpty || changedBy.contains(0) || owner == 0 || changedBy.contains(owner)
+    }
+
+    /// The text changed, by the descriptor table `owner` (0: unknown). Handle lock held.
+    func changed(by owner: UInt64) {
+        dirty = true
+        changedBy.insert(owner)
+    }
 
     var itemTarget: ItemTarget? {
         if case .item(let t) = kind { return t }

@@ -35,10 +35,11 @@ extension StoreView {
                 hints.forgetSize(inode)
                 return OpenReply(handle: handles.add(h), keepCache: false, directIO: true)
             }
-            // Reads through the cache stop at the kernel's size of the file: when it may not be
-            // this version's, the kernel is made to ask for it before its first read.
-            if !hints.kernelHas(inode, size: Int64(bytes.count)) { notifier?.invalidateAttributesNow(inode) }
-            h.cacheMode = itemCache.openReader(inode, tag: tag)
+            let modified = switch target {
+            case .keyValue(let ref, _): keyValueModified(ref)
+            case .record(let t): (try? recordStat(t))??.modified ?? started
+            }
+            h.cacheMode = openReader(inode, tag: tag, size: bytes.count, modified: modified)
             return OpenReply(handle: handles.add(h), keepCache: h.cacheMode == .cached(keepPages: true),
                              directIO: h.cacheMode == .direct, noFlush: true)
         case .scratch(let id):
@@ -136,20 +137,19 @@ extension StoreView {
     /// asks for it after all (``loadText(of:_:)``): an open is then two lookups in memory.
     private func openRecordReader(_ t: RecordTarget, inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply {
         let cat = try catalog(t.database, t.zone)
+        // A kept text is taken with its stat: the handle then serves that version whatever the
+        // kernel asks, also after a save drops the kernel's pages in the middle of the reading.
         // A stat not kept means a text not kept either: read and keep it now, not twice.
-        var loaded: RenderedRecord? = nil
+        var loaded = renderCache.text(t.ref).0
         let stat: RecordStat
-        if let kept = renderCache.stat(t.ref) { stat = kept } else {
+        if let loaded { stat = loaded.stat } else if let kept = renderCache.stat(t.ref) { stat = kept } else {
             guard let r = try render(t, keep: true, catalog: cat) else { throw FSError(ENOENT) }
             (loaded, stat) = (r, r.stat)
         }
         guard stat.type == t.type else { throw FSError(ENOENT) }
         let h = OpenFile(kind: .item(.record(t)), inode: inode, flags: flags, caller: caller)
         h.baseTag = stat.tag
-        // Reads through the cache stop at the kernel's size of the file: when it may not be
-        // this version's, the kernel is made to ask for it before its first read.
-        if !hints.kernelHas(inode, size: Int64(stat.size)) { notifier?.invalidateAttributesNow(inode) }
-        h.cacheMode = itemCache.openReader(inode, tag: stat.tag)
+        h.cacheMode = openReader(inode, tag: stat.tag, size: stat.size, modified: stat.modified ?? started)
         if let loaded {
             h.buffer = loaded.bytes
         } else if h.cacheMode == .cached(keepPages: true) {
@@ -159,11 +159,14 @@ extension StoreView {
                 guard let r = try render(t, keep: true, catalog: cat) else { throw FSError(ENOENT) }
                 // A save taken in since the stat was read: the kernel's pages, dropped at
                 // this open, fill with this version, so they are said to be of it.
-                if r.tag != stat.tag { itemCache.close(inode, h.cacheMode); h.cacheMode = itemCache.openReader(inode, tag: r.tag) }
+                if r.tag != stat.tag {
+                    closeReader(inode, h.cacheMode)
+                    h.cacheMode = openReader(inode, tag: r.tag, size: r.bytes.count, modified: r.stat.modified ?? started)
+                }
                 h.buffer = r.bytes
                 h.baseTag = r.tag
             } catch {
-                itemCache.close(inode, h.cacheMode)
+                closeReader(inode, h.cacheMode)
                 throw error
             }
         }
@@ -171,10 +174,28 @@ extension StoreView {
                          directIO: h.cacheMode == .direct, noFlush: true)
     }
 
+    /// Counts a reader of version `tag` (`size` bytes, modified at `modified`) of `inode` in the
+    /// item cache. Reads through the cache stop at the kernel's size of the file: when it may
+    /// not be this version's, the kernel is made to ask for it before its first read.
+    func openReader(_ inode: UInt64, tag: String, size: Int, modified: Int64) -> ItemCacheTable.Mode {
+        let (mode, askSize) = itemCache.openReader(inode, tag: tag, size: Int64(size), modified: modified) { hints.kernelHas(inode, size: $0) }
+        if askSize { notifier?.invalidateAttributesNow(inode) }
+        return mode
+    }
+
+    /// Counts a handle of `inode` opened in `mode` out of the item cache; the kernel asks for
+    /// the attributes again when they were held at the last cached readers' version.
+    func closeReader(_ inode: UInt64, _ mode: ItemCacheTable.Mode) {
+        guard itemCache.close(inode, mode) else { return }
+        hints.forgetSize(inode)
+        notifier?.invalidateAttributesNow(inode)
+    }
+
     /// Reads the text of a record opened with the kernel's pages kept, which the kernel asks
-    /// for after all (it dropped pages under memory pressure). A version saved since the open
-    /// is read as a file rewritten in place is; a record deleted since is ESTALE, as a file
-    /// gone from a network file system is.
+    /// for after all: it dropped pages under memory pressure (while cached readers are open it
+    /// is told their version's size and time, so a save drops none). A version saved since the
+    /// open is read as a file rewritten in place is; a record deleted since is ESTALE, as a
+    /// file gone from a network file system is.
     private func loadText(of h: OpenFile, _ target: ItemTarget) throws(FSError) {
         guard let (text, _) = try current(target) else {
             throw FSError(ESTALE, "\(mountPath(target)) was deleted after it was opened")
@@ -224,7 +245,7 @@ extension StoreView {
         }
     }
 
-    public func write(handle: UInt64, bytes: UnsafeRawBufferPointer, offset: Int64) throws(FSError) -> Int {
+    public func write(handle: UInt64, bytes: UnsafeRawBufferPointer, offset: Int64, owner: UInt64 = 0) throws(FSError) -> Int {
         guard let h = handles.get(handle) else { throw FSError(EBADF) }
         guard h.writable else { throw FSError(EBADF) }
         let end = Int(offset) + bytes.count
@@ -246,7 +267,7 @@ extension StoreView {
             }
             h.lock.withLock {
                 Self.splice(&h.buffer, bytes, at: Int(offset), append: h.flags & O_APPEND != 0)
-                h.dirty = true
+                h.changed(by: owner)
             }
         default:
             throw FSError(EBADF)
@@ -262,7 +283,7 @@ extension StoreView {
         if overlap < bytes.count { buffer.append(contentsOf: bytes[overlap...]) }
     }
 
-    func truncate(_ key: NodeKey, inode: UInt64, to size: Int64, handle: UInt64?, caller: CallerContext) throws(FSError) {
+    func truncate(_ key: NodeKey, inode: UInt64, to size: Int64, handle: UInt64?, owner: UInt64 = 0, caller: CallerContext) throws(FSError) {
         switch key {
         case .scratch(let id):
             guard let s = scratch.file(id) else { throw FSError(ENOENT) }
@@ -274,11 +295,11 @@ extension StoreView {
             let target = ItemTarget(key)!
             guard size <= Int64(maxFileBytes(target)) else { throw FSError(EFBIG) }
             if let fh = handle, let h = handles.get(fh), h.itemTarget == target {
-                h.lock.withLock { Self.resize(&h.buffer, to: Int(size)); h.dirty = true }
+                h.lock.withLock { Self.resize(&h.buffer, to: Int(size)); h.changed(by: owner) }
                 return
             }
             if let pending = stateLock.withLock({ pendingNew[target] }) {
-                pending.lock.withLock { Self.resize(&pending.buffer, to: Int(size)); pending.dirty = true }
+                pending.lock.withLock { Self.resize(&pending.buffer, to: Int(size)); pending.changed(by: owner) }
                 return
             }
             // A truncate by path (no open file) is an edit of its own: save what is left.
@@ -301,20 +322,27 @@ extension StoreView {
 
     // MARK: Flush, fsync, release: where saves happen
 
-    public func flush(handle: UInt64, caller: CallerContext) throws(FSError) {
+    /// A close saves the text when the closing descriptor table is one that wrote it
+    /// (``OpenFile/closeSaves(owner:)``): the writer's own close then fails with the refusal.
+    public func flush(handle: UInt64, owner: UInt64 = 0, caller: CallerContext) throws(FSError) {
+        guard let h = handles.get(handle) else { return }
+        h.lock.lock()
+        defer { h.lock.unlock() }
+        guard h.closeSaves(owner: owner) else { return }
+        try commit(h)
+    }
+
+    /// `fsync` saves whoever asks: only a holder of a descriptor can.
+    public func fsync(handle: UInt64, caller: CallerContext) throws(FSError) {
         guard let h = handles.get(handle) else { return }
         h.lock.lock()
         defer { h.lock.unlock() }
         try commit(h)
     }
 
-    public func fsync(handle: UInt64, caller: CallerContext) throws(FSError) {
-        try flush(handle: handle, caller: caller)
-    }
-
     public func release(handle: UInt64) {
         guard let h = handles.remove(handle) else { return }
-        defer { if h.itemTarget != nil { itemCache.close(h.inode, h.cacheMode) } }
+        defer { if h.itemTarget != nil { closeReader(h.inode, h.cacheMode) } }
         // Flush normally saved already; this is the last resort (a writer that never flushed).
         h.lock.withLock {
             do { try commit(h, final: true) } catch {}
@@ -343,6 +371,7 @@ extension StoreView {
             return
         }
         h.dirty = false
+        h.changedBy = []
         defer { savedOver(h.inode) }
         do throws(FSError) {
             try save(h.buffer, as: target, caller: h.caller)

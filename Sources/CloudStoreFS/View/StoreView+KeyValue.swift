@@ -60,13 +60,17 @@ extension StoreView {
         return rendered
     }
 
+    /// When a key-value store's file last changed, as its entries' files show it.
+    func keyValueModified(_ ref: KeyValueRef) -> Int64 {
+        stateLock.withLock { keyValueSnapshots[ref]?.modified } ?? started
+    }
+
     func keyValueAttributes(_ ref: KeyValueRef, _ key: String, inode: UInt64) throws(FSError) -> NodeAttributes? {
         guard let (text, _) = try keyValueText(ref, key) else { return nil }
         let owner = users.uid(ofUserNamed: ref.user) ?? daemonUID
-        let modified = stateLock.withLock { keyValueSnapshots[ref]?.modified } ?? started
-        noteReportedSize(inode, Int64(text.count))
+        let (size, modified) = shownVersion(inode, size: Int64(text.count), modified: keyValueModified(ref))
         return NodeAttributes(inode: inode, kind: .file, permissions: 0o600, links: 1, uid: owner, gid: owner == daemonUID ? daemonGID : owner,
-                              size: Int64(text.count), modified: modified, changed: modified, accessed: modified)
+                              size: size, modified: modified, changed: modified, accessed: modified)
     }
 
     /// Checks a key a file name stands for: too long is ENAMETOOLONG, as for any long name.

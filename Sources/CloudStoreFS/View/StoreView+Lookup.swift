@@ -145,12 +145,10 @@ extension StoreView {
     }
 
     func attributes(of record: RecordStat, _ target: RecordTarget, inode: UInt64) -> NodeAttributes {
-        let size = Int64(record.size)
-        noteReportedSize(inode, size)
+        let (size, modified) = shownVersion(inode, size: Int64(record.size), modified: record.modified ?? started)
         let owner: UInt32 = target.database.scope == .public
             ? users.uid(ofCreator: record.creator, container: target.database.container)
             : owner(target.database)
-        let modified = record.modified ?? started
         // A type with write roles is writable by all as far as the kernel is concerned: the
         // roles are the engine's to check. Asked only for public records: opening the
         // container for every record was a fifth of a listing's time. A shared record is the
@@ -201,9 +199,11 @@ extension StoreView {
         }
     }
 
-    /// Notes the size the kernel is told of an item file (``InodeHints``).
-    func noteReportedSize(_ inode: UInt64, _ size: Int64) {
-        hints.told(inode, size: size)
+    /// The size and modification time the kernel is told of an item file whose current version
+    /// has `size` and `modified`, the size noted (``InodeHints``): while cached readers of an
+    /// older version are open, theirs (``ItemCacheTable/shown(_:size:modified:tell:)``).
+    func shownVersion(_ inode: UInt64, size: Int64, modified: Int64) -> (size: Int64, modified: Int64) {
+        itemCache.shown(inode, size: size, modified: modified) { hints.told(inode, size: $0) }
     }
 
     public func noteLookup(_ entry: DirectoryEntry) {
@@ -218,7 +218,7 @@ extension StoreView {
     public func setAttributes(of inode: UInt64, _ changes: AttributeChanges, handle: UInt64?, caller: CallerContext) throws(FSError) -> NodeAttributes {
         let key = try key(inode)
         if let size = changes.size {
-            try truncate(key, inode: inode, to: size, handle: handle, caller: caller)
+            try truncate(key, inode: inode, to: size, handle: handle, owner: changes.sizeOwner, caller: caller)
         }
         if case .scratch(let id) = key, let s = scratch.file(id) {
             s.lock.withLock {

@@ -15,9 +15,11 @@ public typealias NSPredicate = CloudStore.CloudKitPredicate
 public typealias NSCompoundPredicate = CloudStore.CloudKitCompoundPredicate
 public typealias NSSortDescriptor = CloudStore.CloudKitSortDescriptor
 
-// Linux Foundation's NSObject has no key-value coding, so `UserDefaults.setValue(_:forKey:)`,
-// which CloudKit code uses to remember that its zone or subscription exists, is missing there;
-// this stands in for it with `set(_:forKey:)`, as the two do the same on Apple's platforms.
+// Linux Foundation's NSObject has no key-value coding, so `UserDefaults.setValue(_:forKey:)`
+// and `value(forKey:)`, which CloudKit code uses to remember that its zone or subscription
+// exists, are missing there; these stand in for them with `set(_:forKey:)` and
+// `object(forKey:)`, as the pairs do the same on Apple's platforms.
 extension UserDefaults {
     public func setValue(_ value: Any?, forKey key: String) { set(value, forKey: key) }
+    public func value(forKey key: String) -> Any? { object(forKey: key) }
 }

@@ -411,3 +411,8 @@ extension Notification.Name {
 
 /// Apple's older name of ``CKContainer/ApplicationPermissionBlock``.
 public typealias CKApplicationPermissionBlock = CKContainer.ApplicationPermissionBlock
+/// Apple's Objective-C names of ``CKContainer/ApplicationPermissions``,
+/// ``CKContainer/ApplicationPermissionStatus`` and ``CKContainer/ApplicationPermissionBlock``.
+public typealias CKContainer_Application_Permissions = CKContainer.ApplicationPermissions
+public typealias CKContainer_Application_PermissionStatus = CKContainer.ApplicationPermissionStatus
+public typealias CKContainer_Application_PermissionBlock = CKContainer.ApplicationPermissionBlock

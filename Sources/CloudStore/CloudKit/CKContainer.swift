@@ -82,11 +82,33 @@ open class CKContainer: NSObject, @unchecked Sendable {
     public static func `default`() -> CKContainer { CKContainer(defaultStoreIdentifier: nil) }
 
     /// The container `identifier` of the store at ``Store/defaultPath``; an invalid
-    /// identifier makes every call fail with `badContainer`.
-    public convenience init(identifier: String) { self.init(defaultStoreIdentifier: identifier) }
+    /// identifier makes every call fail with `badContainer`. Required, as Apple's is usable as
+    /// `Self(identifier:)` in an extension.
+    public required convenience init(identifier: String) { self.init(defaultStoreIdentifier: identifier) }
 
     /// The engine's container.
     func engine() throws(CKError) -> Container { try opened.get() }
+
+    /// Two containers are equal when they are the same container of the same store, for the same
+    /// caller and environment: `CKContainer.default()` makes a new object at each call, and
+    /// code compares them (and their databases) to tell which one it holds.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CKContainer else { return false }
+        if other === self { return true }
+        return other.containerIdentifier == containerIdentifier && other.caller.userName == caller.userName
+            && other.caller.uid == caller.uid && other.environment == environment && other.storeRoot == storeRoot
+    }
+
+    open override var hash: Int {
+        var h = Hasher()
+        h.combine(containerIdentifier)
+        h.combine(caller.userName)
+        h.combine(storeRoot)
+        return h.finalize()
+    }
+
+    /// The folder of the store this container is in; nil when it could not be opened.
+    private var storeRoot: String? { (try? opened.get())?.store.layout.root }
 
     public var publicCloudDatabase: CKDatabase { CKDatabase(container: self, scope: .public) }
     public var privateCloudDatabase: CKDatabase { CKDatabase(container: self, scope: .private) }
@@ -212,6 +234,16 @@ open class CKDatabase: NSObject, @unchecked Sendable {
         case .shared: databaseScope = .shared
         }
     }
+
+    /// Two databases are equal when they are the same scope of equal containers: each access of
+    /// `privateCloudDatabase` makes a new object, and code asks "is this the shared database?"
+    /// with `==`.
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CKDatabase else { return false }
+        return other === self || (other.databaseScope == databaseScope && other.container.isEqual(container))
+    }
+
+    open override var hash: Int { container.hash &* 31 &+ databaseScope.rawValue }
 
     /// The engine's database (opened on each use: cheap, and it sees new zones). In the
     /// shared database, that of the zones' owner: see ``engine(zone:)``.

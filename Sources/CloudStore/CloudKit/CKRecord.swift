@@ -119,9 +119,10 @@ open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     static func converted<T: CKRecordValueProtocol>(_ value: (any CKRecordValueProtocol)?) -> T? {
         if let exact = value as? T { return exact }
         switch value {
-        case let n as Int: return T.self == Bool.self ? (n != 0) as? T : number(Int64(n), as: T.self) as? T
-        case let list as [Int] where T.self == [Bool].self: return list.map { $0 != 0 } as? T
-        case let n as Double: return Int64(exactly: n).flatMap { number($0, as: T.self) } as? T ?? (T.self == Float.self ? Float(exactly: n) as? T : nil)
+        case let n as NSNumber where ["f", "d"].contains(String(cString: n.objCType)):
+            return Int64(exactly: n.doubleValue).flatMap { number($0, as: T.self) } as? T ?? (T.self == Float.self ? Float(exactly: n.doubleValue) as? T : nil)
+        case let n as NSNumber: return T.self == Bool.self ? (n.int64Value != 0) as? T : number(n.int64Value, as: T.self) as? T
+        case let list as [NSNumber] where T.self == [Bool].self: return list.map { $0.int64Value != 0 } as? T
         default: return nil
         }
     }

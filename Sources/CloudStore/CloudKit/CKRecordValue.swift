@@ -112,12 +112,14 @@ public final class CKAsset: NSObject, CKRecordValueProtocol, @unchecked Sendable
 }
 
 extension FieldValue {
-    /// The natural Swift value of a field, as ``CKRecord``'s subscript returns it.
+    /// The value of a field as ``CKRecord``'s subscript returns it. Numbers are `NSNumber`s, as
+    /// Apple's are, so a number reads as any numeric type that holds it exactly and 0 and 1 as
+    /// `Bool` (`as? Int64`, `as? Bool`, `as? Double`), and lists of them likewise.
     func swiftValue(assetURL: (Asset) -> URL) -> any CKRecordValueProtocol {
         switch self {
         case .string(let s): return s
-        case .int64(let i): return Int(i)
-        case .double(let d): return d
+        case .int64(let i): return NSNumber(value: i)
+        case .double(let d): return NSNumber(value: d)
         case .bytes(let d): return d
         case .timestamp: return dateValue!
         case .location(let l): return l
@@ -127,8 +129,7 @@ extension FieldValue {
             let items = values.map { $0.swiftValue(assetURL: assetURL) }
             switch kind {
             case .string: return items.compactMap { $0 as? String }
-            case .int64: return items.compactMap { $0 as? Int }
-            case .double: return items.compactMap { $0 as? Double }
+            case .int64, .double: return items.compactMap { $0 as? NSNumber }
             case .bytes: return items.compactMap { $0 as? Data }
             case .timestamp: return items.compactMap { $0 as? Date }
             case .location: return items.compactMap { $0 as? Location }

@@ -57,11 +57,13 @@ public final class SharedDatabase: Sendable {
     }
 
     /// The zones shared with the caller that they accepted, by owner then name
-    /// (`includingShare`: as ``Database/zone(_:includingShare:)``).
+    /// (`includingShare`: as ``Database/zone(_:includingShare:)``). An owner is a participant of
+    /// their own shares, but their zones are in their private database, never here.
     public func zones(includingShare: Bool = false) throws(CKError) -> [RecordZone] {
         var zones: [RecordZone] = []
         var seen: Set<ZoneID> = []
-        for found in try container.shares(environment: environment) where found.info.grant(for: userRecordName) != nil {
+        for found in try container.shares(environment: environment)
+        where found.ownerName != userRecordName && found.info.grant(for: userRecordName) != nil {
             guard seen.insert(found.zoneID).inserted else { continue }
             // Its grant was just read from the share itself.
             let db = try database(owner: found.ownerName)

@@ -1,0 +1,118 @@
+import CloudKit
+import Testing
+
+/// Habits of real CloudKit app code that ckfs must meet unchanged: numbers read back as
+/// `NSNumber`s do, databases compared with `==`, the owner's shared database listed beside
+/// the private one, and the names such code uses (`Self(identifier:)`, the Objective-C
+/// typealiases, `UserDefaults.value(forKey:)`).
+@Suite struct AppCodeHabitsTests {
+    /// A Codable-style coder stores a Bool and reads it `as? Int64`, and code reads a count
+    /// `as? Int64` or `as? Double`: before the save, on the saved record and after a fetch.
+    @Test func numbersReadAsNSNumbersDo() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let record = CKRecord(recordType: "Settings", recordID: CKRecord.ID(recordName: "numbers-\(UUID().uuidString)"))
+        record["flag"] = true
+        record["off"] = false
+        record["count"] = 5
+        record["ratio"] = 2.5
+        record["list"] = [1, 2]
+        record["bits"] = [true, false]
+        func check(_ r: CKRecord, _ when: String) {
+            #expect(r["flag"] as? Bool == true && r["flag"] as? Int64 == 1 && r["flag"] as? Int == 1, "\(when): flag")
+            #expect(r["off"] as? Bool == false && r["off"] as? Int64 == 0, "\(when): off")
+            #expect(r["count"] as? Int64 == 5 && r["count"] as? Double == 5 && r["count"] as? Int == 5 && r["count"] as? Bool == nil, "\(when): count")
+            #expect(r["ratio"] as? Double == 2.5 && r["ratio"] as? Float == 2.5 && r["ratio"] as? Int == nil, "\(when): ratio")
+            #expect(r["list"] as? [Int64] == [1, 2] && r["list"] as? [Int] == [1, 2] && r["list"] as? [Double] == [1, 2], "\(when): list")
+            #expect(r["bits"] as? [Bool] == [true, false], "\(when): bits")
+            #expect((r["count"] as? NSNumber)?.int64Value == 5 && r.object(forKey: "flag") as? Int64 == 1, "\(when): NSNumber")
+            let flag: Bool? = r["flag"]
+            let count: Int64? = r["count"]
+            #expect(flag == true && count == 5, "\(when): the generic subscript")
+        }
+        check(record, "before the save")
+        let saved = try await db.save(record)
+        check(saved, "the saved record")
+        check(try await db.record(for: record.recordID), "a fetch")
+    }
+
+    /// Each access of a database makes an object; code asks which one it holds with `==`.
+    @Test func databasesAndContainersCompareByWhatTheyAre() throws {
+        let path = TemporaryStores.path("ckfs-equal-")
+        let container = try CKContainer(store: Store.create(at: path), user: "mei")
+        let again = try CKContainer(store: Store.open(at: path), user: "mei")
+        #expect(again == container && again.privateCloudDatabase == container.privateCloudDatabase)
+        #expect(container.privateCloudDatabase == container.privateCloudDatabase)
+        #expect(container.sharedCloudDatabase == container.sharedCloudDatabase)
+        #expect(container.publicCloudDatabase == container.database(with: .public))
+        #expect(container.privateCloudDatabase != container.sharedCloudDatabase)
+        let all: Set<CKDatabase> = [container.privateCloudDatabase, container.sharedCloudDatabase, container.publicCloudDatabase,
+                                    container.privateCloudDatabase]
+        #expect(all.count == 3)
+        let db: CKDatabase = container.sharedCloudDatabase
+        let which = db == container.sharedCloudDatabase ? "shared" : db == container.privateCloudDatabase ? "private" : "public"
+        #expect(which == "shared")
+        // Another user's private database is another database.
+        let other = try CKContainer(store: Store.open(at: path), user: "someone-else")
+        #expect(other.privateCloudDatabase != container.privateCloudDatabase && other != container)
+    }
+
+    /// Apple's sharing samples list the private and shared zones together: the owner's own
+    /// shared database holds none of the zones they share (those are in the private one).
+    @Test func theOwnersSharedDatabaseListsWhatOthersShareOnly() async throws {
+        let path = TemporaryStores.path("ckfs-owner-shared-")
+        let store = try Store.create(at: path)
+        for name in ["olivia", "wes"] { try store.container().addUser(name, emails: ["\(name)@example.com"]) }
+        let olivia = try CKContainer(store: store, user: "olivia")
+        let wes = try CKContainer(store: Store.open(at: path), user: "wes")
+        let zone = CKRecordZone(zoneName: "Lists")
+        _ = try await olivia.privateCloudDatabase.save(zone)
+        let list = CKRecord(recordType: "List", recordID: CKRecord.ID(recordName: "groceries", zoneID: zone.zoneID))
+        let share = CKShare(rootRecord: list)
+        let participant = try await olivia.shareParticipant(forEmailAddress: "wes@example.com")
+        participant.permission = .readWrite
+        share.addParticipant(participant)
+        let (saved, _) = try await olivia.privateCloudDatabase.modifyRecords(saving: [list, share], deleting: [])
+        let url = try #require((try saved[share.recordID]?.get() as? CKShare)?.url)
+        _ = try await wes.accept(try await wes.shareMetadata(for: url))
+
+        #expect(try await olivia.sharedCloudDatabase.allRecordZones().isEmpty)
+        let everyZone = try await olivia.privateCloudDatabase.allRecordZones() + olivia.sharedCloudDatabase.allRecordZones()
+        #expect(everyZone.map(\.zoneID.zoneName).sorted() == ["Lists", "_defaultZone"])
+        let changes = try await olivia.sharedCloudDatabase.databaseChanges(since: nil)
+        #expect(changes.modifications.isEmpty && changes.deletions.isEmpty)
+        let all = CKFetchRecordZonesOperation.fetchAllRecordZonesOperation()
+        let found = Locked<Result<Void, Error>?>(nil)
+        all.fetchRecordZonesResultBlock = { r in found.withLock { $0 = r } }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            all.completionBlock = { done.resume() }
+            olivia.sharedCloudDatabase.add(all)
+        }
+        #expect(throws: Never.self) { try found.withLock { $0 }?.get() }
+        // The participant's shared database lists the owner's zone.
+        #expect(try await wes.sharedCloudDatabase.allRecordZones().map(\.zoneID.zoneName) == ["Lists"])
+    }
+
+    /// Names app code uses that Apple's module declares.
+    @Test func namesAppsUse() throws {
+        let app: CKContainer = AppContainer.app()
+        #expect(app.containerIdentifier == "iCloud.example.app")
+        let permissions: CKContainer_Application_Permissions = .userDiscoverability
+        let status: CKContainer_Application_PermissionStatus = .granted
+        let block: CKContainer_Application_PermissionBlock = { _, _ in }
+        block(status, nil)
+        #expect(permissions == CKContainer.ApplicationPermissions.userDiscoverability)
+        let defaults = try #require(UserDefaults(suiteName: "ckfs-app-code-\(UUID().uuidString)"))
+        defaults.setValue(true, forKey: "zoneCreated")
+        #expect(defaults.value(forKey: "zoneCreated") as? Bool == true)
+        #expect(defaults.value(forKey: "nothing") == nil)
+    }
+}
+
+/// As apps write it: a container made in an extension with `Self(identifier:)`.
+private enum AppContainer {
+    static func app() -> CKContainer { CKContainer.named("iCloud.example.app") }
+}
+
+extension CKContainer {
+    fileprivate static func named(_ identifier: String) -> Self { Self(identifier: identifier) }
+}

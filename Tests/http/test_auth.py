@@ -58,9 +58,13 @@ def test_tokens():
     assert r["serverErrorCode"] == "ACCESS_DENIED", r
     # users/current and users/caller name the signed-in user.
     me = ok(call("GET", "public", "users/current"))
-    caller = ok(call("GET", "public", "users/caller"))["users"][0]
+    answer = ok(call("GET", "public", "users/caller"))
+    caller = answer["users"][0]
     assert me["userRecordName"] == caller["userRecordName"] == mine["created"]["userRecordName"], (me, caller)
     assert caller["nameComponents"]["givenName"] == "alice", caller
+    # CloudKit JS (fetchCurrentUserIdentity, setUpAuth) reads the identity at the top level.
+    for key in ("userRecordName", "nameComponents", "lookupInfo"):
+        assert answer[key] == caller[key], (key, answer)
     bob = ok(call("GET", "public", "users/current", web=WEB_TOKEN_BOB))
     assert bob["userRecordName"] != me["userRecordName"] and bob["userRecordName"].startswith("_"), bob
     # A restricted account's token stops working, for reads too.

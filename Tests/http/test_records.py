@@ -350,10 +350,10 @@ def test_query_sort_by_distance():
         ops.append(op("create", {"recordType": "City", "recordName": f"c{i:02d}", "fields": fields}))
     ok(post("private", "records/modify", {"operations": ops}))
 
-    def walk(ascending, limit, extra=None):
+    def walk(ascending, limit, extra=None, point=here):
         got, marker, pages = [], None, 0
         while True:
-            body = {"query": {"recordType": "City", "sortBy": [{"fieldName": "at", "relativeLocation": here, "ascending": ascending}]},
+            body = {"query": {"recordType": "City", "sortBy": [{"fieldName": "at", "relativeLocation": point, "ascending": ascending}]},
                     "resultsLimit": limit}
             if marker:
                 body["continuationMarker"] = marker
@@ -370,6 +370,9 @@ def test_query_sort_by_distance():
     unplaced = sorted(n for n in (f"c{i:02d}" for i in range(40)) if n not in places)
     assert walk(True, 200) == nearest + unplaced
     assert walk(False, 200) == nearest[::-1] + unplaced
+    # The point as Apple's reference writes it, a LOCATION field dictionary, with or without its type.
+    assert walk(True, 200, point={"value": here, "type": "LOCATION"}) == nearest + unplaced
+    assert walk(True, 200, point={"value": here}) == nearest + unplaced
     # Paged 6 at a time, with a record nearer than any page yet given saved after page two:
     # it comes neither twice nor in place of another (it sorts before the cursor, so it is not
     # given at all).
@@ -384,6 +387,9 @@ def test_query_sort_by_distance():
          400, "BAD_REQUEST")
     fail(post("private", "records/query", {"query": {"recordType": "City", "sortBy": [{"fieldName": "at", "relativeLocation": "Paris"}]}}),
          400, "BAD_REQUEST")
+    wrong = fail(post("private", "records/query", {"query": {"recordType": "City", "sortBy": [
+        {"fieldName": "at", "relativeLocation": {"value": here, "type": "STRING"}}]}}), 400, "BAD_REQUEST", "a STRING point")
+    assert "LOCATION" in wrong["reason"], wrong
 
 
 def test_zone_wide_query():
@@ -473,6 +479,50 @@ def test_encrypted_fields():
     pub = ok(post("public", "records/modify", {"operations": [op("create", {
         "recordType": "Contact", "recordName": "pub", "fields": {"phone": phone}})]}))["records"][0]
     assert pub["serverErrorCode"] == "BAD_REQUEST" and "public database" in pub["reason"], pub
+
+
+def test_untyped_fields():
+    """Field values without "type", as MistKit (which never sends it) and CloudKit JS send them:
+    typed from the schema where the record type has the field, else from the value's shape; a
+    value that contradicts the schema is refused, naming the field and the type."""
+    typed = {"where": {"value": {"latitude": 48.85, "longitude": 2.35}, "type": "LOCATION"},
+             "ref": {"value": {"recordName": "p0", "action": "NONE"}, "type": "REFERENCE"},
+             "blob": {"value": "AQID", "type": "BYTES"},
+             "when": {"value": 1700000000000, "type": "TIMESTAMP"},
+             "ratio": {"value": 1.5, "type": "DOUBLE"},
+             "places": {"value": [{"latitude": 1.0, "longitude": 2.0}], "type": "LOCATION_LIST"}}
+    create("p1", typed, record_type="Place")
+    untyped = {"where": {"value": {"latitude": 40.7, "longitude": -74.0}},
+               "ref": {"value": {"recordName": "p1", "action": "NONE"}},
+               "blob": {"value": "BAUG"},
+               "when": {"value": 1700000000000.5},
+               "ratio": {"value": 3},
+               "places": {"value": [{"latitude": 3.0, "longitude": 4.0}]}}
+    r = create("p2", untyped, record_type="Place")
+    got = {k: v["type"] for k, v in r["fields"].items()}
+    assert got == {"where": "LOCATION", "ref": "REFERENCE", "blob": "BYTES", "when": "TIMESTAMP", "ratio": "DOUBLE",
+                   "places": "LOCATION_LIST"}, r
+    assert r["fields"]["blob"]["value"] == "BAUG" and r["fields"]["ratio"]["value"] == 3, r
+    assert r["fields"]["where"]["value"]["latitude"] == 40.7 and r["fields"]["ref"]["value"]["recordName"] == "p1", r
+    # A type the schema does not have yet: the value's shape says.
+    r = create("s1", {"at": {"value": {"latitude": 1.5, "longitude": 2.5, "horizontalAccuracy": 5}},
+                      "to": {"value": {"recordName": "p1"}},
+                      "stops": {"value": [{"latitude": 1, "longitude": 2}, {"latitude": 3, "longitude": 4}]},
+                      "links": {"value": [{"recordName": "p1"}, {"recordName": "p2", "action": "NONE"}]}},
+               record_type="Spot")
+    got = {k: v["type"] for k, v in r["fields"].items()}
+    assert got == {"at": "LOCATION", "to": "REFERENCE", "stops": "LOCATION_LIST", "links": "REFERENCE_LIST"}, r
+    # What contradicts the schema, or has no shape of its own, is refused with what to send.
+    bad = ok(post("private", "records/modify", {"operations": [op("create", {
+        "recordType": "Place", "recordName": "p3", "fields": {"where": {"value": "Paris"}}})]}))["records"][0]
+    assert bad["serverErrorCode"] == "BAD_REQUEST" and "where" in bad["reason"] and "LOCATION" in bad["reason"], bad
+    bad = ok(post("private", "records/modify", {"operations": [op("create", {
+        "recordType": "Spot", "recordName": "s2", "fields": {"odd": {"value": {"colour": "red"}}}})]}))["records"][0]
+    assert bad["serverErrorCode"] == "BAD_REQUEST" and "odd" in bad["reason"] and "location" in bad["reason"], bad
+    # The CLI takes the same shorthand.
+    out = json.loads(ckfs("record", "save", input=json.dumps({"recordType": "Spot", "recordName": "s3", "fields": {
+        "at": {"latitude": 5, "longitude": 6}, "to": {"recordName": "p1"}}})))
+    assert out["fields"]["at"]["type"] == "LOCATION" and out["fields"]["to"]["type"] == "REFERENCE", out
 
 
 if __name__ == "__main__":

@@ -348,12 +348,20 @@ public enum RecordCoding {
         return (try infer(raw, key: key), true)
     }
 
-    /// The untyped shorthand: a string, an integer, a double, or a list of one of these.
+    /// The untyped shorthand, typed by its shape as CloudKit's server types a value sent
+    /// without `type`: a string, an integer, a double, a location dictionary (with `latitude`
+    /// and `longitude`), a reference dictionary (with `recordName`), or a non-empty list of one
+    /// of these. A string stays a STRING: bytes and dates given as text need their type.
     static func infer(_ value: JSONValue, key: String) throws(CKError) -> FieldValue {
         switch value {
         case .string(let s): return .string(s)
         case .int(let i): return .int64(i)
         case .double(let d): return .double(d)
+        case .object:
+            guard let kind = dictionaryKind(value) else {
+                throw .invalid("field \"\(key)\": an object without a \"type\" must be a location ({\"latitude\": …, \"longitude\": …}) or a reference ({\"recordName\": …}); write {\"type\": \"…\", \"value\": …} with one of \(FieldType.allNames.joined(separator: ", "))")
+            }
+            return try decodeScalar(value, kind: kind, key: key)
         case .array(let elements):
             if elements.allSatisfy({ $0.stringValue != nil }), !elements.isEmpty {
                 return .list(.string, elements.map { .string($0.stringValue!) })
@@ -364,10 +372,21 @@ public enum RecordCoding {
             if elements.allSatisfy({ $0.doubleValue != nil && $0.boolValue == nil }), !elements.isEmpty {
                 return .list(.double, elements.map { .double($0.doubleValue!) })
             }
-            throw .invalid("field \"\(key)\": a list without a \"type\" must be a non-empty list of strings or of numbers; write {\"type\": \"…_LIST\", \"value\": [...]}")
+            if let kind = elements.first.flatMap(dictionaryKind), elements.allSatisfy({ dictionaryKind($0) == kind }) {
+                return try decodeValue(value, as: FieldType(kind, list: true), key: key)
+            }
+            throw .invalid("field \"\(key)\": a list without a \"type\" must be a non-empty list of strings, numbers, locations or references, all of one kind; write {\"type\": \"…_LIST\", \"value\": [...]}")
         default:
             throw .invalid("field \"\(key)\": \(value.kindName) needs an explicit type; write {\"type\": \"STRING\", \"value\": …} with one of \(FieldType.allNames.joined(separator: ", "))")
         }
+    }
+
+    /// The kind a dictionary sent without `type` stands for: a location or a reference.
+    private static func dictionaryKind(_ value: JSONValue) -> FieldType.Kind? {
+        guard case .object(let o) = value else { return nil }
+        if o["latitude"] != nil && o["longitude"] != nil { return .location }
+        if o["recordName"] != nil { return .reference }
+        return nil
     }
 
     /// A field's value of type `type`; `fraction` is the field dictionary's `fraction`, for a

@@ -32,10 +32,19 @@ enum WebQueryCoding {
             let key = try fieldKey(sort, at: "sortBy[\(i)]")
             let ascending = sort["ascending"]?.boolValue ?? true
             if let raw = sort["relativeLocation"] {
-                // A location dictionary, as a LOCATION field's value is written.
+                // A LOCATION field dictionary, as Apple's reference gives it ({"value": {...},
+                // "type": "LOCATION"}), or the bare location dictionary inside one.
                 let place = "sortBy[\(i)].relativeLocation"
-                guard case .object = raw, case .location(let point) = try RecordCoding.decodeValue(raw, as: FieldType(.location), key: place) else {
-                    throw CKError(.invalidArguments, "\(place) must be a location dictionary such as {\"latitude\": 48.85, \"longitude\": 2.35}")
+                let shape = "a LOCATION field dictionary such as {\"value\": {\"latitude\": 48.85, \"longitude\": 2.35}, \"type\": \"LOCATION\"}, or its value alone"
+                var point = raw
+                if case .object(let field) = raw, let value = field["value"] {
+                    if let type = field["type"], type.stringValue != "LOCATION" {
+                        throw CKError(.invalidArguments, "\(place) has type \(type.stringValue.map { "\"\($0)\"" } ?? type.kindName); it must be \(shape)")
+                    }
+                    point = value
+                }
+                guard case .object = point, case .location(let point) = try RecordCoding.decodeValue(point, as: FieldType(.location), key: place) else {
+                    throw CKError(.invalidArguments, "\(place) must be \(shape)")
                 }
                 sorts.append(QuerySortDescriptor(key: key, relativeLocation: point, ascending: ascending))
             } else {

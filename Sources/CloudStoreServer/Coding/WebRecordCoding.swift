@@ -105,18 +105,32 @@ enum WebRecordCoding {
         let recordZone = try members["zoneID"].map { (z) throws(CKError) in try zoneID(z, in: db) } ?? zone
         members["zoneID"] = .object(["zoneName": .string(recordZone.zoneName), "ownerName": .string(recordZone.ownerName)])
         if case .object(let fields)? = members["fields"] {
+            let known = schemaTypes(of: members["recordType"]?.stringValue, untyped: fields, db: db)
             var normalized: [String: JSONValue] = [:]
-            for (key, field) in fields { normalized[key] = try normalizedField(field, stagedFile: stagedFile) }
+            for (key, field) in fields { normalized[key] = try normalizedField(field, schemaType: known[key], stagedFile: stagedFile) }
             members["fields"] = .object(normalized)
         }
         return try RecordCoding.decode(.object(members), mode: .input, zoneID: recordZone)
     }
 
-    /// `ASSET` (sent by some clients) is `ASSETID`; an untyped value with a receipt or a
-    /// checksum is an asset (Apple's own example sends no type); receipts become staged files.
-    private static func normalizedField(_ field: JSONValue, stagedFile: (String) throws(CKError) -> String) throws(CKError) -> JSONValue {
+    /// The schema's types of the fields of `recordType` sent without a `type` (a field has one
+    /// type, so the server infers it as CloudKit's does); read again when the copy in memory
+    /// lacks one of them (another process may have added it).
+    private static func schemaTypes(of recordType: String?, untyped fields: [String: JSONValue], db: Database) -> [String: FieldType] {
+        let keys = fields.compactMap { key, field in field["type"] == nil && field["value"] != nil ? key : nil }
+        guard let recordType, !keys.isEmpty else { return [:] }
+        return ((try? db.container.schema.fields(of: recordType, environment: db.environment, including: keys)) ?? nil) ?? [:]
+    }
+
+    /// A field without `type` takes its type from the schema when the record type has the field
+    /// (MistKit never sends `type`; CloudKit JS leaves it out when the caller does), else from
+    /// its value's shape (``RecordCoding/infer(_:key:)``). `ASSET` (sent by some clients) is
+    /// `ASSETID`; an untyped value with a receipt or a checksum is an asset (Apple's own example
+    /// sends no type); receipts become staged files.
+    private static func normalizedField(_ field: JSONValue, schemaType: FieldType?, stagedFile: (String) throws(CKError) -> String) throws(CKError) -> JSONValue {
         guard case .object(var f) = field, let value = f["value"] else { return field }
         var type = f["type"]?.stringValue
+        if type == nil, let schemaType { type = schemaType.plainName }
         if type == nil, value["receipt"] != nil || value["fileChecksum"] != nil { type = "ASSETID" }
         if type == nil, let first = value.arrayValue?.first, first["receipt"] != nil || first["fileChecksum"] != nil { type = "ASSETID_LIST" }
         if type == "ASSET" { type = "ASSETID" }

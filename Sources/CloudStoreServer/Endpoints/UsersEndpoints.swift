@@ -9,16 +9,20 @@ enum UsersEndpoints {
         return .object(["userRecordName": .string(identity.userRecordName), "firstName": .null, "lastName": .null])
     }
 
-    /// The caller's user identity: record name, lookup info, and the identity's name as the given name.
+    /// The caller's user identity: record name, lookup info, and the identity's name as the given
+    /// name. Apple's reference gives it as `users`, an array of one identity; Apple's CloudKit JS
+    /// (`fetchCurrentUserIdentity`, and the sign-in check of `setUpAuth`) reads the identity's keys
+    /// at the top level of the answer. Both readings get it.
     static func caller(_ call: WebCall) throws(CKError) -> JSONValue {
         let identity = try signedIn(call)
         var lookup: [String: JSONValue] = ["userRecordName": .string(identity.userRecordName)]
         if let email = identity.emails.first { lookup["emailAddress"] = .string(email) }
-        return .object(["users": .array([.object([
+        let fields: [String: JSONValue] = [
             "userRecordName": .string(identity.userRecordName),
             "lookupInfo": .object(lookup),
             "nameComponents": .object(["givenName": .string(identity.name)]),
-        ])])])
+        ]
+        return .object(fields.merging(["users": .array([.object(fields)])]) { old, _ in old })
     }
 
     /// `GET users/discover`: the discoverable users among the caller's contacts, as identities.

@@ -11,4 +11,5 @@ import Testing
     @Test func subscriptions() throws { try run("test_subscriptions") }
     @Test func longPollWokenByTheMount() throws { try run("test_long_poll_woken_by_the_mount", mounted: true) }
     @Test func zoneNotifications() throws { try run("test_zone_notifications") }
+    @Test func createdTokenIsPolledAtOnce() throws { try run("test_created_token_is_polled_at_once") }
 }

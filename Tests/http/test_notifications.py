@@ -98,9 +98,11 @@ def register():
     created = ok(post(None, "tokens/create", {"apnsEnvironment": "development"}, web=None))
     assert created["apnsEnvironment"] == "development" and len(created["apnsToken"]) == 64, created
     assert created["webcourierURL"].startswith(URL + "/webcourier/"), created
-    # Before registration the URL delivers nothing.
+    # Made without a user (an API token alone), it is not registered: a poll waits out its
+    # time (3 s in these tests) and delivers nothing.
+    start = time.monotonic()
     r = requests.get(created["webcourierURL"], timeout=10)
-    assert r.status_code == 404 and r.json()["serverErrorCode"] == "NOT_FOUND", r.text
+    assert r.status_code == 204 and time.monotonic() - start > 2.5, (r.status_code, r.text)
     fail(post(None, "tokens/register", {"apnsEnvironment": "development", "apnsToken": created["apnsToken"]}, web=None),
          421, "AUTHENTICATION_REQUIRED", "register without a user")
     ok(post(None, "tokens/register", {"apnsEnvironment": "development", "apnsToken": created["apnsToken"]}))
@@ -170,6 +172,37 @@ def test_zone_notifications():
     # An unknown courier URL is NOT_FOUND.
     r = requests.get(url[:-4] + "0000", timeout=10)
     assert r.status_code == 404, r.text
+
+
+def test_created_token_is_polled_at_once():
+    """CloudKit JS's registerForNotifications: a signed-in tokens/create, then at once a long poll
+    of its URL, never tokens/register. The poll is delivered to; an unknown token's poll, in a
+    loop as tight as CloudKit JS makes it, costs about one request a second and gets no JSON
+    (which CloudKit JS would hand to the app as a notification)."""
+    ok(post("private", "zones/modify", {"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "Work"}}}]}))
+    ok(post("private", "subscriptions/modify", {"operations": [{"operationType": "create", "subscription": {
+        "subscriptionID": "work", "subscriptionType": "zone", "zoneID": {"zoneName": "Work"},
+        "notificationInfo": {"shouldSendContentAvailable": True}}}]}))
+    created = ok(post(None, "tokens/create", {"apnsEnvironment": "development"}))
+    poll = Poll(created["webcourierURL"])
+    poll.start()
+    time.sleep(0.3)
+    ckfs("record", "save", "--zone", "Work", input=json.dumps({"recordType": "Note", "recordName": "n", "fields": {"t": "x"}}))
+    poll.join(20)
+    assert poll.status == 200 and poll.body["ck"]["fet"]["sid"] == "work", (poll.status, poll.body)
+
+    unknown = created["webcourierURL"][:-8] + "00000000"
+    start, polls = time.monotonic(), 0
+    while time.monotonic() - start < 3:
+        r = requests.get(unknown, timeout=10)
+        polls += 1
+        assert r.status_code == 404 and "tokens/create" in r.text, (r.status_code, r.text)
+        try:
+            r.json()
+            assert False, "an unknown token's poll answered JSON: " + r.text
+        except ValueError:
+            pass
+    assert polls <= 4, polls
 
 
 if __name__ == "__main__":

@@ -197,6 +197,12 @@ extension Container {
         }
     }
 
+    /// Whether `token` was made by ``createPushToken(apnsEnvironment:environment:)`` and not
+    /// dropped since, registered or not.
+    public func isPushToken(_ token: String) throws(CKError) -> Bool {
+        try fresh().web.pushTokens.contains { $0.token == token }
+    }
+
     /// Where a registered push token delivers from; nil when the token is unknown or not registered.
     public func pushRegistration(_ token: String) throws(CKError) -> PushRegistration? {
         guard let t = try fresh().web.pushTokens.first(where: { $0.token == token }), let user = t.userName else { return nil }

@@ -4,10 +4,26 @@ import Hummingbird
 /// The web courier: `GET /webcourier/<container>/<push token>` waits until the registered
 /// user has a notification (from any client: the CLI, a mount, the Swift API, HTTP), answers
 /// it with one notification's payload, and the client polls again. An idle poll ends with 204
-/// after the configured time. The URL is the capability; it needs no other credentials.
+/// after the configured time; so does one of a token made but not registered yet, which is
+/// delivered to as soon as it is. The URL is the capability; it needs no other credentials.
+///
+/// A token that is not there (never made, or dropped) is answered after
+/// ``unknownTokenDelay``, with a 404 whose body is plain text, not JSON: CloudKit JS hands
+/// any JSON answer to the app as a notification and polls again 10 ms later, while a body
+/// that is no JSON makes it back off; the delay bounds any client to about one such poll a
+/// second.
 struct WebCourier: Sendable {
     let store: Store
     let configuration: WebServerConfiguration
+
+    static let unknownTokenDelay: Duration = .seconds(1)
+
+    /// What the poll's token is: registered (delivered to), made but not registered, or none.
+    private enum Found: Sendable {
+        case registered(Container, PushRegistration)
+        case pending
+        case unknown
+    }
 
     func respond(_ request: Request, _ context: WebRequestContext) async -> Response {
         let containerID = context.parameters.get("container") ?? ""
@@ -15,17 +31,31 @@ struct WebCourier: Sendable {
         let store = self.store
         do throws(CKError) {
             let configuration = self.configuration
-            let (container, registration) = try await WebAPI.blocking { () throws(CKError) -> (Container, PushRegistration) in
-                guard configuration.containers?.contains(containerID) ?? true, try store.containerIdentifiers().contains(containerID),
-                      let container = try? store.container(containerID),
-                      let registration = try container.pushRegistration(token) else {
-                    throw CKError(.unknownItem, "no registered push token \(token) in container \(containerID); make one with tokens/create and register it with tokens/register")
+            let deadline = ContinuousClock.now + .milliseconds(Int(configuration.longPollSeconds * 1000))
+            let look = { () async throws(CKError) -> Found in
+                try await WebAPI.blocking { () throws(CKError) -> Found in
+                    guard configuration.containers?.contains(containerID) ?? true, try store.containerIdentifiers().contains(containerID),
+                          let container = try? store.container(containerID) else { return .unknown }
+                    if let registration = try container.pushRegistration(token) { return .registered(container, registration) }
+                    return try container.isPushToken(token) ? .pending : .unknown
                 }
-                return (container, registration)
+            }
+            var found = try await look()
+            while case .pending = found, ContinuousClock.now < deadline, !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(250))
+                found = try await look()
+            }
+            let container: Container, registration: PushRegistration
+            switch found {
+            case .registered(let c, let r): (container, registration) = (c, r)
+            case .pending: return Response(status: .noContent)
+            case .unknown:
+                try? await Task.sleep(for: Self.unknownTokenDelay)
+                let text = "no push token \(token) in container \(containerID): make one with tokens/create (signed in, or register it with tokens/register)\n"
+                return Response(status: .notFound, headers: [.contentType: "text/plain; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: text)))
             }
             let log = try container.notificationLog(user: registration.userName, environment: registration.environment)
             var follower = log.follow(since: registration.position, excludingDevice: registration.deviceID)
-            let deadline = ContinuousClock.now + .milliseconds(Int(configuration.longPollSeconds * 1000))
             while ContinuousClock.now < deadline, !Task.isCancelled {
                 let polled = try await WebAPI.blocking { [follower] () throws(CKError) -> (NotificationLog.Follower, [CloudNotification]) in
                     var f = follower

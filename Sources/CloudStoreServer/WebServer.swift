@@ -24,13 +24,22 @@ public struct WebServer: Sendable {
     /// Serves until SIGTERM or SIGINT; requests in flight finish first. `onListening` gets the
     /// base URL once the socket is bound (`http://127.0.0.1:8880`).
     public func run(onListening: @escaping @Sendable (String) -> Void) async throws {
-        let assets = try AssetStaging()
+        let assets = try AssetStaging(receiptLifetime: configuration.uploadLifetime)
         // The requests in flight have finished when `serve` returns; the router and what its
         // routes hold may outlive it a moment, so the folder is not left to `deinit`.
         defer { assets.removeFolder() }
         let api = WebAPI(store: store, configuration: configuration, assets: assets)
         let router = Self.router()
         api.addRoutes(to: router)
+        // Uploads no save took are removed when their receipts expire, also while no request
+        // comes to notice it.
+        let expiry = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(min(60, max(1, configuration.uploadLifetime / 4))))
+                assets.dropExpiredUploads()
+            }
+        }
+        defer { expiry.cancel() }
         try await Self.serve(router, configuration: configuration, logger: logger, onListening: onListening)
     }
 

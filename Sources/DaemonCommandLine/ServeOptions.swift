@@ -26,6 +26,9 @@ public struct ServeOptions: ParsableArguments {
     @Option(help: "How long a web courier poll waits for a notification, in seconds, before it ends with 204.")
     public var longPollSeconds = WebServerConfiguration().longPollSeconds
 
+    @Option(help: "How long an upload (assets/upload) waits for a save to take it, in seconds, before it is removed.")
+    public var uploadLifetime = WebServerConfiguration().uploadLifetime
+
     @Option(help: "The log level: trace, debug, info, notice, warning, error or critical (env CKFS_LOG_LEVEL; default info).")
     public var logLevel: Logger.Level?
 
@@ -36,6 +39,7 @@ public struct ServeOptions: ParsableArguments {
         guard maxBody > 0 else { throw ValidationError("--max-body must be at least 1 byte") }
         guard bodyTimeout > 0, bodyTimeout <= 3600 else { throw ValidationError("--body-timeout must be more than 0 and at most 3600 seconds") }
         guard longPollSeconds > 0, longPollSeconds <= 3600 else { throw ValidationError("--long-poll-seconds must be more than 0 and at most 3600 seconds") }
+        guard uploadLifetime > 0, uploadLifetime <= 86400 else { throw ValidationError("--upload-lifetime must be more than 0 and at most 86400 seconds") }
     }
 
     /// What the web server is asked to serve.
@@ -43,6 +47,7 @@ public struct ServeOptions: ParsableArguments {
         var configuration = WebServerConfiguration(host: host, port: port, maxBodyBytes: maxBody, bodyTimeout: bodyTimeout)
         configuration.containers = container.map { [$0] }
         configuration.longPollSeconds = longPollSeconds
+        configuration.uploadLifetime = uploadLifetime
         return configuration
     }
 }

@@ -92,6 +92,77 @@ import Testing
         #expect(try await wes.sharedCloudDatabase.allRecordZones().map(\.zoneID.zoneName) == ["Lists"])
     }
 
+    /// Apps move a record to another zone by saving a copy there: its fetched `CKAsset` goes
+    /// with it. An asset named by a checksum its zone does not hold is refused, never saved as
+    /// a record naming a missing file.
+    @Test func aFetchedAssetMovesToAnotherZone() async throws {
+        let path = TemporaryStores.path("ckfs-asset-move-")
+        let container = try CKContainer(store: Store.create(at: path), user: "mei")
+        let db = container.privateCloudDatabase
+        let file = URL(fileURLWithPath: path + "-photo.bin")
+        try Data("photo bytes".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let photo = CKRecord(recordType: "Photo", recordID: CKRecord.ID(recordName: "sea"))
+        photo["image"] = CKAsset(fileURL: file)
+        _ = try await db.save(photo)
+        let fetched = try await db.record(for: photo.recordID)
+        let album = CKRecordZone(zoneName: "Album")
+        _ = try await db.save(album)
+        let moved = CKRecord(recordType: "Photo", recordID: CKRecord.ID(recordName: "sea", zoneID: album.zoneID))
+        moved["image"] = fetched["image"]
+        let saved = try await db.save(moved)
+        let url = try #require((saved["image"] as? CKAsset)?.fileURL)
+        #expect(FileManager.default.contents(atPath: url.path) == Data("photo bytes".utf8))
+        #expect(try Store.open(at: path).check().damage.isEmpty)
+    }
+
+    /// The conflict merge of sync code, in the shared database: the error's `serverRecord` is in
+    /// the owner's zone, as the participant fetched it, with its asset's file there to read, so
+    /// the merged record saves back where it belongs.
+    @Test func aConflictInTheSharedDatabaseMergesIntoTheServerRecord() async throws {
+        let path = TemporaryStores.path("ckfs-shared-conflict-")
+        let store = try Store.create(at: path)
+        for name in ["olivia", "wes"] { try store.container().addUser(name, emails: ["\(name)@example.com"]) }
+        let olivia = try CKContainer(store: store, user: "olivia")
+        let wes = try CKContainer(store: Store.open(at: path), user: "wes")
+        let zone = CKRecordZone(zoneName: "Lists")
+        _ = try await olivia.privateCloudDatabase.save(zone)
+        let file = URL(fileURLWithPath: path + "-note.bin")
+        try Data("attached".utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let list = CKRecord(recordType: "List", recordID: CKRecord.ID(recordName: "groceries", zoneID: zone.zoneID))
+        list["title"] = "Groceries"
+        list["attachment"] = CKAsset(fileURL: file)
+        let share = CKShare(recordZoneID: zone.zoneID)
+        let participant = try await olivia.shareParticipant(forEmailAddress: "wes@example.com")
+        participant.permission = .readWrite
+        share.addParticipant(participant)
+        let (saved, _) = try await olivia.privateCloudDatabase.modifyRecords(saving: [list, share], deleting: [])
+        let url = try #require((try saved[share.recordID]?.get() as? CKShare)?.url)
+        _ = try await wes.accept(try await wes.shareMetadata(for: url))
+        let sharedZone = try #require(try await wes.sharedCloudDatabase.allRecordZones().first?.zoneID)
+        let id = CKRecord.ID(recordName: "groceries", zoneID: sharedZone)
+        let mine = try await wes.sharedCloudDatabase.record(for: id)
+        // The owner changes it meanwhile.
+        let theirs = try await olivia.privateCloudDatabase.record(for: list.recordID)
+        theirs["title"] = "Groceries for Sunday"
+        _ = try await olivia.privateCloudDatabase.save(theirs)
+        mine["done"] = 1
+        var merged: CKRecord?
+        do { _ = try await wes.sharedCloudDatabase.save(mine) } catch let error as CKError where error.code == .serverRecordChanged {
+            merged = error.serverRecord
+        }
+        let server = try #require(merged)
+        #expect(server.recordID.zoneID == sharedZone, "\(server.recordID.zoneID)")
+        let asset = try #require(server["attachment"] as? CKAsset)
+        #expect(FileManager.default.contents(atPath: try #require(asset.fileURL).path) == Data("attached".utf8))
+        server["done"] = 1
+        let again = try await wes.sharedCloudDatabase.save(server)
+        #expect(again["title"] as? String == "Groceries for Sunday" && again["done"] as? Int == 1)
+        let owners = try await olivia.privateCloudDatabase.record(for: list.recordID)
+        #expect(owners["done"] as? Int == 1)
+    }
+
     /// Names app code uses that Apple's module declares.
     @Test func namesAppsUse() throws {
         let app: CKContainer = AppContainer.app()

@@ -22,9 +22,9 @@ final class ServeFixture: @unchecked Sendable {
     let mountPoint: String?
 
     /// `temporaryDirectory`: the server's TMPDIR, where it stages uploads; the test's own
-    /// temporary directory when nil.
-    init(serveArgs: [String] = [], mounted: Bool = false, temporaryDirectory: String? = nil) throws {
-        let cli = try CLIFixture()
+    /// temporary directory when nil. `initArgs`: what `ckfs init` of the store is given.
+    init(serveArgs: [String] = [], mounted: Bool = false, temporaryDirectory: String? = nil, initArgs: [String] = []) throws {
+        let cli = try CLIFixture(initArgs: initArgs)
         self.cli = cli
         func line(_ args: [String], user: String? = "alice") throws -> String {
             let r = cli.run(args, user: user)

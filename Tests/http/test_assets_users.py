@@ -4,6 +4,7 @@ import hashlib
 import json
 import os
 import sys
+import time
 
 import requests
 
@@ -108,6 +109,56 @@ def test_users():
     assert [u["userRecordName"] for u in contacts] == [alice], contacts
     fail(post("public", "users/discover", {"lookupInfos": [{}]}, web=WEB_TOKEN_BOB), 400, "BAD_REQUEST")
     fail(call("GET", "public", "users/discover", web=None), 421, "AUTHENTICATION_REQUIRED")
+
+
+def test_asset_quota_and_uploads():
+    """Run with `ckfs init --private-quota 3000000` and `serve --upload-lifetime 2`, staging in
+    CKFS_STAGING. An asset named by a checksum the zone lacks is refused; of eight 1 MB uploads
+    saved one by one, two fit and six are refused (at the upload, which counts toward the quota,
+    or at the save), and neither the zone nor the staging folder keeps their files; an upload
+    no save takes is gone when its receipt expires, and the receipt with it."""
+    staging = os.environ["CKFS_STAGING"]
+
+    def staged():
+        return [f for _, _, fs in os.walk(staging) for f in fs]
+
+    def zone_assets():
+        return [f for d, _, fs in os.walk(STORE) if d.endswith("/assets") for f in fs if not f.startswith(".")]
+
+    never = {"fileChecksum": hashlib.sha256(b"never uploaded").hexdigest(), "size": 14}
+    r = ok(post("private", "records/modify", {"operations": [{"operationType": "create", "record": {
+        "recordType": "Photo", "recordName": "fake", "fields": {"image": {"value": never}}}}]}))["records"][0]
+    assert r["serverErrorCode"] == "BAD_REQUEST" and "does not hold" in r["reason"], r
+
+    saved = refused = 0
+    for i in range(8):
+        token = ok(post("private", "assets/upload", {"tokens": [{"recordName": f"p{i}", "fieldName": "image"}]}))["tokens"][0]
+        r = requests.post(token["url"], data=os.urandom(1_000_000), timeout=30)
+        if r.status_code != 200:
+            assert r.status_code == 413 and r.json()["serverErrorCode"] == "QUOTA_EXCEEDED", r.text
+            refused += 1
+            continue
+        rec = ok(post("private", "records/modify", {"operations": [{"operationType": "create", "record": {
+            "recordType": "Photo", "recordName": f"p{i}", "fields": {"image": {"value": r.json()["singleFile"]}}}}]}))["records"][0]
+        if "serverErrorCode" in rec:
+            assert rec["serverErrorCode"] == "QUOTA_EXCEEDED", rec
+            refused += 1
+        else:
+            saved += 1
+    assert (saved, refused) == (2, 6), (saved, refused)
+    assert len(zone_assets()) == 2, zone_assets()
+    assert staged() == [], staged()
+
+    # Room for one small upload, which no save takes.
+    ok(post("private", "records/modify", {"operations": [{"operationType": "forceDelete", "record": {"recordName": "p0"}}]}))
+    token = ok(post("private", "assets/upload", {"tokens": [{"recordName": "late", "fieldName": "image"}]}))["tokens"][0]
+    r = requests.post(token["url"], data=b"never saved", timeout=30)
+    assert r.status_code == 200 and len(staged()) == 1, (r.text, staged())
+    time.sleep(4)
+    assert staged() == [], staged()
+    rec = ok(post("private", "records/modify", {"operations": [{"operationType": "create", "record": {
+        "recordType": "Photo", "recordName": "late", "fields": {"image": {"value": r.json()["singleFile"]}}}}]}))["records"][0]
+    assert rec["serverErrorCode"] == "BAD_REQUEST" and "expired" in rec["reason"], rec
 
 
 if __name__ == "__main__":

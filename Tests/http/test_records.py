@@ -525,6 +525,28 @@ def test_untyped_fields():
     assert out["fields"]["at"]["type"] == "LOCATION" and out["fields"]["to"]["type"] == "REFERENCE", out
 
 
+def test_schema_changed_elsewhere():
+    """The server reads the schema again when another process changed it: the first request
+    after the change is answered as the new schema says, never refused on the old one."""
+    create("t1", {"n": {"value": 1}}, record_type="Thing")
+    # The CLI adds a DOUBLE field; an untyped integer for it is that DOUBLE at once.
+    ckfs("record", "save", input=json.dumps({"recordType": "Thing", "recordName": "t2", "fields": {"ratio": {"value": 2.5, "type": "DOUBLE"}}}))
+    r = create("t3", {"ratio": {"value": 3}}, record_type="Thing")
+    assert r["fields"]["ratio"] == {"value": 3.0, "type": "DOUBLE"} or r["fields"]["ratio"] == {"value": 3, "type": "DOUBLE"}, r
+    # A type deployed by the CLI is saved in production at the first try.
+    ckfs("record", "save", input=json.dumps({"recordType": "Fresh", "recordName": "f1", "fields": {"x": {"value": 1}}}))
+    ckfs("schema", "deploy")
+    r = ok(post("private", "records/modify", {"operations": [op("create", {"recordType": "Fresh", "recordName": "f2",
+                                                                           "fields": {"x": {"value": 2}}})]}, env="production"))["records"][0]
+    assert "serverErrorCode" not in r and r["fields"]["x"]["type"] == "INT64", r
+    # An index taken away by the CLI refuses the next query that needs it.
+    ok(post("private", "records/query", {"query": {"recordType": "Thing", "filterBy": [
+        {"comparator": "EQUALS", "fieldName": "n", "fieldValue": {"value": 1}}]}}))
+    ckfs("schema", "index", "remove", "Thing", "n", "queryable")
+    fail(post("private", "records/query", {"query": {"recordType": "Thing", "filterBy": [
+        {"comparator": "EQUALS", "fieldName": "n", "fieldValue": {"value": 1}}]}}), 400, "BAD_REQUEST", "after the index went")
+
+
 if __name__ == "__main__":
     for name in sys.argv[1:]:
         globals()[name]()

@@ -315,7 +315,7 @@ open class CKDatabase: NSObject, @unchecked Sendable {
 
     public func save(_ record: CKRecord) async throws -> CKRecord {
         let db = try records()
-        return wrap(try db.save(record.record), db)
+        do throws(CKError) { return wrap(try db.save(record.record), db) } catch { throw error.presented(by: self, db) }
     }
 
     public func record(for recordID: CKRecord.ID) async throws -> CKRecord {
@@ -347,7 +347,7 @@ open class CKDatabase: NSObject, @unchecked Sendable {
                                    options: ModifyOptions(savePolicy: savePolicy, atomic: atomically))
         let callerIDs = CallerIDs(saving.map(\.recordID) + deleting)
         var saves: [CKRecord.ID: Result<CKRecord, Error>] = [:]
-        for (id, r) in result.saveResults { saves[callerIDs[id]] = r.map { wrap($0, db) }.mapError { $0 } }
+        for (id, r) in result.saveResults { saves[callerIDs[id]] = r.map { wrap($0, db) }.mapError { $0.presented(by: self, db) } }
         var deletes: [CKRecord.ID: Result<Void, Error>] = [:]
         for (id, r) in result.deleteResults { deletes[callerIDs[id]] = r.mapError { $0 } }
         return (saves, deletes)
@@ -358,7 +358,7 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     public func save(_ record: CKRecord, completionHandler: @escaping @Sendable (CKRecord?, Error?) -> Void) {
         container.complete(completionHandler) { () throws(CKError) in
             let db = try self.records()
-            return self.wrap(try db.save(record.record), db)
+            do throws(CKError) { return self.wrap(try db.save(record.record), db) } catch { throw error.presented(by: self, db) }
         }
     }
 

@@ -67,12 +67,26 @@ extension CKError: CustomNSError {
         }
     }
 
-    /// For `serverRecordChanged`: the record as stored, the same object each time it is read.
-    public var serverRecord: CKRecord? { objects.object("server", from: serverRecordValue) { CKRecord.presented($0, assetDirectory: nil) } }
+    /// For `serverRecordChanged`: the record as stored, the same object each time it is read;
+    /// as its database shows records (in the shared database, in its owner's zone; assets at
+    /// their files), so that the merged record saves back where it came from.
+    public var serverRecord: CKRecord? { presentedObject("server", serverRecordValue) }
     /// For `serverRecordChanged`: the record as the client sent it.
-    public var clientRecord: CKRecord? { objects.object("client", from: clientRecordValue) { CKRecord.presented($0, assetDirectory: nil) } }
+    public var clientRecord: CKRecord? { presentedObject("client", clientRecordValue) }
     /// For `serverRecordChanged`: the version the client last fetched, when still known.
-    public var ancestorRecord: CKRecord? { objects.object("ancestor", from: ancestorRecordValue) { CKRecord.presented($0, assetDirectory: nil) } }
+    public var ancestorRecord: CKRecord? { presentedObject("ancestor", ancestorRecordValue) }
+
+    private func presentedObject(_ key: String, _ record: Record?) -> CKRecord? {
+        let presenter = objects.presenter
+        return objects.object(key, from: record) { presenter?($0) as? CKRecord ?? CKRecord.presented($0, assetDirectory: nil) }
+    }
+
+    /// This error, and the item errors of a partial failure, show their records as `db` does.
+    func presented(by database: CKDatabase, _ db: any RecordAccess) -> CKError {
+        objects.present { [database] in database.wrap($0, db) }
+        for item in partialErrors?.values ?? [:].values { _ = item.presented(by: database, db) }
+        return self
+    }
 
     /// This error with its records keyed by the IDs the caller wrote, so that
     /// `partialErrorsByItemID[id]` finds the caller's own `id`.

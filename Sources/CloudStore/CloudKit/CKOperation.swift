@@ -207,12 +207,13 @@ open class CKModifyRecordsOperation: CKDatabaseOperation, @unchecked Sendable {
                     perRecordCompletionBlock?(out, nil)
                     perRecordSaveBlock?(id, .success(out))
                 case .failure(let e):
-                    perRecordCompletionBlock?(byID[engineID] ?? CKRecord(recordType: "", recordID: id), e)
-                    perRecordSaveBlock?(id, .failure(e))
+                    let shown = e.presented(by: database, db)
+                    perRecordCompletionBlock?(byID[engineID] ?? CKRecord(recordType: "", recordID: id), shown)
+                    perRecordSaveBlock?(id, .failure(shown))
                 }
             }
             for (id, r) in result.deleteResults { perRecordDeleteBlock?(callerIDs[id], r.mapError { $0 }) }
-            let error = result.error?.keyed(by: callerIDs)
+            let error = result.error?.keyed(by: callerIDs).presented(by: database, db)
             modifyRecordsCompletionBlock?(saved, result.deletedRecordIDs.map { callerIDs[$0] }, error)
             if isCancelled {
                 modifyRecordsResultBlock?(.failure(CKError(.operationCancelled, "the operation was cancelled")))

@@ -96,7 +96,12 @@ public final class CKAsset: NSObject, CKRecordValueProtocol, @unchecked Sendable
         super.init()
     }
 
-    public var fieldValue: FieldValue { .asset(stored ?? Asset(file: fileURL?.path ?? "")) }
+    /// A fetched asset set on a record of another zone is copied there from its file.
+    public var fieldValue: FieldValue {
+        guard var stored else { return .asset(Asset(file: fileURL?.path ?? "")) }
+        stored.copyFrom = fileURL?.path
+        return .asset(stored)
+    }
 
     public override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? CKAsset else { return false }

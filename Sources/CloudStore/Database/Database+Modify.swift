@@ -167,13 +167,16 @@ extension Database {
     }
 
     /// Fits untyped input fields to the schema: an integer given for a `DOUBLE` or
-    /// `TIMESTAMP` field becomes that type (an input shorthand).
+    /// `TIMESTAMP` field becomes that type (an input shorthand). The schema is read again when
+    /// the copy in memory lacks one of the fields (another process may have added it), so no
+    /// save is refused on a stale copy.
     public func fitToSchema(_ decoded: RecordCoding.Decoded) throws(CKError) -> Record {
         var record = decoded.record
+        guard !decoded.inferredKeys.isEmpty else { return record }
+        let known = try container.schema.fields(of: record.recordType, environment: environment,
+                                                including: decoded.inferredKeys.filter { record.fields[$0] != nil }.sorted()) ?? [:]
         for key in decoded.inferredKeys {
-            guard let value = record.fields[key],
-                  let fixed = try container.schema.fieldType(record.recordType, key, environment: environment),
-                  fixed.encrypted(false) != value.type else { continue }
+            guard let value = record.fields[key], let fixed = known[key], fixed.encrypted(false) != value.type else { continue }
             switch (value, fixed.kind, fixed.isList) {
             case (.int64(let i), .double, false): record.update(key, to: .double(Double(i)))
             case (.int64(let i), .timestamp, false): record.update(key, to: .timestamp(milliseconds: i))
@@ -291,22 +294,40 @@ extension Database {
         }
     }
 
-    private func storePendingAssets(_ record: Record, txn: ZoneTransaction) throws(CKError) -> Record {
+    /// The record with its assets in the zone: a file given by path is stored (content-addressed),
+    /// and an asset named by its checksum alone (a web client's, a fetched `CKAsset`'s) must be
+    /// one the zone holds, at the size its file has. Refused otherwise, naming the field: a
+    /// record never names an asset the store does not have.
+    private func resolveAssets(_ record: Record, server: Record?, txn: ZoneTransaction) throws(CKError) -> Record {
+        let held = Set(server?.assetChecksums ?? [])
+        func resolve(_ a: Asset, _ key: String) throws(CKError) -> Asset {
+            if let file = a.pendingFile { return try txn.storeAsset(from: file) }
+            if held.contains(a.fileChecksum), let kept = server?.asset(checksum: a.fileChecksum) { return kept }
+            if txn.storedAssetSize(a.fileChecksum) == nil, let source = a.copyFrom {
+                let copied = try txn.storeAsset(from: source)
+                guard copied.fileChecksum == a.fileChecksum else {
+                    throw CKError(.invalidArguments, "field \"\(key)\" of record \(record.recordID.recordName): the file of asset \(a.fileChecksum) at \(source) no longer holds its contents")
+                }
+                return copied
+            }
+            guard let size = txn.storedAssetSize(a.fileChecksum) else {
+                throw CKError(.invalidArguments, "field \"\(key)\" of record \(record.recordID.recordName) names asset \(a.fileChecksum), which zone \(record.recordID.zoneID.zoneName) does not hold; upload the file (assets/upload, or give its path), or name an asset a record of this zone holds")
+            }
+            return Asset(fileChecksum: a.fileChecksum, size: size)
+        }
         var fields = record.fields
         for (key, value) in record.fields {
             switch value {
-            case .asset(let a) where a.pendingFile != nil:
-                fields[key] = .asset(try txn.storeAsset(from: a.pendingFile!))
-            case .list(.asset, let values) where values.contains(where: { if case .asset(let a) = $0 { a.pendingFile != nil } else { false } }):
-                var stored: [FieldValue] = []
-                for case .asset(let a) in values {
-                    stored.append(.asset(a.pendingFile != nil ? try txn.storeAsset(from: a.pendingFile!) : a))
-                }
-                fields[key] = .list(.asset, stored)
+            case .asset(let a):
+                fields[key] = .asset(try resolve(a, key))
+            case .list(.asset, let values):
+                var resolved: [FieldValue] = []
+                for case .asset(let a) in values { resolved.append(.asset(try resolve(a, key))) }
+                fields[key] = .list(.asset, resolved)
             default: break
             }
         }
-        return record.replacingFields(fields, encryptedKeys: record.encryptedKeys)
+        return fields == record.fields ? record : record.replacingFields(fields, encryptedKeys: record.encryptedKeys)
     }
 
     /// The error of a save refused because the server's record changed; its ancestor is added
@@ -460,7 +481,7 @@ extension Database {
                             if let server { priorShares.append(server) }
                         }
                         try checkSize(record)
-                        record = try storePendingAssets(record, txn: txn)
+                        record = try resolveAssets(record, server: server, txn: txn)
                         if !record.isShare { pending.merge(try container.schema.check(record, environment: environment, pending: pending)) }
                         oldUsage[name] = server.map(\.usageBytes) ?? 0
                         candidates.append((i, record))

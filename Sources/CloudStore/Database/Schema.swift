@@ -185,11 +185,6 @@ public final class Schema: @unchecked Sendable {
         return lock.withLock { cached[environment]?[type] }
     }
 
-    /// The type a field has, if any: used to fit untyped input to the schema.
-    func fieldType(_ type: String, _ key: String, environment: Environment) throws(CKError) -> FieldType? {
-        try types(environment)[type]?[key]
-    }
-
     /// Adds to the schema durably, before the records that need it are committed. Fails when
     /// another process fixed one of the fields to another type meanwhile.
     func add(_ additions: Additions, environment: Environment) throws(CKError) {

@@ -15,6 +15,9 @@ public struct WebServerConfiguration: Sendable {
     public var containers: [String]?
     /// How long a web courier poll waits for a notification before it ends with 204.
     public var longPollSeconds: Double = 25
+    /// How long an upload's receipt lasts, in seconds: its staged file is removed then if no
+    /// save took it (one that did moved it into the zone already).
+    public var uploadLifetime: Double = 3600
 
     public init(host: String = "127.0.0.1", port: Int = 8880, maxBodyBytes: Int = 16 << 20,
                 bodyTimeout: Double = 30, idleTimeout: Double = 60) {

@@ -126,11 +126,15 @@ public struct Asset: Sendable, Equatable {
     public var size: Int64
     /// A local file still to be copied into the store by the next save.
     public var pendingFile: String?
+    /// Where this stored asset's contents may be read when a save puts it in a zone that lacks
+    /// it (a fetched `CKAsset`'s file, set on a record of another zone); not part of the value.
+    public var copyFrom: String?
 
-    public init(fileChecksum: String, size: Int64) {
+    public init(fileChecksum: String, size: Int64, copyFrom: String? = nil) {
         self.fileChecksum = fileChecksum
         self.size = size
         self.pendingFile = nil
+        self.copyFrom = copyFrom
     }
 
     /// An asset to be made from a local file when the record is saved.

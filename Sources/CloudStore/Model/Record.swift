@@ -135,6 +135,19 @@ public struct Record: Sendable, Equatable {
         }
     }
 
+    /// The asset the record holds with checksum `checksum`, if any.
+    func asset(checksum: String) -> Asset? {
+        for value in fields.values {
+            switch value {
+            case .asset(let a) where a.fileChecksum == checksum: return a
+            case .list(.asset, let vs):
+                for case .asset(let a) in vs where a.fileChecksum == checksum { return a }
+            default: continue
+            }
+        }
+        return nil
+    }
+
     /// Checksums of the assets the record holds.
     var assetChecksums: [String] {
         fields.values.flatMap { value -> [String] in

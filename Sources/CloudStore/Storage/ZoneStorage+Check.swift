@@ -45,9 +45,15 @@ extension ZoneStorage {
                             progress: ((_ checked: Int, _ files: Int) -> Void)?) throws(CKError) {
         let name = zoneID.zoneName
         var latest: [String: Record?] = [:]
+        // Assets some version the log holds, or some record file, names; the rest are swept.
+        var named: Set<String> = []
+        var unreadable = false
         for entry in entries {
             for d in entry.deleted { latest[d.recordName] = .some(nil) }
-            for r in entry.saved { latest[r.recordID.recordName] = .some(r) }
+            for r in entry.saved {
+                latest[r.recordID.recordName] = .some(r)
+                named.formUnion(r.assetChecksums)
+            }
         }
         var usage: Int64 = 0
         var seen: Set<String> = []
@@ -77,8 +83,10 @@ extension ZoneStorage {
             }
             do throws(CKError) {
                 let record = try Self.decodeRecordFile(bytes, path: path)
+                named.formUnion(record.assetChecksums)
                 usage += try checkRecord(record, recordName: recordName, &result)
             } catch {
+                unreadable = true
                 result.damage.append("zone \(name): \(error.message) — its last version is not in the log; restore it from a backup or delete the file")
             }
         }
@@ -89,6 +97,18 @@ extension ZoneStorage {
             usage += try checkRecord(want, recordName: recordName, &result)
         }
         try fixUsage(usage, &result)
+        if !unreadable { try sweepUnnamedAssets(named, &result) }
+    }
+
+    /// Removes the asset files that no record and no entry of the log names (a save killed
+    /// before its commit, a store from before assets were swept), and says so.
+    private func sweepUnnamedAssets(_ named: Set<String>, _ result: inout CheckResult) throws(CKError) {
+        let unnamed = try assetFileChecksums().subtracting(named)
+        guard !unnamed.isEmpty else { return }
+        var bytes: Int64 = 0
+        for sum in unnamed { bytes += storedAssetSize(sum) ?? 0 }
+        removeAssets(unnamed)
+        result.repaired.append("zone \(zoneID.zoneName): removed \(unnamed.count) asset file\(unnamed.count == 1 ? "" : "s") (\(bytes) bytes) that no record and no entry of the log names")
     }
 
     /// The name of the record a long name's file holds, when the file is that name's.

@@ -226,6 +226,11 @@ extension ZoneStorage {
             try writer.replace(logPath, copying: cut..<size, of: log, sourcePath: logPath, durable: true)
             try lockFile.writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: marker.seq, end: size - cut))
             followCompactedLog(replacing: logStatus.inode, size: size, cut: cut)
+            // No change fetch can return the entries cut off any more: the assets only they
+            // named go. Not done is not damage (fsck sweeps too), so a failure is let be.
+            _ = try? sweepAssets { () throws(CKError) -> [UInt8] in
+                try Syscall.readFile(logPath).orThrow(.internalError, "cannot read \(logPath)") ?? []
+            }
         }
     }
 

@@ -302,14 +302,31 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
             try refreshTail()
             try applyOthersEntries(upTo: marker, apply: apply)
             let txn = ZoneTransaction(storage: self, lastSeq: marker.seq, usage: marker.usage)
-            let (entryOrNil, result) = try body(txn)
-            guard var entry = entryOrNil else { return result }
+            // Asset files this transaction made that no committed record names go before the
+            // zone is let go: a refused or failed save leaves nothing behind.
+            let outcome: (LogEntry?, T)
+            do throws(CKError) { outcome = try body(txn) } catch {
+                removeAssets(txn.createdAssets)
+                throw error
+            }
+            guard var entry = outcome.0 else {
+                removeAssets(txn.createdAssets)
+                return outcome.1
+            }
+            let result = outcome.1
             entry.seq = marker.seq + 1
-            marker.busy = true
-            try lockFile.writeCommitMarker(fd, marker)
-            let frame = entry.frame()
-            entry.checksum = LogEntry.framedChecksum(frame.dropLast())
-            let (start, end, inode) = try appendDurably(frame, seq: entry.seq)
+            let start: Int64, end: Int64, inode: UInt64
+            do throws(CKError) {
+                marker.busy = true
+                try lockFile.writeCommitMarker(fd, marker)
+                let frame = entry.frame()
+                entry.checksum = LogEntry.framedChecksum(frame.dropLast())
+                (start, end, inode) = try appendDurably(frame, seq: entry.seq)
+            } catch {
+                removeAssets(txn.createdAssets)
+                throw error
+            }
+            removeAssets(txn.createdAssets.subtracting(entry.saved.flatMap(\.assetChecksums)))
             // Committed: the save is durable and is reported as done whatever happens next.
             // If the marker cannot be written, it stays busy and the next writer recovers.
             // The tail moves past the entry in the same step that takes it in: a reader that
@@ -372,17 +389,5 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
             throw error
         }
         return (st.size, st.size + Int64(frame.count), st.inode)
-    }
-
-    /// Stores an asset's contents content-addressed (before the commit point), durably.
-    func storeAsset(from path: String) throws(CKError) -> Asset {
-        guard let bytes = try Syscall.readFile(path).orThrow(.assetFileNotFound, "cannot read asset file \(path)") else {
-            throw CKError(.assetFileNotFound, "asset file \(path) does not exist; give the path of an existing file")
-        }
-        let checksum = AssetHasher.sha256Hex(bytes)
-        let target = StoreLayout.assetFile(directory, checksum: checksum)
-        if case .success(_?) = Syscall.stat(target) { return Asset(fileChecksum: checksum, size: Int64(bytes.count)) }
-        try writer.replace(target, with: bytes, durable: true)
-        return Asset(fileChecksum: checksum, size: Int64(bytes.count))
     }
 }

@@ -36,5 +36,16 @@ final class ZoneTransaction {
         return try storage.withDeleteSelfEdges { $0.referrers[name].map { Array($0) } ?? [] }
     }
 
-    func storeAsset(from path: String) throws(CKError) -> Asset { try storage.storeAsset(from: path) }
+    /// Checksums of the asset files this transaction made (not those it found there already).
+    private(set) var createdAssets: Set<String> = []
+
+    /// Stores the file at `path` as an asset of the zone; noted when its file is new.
+    func storeAsset(from path: String) throws(CKError) -> Asset {
+        let (asset, created) = try storage.storeAsset(from: path)
+        if created { createdAssets.insert(asset.fileChecksum) }
+        return asset
+    }
+
+    /// The size of the zone's asset file `checksum`; nil when the zone holds no such file.
+    func storedAssetSize(_ checksum: String) -> Int64? { storage.storedAssetSize(checksum) }
 }

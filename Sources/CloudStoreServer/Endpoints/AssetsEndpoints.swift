@@ -12,7 +12,7 @@ enum AssetsEndpoints {
                 throw CKError(.invalidArguments, "tokens[\(i)] needs \"fieldName\", the asset field the upload is for")
             }
             let recordName = token["recordName"]?.stringValue ?? RecordID().recordName
-            let slot = try call.assets.openSlot(call.assetOwner, recordName: recordName, fieldName: field)
+            let slot = try call.assets.openSlot(call.assetOwner, database: db, recordName: recordName, fieldName: field)
             out.append(.object(["recordName": .string(recordName), "fieldName": .string(field),
                                 "url": .string("\(call.baseURL)/assets/upload/\(slot)")]))
         }

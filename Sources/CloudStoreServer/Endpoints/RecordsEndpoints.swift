@@ -96,8 +96,9 @@ enum RecordsEndpoints {
             }
             guard !saving.isEmpty || !deleting.isEmpty else { continue }
             let result = try db.modify(saving: saving.map(\.1), deleting: deleting.map(\.1), options: options)
-            for (k, (i, _)) in saving.enumerated() {
+            for (k, (i, sent)) in saving.enumerated() {
                 results[i] = result.saveResults[k].1.map { call.encode($0.limited(to: keys[i])) }
+                if case .success(let stored) = result.saveResults[k].1 { call.settleUploads(sent: sent, stored: stored, db: db) }
             }
             for (k, (i, _)) in deleting.enumerated() {
                 results[i] = result.deleteResults[k].1.map { WebRecordCoding.deleted(result.deleteResults[k].0) }

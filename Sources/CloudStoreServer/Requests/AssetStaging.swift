@@ -10,6 +10,10 @@ import Foundation
 /// content-addressed `assets/`. Download URLs name the asset and are signed with this
 /// process's key, so they are capabilities as Apple's are, until the server stops.
 ///
+/// A staged file counts toward the quota of the database it is uploaded for until a save takes
+/// it (the save moves it into the zone, where it counts as the record's) or its receipt expires
+/// (``receiptLifetime``), when it is removed.
+///
 /// `@unchecked Sendable`: `slots` and `receipts` are only touched under `lock`.
 final class AssetStaging: @unchecked Sendable {
     /// Where a staged asset may be used: the container, environment, database and identity
@@ -23,6 +27,8 @@ final class AssetStaging: @unchecked Sendable {
 
     struct Slot {
         var owner: Owner
+        /// The database the upload is for, whose quota it counts toward.
+        var database: Database
         var recordName: String
         var fieldName: String
         var expires: Date
@@ -38,9 +44,9 @@ final class AssetStaging: @unchecked Sendable {
         var staged: Bool
     }
 
-    /// Apple's upload URLs last 15 minutes; a receipt an hour, enough to save the record.
+    /// Apple's upload URLs last 15 minutes; a receipt an hour by default, enough to save the record.
     static let slotLifetime: TimeInterval = 15 * 60
-    static let receiptLifetime: TimeInterval = 60 * 60
+    let receiptLifetime: TimeInterval
 
     let directory: String
     private let key = SymmetricKey(size: .bits256)
@@ -52,7 +58,8 @@ final class AssetStaging: @unchecked Sendable {
     /// temporary directory.
     static let folderPrefix = "ckfs-serve-"
 
-    init() throws {
+    init(receiptLifetime: TimeInterval = 60 * 60) throws {
+        self.receiptLifetime = receiptLifetime
         Self.sweep()
         directory = NSTemporaryDirectory() + Self.folderPrefix + "\(ProcessInfo.processInfo.processIdentifier)-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -86,14 +93,14 @@ final class AssetStaging: @unchecked Sendable {
     static let maxSlotsPerOwner = 1_000
     static let maxStagedBytes: Int64 = 2 << 30
 
-    func openSlot(_ owner: Owner, recordName: String, fieldName: String) throws(CKError) -> String {
+    func openSlot(_ owner: Owner, database: Database, recordName: String, fieldName: String) throws(CKError) -> String {
         let id = Self.randomID()
         try locked { () throws(CKError) in
             dropExpired()
             guard slots.values.lazy.filter({ $0.owner == owner }).count < Self.maxSlotsPerOwner else {
                 throw CKError(.limitExceeded, "\(Self.maxSlotsPerOwner) upload URLs are open for this user; upload to them or wait 15 minutes for them to expire")
             }
-            slots[id] = Slot(owner: owner, recordName: recordName, fieldName: fieldName, expires: Date() + Self.slotLifetime)
+            slots[id] = Slot(owner: owner, database: database, recordName: recordName, fieldName: fieldName, expires: Date() + Self.slotLifetime)
         }
         return id
     }
@@ -104,7 +111,13 @@ final class AssetStaging: @unchecked Sendable {
     }
 
     /// Takes the bytes of an upload: stages them and returns the receipt's ID, checksum and size.
+    /// Refused (`quotaExceeded`) when the database's usage, with this owner's uploads no save
+    /// has taken yet and these bytes, would pass its quota.
     func receive(slot id: String, bytes: [UInt8]) throws(CKError) -> (receipt: String, checksum: String, size: Int64) {
+        guard let database = lock.withLock({ slots[id]?.database }) else {
+            throw CKError(.unknownItem, "this upload URL is unknown, used or expired (they last 15 minutes and take one upload); ask assets/upload for another")
+        }
+        let used = try database.usage()
         let slot = try locked { () throws(CKError) -> Slot in
             dropExpired()
             guard let slot = slots.removeValue(forKey: id) else {
@@ -112,7 +125,12 @@ final class AssetStaging: @unchecked Sendable {
             }
             let staged = receipts.values.reduce(Int64(0)) { $0 + ($1.staged ? $1.size : 0) }
             guard staged + Int64(bytes.count) <= Self.maxStagedBytes else {
-                throw CKError(.quotaExceeded, "the server holds \(staged) bytes of uploads not yet saved in records; save them or wait an hour for their receipts to expire")
+                throw CKError(.quotaExceeded, "the server holds \(staged) bytes of uploads not yet saved in records; save them or wait for their receipts to expire")
+            }
+            let mine = receipts.values.reduce(Int64(0)) { $0 + ($1.staged && $1.owner == slot.owner ? $1.size : 0) }
+            let quota = database.quotaBytes
+            guard used + mine + Int64(bytes.count) <= quota else {
+                throw CKError(.quotaExceeded, "uploading \(bytes.count) bytes would bring this \(database.scope.rawValue) database to \(used + mine + Int64(bytes.count)) bytes (\(used) in records, \(mine) in uploads no save has taken yet) past its quota of \(quota); delete records or assets to make room")
             }
             return slot
         }
@@ -124,7 +142,7 @@ final class AssetStaging: @unchecked Sendable {
         }
         lock.withLock {
             receipts[receipt] = Receipt(owner: slot.owner, path: path, checksum: checksum, size: Int64(bytes.count),
-                                        expires: Date() + Self.receiptLifetime, staged: true)
+                                        expires: Date() + receiptLifetime, staged: true)
         }
         return (receipt, checksum, Int64(bytes.count))
     }
@@ -134,7 +152,7 @@ final class AssetStaging: @unchecked Sendable {
         let receipt = Self.randomID()
         lock.withLock {
             receipts[receipt] = Receipt(owner: owner, path: path, checksum: checksum, size: size,
-                                        expires: Date() + Self.receiptLifetime, staged: false)
+                                        expires: Date() + receiptLifetime, staged: false)
         }
         return receipt
     }
@@ -152,6 +170,24 @@ final class AssetStaging: @unchecked Sendable {
         }
         return r.path
     }
+
+    /// A save took the staged file at `path` into its zone, where it is `zoneFile`: the staged
+    /// copy goes (it counts as the record's now), and its receipt names the zone's file, as
+    /// `assets/rereference` gives, so another record may still take it.
+    func saved(stagedPath path: String, as zoneFile: String) {
+        let removed = lock.withLock { () -> Bool in
+            guard let (id, r) = receipts.first(where: { $0.value.path == path && $0.value.staged }) else { return false }
+            receipts[id] = Receipt(owner: r.owner, path: zoneFile, checksum: r.checksum, size: r.size, expires: r.expires, staged: false)
+            return true
+        }
+        if removed { try? FileManager.default.removeItem(atPath: path) }
+    }
+
+    /// Whether `path` is a file this server staged.
+    func isStaged(_ path: String) -> Bool { path.hasPrefix(directory + "/") }
+
+    /// Removes the uploads whose receipts expired; the server calls it from time to time.
+    func dropExpiredUploads() { lock.withLock { dropExpired() } }
 
     /// `body` under `lock`, with its typed error.
     private func locked<T>(_ body: () throws(CKError) -> T) throws(CKError) -> T {

@@ -36,6 +36,27 @@ struct WebCall: Sendable {
         }
     }
 
+    /// After `sent` was saved as `stored`: the uploads it named by receipt are in its zone now,
+    /// and their staged copies go (``AssetStaging/saved(stagedPath:as:)``).
+    func settleUploads(sent: Record, stored: Record, db: Database) {
+        for (key, value) in sent.fields {
+            let given: [Asset] = switch value {
+            case .asset(let a): [a]
+            case .list(.asset, let values): values.compactMap { if case .asset(let a) = $0 { a } else { nil } }
+            default: []
+            }
+            for (n, asset) in given.enumerated() {
+                guard let path = asset.pendingFile, assets.isStaged(path) else { continue }
+                let kept: Asset? = switch stored[key] {
+                case .asset(let a)?: a
+                case .list(.asset, let values)?: values.indices.contains(n) ? { if case .asset(let a) = values[n] { a } else { nil } }() : nil
+                default: nil
+                }
+                if let kept { assets.saved(stagedPath: path, as: db.assetPath(kept, zone: stored.recordID.zoneID.zoneName)) }
+            }
+        }
+    }
+
     /// The database of the URL as the caller sees it; in the shared database, the zones of the
     /// owner the body's `zoneID` names.
     func database() throws(CKError) -> Database {

@@ -125,6 +125,8 @@ let package = Package(
         ),
         // A small CloudKit app, as apps are written for Apple's platforms: its tests run it.
         .executableTarget(name: "NotesSync", dependencies: ["CloudKit"], path: "Examples/NotesSync"),
+        // README's Swift example, run by the docs' tests (scripts/doc-harness/swift-example).
+        .executableTarget(name: "ReadmeTour", dependencies: ["CloudKit"], path: "Examples/ReadmeTour"),
         .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore"]),
         .testTarget(name: "CloudKitTests", dependencies: ["CloudKit"]),
         // Apps' older CloudKit code, in the language mode it was written in.

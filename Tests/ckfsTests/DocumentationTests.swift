@@ -3,7 +3,8 @@ import Testing
 @testable import CloudStore
 
 /// The docs stay true: every `sh` block of README.md, CONTRIBUTING.md and docs/*.md runs
-/// (scripts/run-doc-blocks, against the ckfs under test, mounts included), and every link
+/// (scripts/run-doc-blocks, against the ckfs under test, mounts included), and so does every
+/// Python, JavaScript and Swift example (scripts/doc-harness/), and every link
 /// between them names a file that exists; no comment in the code cites an issue number or a
 /// requirement id of a document the repository does not hold (scripts/check-comments).
 @Suite(.serialized) struct DocumentationTests {
@@ -21,6 +22,10 @@ import Testing
         // The tour is in README, and it ran: the runner counts each file's blocks.
         let counted = r.stderr.firstMatch(of: /README\.md: (\d+) blocks ran/).flatMap { Int($0.output.1) } ?? 0
         #expect(counted >= 5, "README's tour did not run: \(r.stderr.suffix(2000))")
+        // So did the code of other languages: README's Swift, the web clients' Python and JavaScript.
+        for (file, blocks) in [("README.md", 1), ("docs/WebServices.md", 2), ("CONTRIBUTING.md", 1)] {
+            #expect(r.stderr.contains("\(file): \(blocks) code blocks ran"), "\(file)'s code blocks: \(r.stderr.suffix(2000))")
+        }
     }
 
     @Test func everyLinkBetweenDocumentsLeadsSomewhere() throws {

@@ -47,6 +47,16 @@ import Testing
         #expect(nums.last == (usage + 4095) / 4096 * 4096)
     }
 
+    // CONTRIBUTING.md's example of a mount test, as it stands there (scripts/doc-harness/swift-test).
+    @Test func vimSavesTheRecord() throws {
+        let m = try MountFixture()
+        let file = "M/\(MountFixture.container)/public/_defaultZone/Note/welcome.json"
+        #expect(m.sh("vim -Nu NONE -i NONE -es -c '%s/Welcome to ckfs/Edited in vim/' -c wq \(file)").status == 0)
+        let pub = try m.database(.public)
+        let saved = try pub.record(for: RecordID(recordName: "welcome", zoneID: pub.zoneID("_defaultZone")))
+        #expect(saved["title"] == .string("Edited in vim"))
+    }
+
     @Test func vimSavesAnEditAndRefusesBrokenJSON() throws {
         let m = try MountFixture()
         let file = "M/\(MountFixture.container)/public/_defaultZone/Note/welcome.json"

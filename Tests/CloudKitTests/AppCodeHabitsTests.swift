@@ -59,22 +59,7 @@ import Testing
     /// Apple's sharing samples list the private and shared zones together: the owner's own
     /// shared database holds none of the zones they share (those are in the private one).
     @Test func theOwnersSharedDatabaseListsWhatOthersShareOnly() async throws {
-        let path = TemporaryStores.path("ckfs-owner-shared-")
-        let store = try Store.create(at: path)
-        for name in ["olivia", "wes"] { try store.container().addUser(name, emails: ["\(name)@example.com"]) }
-        let olivia = try CKContainer(store: store, user: "olivia")
-        let wes = try CKContainer(store: Store.open(at: path), user: "wes")
-        let zone = CKRecordZone(zoneName: "Lists")
-        _ = try await olivia.privateCloudDatabase.save(zone)
-        let list = CKRecord(recordType: "List", recordID: CKRecord.ID(recordName: "groceries", zoneID: zone.zoneID))
-        let share = CKShare(rootRecord: list)
-        let participant = try await olivia.shareParticipant(forEmailAddress: "wes@example.com")
-        participant.permission = .readWrite
-        share.addParticipant(participant)
-        let (saved, _) = try await olivia.privateCloudDatabase.modifyRecords(saving: [list, share], deleting: [])
-        let url = try #require((try saved[share.recordID]?.get() as? CKShare)?.url)
-        _ = try await wes.accept(try await wes.shareMetadata(for: url))
-
+        let (olivia, wes, _, _) = try await Self.listSharedWithWes(CKRecord(recordType: "List", recordID: CKRecord.ID(recordName: "groceries")))
         #expect(try await olivia.sharedCloudDatabase.allRecordZones().isEmpty)
         let everyZone = try await olivia.privateCloudDatabase.allRecordZones() + olivia.sharedCloudDatabase.allRecordZones()
         #expect(everyZone.map(\.zoneID.zoneName).sorted() == ["Lists", "_defaultZone"])
@@ -120,31 +105,17 @@ import Testing
     /// the owner's zone, as the participant fetched it, with its asset's file there to read, so
     /// the merged record saves back where it belongs.
     @Test func aConflictInTheSharedDatabaseMergesIntoTheServerRecord() async throws {
-        let path = TemporaryStores.path("ckfs-shared-conflict-")
-        let store = try Store.create(at: path)
-        for name in ["olivia", "wes"] { try store.container().addUser(name, emails: ["\(name)@example.com"]) }
-        let olivia = try CKContainer(store: store, user: "olivia")
-        let wes = try CKContainer(store: Store.open(at: path), user: "wes")
-        let zone = CKRecordZone(zoneName: "Lists")
-        _ = try await olivia.privateCloudDatabase.save(zone)
-        let file = URL(fileURLWithPath: path + "-note.bin")
+        let file = URL(fileURLWithPath: TemporaryStores.path("ckfs-note-") + ".bin")
         try Data("attached".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let list = CKRecord(recordType: "List", recordID: CKRecord.ID(recordName: "groceries", zoneID: zone.zoneID))
-        list["title"] = "Groceries"
-        list["attachment"] = CKAsset(fileURL: file)
-        let share = CKShare(recordZoneID: zone.zoneID)
-        let participant = try await olivia.shareParticipant(forEmailAddress: "wes@example.com")
-        participant.permission = .readWrite
-        share.addParticipant(participant)
-        let (saved, _) = try await olivia.privateCloudDatabase.modifyRecords(saving: [list, share], deleting: [])
-        let url = try #require((try saved[share.recordID]?.get() as? CKShare)?.url)
-        _ = try await wes.accept(try await wes.shareMetadata(for: url))
-        let sharedZone = try #require(try await wes.sharedCloudDatabase.allRecordZones().first?.zoneID)
+        let root = CKRecord(recordType: "List", recordID: CKRecord.ID(recordName: "groceries"))
+        root["title"] = "Groceries"
+        root["attachment"] = CKAsset(fileURL: file)
+        let (olivia, wes, list, sharedZone) = try await Self.listSharedWithWes(root, zoneWide: true)
         let id = CKRecord.ID(recordName: "groceries", zoneID: sharedZone)
         let mine = try await wes.sharedCloudDatabase.record(for: id)
         // The owner changes it meanwhile.
-        let theirs = try await olivia.privateCloudDatabase.record(for: list.recordID)
+        let theirs = try await olivia.privateCloudDatabase.record(for: list)
         theirs["title"] = "Groceries for Sunday"
         _ = try await olivia.privateCloudDatabase.save(theirs)
         mine["done"] = 1
@@ -159,8 +130,32 @@ import Testing
         server["done"] = 1
         let again = try await wes.sharedCloudDatabase.save(server)
         #expect(again["title"] as? String == "Groceries for Sunday" && again["done"] as? Int == 1)
-        let owners = try await olivia.privateCloudDatabase.record(for: list.recordID)
+        let owners = try await olivia.privateCloudDatabase.record(for: list)
         #expect(owners["done"] as? Int == 1)
+    }
+
+    /// olivia saves `root` (its fields) in her zone Lists and shares it, or the whole zone, with
+    /// wes, who accepts: both containers, the record's ID in her zone, the zone as wes sees it.
+    static func listSharedWithWes(_ root: CKRecord, zoneWide: Bool = false) async throws
+        -> (olivia: CKContainer, wes: CKContainer, list: CKRecord.ID, sharedZone: CKRecordZone.ID) {
+        let path = TemporaryStores.path("ckfs-shared-")
+        let store = try Store.create(at: path)
+        for name in ["olivia", "wes"] { try store.container().addUser(name, emails: ["\(name)@example.com"]) }
+        let olivia = try CKContainer(store: store, user: "olivia")
+        let wes = try CKContainer(store: Store.open(at: path), user: "wes")
+        let zone = CKRecordZone(zoneName: "Lists")
+        _ = try await olivia.privateCloudDatabase.save(zone)
+        let list = CKRecord(recordType: root.recordType, recordID: CKRecord.ID(recordName: root.recordID.recordName, zoneID: zone.zoneID))
+        for (key, value) in root { list[key] = value }
+        let share = zoneWide ? CKShare(recordZoneID: zone.zoneID) : CKShare(rootRecord: list)
+        let participant = try await olivia.shareParticipant(forEmailAddress: "wes@example.com")
+        participant.permission = .readWrite
+        share.addParticipant(participant)
+        let (saved, _) = try await olivia.privateCloudDatabase.modifyRecords(saving: [list, share], deleting: [])
+        let url = try #require((try saved[share.recordID]?.get() as? CKShare)?.url)
+        _ = try await wes.accept(try await wes.shareMetadata(for: url))
+        let sharedZone = try #require(try await wes.sharedCloudDatabase.allRecordZones().first?.zoneID)
+        return (olivia, wes, list.recordID, sharedZone)
     }
 
     /// Names app code uses that Apple's module declares.

@@ -67,10 +67,10 @@ final class ItemCacheTable: @unchecked Sendable {
     static let idleStatesKept = 65_536
 
     /// How a reader of version `tag`, `size` bytes long and modified at `modified`, opens
-    /// `inode`, and whether the kernel
-    /// must be made to ask for the file's size before its first read (reads through the cache
-    /// stop at the kernel's size). `kernelHas` answers from the sizes told, with the lock held
-    /// once the reader counts: no size of another version can be told in between.
+    /// `inode`, and whether the kernel must be made to ask for the file's size before its first
+    /// read (reads through the cache stop at the kernel's size). `kernelHas` answers from the
+    /// sizes told, with the lock held once the reader counts: no size of another version can be
+    /// told in between.
     func openReader(_ inode: UInt64, tag: String, size: Int64, modified: Int64, kernelHas: (Int64) -> Bool) -> (mode: Mode, askSize: Bool) {
         condition.withLock {
             var s = states[inode] ?? State()

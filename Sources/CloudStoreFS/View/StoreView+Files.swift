@@ -35,10 +35,8 @@ extension StoreView {
                 hints.forgetSize(inode)
                 return OpenReply(handle: handles.add(h), keepCache: false, directIO: true)
             }
-            let modified = switch target {
-            case .keyValue(let ref, _): keyValueModified(ref)
-            case .record(let t): (try? recordStat(t))??.modified ?? started
-            }
+            // Only key-value entries are read here: records open in `openRecordReader`.
+            let modified: Int64 = if case .keyValue(let ref, _) = target { keyValueModified(ref) } else { started }
             h.cacheMode = openReader(inode, tag: tag, size: bytes.count, modified: modified)
             return OpenReply(handle: handles.add(h), keepCache: h.cacheMode == .cached(keepPages: true),
                              directIO: h.cacheMode == .direct, noFlush: true)
@@ -160,13 +158,13 @@ extension StoreView {
                 // A save taken in since the stat was read: the kernel's pages, dropped at
                 // this open, fill with this version, so they are said to be of it.
                 if r.tag != stat.tag {
-                    closeReader(inode, h.cacheMode)
+                    closeItemHandle(inode, h.cacheMode)
                     h.cacheMode = openReader(inode, tag: r.tag, size: r.bytes.count, modified: r.stat.modified ?? started)
                 }
                 h.buffer = r.bytes
                 h.baseTag = r.tag
             } catch {
-                closeReader(inode, h.cacheMode)
+                closeItemHandle(inode, h.cacheMode)
                 throw error
             }
         }
@@ -183,9 +181,9 @@ extension StoreView {
         return mode
     }
 
-    /// Counts a handle of `inode` opened in `mode` out of the item cache; the kernel asks for
-    /// the attributes again when they were held at the last cached readers' version.
-    func closeReader(_ inode: UInt64, _ mode: ItemCacheTable.Mode) {
+    /// Counts an item handle of `inode` opened in `mode` out of the item cache; the kernel asks
+    /// for the attributes again when they were held at the last cached readers' version.
+    func closeItemHandle(_ inode: UInt64, _ mode: ItemCacheTable.Mode) {
         guard itemCache.close(inode, mode) else { return }
         hints.forgetSize(inode)
         notifier?.invalidateAttributesNow(inode)
@@ -342,7 +340,7 @@ extension StoreView {
 
     public func release(handle: UInt64) {
         guard let h = handles.remove(handle) else { return }
-        defer { if h.itemTarget != nil { closeReader(h.inode, h.cacheMode) } }
+        defer { if h.itemTarget != nil { closeItemHandle(h.inode, h.cacheMode) } }
         // Flush normally saved already; this is the last resort (a writer that never flushed).
         h.lock.withLock {
             do { try commit(h, final: true) } catch {}

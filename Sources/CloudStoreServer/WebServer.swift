@@ -59,6 +59,7 @@ public struct WebServer: Sendable {
     private static func router() -> Router<WebRequestContext> {
         let router = Router(context: WebRequestContext.self)
         router.middlewares.add(RequestLogMiddleware())
+        router.middlewares.add(UnknownEndpointMiddleware())
         // CloudKit JS in a browser page of another origin calls the server too.
         router.middlewares.add(CORSMiddleware(
             allowOrigin: .all,

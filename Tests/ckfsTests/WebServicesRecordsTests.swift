@@ -19,6 +19,7 @@ import Testing
     @Test func zoneWideQuery() throws { try run("test_zone_wide_query") }
     @Test func untypedFields() throws { try run("test_untyped_fields") }
     @Test func schemaChangedElsewhere() throws { try run("test_schema_changed_elsewhere") }
+    @Test func appleRequestShapes() throws { try run("test_apple_request_shapes") }
     @Test func itemErrorCodes() throws { try run("test_item_error_codes") }
     @Test func encryptedFields() throws { try run("test_encrypted_fields") }
 }

@@ -5,7 +5,7 @@ import math
 import random
 import sys
 
-from cloudkit_client import ckfs, fail, ok, post
+from cloudkit_client import call, ckfs, fail, ok, post
 
 
 def create(name, fields, db="private", zone=None, record_type="Artist"):
@@ -545,6 +545,48 @@ def test_schema_changed_elsewhere():
     ckfs("schema", "index", "remove", "Thing", "n", "queryable")
     fail(post("private", "records/query", {"query": {"recordType": "Thing", "filterBy": [
         {"comparator": "EQUALS", "fieldName": "n", "fieldValue": {"value": 1}}]}}), 400, "BAD_REQUEST", "after the index went")
+
+
+def test_apple_request_shapes():
+    """Request shapes from Apple's pages and clients, each answered as Apple documents: Booleans
+    and whole doubles for INT64, the share type spelled cloudKit.share, desiredKeys inside the
+    record, zones/lookup with one zone dictionary, the zone dictionaries of changes/database,
+    users/current's name, reverse refused by name, and an unknown endpoint's error dictionary."""
+    r = create("b1", {"done": {"value": True}, "count": {"value": 5.0, "type": "INT64"}, "flags": {"value": [True, False]}},
+               record_type="Task")
+    assert r["fields"]["done"] == {"value": 1, "type": "INT64"} and r["fields"]["count"] == {"value": 5, "type": "INT64"}, r
+    assert r["fields"]["flags"] == {"value": [1, 0], "type": "INT64_LIST"}, r
+    found = ok(post("private", "records/query", {"query": {"recordType": "Task", "filterBy": [
+        {"comparator": "EQUALS", "fieldName": "done", "fieldValue": {"value": True}}]}}))["records"]
+    assert [x["recordName"] for x in found] == ["b1"], found
+    # A share of a zone, as Apple's example names its type.
+    ok(post("private", "zones/modify", {"operations": [{"operationType": "create", "zone": {"zoneID": {"zoneName": "Shop"}}}]}))
+    share = ok(post("private", "records/modify", {"zoneID": {"zoneName": "Shop"}, "operations": [op("create", {
+        "recordType": "cloudKit.share", "recordName": "cloudkit.zoneshare", "fields": {}, "publicPermission": "NONE",
+        "participants": []})]}))["records"][0]
+    assert "serverErrorCode" not in share and share["recordType"] == "cloudkit.share", share
+    shares = ok(post("private", "records/query", {"zoneID": {"zoneName": "Shop"}, "query": {"recordType": "cloudKit.share"}}))["records"]
+    assert [x["recordName"] for x in shares] == ["cloudkit.zoneshare"], shares
+    # desiredKeys inside the record dictionary, as Apple's asset example writes it.
+    r = ok(post("private", "records/modify", {"operations": [op("create", {
+        "recordType": "Task", "recordName": "b2", "fields": {"done": {"value": 0}, "note": {"value": "x"}}, "desiredKeys": ["note"]})]}))["records"][0]
+    assert set(r.get("fields", {})) == {"note"}, r
+    # zones/lookup with one zone dictionary.
+    z = ok(post("private", "zones/lookup", {"zones": {"zoneName": "Shop"}}))["zones"]
+    assert [x["zoneID"]["zoneName"] for x in z] == ["Shop"], z
+    # changes/database gives zone dictionaries.
+    zones = ok(post("private", "changes/database", {}))["zones"]
+    shop = [x for x in zones if x["zoneID"]["zoneName"] == "Shop"][0]
+    assert shop.get("syncToken") and "atomic" in shop, shop
+    # users/current names the user.
+    me = ok(call("GET", "private", "users/current"))
+    assert me["firstName"] == "alice", me
+    # reverse is refused by name, for that zone alone.
+    rev = ok(post("private", "changes/zone", {"zones": [{"zoneID": {"zoneName": "Shop"}, "reverse": True}]}))["zones"][0]
+    assert rev["serverErrorCode"] == "BAD_REQUEST" and "reverse" in rev["reason"], rev
+    # An unknown endpoint answers CloudKit's error dictionary.
+    body = fail(post("private", "records/nothing", {}), 404, "NOT_FOUND", "an unknown endpoint")
+    assert "records/nothing" in body["reason"], body
 
 
 if __name__ == "__main__":

@@ -357,6 +357,8 @@ public enum RecordCoding {
         case .string(let s): return .string(s)
         case .int(let i): return .int64(i)
         case .double(let d): return .double(d)
+        // CloudKit keeps a Boolean as INT64 1 or 0 (CloudKit JS sends JavaScript's true).
+        case .bool(let b): return .int64(b ? 1 : 0)
         case .object:
             guard let kind = dictionaryKind(value) else {
                 throw .invalid("field \"\(key)\": an object without a \"type\" must be a location ({\"latitude\": …, \"longitude\": …}) or a reference ({\"recordName\": …}); write {\"type\": \"…\", \"value\": …} with one of \(FieldType.allNames.joined(separator: ", "))")
@@ -368,6 +370,9 @@ public enum RecordCoding {
             }
             if elements.allSatisfy({ if case .int = $0 { true } else { false } }), !elements.isEmpty {
                 return .list(.int64, elements.map { .int64($0.int64Value!) })
+            }
+            if elements.allSatisfy({ $0.boolValue != nil }), !elements.isEmpty {
+                return .list(.int64, elements.map { .int64($0.boolValue! ? 1 : 0) })
             }
             if elements.allSatisfy({ $0.doubleValue != nil && $0.boolValue == nil }), !elements.isEmpty {
                 return .list(.double, elements.map { .double($0.doubleValue!) })
@@ -425,7 +430,9 @@ public enum RecordCoding {
             guard let s = value.stringValue else { throw wrong("a string") }
             return .string(s)
         case .int64:
-            guard case .int(let i) = value else { throw wrong("an integer") }
+            // A Boolean is 1 or 0, and a whole number written as a double (5.0) is that integer.
+            if let b = value.boolValue { return .int64(b ? 1 : 0) }
+            guard let i = value.int64Value else { throw wrong("an integer") }
             return .int64(i)
         case .double:
             guard let d = value.doubleValue, value.boolValue == nil else { throw wrong("a number") }

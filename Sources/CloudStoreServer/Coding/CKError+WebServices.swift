@@ -34,6 +34,10 @@ extension CKError {
             "reason": .string(message),
         ]
         if code == .notAuthenticated, let redirectURL { o["redirectURL"] = .string(redirectURL) }
+        // Apple's error dictionaries: without `retryAfter` the operation cannot be retried.
+        if webServicesCode.serverErrorCode == "TRY_AGAIN_LATER" || retryAfterSeconds != nil {
+            o["retryAfter"] = .int(Int64((retryAfterSeconds ?? 1).rounded(.up)))
+        }
         return .object(o)
     }
 }

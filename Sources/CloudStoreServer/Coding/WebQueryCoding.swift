@@ -19,9 +19,10 @@ enum WebQueryCoding {
         guard let json, case .object = json else {
             throw CKError(.invalidArguments, "\"query\" is required: an object with \"recordType\" and optional \"filterBy\" and \"sortBy\"")
         }
-        guard let type = json["recordType"]?.stringValue, !type.isEmpty else {
+        guard let named = json["recordType"]?.stringValue, !named.isEmpty else {
             throw CKError(.invalidArguments, "the query has no \"recordType\" string")
         }
+        let type = named.lowercased() == ShareInfo.recordType ? ShareInfo.recordType : named
         let fieldTypes = (try? db.container.schema.fields(of: type, environment: db.environment)) ?? nil
         var parts: [QueryPredicate] = []
         for (i, filter) in (try list(json["filterBy"], "filterBy")).enumerated() {
@@ -233,6 +234,7 @@ enum WebQueryCoding {
             return .int(i)
         case (_, .string(let s)): return .string(s)
         case (_, .int(let i)): return .int(i)
+        case (_, .bool(let b)): return .int(b ? 1 : 0)
         case (_, .double(let d)): return .double(d)
         default:
             throw CKError(.invalidArguments, "\(place): a filter cannot compare with \(raw.kindName)")

@@ -97,6 +97,8 @@ enum WebRecordCoding {
             throw CKError(.invalidArguments, "\"record\" must be a record dictionary with \"recordType\" and \"fields\", found \(json.kindName)")
         }
         var members = o.filter { recordKeys.contains($0.key) }
+        // Apple's pages spell the share type `cloudKit.share` as well as `cloudkit.share`.
+        if let type = members["recordType"]?.stringValue, type.lowercased() == ShareInfo.recordType { members["recordType"] = .string(ShareInfo.recordType) }
         // A new share names its root as Apple's requests do: `forRecord`.
         if members["rootRecordName"] == nil, let root = o["forRecord"]?["recordName"] { members["rootRecordName"] = root }
         members["created"] = nil

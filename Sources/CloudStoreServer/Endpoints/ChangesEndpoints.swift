@@ -26,6 +26,9 @@ enum ChangesEndpoints {
             let db = try call.database(forZone: entry["zoneID"])
             let zone = try WebRecordCoding.zoneID(entry["zoneID"], in: db)
             do throws(CKError) {
+                if (entry["reverse"] ?? call.body["reverse"])?.boolValue == true {
+                    throw CKError(.invalidArguments, "\"reverse\": true is not supported: a zone's changes come oldest first; leave it out, and order the records yourself if you need the newest first")
+                }
                 let keys = try entry["desiredKeys"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys
                 let types = try entry["desiredRecordTypes"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestTypes
                 out.append(.object(try changes(call, db, zone: zone, token: entry["syncToken"], limit: entry["resultsLimit"] ?? call.body["resultsLimit"],
@@ -38,16 +41,17 @@ enum ChangesEndpoints {
     }
 
     /// Which zones changed since a database sync token: `changes/database`, and the older
-    /// `zones/changes` (with `metaSyncToken` and whole zone dictionaries).
+    /// `zones/changes` (with `metaSyncToken`); each changed zone as a zone dictionary
+    /// (`zoneID`, `syncToken`, `atomic`), as both of Apple's pages give it.
     static func databaseChanges(_ call: WebCall) throws(CKError) -> JSONValue {
-        try databaseChanges(call, tokenKey: "syncToken", wholeZones: false)
+        try databaseChanges(call, tokenKey: "syncToken")
     }
 
     static func zonesChanges(_ call: WebCall) throws(CKError) -> JSONValue {
-        try databaseChanges(call, tokenKey: "metaSyncToken", wholeZones: true)
+        try databaseChanges(call, tokenKey: "metaSyncToken")
     }
 
-    private static func databaseChanges(_ call: WebCall, tokenKey: String, wholeZones: Bool) throws(CKError) -> JSONValue {
+    private static func databaseChanges(_ call: WebCall, tokenKey: String) throws(CKError) -> JSONValue {
         var token: DatabaseChangeToken?
         switch call.body[tokenKey] {
         case .string(let s)?:
@@ -80,7 +84,7 @@ enum ChangesEndpoints {
         for zone in changes.changed {
             let db: Database
             if let own { db = own } else { db = try shared!.database(owner: zone.ownerName) }
-            if wholeZones, let found = try? db.zone(zone.zoneName) {
+            if let found = try? db.zone(zone.zoneName) {
                 zones.append(try ZonesEndpoints.dictionary(found, db: db))
             } else {
                 zones.append(.object(["zoneID": WebRecordCoding.encode(zone)]))

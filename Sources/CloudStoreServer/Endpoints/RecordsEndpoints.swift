@@ -52,7 +52,8 @@ enum RecordsEndpoints {
         var keys: [[String]?] = []
         for op in operations {
             do throws(CKError) {
-                keys.append(try op["desiredKeys"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys)
+                // Apple's own asset example puts `desiredKeys` inside the record dictionary.
+                keys.append(try (op["desiredKeys"] ?? op["record"]?["desiredKeys"]).map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys)
                 planned.append(try plan(op, call: call, zone: zone, db: db, storedTypes: storedTypes))
             } catch {
                 if keys.count < planned.count + 1 { keys.append(requestKeys) }

@@ -3,10 +3,11 @@ import CloudStore
 /// `users/current` and `users/caller` (who the signed-in user is), discovery, and the older
 /// lookups by email, ID and contacts.
 enum UsersEndpoints {
-    /// The user dictionary: the user record name; ckfs identities have no first or last name.
+    /// The user dictionary: the user record name, and the identity's name as the first name (as
+    /// the lookups give it; ckfs identities have no last name). The caller sees their own.
     static func current(_ call: WebCall) throws(CKError) -> JSONValue {
         let identity = try signedIn(call)
-        return .object(["userRecordName": .string(identity.userRecordName), "firstName": .null, "lastName": .null])
+        return .object(["userRecordName": .string(identity.userRecordName), "firstName": .string(identity.name), "lastName": .null])
     }
 
     /// The caller's user identity: record name, lookup info, and the identity's name as the given

@@ -17,10 +17,12 @@ enum ZonesEndpoints {
         return .object(["zones": .array(out)])
     }
 
-    /// One zone dictionary or zone error per zone ID asked for.
+    /// One zone dictionary or zone error per zone ID asked for. Apple's page calls `zones` a
+    /// dictionary: one zone ID alone is taken as a list of one.
     static func lookup(_ call: WebCall) throws(CKError) -> JSONValue {
         var out: [JSONValue] = []
-        for entry in try call.array("zones", limit: RecordsEndpoints.maxItems) {
+        let asked = call.body["zones"]?.objectValue != nil ? [call.body["zones"]!] : try call.array("zones", limit: RecordsEndpoints.maxItems)
+        for entry in asked {
             let db = try call.database(forZone: entry)
             let zone = try WebRecordCoding.zoneID(entry, in: db)
             do throws(CKError) {

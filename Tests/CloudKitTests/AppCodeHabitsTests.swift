@@ -167,6 +167,28 @@ import Testing
         let block: CKContainer_Application_PermissionBlock = { _, _ in }
         block(status, nil)
         #expect(permissions == CKContainer.ApplicationPermissions.userDiscoverability)
+        // Old sharing code's names: the Objective-C aliases and the iOS 10 participant type.
+        let accepted: CKShare_Participant_AcceptanceStatus = .accepted
+        let readWrite: CKShare_Participant_Permission = .readWrite
+        let owner: CKShare_Participant_Role = .owner
+        #expect(accepted == .accepted && readWrite == .readWrite && owner == .owner)
+        let share = CKShare(rootRecord: CKRecord(recordType: "List"))
+        #expect(share.owner.type == .owner && share.owner.type == CKShare.Participant.ParticipantType.owner)
+        let participant = share.owner.copy() as! CKShare.Participant
+        participant.type = .privateUser
+        #expect(participant.role == .privateUser)
+        // Old launch code resets the badge and marks notifications read: both complete.
+        let badge = CKModifyBadgeOperation(badgeValue: 0)
+        let reset = Locked<Bool>(false)
+        badge.modifyBadgeCompletionBlock = { error in reset.withLock { $0 = error == nil } }
+        let mark = CKMarkNotificationsReadOperation()
+        mark.notificationIDs = nil
+        let marked = Locked<Bool>(false)
+        mark.markNotificationsReadCompletionBlock = { ids, error in marked.withLock { $0 = error == nil && ids == [] } }
+        let queue = OperationQueue()
+        mark.database = try ImportCloudKitTests.container().privateCloudDatabase
+        queue.addOperations([badge, mark], waitUntilFinished: true)
+        #expect(reset.withLock { $0 } && marked.withLock { $0 })
         let defaults = try #require(UserDefaults(suiteName: "ckfs-app-code-\(UUID().uuidString)"))
         defaults.setValue(true, forKey: "zoneCreated")
         #expect(defaults.value(forKey: "zoneCreated") as? Bool == true)

@@ -21,6 +21,8 @@ public final class CKShareMetadata: NSObject, NSSecureCoding, NSCopying, @unchec
     /// The root record, when the fetch asked for it (`shouldFetchRootRecord`).
     public let rootRecord: CKRecord?
     public let participantRole: CKShare.ParticipantRole
+    /// The role as iOS 10 and 11 named it (deprecated by Apple: use ``participantRole``).
+    public var participantType: CKShare.ParticipantType { CKShare.ParticipantType(participantRole) }
     public let participantStatus: CKShare.ParticipantAcceptanceStatus
     public let participantPermission: CKShare.ParticipantPermission
     public let ownerIdentity: CKUserIdentity

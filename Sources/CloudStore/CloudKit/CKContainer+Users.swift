@@ -416,3 +416,7 @@ public typealias CKApplicationPermissionBlock = CKContainer.ApplicationPermissio
 public typealias CKContainer_Application_Permissions = CKContainer.ApplicationPermissions
 public typealias CKContainer_Application_PermissionStatus = CKContainer.ApplicationPermissionStatus
 public typealias CKContainer_Application_PermissionBlock = CKContainer.ApplicationPermissionBlock
+/// Apple's Objective-C names of the share participant's enums.
+public typealias CKShare_Participant_AcceptanceStatus = CKShare.ParticipantAcceptanceStatus
+public typealias CKShare_Participant_Permission = CKShare.ParticipantPermission
+public typealias CKShare_Participant_Role = CKShare.ParticipantRole

@@ -196,17 +196,19 @@ open class CKFetchNotificationChangesOperation: CKDatabaseOperation, @unchecked 
 
 /// Marks notifications read.
 open class CKMarkNotificationsReadOperation: CKDatabaseOperation, @unchecked Sendable {
-    public var notificationIDs: [CKNotification.ID]
+    public var notificationIDs: [CKNotification.ID]?
     public var markNotificationsReadCompletionBlock: (([CKNotification.ID]?, Error?) -> Void)?
 
+    public override init() {}
     public init(notificationIDsToMarkRead: [CKNotification.ID]) { notificationIDs = notificationIDsToMarkRead }
 
     open override func main() {
         do throws(CKError) {
             if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled; no notification was marked read") }
             let database = targetDatabase
-            try database.container.notificationLog().markRead(notificationIDs.map(\.rawValue))
-            markNotificationsReadCompletionBlock?(notificationIDs, nil)
+            let ids = notificationIDs ?? []
+            try database.container.notificationLog().markRead(ids.map(\.rawValue))
+            markNotificationsReadCompletionBlock?(ids, nil)
         } catch {
             markNotificationsReadCompletionBlock?(nil, error)
         }
@@ -220,5 +222,20 @@ extension CKDatabase.Scope {
         case .private: self = .private
         case .shared: self = .shared
         }
+    }
+}
+
+/// Sets the app's badge (deprecated by Apple, which says it no longer works): there is no badge
+/// on a local store, so it changes nothing and completes with no error, as code that resets
+/// the badge at launch expects.
+open class CKModifyBadgeOperation: CKOperation, @unchecked Sendable {
+    public var badgeValue = 0
+    public var modifyBadgeCompletionBlock: ((Error?) -> Void)?
+
+    public override init() {}
+    public init(badgeValue: Int) { self.badgeValue = badgeValue }
+
+    open override func main() {
+        modifyBadgeCompletionBlock?(isCancelled ? CKError(.operationCancelled, "the operation was cancelled") : nil)
     }
 }

@@ -182,6 +182,31 @@ extension CKShare {
         }
     }
 
+    /// The participant's kind, as iOS 10 and 11 named it: ``ParticipantRole`` without
+    /// `administrator` (who reads as a private user here). Deprecated by Apple; old sharing
+    /// code still reads it.
+    public enum ParticipantType: Int, Sendable {
+        case unknown = 0, owner = 1, privateUser = 3, publicUser = 4
+
+        init(_ role: ParticipantRole) {
+            switch role {
+            case .unknown: self = .unknown
+            case .owner: self = .owner
+            case .administrator, .privateUser: self = .privateUser
+            case .publicUser: self = .publicUser
+            }
+        }
+
+        var role: ParticipantRole {
+            switch self {
+            case .unknown: .unknown
+            case .owner: .owner
+            case .privateUser: .privateUser
+            case .publicUser: .publicUser
+            }
+        }
+    }
+
     public enum ParticipantRole: Int, Sendable {
         case unknown = 0, owner = 1, administrator = 2, privateUser = 3, publicUser = 4
 
@@ -228,6 +253,7 @@ public final class CKShareParticipant: NSObject, NSSecureCoding, NSCopying, @unc
     public typealias Role = CKShare.ParticipantRole
     public typealias Permission = CKShare.ParticipantPermission
     public typealias AcceptanceStatus = CKShare.ParticipantAcceptanceStatus
+    public typealias ParticipantType = CKShare.ParticipantType
     public typealias ID = String
 
     /// Guards `stored`.
@@ -258,6 +284,11 @@ public final class CKShareParticipant: NSObject, NSSecureCoding, NSCopying, @unc
     public var role: Role {
         get { Role(value.role) }
         set { lock.withLock { stored.role = newValue.engine } }
+    }
+    /// The participant's role as iOS 10 and 11 named it (deprecated by Apple: use ``role``).
+    public var type: ParticipantType {
+        get { ParticipantType(role) }
+        set { role = newValue.role }
     }
     public var permission: Permission {
         get { Permission(value.permission) }

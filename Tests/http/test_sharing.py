@@ -34,6 +34,9 @@ def test_shared_database():
             {"userIdentity": {"userRecordName": carol_name}, "permission": "READ_ONLY", "type": "USER"}]}}]}))["records"][0]
     assert share["recordType"] == "cloudkit.share" and share["shortGUID"], share
     assert [p["acceptanceStatus"] for p in share["participants"]] == ["ACCEPTED", "INVITED", "INVITED"], share["participants"]
+    # Apple's Share Response Keys: the owner, and the caller's own participant.
+    assert share["owner"]["userIdentity"]["userRecordName"] == share["currentUserParticipant"]["userIdentity"]["userRecordName"], share
+    assert share["owner"]["type"] == "OWNER", share["owner"]
     guid = share["shortGUID"]
     root = ok(post("private", "records/lookup", {"zoneID": zone, "records": [{"recordName": "groceries"}]}))["records"][0]
     assert root["share"] == {"recordName": "share-1"}, root

@@ -47,7 +47,7 @@ public enum RecordCoding {
 
     /// A participant as Web Services write one: its user identity, role (`type`), permission
     /// and acceptance status.
-    static func encode(_ p: ShareInfo.Participant) -> JSONValue {
+    public static func encode(_ p: ShareInfo.Participant) -> JSONValue {
         var object: [String: JSONValue] = [
             "acceptanceStatus": .string(p.acceptanceStatus.rawValue),
             "permission": .string(p.permission.rawValue),

@@ -16,10 +16,20 @@ enum WebRecordCoding {
     /// asset with the `downloadURL` that `downloadURL` makes for it, and with
     /// `numbersAsStrings` every INT64 and DOUBLE value as a string. Dates are milliseconds, as
     /// Apple's: the `fraction` of a millisecond the store keeps is not sent.
-    static func encode(_ record: Record, numbersAsStrings: Bool, downloadURL: (Asset) -> String) -> JSONValue {
+    ///
+    /// A share also gives its `owner` and, when the caller is one of its participants, its
+    /// `currentUserParticipant` (`caller` gives the caller's user record name, asked only for
+    /// a share), as Apple's Share Response Keys list them.
+    static func encode(_ record: Record, numbersAsStrings: Bool, caller: () -> String? = { nil }, downloadURL: (Asset) -> String) -> JSONValue {
         guard case .object(var o) = RecordCoding.encode(record) else { return .null }
         o["zoneID"] = encode(record.recordID.zoneID)
         o["deleted"] = .bool(false)
+        if let info = record.shareInfo {
+            if let owner = info.participants.first(where: { $0.role == .owner }) { o["owner"] = RecordCoding.encode(owner) }
+            if let name = caller(), let me = info.participants.first(where: { $0.userRecordName == name }) {
+                o["currentUserParticipant"] = RecordCoding.encode(me)
+            }
+        }
         guard case .object(var fields)? = o["fields"] else { return .object(o) }
         for (key, value) in record.fields {
             switch value {

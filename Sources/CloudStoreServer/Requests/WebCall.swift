@@ -23,7 +23,8 @@ struct WebCall: Sendable {
     func encode(_ record: Record) -> JSONValue {
         let owner = assetOwner
         let zone = record.recordID.zoneID
-        return WebRecordCoding.encode(record, numbersAsStrings: numbersAsStrings) { asset in
+        let me = { () -> String? in try? container.userRecordName(for: caller.caller) }
+        return WebRecordCoding.encode(record, numbersAsStrings: numbersAsStrings, caller: me) { asset in
             baseURL + assets.downloadPath(owner, zone: zone, asset: asset)
         }
     }

@@ -77,6 +77,28 @@ import Testing
         #expect(try await wes.sharedCloudDatabase.allRecordZones().map(\.zoneID.zoneName) == ["Lists"])
     }
 
+    /// Places as CoreLocation's `CLLocation`, which Apple's CloudKit brings: a record value that
+    /// reads back as one, a predicate argument and a distance sort's point.
+    @Test func placesAreCLLocations() async throws {
+        let db = try ImportCloudKitTests.container().privateCloudDatabase
+        let paris = CLLocation(latitude: 48.8566, longitude: 2.3522)
+        for (name, lat, lon) in [("louvre", 48.8606, 2.3376), ("lyon", 45.764, 4.8357), ("oslo", 59.9139, 10.7522)] {
+            let place = CKRecord(recordType: "Place", recordID: CKRecord.ID(recordName: name))
+            place["at"] = CLLocation(coordinate: CLLocationCoordinate2D(latitude: lat, longitude: lon), altitude: 35,
+                                     horizontalAccuracy: 5, verticalAccuracy: 3, timestamp: Date(timeIntervalSince1970: 1_700_000_000))
+            _ = try await db.save(place)
+        }
+        let louvre = try await db.record(for: CKRecord.ID(recordName: "louvre"))
+        let at = try #require(louvre["at"] as? CLLocation)
+        #expect(at.coordinate.latitude == 48.8606 && at.altitude == 35 && at.horizontalAccuracy == 5)
+        #expect(at.timestamp == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(abs(at.distance(from: paris) - 1_142) < 20, "\(at.distance(from: paris))")
+        let near = CKQuery(recordType: "Place", predicate: NSPredicate(format: "distanceToLocation:fromLocation:(at, %@) < 500000", paris))
+        near.sortDescriptors = [CKLocationSortDescriptor(key: "at", relativeLocation: paris)]
+        let (matches, _) = try await db.records(matching: near)
+        #expect(matches.map(\.0.recordName) == ["louvre", "lyon"])
+    }
+
     /// Apps move a record to another zone by saving a copy there: its fetched `CKAsset` goes
     /// with it. An asset named by a checksum its zone does not hold is refused, never saved as
     /// a record naming a missing file.

@@ -148,7 +148,7 @@ import Testing
         #expect(cached !== saved && cached.recordID == saved.recordID && cached.recordChangeTag == saved.recordChangeTag)
         #expect(cached["title"] as? String == "Groceries" && cached["count"] as? Int == 3 && cached["tags"] as? [String] == ["home", "weekly"])
         #expect(cached["due"] as? Date == Date(timeIntervalSince1970: 1_800_000_000))
-        #expect((cached["place"] as? Location)?.latitude == 48.85)
+        #expect((cached["place"] as? CLLocation)?.coordinate.latitude == 48.85)
         #expect(Set(cached.allKeys()) == ["title", "count", "tags", "due", "place"], "a value that is not a record value is not set")
 
         cached.setValuesForKeys(["count": 4, "tags": NSNull()])

@@ -123,6 +123,9 @@ open class CKRecord: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
             return Int64(exactly: n.doubleValue).flatMap { number($0, as: T.self) } as? T ?? (T.self == Float.self ? Float(exactly: n.doubleValue) as? T : nil)
         case let n as NSNumber: return T.self == Bool.self ? (n.int64Value != 0) as? T : number(n.int64Value, as: T.self) as? T
         case let list as [NSNumber] where T.self == [Bool].self: return list.map { $0.int64Value != 0 } as? T
+        // A LOCATION reads as CoreLocation's `CLLocation`, as Apple's; ckfs's `Location` too.
+        case let place as CLLocation: return place.location as? T
+        case let places as [CLLocation]: return places.map(\.location) as? T
         default: return nil
         }
     }

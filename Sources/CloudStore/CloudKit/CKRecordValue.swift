@@ -1,7 +1,7 @@
 import Foundation
 
 /// A value a ``CKRecord`` field can hold: `String`, the integer types, `Double`, `Float`, `Bool`, `Date`,
-/// `Data`, ``CKRecord/Reference``, ``CKAsset``, ``Location``, `NSString`, `NSNumber`, `NSDate`,
+/// `Data`, ``CKRecord/Reference``, ``CKAsset``, ``CLLocation`` (or ckfs's ``Location``), `NSString`, `NSNumber`, `NSDate`,
 /// `NSData`, or an array (or `NSArray`) of one of these. Not `Sendable`, as Apple's is not: Linux Foundation's
 /// `NSString` and `NSData` are not.
 public protocol CKRecordValueProtocol {
@@ -67,7 +67,7 @@ extension Array: CKRecordValueProtocol where Element: CKRecordValueProtocol {
         case is Double.Type, is Float.Type: .double
         case is Date.Type, is NSDate.Type: .timestamp
         case is Data.Type, is NSData.Type: .bytes
-        case is Location.Type: .location
+        case is Location.Type, is CLLocation.Type: .location
         case is CKRecord.Reference.Type: .reference
         case is CKAsset.Type: .asset
         default: .string
@@ -127,7 +127,7 @@ extension FieldValue {
         case .double(let d): return NSNumber(value: d)
         case .bytes(let d): return d
         case .timestamp: return dateValue!
-        case .location(let l): return l
+        case .location(let l): return CLLocation(l)
         case .reference(let r): return CKRecord.Reference(reference: r)
         case .asset(let a): return a.pendingFile.map { CKAsset(fileURL: URL(fileURLWithPath: $0)) } ?? CKAsset(stored: a, fileURL: assetURL(a))
         case .list(let kind, let values):
@@ -137,7 +137,7 @@ extension FieldValue {
             case .int64, .double: return items.compactMap { $0 as? NSNumber }
             case .bytes: return items.compactMap { $0 as? Data }
             case .timestamp: return items.compactMap { $0 as? Date }
-            case .location: return items.compactMap { $0 as? Location }
+            case .location: return items.compactMap { $0 as? CLLocation }
             case .reference: return items.compactMap { $0 as? CKRecord.Reference }
             case .asset: return items.compactMap { $0 as? CKAsset }
             }

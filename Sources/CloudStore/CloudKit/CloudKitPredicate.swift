@@ -107,6 +107,7 @@ open class CloudKitPredicate: NSObject, NSSecureCoding, NSCopying, @unchecked Se
         case let v as CKRecord.ID: return .reference(v.recordName)
         case let v as CKRecord: return .reference(v.recordID.recordName)
         case let v as Location: return .location(v)
+        case let v as CLLocation: return .location(v.location)
         case let v as [Any]:
             return .list(try v.map { (element) throws(CKError) in try value(element, at: position) })
         default:
@@ -237,6 +238,11 @@ open class CKLocationSortDescriptor: CloudKitSortDescriptor, @unchecked Sendable
     public init(key: String, relativeLocation: Location) {
         self.relativeLocation = relativeLocation
         super.init(key: key, ascending: true)
+    }
+
+    /// Apple's form: the point as CoreLocation's `CLLocation`.
+    public convenience init(key: String, relativeLocation: CLLocation) {
+        self.init(key: key, relativeLocation: relativeLocation.location)
     }
 
     open override func isEqual(_ object: Any?) -> Bool {

@@ -584,6 +584,14 @@ def test_apple_request_shapes():
     # reverse is refused by name, for that zone alone.
     rev = ok(post("private", "changes/zone", {"zones": [{"zoneID": {"zoneName": "Shop"}, "reverse": True}]}))["zones"][0]
     assert rev["serverErrorCode"] == "BAD_REQUEST" and "reverse" in rev["reason"], rev
+    # desiredRecordTypes leaves out the deletions of other types too.
+    token = ok(post("private", "changes/zone", {"zones": [{"zoneID": {"zoneName": "Shop"}}]}))["zones"][0]["syncToken"]
+    made = ok(post("private", "records/modify", {"zoneID": {"zoneName": "Shop"}, "operations": [
+        op("create", {"recordType": "Task", "recordName": "t9", "fields": {}}), op("create", {"recordType": "Note", "recordName": "n9", "fields": {}})]}))
+    ok(post("private", "records/modify", {"zoneID": {"zoneName": "Shop"}, "operations": [
+        op("forceDelete", {"recordName": "t9"}), op("forceDelete", {"recordName": "n9"})]}))
+    got = ok(post("private", "changes/zone", {"zones": [{"zoneID": {"zoneName": "Shop"}, "syncToken": token, "desiredRecordTypes": ["Task"]}]}))
+    assert [(x["recordName"], x.get("deleted")) for x in got["zones"][0]["records"]] == [("t9", True)], (made, got)
     # An unknown endpoint answers CloudKit's error dictionary.
     body = fail(post("private", "records/nothing", {}), 404, "NOT_FOUND", "an unknown endpoint")
     assert "records/nothing" in body["reason"], body

@@ -116,7 +116,10 @@ enum ChangesEndpoints {
         var records = changes.changed
             .filter { types == nil || types!.contains($0.recordType) }
             .map(call.encode)
-        records += changes.deleted.map(WebRecordCoding.deleted)
+        // Deletions of the types asked for too (a deletion whose type the log does not say stays).
+        records += changes.deleted
+            .filter { id in types == nil || changes.deletedRecordTypes[id.recordName].map { types!.contains($0) } ?? true }
+            .map(WebRecordCoding.deleted)
         return [
             "zoneID": WebRecordCoding.encode(zone),
             "records": .array(records),

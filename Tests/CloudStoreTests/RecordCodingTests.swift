@@ -146,7 +146,8 @@ import Testing
         let cases: [(String, String)] = [
             (#"[]"#, "must be a JSON object"),
             (#"{"fields":{}}"#, "recordType"),
-            (#"{"recordType":"A","fields":{"x":true}}"#, "needs an explicit type"),
+            (#"{"recordType":"A","fields":{"x":null,"y":{"colour":"red"}}}"#, "must be a location"),
+            (#"{"recordType":"A","fields":{"x":[true,"a"]}}"#, "all of one kind"),
             (#"{"recordType":"A","fields":{"x":{"type":"INT64","value":"3"}}}"#, "needs an integer"),
             (#"{"recordType":"A","fields":{"x":{"type":"NUMBER","value":3}}}"#, "unknown type"),
             (#"{"recordType":"A","fields":{"x":[]}}"#, "non-empty list"),

@@ -592,6 +592,11 @@ def test_apple_request_shapes():
         op("forceDelete", {"recordName": "t9"}), op("forceDelete", {"recordName": "n9"})]}))
     got = ok(post("private", "changes/zone", {"zones": [{"zoneID": {"zoneName": "Shop"}, "syncToken": token, "desiredRecordTypes": ["Task"]}]}))
     assert [(x["recordName"], x.get("deleted")) for x in got["zones"][0]["records"]] == [("t9", True)], (made, got)
+    # A reference names a record of its own zone: one naming another zone is refused.
+    bad = ok(post("private", "records/modify", {"zoneID": {"zoneName": "Shop"}, "operations": [op("create", {
+        "recordType": "Task", "recordName": "t10", "fields": {"of": {"value": {"recordName": "b1", "zoneID": {"zoneName": "_defaultZone"}},
+                                                                      "type": "REFERENCE"}}})]}))["records"][0]
+    assert bad["serverErrorCode"] == "BAD_REQUEST" and "zone" in bad["reason"], bad
     # An unknown endpoint answers CloudKit's error dictionary.
     body = fail(post("private", "records/nothing", {}), 404, "NOT_FOUND", "an unknown endpoint")
     assert "records/nothing" in body["reason"], body

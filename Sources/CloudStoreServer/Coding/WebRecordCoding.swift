@@ -119,10 +119,26 @@ enum WebRecordCoding {
         if case .object(let fields)? = members["fields"] {
             let known = schemaTypes(of: members["recordType"]?.stringValue, untyped: fields, db: db)
             var normalized: [String: JSONValue] = [:]
-            for (key, field) in fields { normalized[key] = try normalizedField(field, schemaType: known[key], stagedFile: stagedFile) }
+            for (key, field) in fields {
+                normalized[key] = try normalizedField(field, schemaType: known[key], stagedFile: stagedFile)
+                try checkReferencesStayIn(recordZone, field: key, normalized[key])
+            }
             members["fields"] = .object(normalized)
         }
         return try RecordCoding.decode(.object(members), mode: .input, zoneID: recordZone)
+    }
+
+    /// A reference names a record of its own record's zone, as CloudKit's do: a reference
+    /// dictionary whose `zoneID` names another zone is refused, never taken as one into this zone.
+    private static func checkReferencesStayIn(_ zone: ZoneID, field key: String, _ field: JSONValue?) throws(CKError) {
+        guard let field, let value = field["value"] else { return }
+        let type = field["type"]?.stringValue
+        let shaped = value["recordName"] != nil || value.arrayValue?.first?["recordName"] != nil
+        guard type == "REFERENCE" || type == "REFERENCE_LIST" || (type == nil && shaped) else { return }
+        for reference in value.arrayValue ?? [value] {
+            guard let other = reference["zoneID"]?["zoneName"]?.stringValue, other != zone.zoneName else { continue }
+            throw CKError(.invalidArguments, "field \"\(key)\" references a record of zone \(other), but a reference names a record of its own record's zone (\(zone.zoneName)); save the two records in one zone")
+        }
     }
 
     /// The schema's types of the fields of `recordType` sent without a `type` (a field has one

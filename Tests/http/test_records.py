@@ -592,6 +592,12 @@ def test_apple_request_shapes():
         op("forceDelete", {"recordName": "t9"}), op("forceDelete", {"recordName": "n9"})]}))
     got = ok(post("private", "changes/zone", {"zones": [{"zoneID": {"zoneName": "Shop"}, "syncToken": token, "desiredRecordTypes": ["Task"]}]}))
     assert [(x["recordName"], x.get("deleted")) for x in got["zones"][0]["records"]] == [("t9", True)], (made, got)
+    # A zone dictionary of changes/zone takes its own numbersAsStrings.
+    ok(post("private", "records/modify", {"zoneID": {"zoneName": "Shop"}, "operations": [
+        op("create", {"recordType": "Task", "recordName": "t11", "fields": {"count": {"value": 7}}})]}))
+    got = ok(post("private", "changes/zone", {"zones": [{"zoneID": {"zoneName": "Shop"}, "syncToken": token, "numbersAsStrings": True}]}))
+    t11 = [x for x in got["zones"][0]["records"] if x["recordName"] == "t11"][0]
+    assert t11["fields"]["count"]["value"] == "7", t11
     # A reference names a record of its own zone: one naming another zone is refused.
     bad = ok(post("private", "records/modify", {"zoneID": {"zoneName": "Shop"}, "operations": [op("create", {
         "recordType": "Task", "recordName": "t10", "fields": {"of": {"value": {"recordName": "b1", "zoneID": {"zoneName": "_defaultZone"}},

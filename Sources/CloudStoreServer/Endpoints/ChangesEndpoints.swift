@@ -9,7 +9,7 @@ enum ChangesEndpoints {
         guard call.body["zoneID"] != nil else { throw CKError(.invalidArguments, "records/changes needs \"zoneID\"") }
         let zone = try WebRecordCoding.zoneID(call.body["zoneID"], in: db)
         var out = try changes(call, db, zone: zone, token: call.body["syncToken"], limit: call.body["resultsLimit"],
-                              keys: try call.desiredKeys(call.body["desiredKeys"]), types: nil)
+                              keys: try call.desiredKeys(call.body["desiredKeys"]), types: nil, numbersAsStrings: call.numbersAsStrings)
         out["reverse"] = .bool(false)
         out["zoneID"] = nil
         return .object(out)
@@ -31,8 +31,10 @@ enum ChangesEndpoints {
                 }
                 let keys = try entry["desiredKeys"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestKeys
                 let types = try entry["desiredRecordTypes"].map { (k) throws(CKError) in try call.desiredKeys(k) } ?? requestTypes
+                // A zone dictionary holds the request's keys: its own `numbersAsStrings` counts.
+                let strings = (entry["numbersAsStrings"] ?? entry["numberAsStrings"])?.boolValue ?? call.numbersAsStrings
                 out.append(.object(try changes(call, db, zone: zone, token: entry["syncToken"], limit: entry["resultsLimit"] ?? call.body["resultsLimit"],
-                                               keys: keys, types: types)))
+                                               keys: keys, types: types, numbersAsStrings: strings)))
             } catch {
                 out.append(ZonesEndpoints.error(error, zone: zone))
             }
@@ -95,7 +97,7 @@ enum ChangesEndpoints {
     }
 
     private static func changes(_ call: WebCall, _ db: Database, zone: ZoneID, token raw: JSONValue?, limit rawLimit: JSONValue?,
-                                keys: [String]?, types: [String]?) throws(CKError) -> [String: JSONValue] {
+                                keys: [String]?, types: [String]?, numbersAsStrings: Bool) throws(CKError) -> [String: JSONValue] {
         var token: ChangeToken?
         switch raw {
         case .string(let s)?:
@@ -115,7 +117,7 @@ enum ChangesEndpoints {
         let changes = try db.changes(in: zone.zoneName, since: token, limit: limit, desiredKeys: keys)
         var records = changes.changed
             .filter { types == nil || types!.contains($0.recordType) }
-            .map(call.encode)
+            .map { call.encode($0, numbersAsStrings: numbersAsStrings) }
         // Deletions of the types asked for too (a deletion whose type the log does not say stays).
         records += changes.deleted
             .filter { id in types == nil || changes.deletedRecordTypes[id.recordName].map { types!.contains($0) } ?? true }

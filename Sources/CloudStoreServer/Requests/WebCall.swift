@@ -20,7 +20,11 @@ struct WebCall: Sendable {
     }
 
     /// A record as responses give it, with `numbersAsStrings` as asked and download URLs.
-    func encode(_ record: Record) -> JSONValue {
+    func encode(_ record: Record) -> JSONValue { encode(record, numbersAsStrings: numbersAsStrings) }
+
+    /// A record as responses give it, with `numbersAsStrings` as given (a zone dictionary of
+    /// `changes/zone` may ask for it alone).
+    func encode(_ record: Record, numbersAsStrings: Bool) -> JSONValue {
         let owner = assetOwner
         let zone = record.recordID.zoneID
         let me = { () -> String? in try? container.userRecordName(for: caller.caller) }

@@ -85,6 +85,12 @@ def test_assets():
         "recordType": "Photo", "recordName": "many", "fields": {"images": {"value": [a, b], "type": "ASSETID_LIST"}}}}]}))["records"][0]
     urls = [v["downloadURL"] for v in many["fields"]["images"]["value"]]
     assert [requests.get(u, timeout=10).content for u in urls] == [b"a", b"b"], many
+    # rereference of a list: one receipt per asset, in order, usable in another record.
+    refs = ok(post("private", "assets/rereference", {"assets": [{"recordName": "many", "fieldName": "images"}]}))["assets"]
+    assert [r["fileChecksum"] for r in refs] == [hashlib.sha256(b"a").hexdigest(), hashlib.sha256(b"b").hexdigest()], refs
+    again = ok(post("private", "records/modify", {"zoneID": {"zoneName": "Album"}, "operations": [{"operationType": "create", "record": {
+        "recordType": "Photo", "recordName": "many-copy", "fields": {"images": {"value": refs, "type": "ASSETID_LIST"}}}}]}))["records"][0]
+    assert [requests.get(v["downloadURL"], timeout=10).content for v in again["fields"]["images"]["value"]] == [b"a", b"b"], again
 
 
 def test_users():

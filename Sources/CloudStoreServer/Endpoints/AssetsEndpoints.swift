@@ -29,14 +29,19 @@ enum AssetsEndpoints {
             }
             do throws(CKError) {
                 let record = try db.record(for: RecordID(recordName: name, zoneID: zone))
-                guard case .asset(let asset)? = record[field] else {
-                    throw CKError(.invalidArguments, "field \(field) of record \(name) holds no asset")
+                // An asset list gives one dictionary per asset, in order.
+                let assets: [Asset] = switch record[field] {
+                case .asset(let asset)?: [asset]
+                case .list(.asset, let items)?: items.compactMap { if case .asset(let a) = $0 { a } else { nil } }
+                default: throw CKError(.invalidArguments, "field \(field) of record \(name) holds no asset")
                 }
-                let receipt = call.assets.rereference(call.assetOwner, path: db.assetPath(asset, zone: zone.zoneName),
-                                                      checksum: asset.fileChecksum, size: asset.size)
-                out.append(.object(["recordName": .string(name), "fieldName": .string(field), "fileChecksum": .string(asset.fileChecksum),
-                                    "size": .int(asset.size), "receipt": .string(receipt), "wrappingKey": .string(""),
-                                    "referenceChecksum": .string("")]))
+                for asset in assets {
+                    let receipt = call.assets.rereference(call.assetOwner, path: db.assetPath(asset, zone: zone.zoneName),
+                                                          checksum: asset.fileChecksum, size: asset.size)
+                    out.append(.object(["recordName": .string(name), "fieldName": .string(field), "fileChecksum": .string(asset.fileChecksum),
+                                        "size": .int(asset.size), "receipt": .string(receipt), "wrappingKey": .string(""),
+                                        "referenceChecksum": .string("")]))
+                }
             } catch {
                 out.append(WebRecordCoding.error(error, recordName: name))
             }

@@ -598,6 +598,23 @@ def test_apple_request_shapes():
     got = ok(post("private", "changes/zone", {"zones": [{"zoneID": {"zoneName": "Shop"}, "syncToken": token, "numbersAsStrings": True}]}))
     t11 = [x for x in got["zones"][0]["records"] if x["recordName"] == "t11"][0]
     assert t11["fields"]["count"]["value"] == "7", t11
+    # The parent and share system fields, and Apple's ___ index names, in filters and sorts.
+    ok(post("private", "records/modify", {"operations": [
+        op("create", {"recordType": "List", "recordName": "L1", "fields": {}}),
+        op("create", {"recordType": "Item", "recordName": "i1", "parent": {"recordName": "L1"}, "fields": {"n": {"value": 1}}}),
+        op("create", {"recordType": "Item", "recordName": "i2", "fields": {"n": {"value": 2}}}),
+        op("create", {"recordType": "Item", "recordName": "i3", "parent": {"recordName": "L1"}, "fields": {"n": {"value": 3}}})]}))
+    for by in ({"systemFieldName": "parent"}, {"fieldName": "___parent"}):
+        q = {"recordType": "Item", "filterBy": [dict(by, comparator="EQUALS", fieldValue={"value": {"recordName": "L1"}, "type": "REFERENCE"}),
+                                                {"fieldName": "___createTime", "comparator": "GREATER_THAN", "fieldValue": {"value": 0, "type": "TIMESTAMP"}}],
+             "sortBy": [{"fieldName": "___recordID", "ascending": False}]}
+        got = ok(post("private", "records/query", {"query": q}))["records"]
+        assert [x["recordName"] for x in got] == ["i3", "i1"], (by, got)
+    shared = ok(post("private", "records/query", {"zoneID": {"zoneName": "Shop"}, "query": {"recordType": "Task", "filterBy": [
+        {"systemFieldName": "share", "comparator": "EQUALS", "fieldValue": {"value": {"recordName": "cloudkit.zoneshare"}, "type": "REFERENCE"}}]}}))
+    assert shared["records"] == [], shared
+    fail(post("private", "records/query", {"query": {"recordType": "Item", "sortBy": [{"systemFieldName": "parent"}]}}), 400, "BAD_REQUEST",
+         "a sort by parent")
     # A reference names a record of its own zone: one naming another zone is refused.
     bad = ok(post("private", "records/modify", {"zoneID": {"zoneName": "Shop"}, "operations": [op("create", {
         "recordType": "Task", "recordName": "t10", "fields": {"of": {"value": {"recordName": "b1", "zoneID": {"zoneName": "_defaultZone"}},

@@ -213,6 +213,7 @@ extension Database {
 
     private static func indexCondition(_ part: QueryPredicate) -> ZoneIndexFile.Condition? {
         func key(_ k: String) -> String { k == "recordID" ? ZoneIndexFile.Sort.recordName : k }
+        if part.keyUses.contains(where: { QueryPredicate.unindexedSystemKeys.contains($0.key) }) { return nil }
         switch part {
         case .compare(let k, let op, let v):
             guard let value = indexValue(v) else { return nil }

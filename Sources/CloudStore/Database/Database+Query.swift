@@ -164,6 +164,9 @@ extension Database {
             }
         }
         for d in query.sortDescriptors {
+            if QueryPredicate.unindexedSystemKeys.contains(d.key) {
+                throw CKError(.invalidArguments, "results cannot be sorted by \(d.key): a query may test it, not sort by it")
+            }
             guard let t = try kind(d.key) else { continue }
             if let point = d.relativeLocation {
                 guard t == FieldType(.location) else {

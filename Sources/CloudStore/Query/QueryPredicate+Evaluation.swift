@@ -84,7 +84,7 @@ extension QueryPredicate {
     }
 
     /// A field's value, or a system field's: `recordID`, `creationDate`, `modificationDate`,
-    /// `creatorUserRecordID`, `lastModifiedUserRecordID`.
+    /// `creatorUserRecordID`, `lastModifiedUserRecordID`, `parent`, `share` (references).
     static func field(_ key: String, of r: Record) -> FieldValue? {
         // Stored fields never take a system field's name (Names.checkFieldKey): look there first.
         if let v = r.fields[key] { return v }
@@ -94,11 +94,18 @@ extension QueryPredicate {
         case "modificationDate": r.modified.map { .timestamp(milliseconds: $0.timestamp) }
         case "creatorUserRecordID": r.created.map { .reference(Reference(recordName: $0.userRecordName)) }
         case "lastModifiedUserRecordID": r.modified.map { .reference(Reference(recordName: $0.userRecordName)) }
+        case "parent": r.parent.map { .reference(Reference(recordName: $0)) }
+        case "share": r.share.map { .reference(Reference(recordName: $0)) }
         default: nil
         }
     }
 
-    static let systemKeys: Set<String> = ["recordID", "creationDate", "modificationDate", "creatorUserRecordID", "lastModifiedUserRecordID"]
+    static let systemKeys: Set<String> = ["recordID", "creationDate", "modificationDate", "creatorUserRecordID", "lastModifiedUserRecordID",
+                                          "parent", "share"]
+
+    /// System fields the zone index does not keep: a condition on one is tested on each record
+    /// read, and no query sorts by one.
+    static let unindexedSystemKeys: Set<String> = ["parent", "share"]
 
     /// Whether `test` holds for the value, or for an element of a list.
     private static func any(_ value: FieldValue?, _ test: (FieldValue) -> Bool) -> Bool {

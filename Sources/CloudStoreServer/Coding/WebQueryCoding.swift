@@ -13,6 +13,19 @@ enum WebQueryCoding {
         "modifiedTimestamp": "modificationDate",
         "createdUserRecordName": "creatorUserRecordID",
         "modifiedUserRecordName": "lastModifiedUserRecordID",
+        "parent": "parent",
+        "share": "share",
+    ]
+
+    /// The index names of Apple's table of system fields, as a `fieldName` gives them.
+    static let systemIndexNames: [String: String] = [
+        "___recordID": "recordID",
+        "___createTime": "creationDate",
+        "___modTime": "modificationDate",
+        "___createdBy": "creatorUserRecordID",
+        "___modifiedBy": "lastModifiedUserRecordID",
+        "___parent": "parent",
+        "___share": "share",
     ]
 
     static func decode(_ json: JSONValue?, db: Database) throws(CKError) -> RecordQuery {
@@ -142,7 +155,7 @@ enum WebQueryCoding {
         guard let name = json["fieldName"]?.stringValue, !name.isEmpty else {
             throw CKError(.invalidArguments, "\(place) needs a \"fieldName\" (or a \"systemFieldName\")")
         }
-        return name
+        return systemIndexNames[name] ?? name
     }
 
     private static func predicate(_ filter: JSONValue, at place: String, fieldTypes: [String: FieldType]) throws(CKError) -> QueryPredicate {

@@ -100,8 +100,8 @@ extension ZoneStorage {
         if !unreadable { try sweepUnnamedAssets(named, &result) }
     }
 
-    /// Removes the asset files that no record and no entry of the log names (a save killed
-    /// before its commit, a store from before assets were swept), and says so.
+    /// Removes the asset files that no record and no entry of the log names (a writer killed
+    /// between storing a file and its commit leaves one), and says so.
     private func sweepUnnamedAssets(_ named: Set<String>, _ result: inout CheckResult) throws(CKError) {
         let unnamed = try assetFileChecksums().subtracting(named)
         guard !unnamed.isEmpty else { return }

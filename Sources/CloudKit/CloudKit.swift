@@ -6,14 +6,10 @@
 @_exported import CloudStore
 @_exported import Foundation
 
-// Linux Foundation declares NSPredicate and NSSortDescriptor without their string forms
-// (`NSPredicate(format:)`, `NSSortDescriptor(key:ascending:)` are unavailable there). These
-// names, declared in the module CloudKit code imports, stand first for the engine's classes
-// that have them. A file that imports Foundation itself as well sees two types of each name
-// in a type annotation: it writes `CloudKit.NSPredicate` there, or imports CloudKit alone.
-public typealias NSPredicate = CloudStore.CloudKitPredicate
-public typealias NSCompoundPredicate = CloudStore.CloudKitCompoundPredicate
-public typealias NSSortDescriptor = CloudStore.CloudKitSortDescriptor
+// `NSPredicate`, `NSCompoundPredicate` and `NSSortDescriptor` are Foundation's: the engine
+// gives `NSPredicate(format:…)` and `NSSortDescriptor(key:ascending:)`, which Linux Foundation
+// lacks, as factory initializers of its subclasses (`CloudKitPredicate`,
+// `CloudKitSortDescriptor`), so a file that imports Foundation too names one type of each.
 
 // Linux Foundation's NSObject has no key-value coding, so `UserDefaults.setValue(_:forKey:)`
 // and `value(forKey:)`, which CloudKit code uses to remember that its zone or subscription

@@ -138,8 +138,13 @@ import Testing
         archivable(CKSubscription.NotificationInfo.self)
         archivable(CKUserIdentity.self)
         archivable(CKUserIdentity.LookupInfo.self)
-        archivable(NSPredicate.self)
-        archivable(NSSortDescriptor.self)
+        // Linux Foundation's NSPredicate and NSSortDescriptor have no secure coding; the ones
+        // NSPredicate(format:…) and NSSortDescriptor(key:ascending:) make here do, as Apple's.
+        archivable(CloudKitPredicate.self)
+        archivable(CloudKitSortDescriptor.self)
+        let made: NSPredicate = NSPredicate(format: "rank > 1")
+        let sort: NSSortDescriptor = NSSortDescriptor(key: "rank", ascending: true)
+        #expect(made is CloudKitPredicate && sort is CloudKitSortDescriptor)
         let _: [CKUserIdentity.LookupInfo] = CKUserIdentity.LookupInfo.lookupInfos(withEmails: ["a@example.com"])
         #expect((record["owner"] as? CKRecord.Reference)?.action == .deleteSelf)
     }

@@ -2,7 +2,7 @@ import Foundation
 
 /// NSPredicate text as CloudKit accepts it, parsed, for code that uses the engine's types:
 /// `try QueryPredicate(format: "title BEGINSWITH %@", .string("Sea"))`. CloudKit code writes
-/// `NSPredicate` (``CloudKitPredicate``) instead.
+/// `NSPredicate(format:…)` (a ``CloudKitPredicate``) instead.
 extension QueryPredicate {
     public init(format: String, _ arguments: PredicateValue...) throws(CKError) {
         try self.init(format: format, argumentArray: arguments)
@@ -23,17 +23,20 @@ extension QueryPredicate {
 
 /// A query as CloudKit code writes it: a record type, an `NSPredicate` and `NSSortDescriptor`s.
 /// As Apple's, an `NSObject` with `NSSecureCoding` and `NSCopying`: an app may archive the
-/// queries it runs again.
+/// queries it runs again. Its predicate and sorts are Foundation's types, as Apple's: those
+/// `NSPredicate(format:…)` and `NSSortDescriptor(key:ascending:)` make, compounds of them, and
+/// `NSPredicate(value: true)`.
 ///
-/// `@unchecked Sendable`: `lock` guards `sorts`, the one stored property that changes.
+/// `@unchecked Sendable`: `lock` guards `sorts`, the one stored property that changes; the
+/// predicate and sorts are never changed after they are given.
 open class CKQuery: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     public let recordType: CKRecord.RecordType
-    public let predicate: CloudKitPredicate
+    public let predicate: NSPredicate
     /// Guards `sorts`.
     private let lock = NSLock()
-    private var sorts: [CloudKitSortDescriptor]?
+    private var sorts: [NSSortDescriptor]?
 
-    public init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate) {
+    public init(recordType: CKRecord.RecordType, predicate: NSPredicate) {
         self.recordType = recordType
         self.predicate = predicate
     }
@@ -44,18 +47,18 @@ open class CKQuery: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
     }
 
     /// The order of results; records with equal keys come by record name.
-    open var sortDescriptors: [CloudKitSortDescriptor]? {
+    open var sortDescriptors: [NSSortDescriptor]? {
         get { lock.withLock { sorts } }
         set { lock.withLock { sorts = newValue } }
     }
 
     /// The engine's query; `invalidArguments` when the predicate or a sort key is not CloudKit's.
     func recordQuery() throws(CKError) -> RecordQuery {
-        let sorts = try (sortDescriptors ?? []).map { (d) throws(CKError) in try d.querySortDescriptor() }
-        return RecordQuery(recordType: recordType, predicate: try predicate.queryPredicate(), sortDescriptors: sorts)
+        let sorts = try (sortDescriptors ?? []).map { (d) throws(CKError) in try d.cloudKitSortDescriptor() }
+        return RecordQuery(recordType: recordType, predicate: try predicate.cloudKitQueryPredicate(), sortDescriptors: sorts)
     }
 
-    open override var description: String { "<CKQuery \(recordType) where \(predicate)>" }
+    open override var description: String { "<CKQuery \(recordType) where \(predicate.cloudKitText)>" }
 
     /// A query of its own, with the same type, predicate and sort.
     open func copy(with zone: NSZone? = nil) -> Any {
@@ -68,17 +71,17 @@ open class CKQuery: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
 
     open func encode(with coder: NSCoder) {
         coder.encode(recordType as NSString, forKey: "recordType")
-        coder.encode(predicate, forKey: "predicate")
-        if let sorts = sortDescriptors { coder.encode(NSArray(array: sorts), forKey: "sortDescriptors") }
+        coder.encode(predicate.archivable, forKey: "predicate")
+        if let sorts = sortDescriptors { coder.encode(NSArray(array: sorts.filter { $0 is CloudKitSortDescriptor }), forKey: "sortDescriptors") }
     }
 
     public required init?(coder: NSCoder) {
         guard let type = coder.decodeObject(of: NSString.self, forKey: "recordType") as String?,
-              let predicate = coder.decodeObject(of: CloudKitPredicate.self, forKey: "predicate")
+              let predicate = coder.decodeObject(of: [CloudKitPredicate.self, CloudKitCompoundPredicate.self], forKey: "predicate") as? NSPredicate
         else { return nil }
         recordType = type
         self.predicate = predicate
-        sorts = coder.decodeObjectIfPresent(of: [NSArray.self, CloudKitSortDescriptor.self], forKey: "sortDescriptors") as? [CloudKitSortDescriptor]
+        sorts = coder.decodeObjectIfPresent(of: [NSArray.self, CloudKitSortDescriptor.self, CKLocationSortDescriptor.self], forKey: "sortDescriptors") as? [NSSortDescriptor]
     }
 }
 

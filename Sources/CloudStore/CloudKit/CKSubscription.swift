@@ -107,7 +107,7 @@ open class CKSubscription: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     /// Why the predicate given could not be read: saving the subscription fails with it.
     private let predicateError: CKError?
     /// The predicate as the caller wrote it, when they gave one (its format is theirs).
-    private let givenPredicate: CloudKitPredicate?
+    private let givenPredicate: NSPredicate?
 
     public convenience init(recordType: CKRecord.RecordType, predicate: QueryPredicate, options: CKSubscriptionOptions) {
         self.init(recordType: recordType, predicate: predicate, subscriptionID: UUID().uuidString, options: options)
@@ -121,10 +121,10 @@ open class CKSubscription: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
 
     /// A query subscription with the predicate as CloudKit code writes it; one that does not
     /// parse makes the save fail with `invalidArguments`.
-    public init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, subscriptionID: ID, options: CKSubscriptionOptions) {
+    public init(recordType: CKRecord.RecordType, predicate: NSPredicate, subscriptionID: ID, options: CKSubscriptionOptions) {
         var parsed = QueryPredicate.all
         do throws(CKError) {
-            parsed = try predicate.queryPredicate()
+            parsed = try predicate.cloudKitQueryPredicate()
             predicateError = nil
         } catch {
             predicateError = error
@@ -176,7 +176,7 @@ open class CKSubscription: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
     public var recordType: CKRecord.RecordType? { lock.withLock { value.recordType } }
     /// A query subscription's predicate (`NSPredicate` in the `CloudKit` module): the one
     /// given, or for a fetched subscription the stored one, in CloudKit's predicate language.
-    public var predicate: CloudKitPredicate? {
+    public var predicate: NSPredicate? {
         guard let stored = lock.withLock({ value.predicate }) else { return nil }
         return givenPredicate ?? CloudKitPredicate(stored)
     }
@@ -212,7 +212,7 @@ open class CKSubscription: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
         let (stored, info) = lock.withLock { (self.value, self.info) }
         coder.encode(JSONWriter.compactString(stored.json(ownerName: CKCurrentUserDefaultName)) as NSString, forKey: "subscription")
         if let info { coder.encode(info, forKey: "notificationInfo") }
-        if let givenPredicate { coder.encode(givenPredicate, forKey: "predicate") }
+        if let givenPredicate { coder.encode(givenPredicate.archivable, forKey: "predicate") }
         if let predicateError { coder.encode(predicateError.message as NSString, forKey: "refusal") }
     }
 
@@ -223,7 +223,7 @@ open class CKSubscription: NSObject, NSSecureCoding, NSCopying, @unchecked Senda
         else { return nil }
         value = subscription
         info = coder.decodeObjectIfPresent(of: CKNotificationInfo.self, forKey: "notificationInfo")
-        givenPredicate = coder.decodeObjectIfPresent(of: CloudKitPredicate.self, forKey: "predicate")
+        givenPredicate = coder.decodeObjectIfPresent(of: [CloudKitPredicate.self, CloudKitCompoundPredicate.self], forKey: "predicate") as? NSPredicate
         predicateError = coder.decodeStringIfPresent(forKey: "refusal").map { CKError(.invalidArguments, $0) }
     }
 
@@ -252,16 +252,16 @@ open class CKQuerySubscription: CKSubscription, @unchecked Sendable {
         super.init(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
     }
 
-    public convenience init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, options: Options = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]) {
+    public convenience init(recordType: CKRecord.RecordType, predicate: NSPredicate, options: Options = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]) {
         self.init(recordType: recordType, predicate: predicate, subscriptionID: UUID().uuidString, options: options)
     }
 
-    public override init(recordType: CKRecord.RecordType, predicate: CloudKitPredicate, subscriptionID: ID, options: Options = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]) {
+    public override init(recordType: CKRecord.RecordType, predicate: NSPredicate, subscriptionID: ID, options: Options = [.firesOnRecordCreation, .firesOnRecordUpdate, .firesOnRecordDeletion]) {
         super.init(recordType: recordType, predicate: predicate, subscriptionID: subscriptionID, options: options)
     }
 
     /// The predicate, as Apple declares it here: never nil.
-    public override var predicate: CloudKitPredicate { super.predicate ?? CloudKitPredicate(value: true) }
+    public override var predicate: NSPredicate { super.predicate ?? CloudKitPredicate(value: true) }
 
     override init(_ subscription: Subscription) { super.init(subscription) }
 

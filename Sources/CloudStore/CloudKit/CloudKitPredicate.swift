@@ -2,22 +2,23 @@ import Foundation
 
 /// A predicate as CloudKit code writes it: `NSPredicate(format: "title BEGINSWITH %@", prefix)`.
 ///
-/// Linux Foundation has an `NSPredicate` whose format strings are unavailable, so the
-/// `CloudKit` module names this class `NSPredicate`; it parses CloudKit's predicate language
-/// (the subset Apple's CloudKit accepts). Arguments are the values CloudKit code passes: strings, numbers, `Bool`,
+/// Linux Foundation's `NSPredicate` has no format strings, so `NSPredicate(format:…)` (a factory
+/// initializer, ``CloudKitPredicateFactory``) makes one of these: Foundation's `NSPredicate`, in a
+/// subclass that parses CloudKit's predicate language (the subset Apple's CloudKit accepts).
+/// Code that imports Foundation and CloudKit names one type, Foundation's. Arguments are the values CloudKit code passes: strings, numbers, `Bool`,
 /// `Date` or `NSDate`, `CKRecord.Reference`, `CKRecord.ID`, `CKRecord`, `Location`, and arrays
 /// of these. A format that does not parse is reported when the query runs, as
 /// `invalidArguments` naming the place, instead of Apple's exception.
 ///
-/// As Apple's, it is an `NSObject` with `NSSecureCoding` and `NSCopying`, and two predicates
-/// are equal when their text with the arguments in place is.
-///
-/// `@unchecked Sendable`: immutable; every stored property is a `let`.
-open class CloudKitPredicate: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
+/// As Apple's, it has `NSSecureCoding` and `NSCopying`, and two predicates are equal when their
+/// text with the arguments in place is. Not `Sendable`: Foundation's `NSPredicate` is not.
+open class CloudKitPredicate: NSPredicate, NSSecureCoding {
     /// The predicate's text with its arguments in place (`title BEGINSWITH "Sea"`), as Apple's
     /// gives it; a format that does not parse keeps the caller's text.
-    public let predicateFormat: String
+    public let format: String
     private let parsed: Result<QueryPredicate, CKError>
+
+    open override var predicateFormat: String { format }
 
     public convenience init(format predicateFormat: String, _ args: Any...) {
         self.init(format: predicateFormat, argumentArray: args)
@@ -28,54 +29,71 @@ open class CloudKitPredicate: NSObject, NSSecureCoding, NSCopying, @unchecked Se
             let values = try (arguments ?? []).enumerated().map { (i, argument) throws(CKError) in try Self.value(argument, at: i + 1) }
             let predicate = try QueryPredicate(format: predicateFormat, argumentArray: values)
             parsed = .success(predicate)
-            self.predicateFormat = predicate.description
+            format = predicate.description
         } catch {
             parsed = .failure(error)
-            self.predicateFormat = predicateFormat
+            format = predicateFormat
         }
+        super.init(value: true)
     }
 
-    /// `NSPredicate(value: true)`, every record. CloudKit takes no other constant.
-    public init(value: Bool) {
-        predicateFormat = value ? "TRUEPREDICATE" : "FALSEPREDICATE"
-        parsed = value ? .success(.all)
-            : .failure(CKError(.invalidArguments, "CloudKit accepts only TRUEPREDICATE as a constant predicate, not FALSEPREDICATE"))
+    /// `TRUEPREDICATE`, every record. CloudKit takes no other constant.
+    public override init(value: Bool) {
+        format = value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        parsed = value ? .success(.all) : .failure(Self.falseRefused)
+        super.init(value: value)
     }
+
+    static let falseRefused = CKError(.invalidArguments, "CloudKit accepts only TRUEPREDICATE as a constant predicate, not FALSEPREDICATE")
 
     /// A predicate of ckfs's own form.
     public init(_ predicate: QueryPredicate) {
-        predicateFormat = "\(predicate)"
+        format = "\(predicate)"
         parsed = .success(predicate)
+        super.init(value: true)
+    }
+
+    /// A predicate refused for `error`, keeping the caller's text.
+    init(refused error: CKError, format: String) {
+        self.format = format
+        parsed = .failure(error)
+        super.init(value: true)
     }
 
     /// The predicate a query evaluates; `invalidArguments` saying what is wrong when the format
     /// or its arguments are not CloudKit's.
     public func queryPredicate() throws(CKError) -> QueryPredicate { try parsed.get() }
 
-    open override var description: String { predicateFormat }
+    /// Whether `object`, a `CKRecord`, matches, as Apple's `evaluate(with:)` tells of a record.
+    open override func evaluate(with object: Any?) -> Bool {
+        guard let record = object as? CKRecord, let predicate = try? parsed.get() else { return false }
+        return predicate.matches(record.record)
+    }
+
+    open override var description: String { format }
 
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? CloudKitPredicate, type(of: other) == type(of: self) else { return false }
-        return other.predicateFormat == predicateFormat
+        return other.format == format
     }
 
-    open override var hash: Int { predicateFormat.hashValue }
+    open override var hash: Int { format.hashValue }
 
     /// Immutable: the copy is the predicate itself.
-    open func copy(with zone: NSZone? = nil) -> Any { self }
+    open override func copy(with zone: NSZone? = nil) -> Any { self }
 
     public class var supportsSecureCoding: Bool { true }
 
     /// The text, and why it was refused when it was: a predicate read back is refused again,
     /// with the same reason, when a query runs with it.
     open func encode(with coder: NSCoder) {
-        coder.encode(predicateFormat as NSString, forKey: "predicateFormat")
+        coder.encode(format as NSString, forKey: "predicateFormat")
         if case .failure(let error) = parsed { coder.encode(error.message as NSString, forKey: "refusal") }
     }
 
     public required init?(coder: NSCoder) {
         guard let format = coder.decodeObject(of: NSString.self, forKey: "predicateFormat") as String? else { return nil }
-        predicateFormat = format
+        self.format = format
         if let refusal = coder.decodeStringIfPresent(forKey: "refusal") {
             parsed = .failure(CKError(.invalidArguments, refusal))
         } else {
@@ -85,6 +103,7 @@ open class CloudKitPredicate: NSObject, NSSecureCoding, NSCopying, @unchecked Se
                 parsed = .failure(CKError(.invalidArguments, "the archived predicate \"\(format)\" \(error)"))
             }
         }
+        super.init(value: true)
     }
 
     /// One `%@` (or `%d`, `%K`) argument as a predicate value.
@@ -116,123 +135,184 @@ open class CloudKitPredicate: NSObject, NSSecureCoding, NSCopying, @unchecked Se
     }
 }
 
-/// An AND, OR or NOT of predicates, as CloudKit code builds them (`NSCompoundPredicate` in the
-/// `CloudKit` module). CloudKit answers AND and NOT;
-/// an OR is refused when the query runs, as Apple's server refuses it.
-open class CloudKitCompoundPredicate: CloudKitPredicate, @unchecked Sendable {
-    public enum LogicalType: UInt, Sendable {
-        case not = 0
-        case and = 1
-        case or = 2
+/// An AND, OR or NOT of predicates in the form ckfs archives: Foundation's `NSCompoundPredicate`
+/// (which CloudKit code builds, `NSCompoundPredicate(andPredicateWithSubpredicates:)`) as a
+/// `CKQuery` or a subscription keeps it. CloudKit answers AND and NOT; an OR is refused when the
+/// query runs, as Apple's server refuses it.
+open class CloudKitCompoundPredicate: NSCompoundPredicate, NSSecureCoding {
+    public override init(type: NSCompoundPredicate.LogicalType, subpredicates: [NSPredicate]) {
+        super.init(type: type, subpredicates: subpredicates)
     }
 
-    public let compoundPredicateType: LogicalType
-    public let subpredicates: [Any]
+    open override var predicateFormat: String { description }
 
-    public init(type: LogicalType, subpredicates: [CloudKitPredicate]) {
-        compoundPredicateType = type
-        self.subpredicates = subpredicates
-        combined = Self.combine(type, subpredicates)
-        let joined = subpredicates.map { "(\($0.predicateFormat))" }
-        let format = switch type {
-        case .and: joined.joined(separator: " AND ")
+    open override var description: String {
+        let joined = subpredicates.map { "(\((($0 as? NSPredicate)?.cloudKitText) ?? "?"))" }
+        return switch compoundPredicateType {
+        case .and: joined.isEmpty ? "TRUEPREDICATE" : joined.joined(separator: " AND ")
         case .or: joined.joined(separator: " OR ")
         case .not: "NOT " + (joined.first ?? "TRUEPREDICATE")
-        }
-        super.init(format: format, argumentArray: nil)
-    }
-
-    public convenience init(andPredicateWithSubpredicates subpredicates: [CloudKitPredicate]) { self.init(type: .and, subpredicates: subpredicates) }
-    public convenience init(orPredicateWithSubpredicates subpredicates: [CloudKitPredicate]) { self.init(type: .or, subpredicates: subpredicates) }
-    public convenience init(notPredicateWithSubpredicate predicate: CloudKitPredicate) { self.init(type: .not, subpredicates: [predicate]) }
-
-    private let combined: Result<QueryPredicate, CKError>
-
-    public override func queryPredicate() throws(CKError) -> QueryPredicate { try combined.get() }
-
-    open override func encode(with coder: NSCoder) {
-        super.encode(with: coder)
-        coder.encode(Int(compoundPredicateType.rawValue), forKey: "compoundPredicateType")
-        coder.encode(NSArray(array: subpredicates), forKey: "subpredicates")
-    }
-
-    public required init?(coder: NSCoder) {
-        guard let type = LogicalType(rawValue: UInt(coder.decodeInteger(forKey: "compoundPredicateType"))),
-              let parts = coder.decodeObject(of: [NSArray.self, CloudKitPredicate.self], forKey: "subpredicates") as? [CloudKitPredicate]
-        else { return nil }
-        compoundPredicateType = type
-        subpredicates = parts
-        combined = Self.combine(type, parts)
-        super.init(coder: coder)
-    }
-
-    private static func combine(_ type: LogicalType, _ parts: [CloudKitPredicate]) -> Result<QueryPredicate, CKError> {
-        do throws(CKError) {
-            let predicates = try parts.map { (p) throws(CKError) in try p.queryPredicate() }
-            switch type {
-            case .and: return .success(predicates.isEmpty ? .all : predicates.count == 1 ? predicates[0] : .and(predicates))
-            case .not:
-                guard predicates.count == 1 else { throw CKError(.invalidArguments, "a NOT predicate takes one subpredicate, not \(predicates.count)") }
-                return .success(.not(predicates[0]))
-            case .or: throw CKError(.invalidArguments, "CloudKit queries do not take OR; run one query for each side and merge the results")
-            }
-        } catch {
-            return .failure(error)
+        @unknown default: joined.joined(separator: " ? ")
         }
     }
-}
 
-/// A sort key as CloudKit code writes it: `NSSortDescriptor(key: "created", ascending: false)`.
-/// Linux Foundation's key-based initializer is unavailable, so the `CloudKit` module names
-/// this class `NSSortDescriptor`. As Apple's, it is an `NSObject` with `NSSecureCoding` and
-/// `NSCopying`, equal to another of the same key and direction.
-///
-/// `@unchecked Sendable`: immutable; every stored property is a `let`.
-open class CloudKitSortDescriptor: NSObject, NSSecureCoding, NSCopying, @unchecked Sendable {
-    public let key: String?
-    public let ascending: Bool
-
-    public init(key: String?, ascending: Bool) {
-        self.key = key
-        self.ascending = ascending
-    }
-
-    /// The same key the other way round.
-    open var reversedSortDescriptor: Any { CloudKitSortDescriptor(key: key, ascending: !ascending) }
-
-    open override var description: String { "(\(key ?? "nil"), \(ascending ? "ascending" : "descending"))" }
-
+    /// Equal to any compound predicate of the same kind and equal parts, Foundation's too.
     open override func isEqual(_ object: Any?) -> Bool {
-        guard let other = object as? CloudKitSortDescriptor, type(of: other) == type(of: self) else { return false }
-        return other.key == key && other.ascending == ascending
+        guard let other = object as? NSCompoundPredicate, other.compoundPredicateType == compoundPredicateType,
+              other.subpredicates.count == subpredicates.count else { return false }
+        return zip(subpredicates, other.subpredicates).allSatisfy { ($0 as? NSPredicate)?.isEqual($1) == true || ($1 as? NSPredicate)?.isEqual($0) == true }
     }
 
-    open override var hash: Int { key.hashValue ^ (ascending ? 1 : 0) }
+    open override var hash: Int { Int(compoundPredicateType.rawValue) &* 31 &+ subpredicates.count }
 
-    /// Immutable: the copy is the descriptor itself.
-    open func copy(with zone: NSZone? = nil) -> Any { self }
+    /// Immutable: the copy is the predicate itself.
+    open override func copy(with zone: NSZone? = nil) -> Any { self }
 
     public class var supportsSecureCoding: Bool { true }
 
     open func encode(with coder: NSCoder) {
-        if let key { coder.encode(key as NSString, forKey: "key") }
+        coder.encode(Int(compoundPredicateType.rawValue), forKey: "compoundPredicateType")
+        coder.encode(NSArray(array: subpredicates.compactMap { ($0 as? NSPredicate)?.archivable }), forKey: "subpredicates")
+    }
+
+    public required init?(coder: NSCoder) {
+        guard let type = NSCompoundPredicate.LogicalType(rawValue: UInt(coder.decodeInteger(forKey: "compoundPredicateType"))),
+              let parts = coder.decodeObject(of: [NSArray.self, CloudKitPredicate.self, CloudKitCompoundPredicate.self], forKey: "subpredicates") as? [NSPredicate]
+        else { return nil }
+        super.init(type: type, subpredicates: parts)
+    }
+}
+
+/// Makes `NSPredicate(format:…)` give ckfs's ``CloudKitPredicate``, as a factory: Foundation's
+/// `NSPredicate` has no format strings on Linux, and a second type of that name would make
+/// every type annotation of a file that imports Foundation too ambiguous.
+public protocol CloudKitPredicateFactory {}
+
+extension NSPredicate: CloudKitPredicateFactory {}
+
+extension CloudKitPredicateFactory where Self: NSPredicate {
+    public init(format predicateFormat: String, _ args: Any...) {
+        self = CloudKitPredicate(format: predicateFormat, argumentArray: args) as! Self
+    }
+
+    public init(format predicateFormat: String, argumentArray arguments: [Any]?) {
+        self = CloudKitPredicate(format: predicateFormat, argumentArray: arguments) as! Self
+    }
+}
+
+extension NSPredicate {
+    /// The predicate a CloudKit query evaluates: ckfs's own, the compound of Foundation's
+    /// `NSCompoundPredicate` (AND and NOT; an OR is refused, as Apple's server refuses it), and
+    /// Foundation's `NSPredicate(value: true)`; `invalidArguments` saying what is wrong otherwise.
+    func cloudKitQueryPredicate() throws(CKError) -> QueryPredicate {
+        if let ours = self as? CloudKitPredicate { return try ours.queryPredicate() }
+        if let compound = self as? NSCompoundPredicate {
+            var parts: [QueryPredicate] = []
+            for part in compound.subpredicates {
+                guard let p = part as? NSPredicate else { throw CKError(.invalidArguments, "a compound predicate holds \(type(of: part)), not a predicate") }
+                parts.append(try p.cloudKitQueryPredicate())
+            }
+            switch compound.compoundPredicateType {
+            case .and: return parts.isEmpty ? .all : parts.count == 1 ? parts[0] : .and(parts)
+            case .not:
+                guard parts.count == 1 else { throw CKError(.invalidArguments, "a NOT predicate takes one subpredicate, not \(parts.count)") }
+                return .not(parts[0])
+            default: throw CKError(.invalidArguments, "CloudKit queries do not take OR; run one query for each side and merge the results")
+            }
+        }
+        // Foundation's `NSPredicate(value:)`: a constant, the same for any object.
+        guard evaluate(with: nil) else { throw CloudKitPredicate.falseRefused }
+        return .all
+    }
+
+    /// The text a CloudKit predicate shows: ckfs's own, or Foundation's constant's.
+    var cloudKitText: String { (self as? CloudKitPredicate)?.format ?? (self as? CloudKitCompoundPredicate)?.description ?? predicateFormat }
+
+    /// This predicate in a form `NSKeyedArchiver` takes (Linux Foundation's own predicates have
+    /// no secure coding): ckfs's classes, the same predicate.
+    var archivable: NSPredicate {
+        if self is CloudKitPredicate || self is CloudKitCompoundPredicate { return self }
+        if let compound = self as? NSCompoundPredicate {
+            return CloudKitCompoundPredicate(type: compound.compoundPredicateType,
+                                             subpredicates: compound.subpredicates.compactMap { ($0 as? NSPredicate)?.archivable })
+        }
+        return CloudKitPredicate(value: evaluate(with: nil))
+    }
+}
+
+/// A sort key as CloudKit code writes it: `NSSortDescriptor(key: "created", ascending: false)`,
+/// a factory initializer (``CloudKitSortDescriptorFactory``) that makes one of these: Foundation's
+/// `NSSortDescriptor`, whose key-based initializer and `key` are unavailable on Linux, in a
+/// subclass that keeps its key (`sortKey`). Equal to another of the same key and direction.
+open class CloudKitSortDescriptor: NSSortDescriptor, NSSecureCoding {
+    public let sortKey: String?
+    /// What Foundation's key path reads: the key. Not used to sort.
+    private var keyText: String { sortKey ?? "" }
+
+    public init(key: String?, ascending: Bool) {
+        sortKey = key
+        super.init(keyPath: \CloudKitSortDescriptor.keyText, ascending: ascending)
+    }
+
+    /// The same key the other way round.
+    open override var reversedSortDescriptor: Any { CloudKitSortDescriptor(key: sortKey, ascending: !ascending) }
+
+    open override var description: String { "(\(sortKey ?? "nil"), \(ascending ? "ascending" : "descending"))" }
+
+    open override func isEqual(_ object: Any?) -> Bool {
+        guard let other = object as? CloudKitSortDescriptor, type(of: other) == type(of: self) else { return false }
+        return other.sortKey == sortKey && other.ascending == ascending
+    }
+
+    open override var hash: Int { sortKey.hashValue ^ (ascending ? 1 : 0) }
+
+    /// Immutable: the copy is the descriptor itself.
+    open override func copy(with zone: NSZone? = nil) -> Any { self }
+
+    public class var supportsSecureCoding: Bool { true }
+
+    open func encode(with coder: NSCoder) {
+        if let sortKey { coder.encode(sortKey as NSString, forKey: "key") }
         coder.encode(ascending, forKey: "ascending")
     }
 
     public required init?(coder: NSCoder) {
-        key = coder.decodeStringIfPresent(forKey: "key")
-        ascending = coder.decodeBool(forKey: "ascending")
+        sortKey = coder.decodeStringIfPresent(forKey: "key")
+        super.init(keyPath: \CloudKitSortDescriptor.keyText, ascending: coder.decodeBool(forKey: "ascending"))
     }
 
     /// The engine's form; a descriptor without a key is refused.
     func querySortDescriptor() throws(CKError) -> QuerySortDescriptor {
-        guard let key else { throw CKError(.invalidArguments, "a sort descriptor of a CloudKit query needs a key") }
-        return QuerySortDescriptor(key: key, ascending: ascending)
+        guard let sortKey else { throw CKError(.invalidArguments, "a sort descriptor of a CloudKit query needs a key") }
+        return QuerySortDescriptor(key: sortKey, ascending: ascending)
+    }
+}
+
+/// Makes `NSSortDescriptor(key:ascending:)` give ckfs's ``CloudKitSortDescriptor``, as a
+/// factory: Foundation's is unavailable on Linux.
+public protocol CloudKitSortDescriptorFactory {}
+
+extension NSSortDescriptor: CloudKitSortDescriptorFactory {}
+
+extension CloudKitSortDescriptorFactory where Self: NSSortDescriptor {
+    public init(key: String?, ascending: Bool) {
+        self = CloudKitSortDescriptor(key: key, ascending: ascending) as! Self
+    }
+}
+
+extension NSSortDescriptor {
+    /// The engine's sort of a CloudKit query: ckfs's descriptors; one built from a key path has
+    /// no key CloudKit can sort by.
+    func cloudKitSortDescriptor() throws(CKError) -> QuerySortDescriptor {
+        guard let ours = self as? CloudKitSortDescriptor else {
+            throw CKError(.invalidArguments, "a CloudKit query sorts by a field's name: use NSSortDescriptor(key:ascending:), not a key path")
+        }
+        return try ours.querySortDescriptor()
     }
 }
 
 /// Sorts a location field by distance from a point, nearest first when ascending.
-open class CKLocationSortDescriptor: CloudKitSortDescriptor, @unchecked Sendable {
+open class CKLocationSortDescriptor: CloudKitSortDescriptor {
     public let relativeLocation: Location
 
     public init(key: String, relativeLocation: Location) {
@@ -263,6 +343,6 @@ open class CKLocationSortDescriptor: CloudKitSortDescriptor, @unchecked Sendable
     }
 
     override func querySortDescriptor() throws(CKError) -> QuerySortDescriptor {
-        QuerySortDescriptor(key: key ?? "", relativeLocation: relativeLocation, ascending: ascending)
+        QuerySortDescriptor(key: sortKey ?? "", relativeLocation: relativeLocation, ascending: ascending)
     }
 }

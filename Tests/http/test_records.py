@@ -615,6 +615,16 @@ def test_apple_request_shapes():
     assert shared["records"] == [], shared
     fail(post("private", "records/query", {"query": {"recordType": "Item", "sortBy": [{"systemFieldName": "parent"}]}}), 400, "BAD_REQUEST",
          "a sort by parent")
+    # A VALIDATE reference needs its target: in the zone, or saved in the same request.
+    ok_ref = create("t12", {"of": {"value": {"recordName": "b1", "action": "VALIDATE"}, "type": "REFERENCE"}}, record_type="Task")
+    assert ok_ref["fields"]["of"]["value"]["recordName"] == "b1", ok_ref
+    gone = ok(post("private", "records/modify", {"operations": [op("create", {
+        "recordType": "Task", "recordName": "t13", "fields": {"of": {"value": {"recordName": "nobody", "action": "VALIDATE"}}}})]}))["records"][0]
+    assert gone["serverErrorCode"] == "VALIDATING_REFERENCE_ERROR" and "nobody" in gone["reason"], gone
+    both = ok(post("private", "records/modify", {"operations": [
+        op("create", {"recordType": "List", "recordName": "L2", "fields": {}}),
+        op("create", {"recordType": "Task", "recordName": "t14", "fields": {"ofAll": {"value": [{"recordName": "L2", "action": "VALIDATE"}]}}})]}))["records"]
+    assert all("serverErrorCode" not in r for r in both), both
     # A reference names a record of its own zone: one naming another zone is refused.
     bad = ok(post("private", "records/modify", {"zoneID": {"zoneName": "Shop"}, "operations": [op("create", {
         "recordType": "Task", "recordName": "t10", "fields": {"of": {"value": {"recordName": "b1", "zoneID": {"zoneName": "_defaultZone"}},

@@ -128,6 +128,34 @@ enum WebRecordCoding {
         return try RecordCoding.decode(.object(members), mode: .input, zoneID: recordZone)
     }
 
+    /// The record names a record dictionary's references with the VALIDATE action point at:
+    /// each must exist (in the zone, or saved by the same request) for the record to be saved.
+    static func validatedTargets(_ record: JSONValue?) -> [String] {
+        guard case .object(let fields)? = record?["fields"] else { return [] }
+        var names: [String] = []
+        for field in fields.values {
+            guard let value = field["value"] else { continue }
+            for reference in value.arrayValue ?? [value] where reference["action"]?.stringValue == "VALIDATE" {
+                if let name = reference["recordName"]?.stringValue { names.append(name) }
+            }
+        }
+        return names
+    }
+
+    /// A reference value (or list) with VALIDATE actions made NONE; nil when it has none.
+    private static func withoutValidate(_ value: JSONValue) -> JSONValue? {
+        func fixed(_ reference: JSONValue) -> JSONValue? {
+            guard case .object(var r) = reference, r["action"]?.stringValue == "VALIDATE" else { return nil }
+            r["action"] = .string("NONE")
+            return .object(r)
+        }
+        if case .array(let items) = value {
+            let changed = items.map { fixed($0) ?? $0 }
+            return changed == items ? nil : .array(changed)
+        }
+        return fixed(value)
+    }
+
     /// A reference names a record of its own record's zone, as CloudKit's do: a reference
     /// dictionary whose `zoneID` names another zone is refused, never taken as one into this zone.
     private static func checkReferencesStayIn(_ zone: ZoneID, field key: String, _ field: JSONValue?) throws(CKError) {
@@ -156,14 +184,20 @@ enum WebRecordCoding {
     /// `ASSETID`; an untyped value with a receipt or a checksum is an asset (Apple's own example
     /// sends no type); receipts become staged files.
     private static func normalizedField(_ field: JSONValue, schemaType: FieldType?, stagedFile: (String) throws(CKError) -> String) throws(CKError) -> JSONValue {
-        guard case .object(var f) = field, let value = f["value"] else { return field }
+        guard case .object(var f) = field, var value = f["value"] else { return field }
+        // A reference's VALIDATE action is NONE once the target is found to exist
+        // (``validatedTargets(_:)``, checked by records/modify).
+        if let validated = withoutValidate(value) {
+            value = validated
+            f["value"] = value
+        }
         var type = f["type"]?.stringValue
         if type == nil, let schemaType { type = schemaType.plainName }
         if type == nil, value["receipt"] != nil || value["fileChecksum"] != nil { type = "ASSETID" }
         if type == nil, let first = value.arrayValue?.first, first["receipt"] != nil || first["fileChecksum"] != nil { type = "ASSETID_LIST" }
         if type == "ASSET" { type = "ASSETID" }
         if type == "ASSET_LIST" { type = "ASSETID_LIST" }
-        guard let type else { return field }
+        guard let type else { return .object(f) }
         f["type"] = .string(type)
         // A web client names an asset by the receipt of its upload, or by the checksum of one
         // its record already holds; never by a path on the server (the engine's input form for

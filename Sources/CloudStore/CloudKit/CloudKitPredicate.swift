@@ -190,13 +190,13 @@ public protocol CloudKitPredicateFactory {}
 
 extension NSPredicate: CloudKitPredicateFactory {}
 
-extension CloudKitPredicateFactory where Self: NSPredicate {
+extension CloudKitPredicateFactory where Self == NSPredicate {
     public init(format predicateFormat: String, _ args: Any...) {
-        self = CloudKitPredicate(format: predicateFormat, argumentArray: args) as! Self
+        self = CloudKitPredicate(format: predicateFormat, argumentArray: args)
     }
 
     public init(format predicateFormat: String, argumentArray arguments: [Any]?) {
-        self = CloudKitPredicate(format: predicateFormat, argumentArray: arguments) as! Self
+        self = CloudKitPredicate(format: predicateFormat, argumentArray: arguments)
     }
 }
 
@@ -294,9 +294,9 @@ public protocol CloudKitSortDescriptorFactory {}
 
 extension NSSortDescriptor: CloudKitSortDescriptorFactory {}
 
-extension CloudKitSortDescriptorFactory where Self: NSSortDescriptor {
+extension CloudKitSortDescriptorFactory where Self == NSSortDescriptor {
     public init(key: String?, ascending: Bool) {
-        self = CloudKitSortDescriptor(key: key, ascending: ascending) as! Self
+        self = CloudKitSortDescriptor(key: key, ascending: ascending)
     }
 }
 

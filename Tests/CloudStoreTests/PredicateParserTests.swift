@@ -61,6 +61,15 @@ import Testing
         #expect(try PredicateParser.parse("distanceToLocation:fromLocation:(where, LOCATION(59.4, 24.7)) < 5000")
                 == .distance("where", Location(latitude: 59.4, longitude: 24.7), .less, 5000))
         #expect(try PredicateParser.parse("TRUEPREDICATE") == .all)
+        // `now()`, in Apple's table of CloudKit's functions: the moment it is read. A field named
+        // now is still a field.
+        let before = Date()
+        guard case .compare("due", .less, .date(let when)) = try PredicateParser.parse("due < now()") else {
+            Issue.record("now() is no date")
+            return
+        }
+        #expect(when >= before.addingTimeInterval(-0.001) && when <= Date().addingTimeInterval(0.001))
+        #expect(try PredicateParser.parse("now == 1") == .compare("now", .equal, .int(1)))
     }
 
     @Test func substitutesArgumentsAndKeys() throws {

@@ -6,7 +6,7 @@ import Foundation
 /// `BEGINSWITH`, `CONTAINS` (list membership, and `'x' IN listKey`), `self CONTAINS 'text'`
 /// and `allTokens TOKENMATCHES[cdl] 'text'`, `distanceToLocation:fromLocation:(key, loc) < r`,
 /// `AND` (`&&`), `NOT` (`!`), parentheses, `TRUEPREDICATE`; strings, numbers, `YES`/`NO`,
-/// `{lists}`, `CAST(seconds since 2001, "NSDate")`, `%@` and `%K`; and ckfs's literals
+/// `{lists}`, `CAST(seconds since 2001, "NSDate")`, `now()`, `%@` and `%K`; and ckfs's literals
 /// `LOCATION(lat, lon)` and `REFERENCE("recordName")` for what has no format text in
 /// NSPredicate. Everything else CloudKit rejects (`OR`, `LIKE`, `MATCHES`, `ENDSWITH`, key
 /// paths, aggregates, `[c]` options, arithmetic, `nil`, `$variables`) fails with an error that
@@ -267,6 +267,11 @@ public struct PredicateParser {
         let t = next()
         let result: Side
         switch t.token {
+        case .identifier("now") where peek.token == .symbol("("):
+            // `now()`, the moment the predicate is read, as Apple's table of CloudKit's functions has it.
+            next()
+            try expect(")", "after now(")
+            result = .value(.date(Date()))
         case .identifier(let name):
             result = .key(name)
         case .format("%K"):

@@ -180,6 +180,33 @@ import Testing
         return (olivia, wes, list.recordID, sharedZone)
     }
 
+    /// iOS 8 sync code: `CKFetchRecordChangesOperation` from a kept token, a page at a time.
+    @Test func theOlderRecordChangesOperationSyncsAZone() async throws {
+        let container = try ImportCloudKitTests.container()
+        let db = container.privateCloudDatabase
+        let zone = CKRecordZone(zoneName: "Old")
+        _ = try await db.save(zone)
+        for name in ["a", "b", "c"] { _ = try await db.save(CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: name, zoneID: zone.zoneID))) }
+        func fetch(since token: CKServerChangeToken?, limit: Int = 0) -> (changed: [String], deleted: [String], token: CKServerChangeToken?, more: Bool) {
+            let op = CKFetchRecordChangesOperation(recordZoneID: zone.zoneID, previousServerChangeToken: token)
+            op.resultsLimit = limit
+            let changed = Locked<[String]>([]), deleted = Locked<[String]>([]), next = Locked<CKServerChangeToken?>(nil)
+            op.recordChangedBlock = { record in changed.withLock { $0.append(record.recordID.recordName) } }
+            op.recordWithIDWasDeletedBlock = { id in deleted.withLock { $0.append(id.recordName) } }
+            op.fetchRecordChangesCompletionBlock = { token, _, error in next.withLock { $0 = error == nil ? token : nil } }
+            op.database = db
+            OperationQueue().addOperations([op], waitUntilFinished: true)
+            return (changed.withLock { $0 }.sorted(), deleted.withLock { $0 }, next.withLock { $0 }, op.moreComing)
+        }
+        let first = fetch(since: nil, limit: 2)
+        #expect(first.changed.count == 2 && first.more && first.token != nil)
+        let rest = fetch(since: first.token)
+        #expect((first.changed + rest.changed).sorted() == ["a", "b", "c"] && !rest.more)
+        _ = try await db.deleteRecord(withID: CKRecord.ID(recordName: "b", zoneID: zone.zoneID))
+        let after = fetch(since: rest.token)
+        #expect(after.changed.isEmpty && after.deleted == ["b"])
+    }
+
     /// Names app code uses that Apple's module declares.
     @Test func namesAppsUse() throws {
         let app: CKContainer = AppContainer.app()

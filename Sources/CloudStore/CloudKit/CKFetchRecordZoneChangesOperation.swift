@@ -167,3 +167,46 @@ open class CKFetchRecordZoneChangesOperation: CKDatabaseOperation, @unchecked Se
         }
     }
 }
+
+/// The changes of one zone since a token, one page (`resultsLimit`, 0: the store's page), as
+/// iOS 8 and 9 fetched them (deprecated by Apple since iOS 10 for
+/// ``CKFetchRecordZoneChangesOperation``); old sync code still calls it.
+open class CKFetchRecordChangesOperation: CKDatabaseOperation, @unchecked Sendable {
+    public var recordZoneID: CKRecordZone.ID?
+    public var previousServerChangeToken: CKServerChangeToken?
+    public var resultsLimit = 0
+    public var desiredKeys: [CKRecord.FieldKey]?
+    public var recordChangedBlock: ((CKRecord) -> Void)?
+    public var recordWithIDWasDeletedBlock: ((CKRecord.ID) -> Void)?
+    /// The token to fetch from next, the client change token of the zone's last save, the error.
+    public var fetchRecordChangesCompletionBlock: ((CKServerChangeToken?, Data?, Error?) -> Void)?
+    /// Set when done: more changes remain past `resultsLimit`.
+    public var moreComing: Bool { lock.withLock { more } }
+    /// Guarded by `lock`.
+    private var more = false
+
+    public override init() {}
+
+    public convenience init(recordZoneID: CKRecordZone.ID, previousServerChangeToken: CKServerChangeToken?) {
+        self.init()
+        self.recordZoneID = recordZoneID
+        self.previousServerChangeToken = previousServerChangeToken
+    }
+
+    open override func main() {
+        do throws(CKError) {
+            if isCancelled { throw CKError(.operationCancelled, "the operation was cancelled") }
+            guard let zoneID = recordZoneID else { throw CKError(.invalidArguments, "a record changes operation needs a recordZoneID") }
+            let database = targetDatabase
+            let db = try database.engine(zone: zoneID)
+            let page = try db.changes(in: zoneID.zoneName, since: try CKDatabase.zoneToken(previousServerChangeToken),
+                                      limit: resultsLimit > 0 ? resultsLimit : nil, desiredKeys: desiredKeys)
+            for record in page.changed { recordChangedBlock?(database.wrap(record, db)) }
+            for id in page.deleted { recordWithIDWasDeletedBlock?(CKRecord.ID(recordName: id.recordName, zoneID: zoneID)) }
+            lock.withLock { more = page.moreComing }
+            fetchRecordChangesCompletionBlock?(CKServerChangeToken(zone: page.token), page.clientChangeToken, nil)
+        } catch {
+            fetchRecordChangesCompletionBlock?(nil, nil, error)
+        }
+    }
+}

@@ -5,10 +5,11 @@ import Foundation
 /// Linux Foundation's `NSPredicate` has no format strings, so `NSPredicate(format:…)` (a factory
 /// initializer, ``CloudKitPredicateFactory``) makes one of these: Foundation's `NSPredicate`, in a
 /// subclass that parses CloudKit's predicate language (the subset Apple's CloudKit accepts).
-/// Code that imports Foundation and CloudKit names one type, Foundation's. Arguments are the values CloudKit code passes: strings, numbers, `Bool`,
-/// `Date` or `NSDate`, `CKRecord.Reference`, `CKRecord.ID`, `CKRecord`, `Location`, and arrays
-/// of these. A format that does not parse is reported when the query runs, as
-/// `invalidArguments` naming the place, instead of Apple's exception.
+/// Code that imports Foundation and CloudKit names one type, Foundation's. Arguments are the
+/// values CloudKit code passes: strings, numbers, `Bool`, `Date` or `NSDate`,
+/// `CKRecord.Reference`, `CKRecord.ID`, `CKRecord`, `CLLocation` or `Location`, and arrays of
+/// these. A format that does not parse is reported when the query runs, as `invalidArguments`
+/// naming the place, instead of Apple's exception.
 ///
 /// As Apple's, it has `NSSecureCoding` and `NSCopying`, and two predicates are equal when their
 /// text with the arguments in place is. Not `Sendable`: Foundation's `NSPredicate` is not.
@@ -53,12 +54,6 @@ open class CloudKitPredicate: NSPredicate, NSSecureCoding {
         super.init(value: true)
     }
 
-    /// A predicate refused for `error`, keeping the caller's text.
-    init(refused error: CKError, format: String) {
-        self.format = format
-        parsed = .failure(error)
-        super.init(value: true)
-    }
 
     /// The predicate a query evaluates; `invalidArguments` saying what is wrong when the format
     /// or its arguments are not CloudKit's.

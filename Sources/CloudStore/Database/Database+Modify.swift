@@ -299,21 +299,18 @@ extension Database {
     /// one the zone holds, at the size its file has. Refused otherwise, naming the field: a
     /// record never names an asset the store does not have.
     private func resolveAssets(_ record: Record, server: Record?, txn: ZoneTransaction) throws(CKError) -> Record {
-        let held = Set(server?.assetChecksums ?? [])
         func resolve(_ a: Asset, _ key: String) throws(CKError) -> Asset {
             if let file = a.pendingFile { return try txn.storeAsset(from: file) }
-            if held.contains(a.fileChecksum), let kept = server?.asset(checksum: a.fileChecksum) { return kept }
-            if txn.storedAssetSize(a.fileChecksum) == nil, let source = a.copyFrom {
+            if let kept = server?.asset(checksum: a.fileChecksum) { return kept }
+            if let size = txn.storedAssetSize(a.fileChecksum) { return Asset(fileChecksum: a.fileChecksum, size: size) }
+            if let source = a.copyFrom {
                 let copied = try txn.storeAsset(from: source)
                 guard copied.fileChecksum == a.fileChecksum else {
                     throw CKError(.invalidArguments, "field \"\(key)\" of record \(record.recordID.recordName): the file of asset \(a.fileChecksum) at \(source) no longer holds its contents")
                 }
                 return copied
             }
-            guard let size = txn.storedAssetSize(a.fileChecksum) else {
-                throw CKError(.invalidArguments, "field \"\(key)\" of record \(record.recordID.recordName) names asset \(a.fileChecksum), which zone \(record.recordID.zoneID.zoneName) does not hold; upload the file (assets/upload, or give its path), or name an asset a record of this zone holds")
-            }
-            return Asset(fileChecksum: a.fileChecksum, size: size)
+            throw CKError(.invalidArguments, "field \"\(key)\" of record \(record.recordID.recordName) names asset \(a.fileChecksum), which zone \(record.recordID.zoneID.zoneName) does not hold; upload the file (assets/upload, or give its path), or name an asset a record of this zone holds")
         }
         var fields = record.fields
         for (key, value) in record.fields {

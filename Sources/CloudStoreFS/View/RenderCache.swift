@@ -34,6 +34,14 @@ final class RenderCache: @unchecked Sendable {
         lock.withLock { (texts[ref], generations[StoreView.ZoneRef(database: ref.database, zone: ref.zone)]) }
     }
 
+    /// What an open of a record needs kept, in one look: its text when kept, else its stat.
+    func forOpen(_ ref: RecordRef) -> (text: RenderedRecord?, stat: RecordStat?) {
+        lock.withLock {
+            if let text = texts[ref] { return (text, text.stat) }
+            return (nil, stats[ref])
+        }
+    }
+
     /// What is kept of a record's stat, whatever its type.
     func stat(_ ref: RecordRef) -> RecordStat? {
         lock.withLock { stats[ref] ?? texts[ref]?.stat }

@@ -138,9 +138,9 @@ extension StoreView {
         // A kept text is taken with its stat: the handle then serves that version whatever the
         // kernel asks, also after a save drops the kernel's pages in the middle of the reading.
         // A stat not kept means a text not kept either: read and keep it now, not twice.
-        var loaded = renderCache.text(t.ref).0
+        var (loaded, kept) = renderCache.forOpen(t.ref)
         let stat: RecordStat
-        if let loaded { stat = loaded.stat } else if let kept = renderCache.stat(t.ref) { stat = kept } else {
+        if let kept { stat = kept } else {
             guard let r = try render(t, keep: true, catalog: cat) else { throw FSError(ENOENT) }
             (loaded, stat) = (r, r.stat)
         }

@@ -35,7 +35,7 @@ enum WebQueryCoding {
         guard let named = json["recordType"]?.stringValue, !named.isEmpty else {
             throw CKError(.invalidArguments, "the query has no \"recordType\" string")
         }
-        let type = named.lowercased() == ShareInfo.recordType ? ShareInfo.recordType : named
+        let type = WebRecordCoding.recordType(named)
         let fieldTypes = (try? db.container.schema.fields(of: type, environment: db.environment)) ?? nil
         var parts: [QueryPredicate] = []
         for (i, filter) in (try list(json["filterBy"], "filterBy")).enumerated() {

@@ -107,8 +107,7 @@ enum WebRecordCoding {
             throw CKError(.invalidArguments, "\"record\" must be a record dictionary with \"recordType\" and \"fields\", found \(json.kindName)")
         }
         var members = o.filter { recordKeys.contains($0.key) }
-        // Apple's pages spell the share type `cloudKit.share` as well as `cloudkit.share`.
-        if let type = members["recordType"]?.stringValue, type.lowercased() == ShareInfo.recordType { members["recordType"] = .string(ShareInfo.recordType) }
+        if let type = members["recordType"]?.stringValue { members["recordType"] = .string(recordType(type)) }
         // A new share names its root as Apple's requests do: `forRecord`.
         if members["rootRecordName"] == nil, let root = o["forRecord"]?["recordName"] { members["rootRecordName"] = root }
         members["created"] = nil
@@ -126,6 +125,12 @@ enum WebRecordCoding {
             members["fields"] = .object(normalized)
         }
         return try RecordCoding.decode(.object(members), mode: .input, zoneID: recordZone)
+    }
+
+    /// A record type as a request names it: Apple's pages spell the share type `cloudKit.share`
+    /// as well as `cloudkit.share`.
+    static func recordType(_ name: String) -> String {
+        name.lowercased() == ShareInfo.recordType ? ShareInfo.recordType : name
     }
 
     /// The record names a record dictionary's references with the VALIDATE action point at:

@@ -63,15 +63,13 @@ enum RecordsEndpoints {
         }
 
         // A reference with the VALIDATE action needs its target: in the zone, or saved here.
+        let savedHere = Set(planned.compactMap { (p) -> RecordID? in if case .save(let r, _) = p { r.recordID } else { nil } })
         for (i, item) in planned.enumerated() {
             guard case .save(let record, _) = item else { continue }
-            let targets = WebRecordCoding.validatedTargets(operations[i]["record"])
-            guard !targets.isEmpty else { continue }
             let zoneID = record.recordID.zoneID
-            let savedHere = Set(planned.compactMap { (p) -> String? in
-                if case .save(let r, _) = p, r.recordID.zoneID == zoneID { r.recordID.recordName } else { nil }
-            })
-            let asked = targets.filter { !savedHere.contains($0) }.map { RecordID(recordName: $0, zoneID: zoneID) }
+            let asked = WebRecordCoding.validatedTargets(operations[i]["record"]).map { RecordID(recordName: $0, zoneID: zoneID) }
+                .filter { !savedHere.contains($0) }
+            guard !asked.isEmpty else { continue }
             if let missing = db.fetch(asked, desiredKeys: []).first(where: { if case .failure = $0.1 { true } else { false } }) {
                 planned[i] = .failed(CKError(.referenceViolation, "record \(record.recordID.recordName) references \(missing.0.recordName) with the VALIDATE action, and zone \(zoneID.zoneName) has no such record; save it first, or in the same request"),
                                      recordName: record.recordID.recordName, zone: zoneID)

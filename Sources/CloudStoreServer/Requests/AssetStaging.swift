@@ -175,8 +175,10 @@ final class AssetStaging: @unchecked Sendable {
     /// copy goes (it counts as the record's now), and its receipt names the zone's file, as
     /// `assets/rereference` gives, so another record may still take it.
     func saved(stagedPath path: String, as zoneFile: String) {
+        // A staged file is named after its receipt (``receive(slot:bytes:)``).
+        let id = String(path.dropFirst(directory.count + 1))
         let removed = lock.withLock { () -> Bool in
-            guard let (id, r) = receipts.first(where: { $0.value.path == path && $0.value.staged }) else { return false }
+            guard let r = receipts[id], r.staged, r.path == path else { return false }
             receipts[id] = Receipt(owner: r.owner, path: zoneFile, checksum: r.checksum, size: r.size, expires: r.expires, staged: false)
             return true
         }

@@ -82,6 +82,27 @@ final class CLIFixture: @unchecked Sendable {
         try runKilled(args, afterFirstLine: true, then: microseconds)
     }
 
+    /// Runs the command and kills it with SIGKILL `microseconds` after the file at `path`
+    /// appears (at once if it ends first): the kill lands while the command works on that
+    /// file, however long this machine takes to start a process.
+    func runKilled(_ args: [String], afterCreating path: String, then microseconds: UInt32) throws -> [Substring] {
+        let child = try Spawned(Self.binary, args + ["--store", store, "--user", "alice"])
+        while child.isRunning && !FileManager.default.fileExists(atPath: path) { usleep(200) }
+        usleep(microseconds)
+        child.signal(SIGKILL)
+        child.wait()
+        return child.outputToEnd.split(separator: "\n")
+    }
+
+    /// How long the command takes from the file at `path` appearing to its exit, in µs.
+    func microsecondsAfterCreating(_ path: String, by args: [String]) throws -> UInt32 {
+        let child = try Spawned(Self.binary, args + ["--store", store, "--user", "alice"])
+        while child.isRunning && !FileManager.default.fileExists(atPath: path) { usleep(200) }
+        let start = DispatchTime.now().uptimeNanoseconds
+        child.wait()
+        return UInt32(min((DispatchTime.now().uptimeNanoseconds - start) / 1_000, UInt64(UInt32.max)))
+    }
+
     private func runKilled(_ args: [String], afterFirstLine: Bool, then microseconds: UInt32) throws -> [Substring] {
         let child = try Spawned(Self.binary, args + ["--store", store, "--user", "alice"])
         if afterFirstLine { _ = child.output { $0.contains("\n") } }

@@ -63,8 +63,8 @@ let package = Package(
             ],
             swiftSettings: metadataAccessors
         ),
-        // The face CloudKit code imports: Foundation and CloudKit's classes, from the engine.
-        .target(name: "CloudKit", dependencies: ["CloudStore"]),
+        // The face CloudKit code imports: Foundation and Apple's CloudKit classes, over the engine.
+        .target(name: "CloudKit", dependencies: ["CloudStore", .product(name: "Logging", package: "swift-log")]),
         .systemLibrary(name: "CFuse3", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
         // The FUSE request loop, in C: threads taking turns at /dev/fuse.
         .target(name: "CFuse3Loop", dependencies: ["CFuse3"]),
@@ -126,13 +126,13 @@ let package = Package(
         // A small CloudKit app, as apps are written for Apple's platforms: its tests run it.
         .executableTarget(name: "NotesSync", dependencies: ["CloudKit"], path: "Examples/NotesSync"),
         // README's Swift example, run by the docs' tests (scripts/doc-harness/swift-example).
-        .executableTarget(name: "ReadmeTour", dependencies: ["CloudKit"], path: "Examples/ReadmeTour"),
-        .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore"]),
-        .testTarget(name: "CloudKitTests", dependencies: ["CloudKit"]),
+        .executableTarget(name: "ReadmeTour", dependencies: ["CloudKit", "CloudStore"], path: "Examples/ReadmeTour"),
+        .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore", "CloudKit"]),
+        .testTarget(name: "CloudKitTests", dependencies: ["CloudKit", "CloudStore"]),
         // Apps' older CloudKit code, in the language mode it was written in.
-        .testTarget(name: "CloudKitSwift5Tests", dependencies: ["CloudKit"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "CloudKitSwift5Tests", dependencies: ["CloudKit", "CloudStore"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "CloudStoreFSTests", dependencies: ["CloudStore", "CloudStoreFS"]),
-        .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "CloudStoreFS", "ckfs", "ckfs-server"]),
+        .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "CloudKit", "CloudStoreFS", "ckfs", "ckfs-server"]),
     ],
     swiftLanguageModes: [.v6]
 )

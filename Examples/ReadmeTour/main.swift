@@ -2,6 +2,7 @@
 // the README's block is this text, and runs this program in an empty folder), then checks of
 // what the README says it does.
 import CloudKit
+import CloudStore                              // ckfs's engine: Store
 
 let store = try Store.create(at: "store")
 let container = try CKContainer(store: store, user: "mei")

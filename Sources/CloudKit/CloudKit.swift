@@ -1,10 +1,13 @@
 // The module CloudKit code imports. As Apple's module does, `import CloudKit` brings Foundation
 // and CloudKit's classes (CKContainer, CKDatabase, CKRecord, the operations, CKError,
 // NSUbiquitousKeyValueStore); they are ckfs's, over a local store. On Linux no other module of
-// this name exists. The classes are declared in CloudStore, the engine, which code that
-// wants the engine's own types (`Store`, `Database`, `Record`) imports instead.
-@_exported import CloudStore
+// this name exists. The classes are declared here, over the engine (CloudStore), which they
+// reach through its public and `package` API and never show: code that wants the engine's own
+// types (`Store`, `Database`, `Record`) imports CloudStore. CKError is the engine's one error
+// type, so this module shows it as it is.
 @_exported import Foundation
+@_exported public import struct CloudStore.CKError
+@_exported public import enum CloudStore.CKItemID
 
 // `NSPredicate`, `NSCompoundPredicate` and `NSSortDescriptor` are Foundation's: the engine
 // gives `NSPredicate(format:…)` and `NSSortDescriptor(key:ascending:)`, which Linux Foundation

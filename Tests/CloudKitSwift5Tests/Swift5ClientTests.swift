@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// CloudKit code written before Swift 6, compiled in the Swift 5 language mode as such an app

@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// Habits of real CloudKit app code that ckfs must meet unchanged: numbers read back as

@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// The other forms Apple's SDK gives the same calls (async, batch, older and newer names),

@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// What sync code keeps between launches, archived with `NSKeyedArchiver` as Apple's classes

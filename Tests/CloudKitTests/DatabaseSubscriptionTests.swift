@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// The subscription modern sync code saves, with `import CloudKit` alone: a

@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// A `Date` saved in a record comes back equal, as on Apple's platforms (CloudKit's client

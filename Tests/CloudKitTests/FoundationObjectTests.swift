@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// CloudKit's classes are Foundation objects, as Apple's are: apps archive the queries and

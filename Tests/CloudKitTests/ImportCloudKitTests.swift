@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// Code that imports CloudKit alone (no Foundation, no CloudStore) compiles and runs against

@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// The iCloud key-value store as apps use it, with `import CloudKit` alone: typed setters and

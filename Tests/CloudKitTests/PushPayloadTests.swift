@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// The push handler CloudKit apps write, with `import CloudKit` alone: the `userInfo` of a push

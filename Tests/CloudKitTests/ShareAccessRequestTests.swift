@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// Asking for access to a share (iOS 26) and one-time share URLs (iOS 18), as CloudKit code

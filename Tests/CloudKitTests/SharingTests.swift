@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// Sharing as CloudKit code does it, with `import CloudKit` alone: the owner shares a list

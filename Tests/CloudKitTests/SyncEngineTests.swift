@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import CloudKit
+import CloudStore
 import Testing
 
 /// The sync loop CloudKit apps write, with `import CloudKit` alone: database changes name the

@@ -129,10 +129,10 @@ import Testing
         let f = try Fixture()
         let dir = try f.inode("iCloud.local.ckfs/keyvalue")
         let kv = { try KeyValueStore(store: f.store, user: Caller.currentOSUserName, synchronizeEvery: nil) }
-        #expect(try kv().string(forKey: "theme") == "dark")
+        #expect(try kv().value(forKey: "theme") == .string("dark"))
         // vim: rename to the backup name, create anew, write, fsync, close, remove the backup.
         try f.view.rename(parent: dir, name: "theme.plist", newParent: dir, newName: "theme.plist~", flags: 0, caller: f.me)
-        #expect(try kv().string(forKey: "theme") == "dark", "renaming away removes nothing")
+        #expect(try kv().value(forKey: "theme") == .string("dark"), "renaming away removes nothing")
         #expect(throws: FSError.self) { try f.inode("iCloud.local.ckfs/keyvalue/theme.plist") }
         let (_, reply) = try f.view.create(parent: dir, name: "theme.plist", permissions: 0o600, flags: O_WRONLY | O_CREAT | O_TRUNC, caller: f.me)
         try f.write(reply.handle, "<string>light</string>")
@@ -140,7 +140,7 @@ import Testing
         try f.view.flush(handle: reply.handle, caller: f.me)
         f.view.release(handle: reply.handle)
         try f.view.unlink(parent: dir, name: "theme.plist~", caller: f.me)
-        #expect(try kv().string(forKey: "theme") == "light")
+        #expect(try kv().value(forKey: "theme") == .string("light"))
         // A key over 64 bytes is refused by name, before any text.
         let long = String(repeating: "k", count: 65) + ".plist"
         #expect(throws: FSError.self) { try f.view.create(parent: dir, name: long, permissions: 0o600, flags: O_WRONLY | O_CREAT, caller: f.me) }
@@ -151,14 +151,14 @@ import Testing
         try f.write(fh, "<string>unclosed")
         do { try f.view.flush(handle: fh, caller: f.me); Issue.record("expected EINVAL") } catch { #expect(error.errno == EINVAL) }
         f.view.release(handle: fh)
-        #expect(try kv().string(forKey: "theme") == "light")
+        #expect(try kv().value(forKey: "theme") == .string("light"))
         // sed -i: a scratch file renamed onto an entry saves it.
         let (_, sed) = try f.view.create(parent: dir, name: "sedX1y2Z3", permissions: 0o600, flags: O_WRONLY | O_CREAT | O_EXCL, caller: f.me)
         try f.write(sed.handle, "<integer>20</integer>")
         try f.view.flush(handle: sed.handle, caller: f.me)
         f.view.release(handle: sed.handle)
         try f.view.rename(parent: dir, name: "sedX1y2Z3", newParent: dir, newName: "fontSize.plist", flags: 0, caller: f.me)
-        #expect(try kv().longLong(forKey: "fontSize") == 20)
+        #expect(try kv().value(forKey: "fontSize") == .integer(20))
     }
 
     @Test func vimsBackupSequenceSavesTheRecord() throws {

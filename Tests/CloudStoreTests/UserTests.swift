@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import CloudStore
+@testable import CloudKit
 
 /// Identities, account status, ownership, permissions and discovery.
 @Suite struct UserTests {

@@ -3,8 +3,8 @@ import Testing
 
 /// The floor plan of docs/Architecture.md holds in the code: scripts/check-floor-plan finds no
 /// file that uses a floor above its own, no two rooms of a floor that use each other, no
-/// module importing one the plan does not give it, and no call of the C library outside
-/// Syscall.
+/// module importing one the plan does not give it, no call of the C library outside Syscall,
+/// no Apple name public in the engine.
 @Suite struct ArchitectureTests {
     @Test func everyFileUsesOnlyItsFloorAndTheFloorsBelow() {
         let r = CLIFixture.exec(MountHelperTests.packageRoot + "/scripts/check-floor-plan", [])
@@ -12,7 +12,8 @@ import Testing
     }
 
     /// The check finds what it is for: in a copy of the sources, a model file that uses the
-    /// database floor, and a view file that calls the C library itself.
+    /// database floor, a view file that calls the C library itself, an Apple name public in
+    /// the engine, a `@testable` import between modules, and CloudKit re-exporting the engine.
     @Test func theCheckReportsAUseOfAnUpperFloorAndACallOfTheCLibrary() throws {
         let copy = NSTemporaryDirectory() + "ckfs-floor-plan-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: copy) }
@@ -28,8 +29,15 @@ import Testing
         // A file may name its own function like a C call, but a call written `Glibc.name(` is the C library's.
         try "import Glibc\nfunc rename(_ a: String, _ b: String) -> Int32 { Glibc.rename(a, b) }\nfunc move() -> Int32 { rename(\"a\", \"b\") }\n"
             .write(toFile: copy + "/Sources/CloudStore/Storage/Planted.swift", atomically: true, encoding: .utf8)
+        // Apple's names belong to the module CloudKit; modules never reach each other @testable.
+        try "public final class CKPlanted {}\n".write(toFile: copy + "/Sources/CloudStore/Model/PlantedApple.swift", atomically: true, encoding: .utf8)
+        try "@testable import CloudStore\n".write(toFile: copy + "/Sources/CloudKit/PlantedTestable.swift", atomically: true, encoding: .utf8)
+        try "@_exported import CloudStore\n".write(toFile: copy + "/Sources/CloudKit/PlantedExport.swift", atomically: true, encoding: .utf8)
         let r = CLIFixture.exec(copy + "/scripts/check-floor-plan", [])
         #expect(r.status == 1)
+        #expect(r.stdout.contains("Sources/CloudStore/Model/PlantedApple.swift: declares CKPlanted public in the engine"), "\(r.stdout)")
+        #expect(r.stdout.contains("Sources/CloudKit/PlantedTestable.swift: imports a module @testable"), "\(r.stdout)")
+        #expect(r.stdout.contains("Sources/CloudKit/PlantedExport.swift: re-exports CloudStore"), "\(r.stdout)")
         #expect(r.stdout.contains("Sources/CloudStore/Storage/Planted.swift: calls rename itself"), "\(r.stdout)")
         #expect(r.stdout.contains("Sources/CloudStore/Model/Planted.swift: Model/ uses Database from Database/, a floor above"), "\(r.stdout)")
         #expect(r.stdout.contains("Sources/CloudStoreFS/View/Planted.swift: calls open itself"), "\(r.stdout)")

@@ -1,7 +1,7 @@
 import CCloudStoreShims
 
 /// CRC-32C (Castagnoli), table-driven, for framing zone log entries (and naming lost+found files).
-public enum CRC32C {
+package enum CRC32C {
     private static let table: [UInt32] = (0..<256).map { i -> UInt32 in
         var c = UInt32(i)
         for _ in 0..<8 { c = (c & 1) != 0 ? (0x82F6_3B78 ^ (c >> 1)) : (c >> 1) }

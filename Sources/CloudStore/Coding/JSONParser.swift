@@ -3,7 +3,7 @@
 /// Integers that fit in 64 bits become ``JSONValue/int(_:)``; numbers with a fraction or an
 /// exponent become ``JSONValue/double(_:)``. Duplicate object keys are an error, since a
 /// record file with two values for one field has no single meaning.
-public struct JSONParser {
+package struct JSONParser {
     /// What was wrong and where (1-based line and column).
     public typealias SyntaxError = CloudStore.SyntaxError
 

@@ -2,7 +2,7 @@
 ///
 /// Foundation's `JSONSerialization` folds integers and doubles into `NSNumber` and prints
 /// `"key" : value`; record files need `INT64` and `DOUBLE` kept apart and one canonical text,
-/// so ckfs has its own small codec (see ``JSONParser`` and ``JSONWriter``).
+/// so ckfs has its own small codec (see `JSONParser` and `JSONWriter`).
 public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)

@@ -3,7 +3,7 @@
 ///
 /// The same value always gives the same bytes, so record files diff cleanly and a change tag
 /// can stand for the rendered text.
-public enum JSONWriter {
+package enum JSONWriter {
     public static func pretty(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)

@@ -10,7 +10,7 @@ import Foundation
 /// the XML declaration, a DOCTYPE, comments, CDATA, the five named entities and character
 /// references, `<plist>` around the value or not. It refuses a DOCTYPE with an internal
 /// subset (entity definitions), other encodings than UTF-8, and binary property lists.
-public struct PropertyListParser {
+package struct PropertyListParser {
     /// What was wrong and where (1-based line and column); the same shape JSON errors have.
     public typealias SyntaxError = JSONParser.SyntaxError
 

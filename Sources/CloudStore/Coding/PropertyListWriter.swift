@@ -9,7 +9,7 @@ import Glibc
 /// Strings escape `&`, `<`, `>` and a carriage return (`&#13;`, which XML would otherwise read
 /// back as a newline); reals are written so they read back to the same bits (`nan`,
 /// `+infinity`, `-infinity` for the special values); data is one line of base64.
-public enum PropertyListWriter {
+package enum PropertyListWriter {
     static let header = Array("""
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Record ⇄ CloudKit Web Services record dictionary.
-public enum RecordCoding {
+package enum RecordCoding {
     // MARK: Encoding
 
     public static func encode(_ record: Record) -> JSONValue {

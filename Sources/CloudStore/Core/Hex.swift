@@ -1,6 +1,6 @@
 /// Bytes as lower-case hex digits: checksums, key IDs, tokens. (`String(format: "%02x")` goes
 /// through Foundation's formatter, which costs microseconds a byte in a server's hot path.)
-public enum Hex {
+package enum Hex {
     private static let digits = Array("0123456789abcdef".utf8)
 
     public static func string(_ bytes: some Sequence<UInt8>) -> String {

@@ -1,7 +1,7 @@
 import CCloudStoreShims
 
 /// Process-wide settings for long-running processes such as the mount daemon.
-public enum ProcessTuning {
+package enum ProcessTuning {
     /// Caps the C library's malloc arenas at `count` (glibc; elsewhere nothing happens).
     /// glibc gives a thread that allocates while another holds its arena a new one, up to 8
     /// per core, and each arena keeps what its threads freed.

@@ -10,7 +10,7 @@ import Darwin
 /// (`Syscall+Users.swift`) and folder watches (`Syscall+Inotify.swift`). Each retries
 /// on EINTR and returns `Result<_, SystemCallError>`; callers turn failures into errors of
 /// their own (the engine's ``CKError``).
-public enum Syscall {
+package enum Syscall {
     public typealias R<T> = Result<T, SystemCallError>
 
     private static func fail<T>(_ call: String, _ path: String) -> R<T> {

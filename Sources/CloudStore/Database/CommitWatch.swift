@@ -11,7 +11,7 @@ import Foundation
 /// tells whether anything is queued and not read yet. Built on inotify: a folder on a network
 /// file system gets no events for writes made on another machine, so a follower still looks
 /// now and then whatever the watch says.
-public final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendable {
+package final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendable {
     /// What a ``read()`` found.
     public struct Report: Sendable {
         /// Targets committed to (or whose folder moved or went), in the order read.

@@ -73,6 +73,19 @@ extension Container {
         try signedIn(caller, for: "a permission").discoverability
     }
 
+    /// Asks on the terminal (stdin and stderr) when both are one; nil otherwise: the `ask` of
+    /// ``requestPermission(_:caller:ask:)`` for a program run by a person.
+    public static let terminalPrompt: @Sendable (String) -> Bool? = { question in
+        guard Syscall.isTerminal(STDIN_FILENO), Syscall.isTerminal(STDERR_FILENO) else { return nil }
+        FileHandle.standardError.write(Data("\(question) [y/n] ".utf8))
+        guard let line = readLine() else { return nil }
+        switch line.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "y", "yes": return true
+        case "n", "no": return false
+        default: return nil
+        }
+    }
+
     /// Asks for a permission once: when it is already granted or denied, returns that
     /// without asking; else `ask` answers (nil: no answer could be had, `couldNotComplete`, and
     /// a later request asks again). `ask` runs outside the container's lock, since it may wait

@@ -6,7 +6,7 @@ import Foundation
 /// file lock; a miss (an identity another process added) reads it again before answering.
 public final class Container: @unchecked Sendable {
     public let identifier: String
-    let store: Store
+    package let store: Store
     public let schema: Schema
     var directory: String { store.layout.containerDirectory(identifier) }
     var infoPath: String { store.layout.containerFile(identifier) }
@@ -131,7 +131,7 @@ public final class Container: @unchecked Sendable {
     }
 
     /// The identity of a caller who must have an account that is not restricted.
-    func signedIn(_ caller: Caller, for purpose: String) throws(CKError) -> Identity {
+    package func signedIn(_ caller: Caller, for purpose: String) throws(CKError) -> Identity {
         guard let u = try identity(of: caller) else {
             throw CKError(.notAuthenticated, caller.hasAccount
                 ? "\(caller.userName)\(caller.uid.map { " (uid \($0))" } ?? "") has no identity in container \(identifier) (auto-enrolment is off, or the name is another uid's): \(purpose) needs one (ckfs user add NAME --uid N)"

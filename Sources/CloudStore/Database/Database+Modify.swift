@@ -76,6 +76,11 @@ public struct ModifyResult: Sendable {
     /// stand; the subscribers may miss them and should fetch changes.
     public var notificationErrors: [CKError] = []
 
+    package init(saveResults: [(RecordID, Result<Record, CKError>)], deleteResults: [(RecordID, Result<Void, CKError>)],
+                 notificationErrors: [CKError] = []) {
+        (self.saveResults, self.deleteResults, self.notificationErrors) = (saveResults, deleteResults, notificationErrors)
+    }
+
     public var savedRecords: [Record] { saveResults.compactMap { try? $0.1.get() } }
     public var deletedRecordIDs: [RecordID] { deleteResults.compactMap { (try? $0.1.get()) != nil ? $0.0 : nil } }
 
@@ -170,7 +175,7 @@ extension Database {
     /// `TIMESTAMP` field becomes that type (an input shorthand). The schema is read again when
     /// the copy in memory lacks one of the fields (another process may have added it), so no
     /// save is refused on a stale copy.
-    public func fitToSchema(_ decoded: RecordCoding.Decoded) throws(CKError) -> Record {
+    package func fitToSchema(_ decoded: RecordCoding.Decoded) throws(CKError) -> Record {
         var record = decoded.record
         guard !decoded.inferredKeys.isEmpty else { return record }
         let known = try container.schema.fields(of: record.recordType, environment: environment,

@@ -4,7 +4,7 @@ extension Database {
     /// The records of `query` in `zone`, at most `limit`, after `cursor` when given, with only
     /// `desiredKeys` among their fields when given.
     ///
-    /// Queries read the zone's records from memory (a ``ZoneCatalog`` shared by the process,
+    /// Queries read the zone's records from memory (a `ZoneCatalog` shared by the process,
     /// which follows the zone's log), never the record files again; the catalog keeps each
     /// type's records in the order of each sort asked for (`SortedRecords`), so a page costs
     /// the records walked past to fill it, not a sort of the type.

@@ -263,17 +263,17 @@ extension Database {
 
 extension Container {
     /// The notifications of the user with this user record name.
-    public func notificationLog(userRecordName: String, environment: Environment = .development) -> NotificationLog {
+    package func notificationLog(userRecordName: String, environment: Environment = .development) -> NotificationLog {
         NotificationLog(directory: store.layout.databaseDirectory(identifier, environment, .private, user: userRecordName), writer: store.writer)
     }
 
     /// The notifications of local identity `userName`.
-    public func notificationLog(user userName: String, environment: Environment = .development) throws(CKError) -> NotificationLog {
+    package func notificationLog(user userName: String, environment: Environment = .development) throws(CKError) -> NotificationLog {
         try notificationLog(caller: Caller(userName: userName), environment: environment)
     }
 
     /// The notifications of the identity `caller` acts as.
-    public func notificationLog(caller: Caller, environment: Environment = .development) throws(CKError) -> NotificationLog {
+    package func notificationLog(caller: Caller, environment: Environment = .development) throws(CKError) -> NotificationLog {
         notificationLog(userRecordName: try signedIn(caller, for: "notifications").userRecordName, environment: environment)
     }
 }

@@ -32,7 +32,7 @@ public final class Database: Sendable {
     /// The quota a save is held to: the owner's private quota in a shared database.
     public var quotaBytes: Int64 { scope == .public ? container.publicQuotaBytes : container.privateQuotaBytes }
 
-    init(container: Container, scope: DatabaseScope, environment: Environment, caller: Caller, identity: Identity?,
+    package init(container: Container, scope: DatabaseScope, environment: Environment, caller: Caller, identity: Identity?,
          owner: String? = nil) throws(CKError) {
         self.container = container
         self.scope = scope
@@ -66,9 +66,9 @@ public final class Database: Sendable {
     /// The zone ID as stored: the caller's name for the owner is replaced by the real one.
     public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerName: ownerName) }
 
-    func normalized(_ id: RecordID) -> RecordID { RecordID(recordName: id.recordName, zoneID: zoneID(id.zoneID.zoneName)) }
+    package func normalized(_ id: RecordID) -> RecordID { RecordID(recordName: id.recordName, zoneID: zoneID(id.zoneID.zoneName)) }
 
-    func zoneDirectory(_ name: String) -> String { StoreLayout.zoneDirectory(directory, zone: name) }
+    package func zoneDirectory(_ name: String) -> String { StoreLayout.zoneDirectory(directory, zone: name) }
 
     func zoneStorage(_ name: String) -> ZoneStorage {
         guard name == ZoneID.defaultZoneName else { return store.zoneStorage(directory: zoneDirectory(name), zoneID: zoneID(name)) }

@@ -9,7 +9,7 @@ import Glibc
 /// One `Store` object per process and directory is enough; it is safe to share between
 /// threads, and several processes may open the same directory at once.
 public final class Store: @unchecked Sendable {
-    public let layout: StoreLayout
+    package let layout: StoreLayout
     public let settings: StoreSettings
     let io: any StorageIO
     let writer: FileWriter
@@ -49,8 +49,13 @@ public final class Store: @unchecked Sendable {
 
     /// Opens the store at `path`; fails with a hint when there is none.
     /// `tuning` overrides the store's settings (tests use it).
-    public static func open(at path: String, io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil,
-                            reading: ZoneReading = .inMemory) throws(CKError) -> Store {
+    public static func open(at path: String, tuning: ZoneTuning? = nil, reading: ZoneReading = .inMemory) throws(CKError) -> Store {
+        try open(at: path, io: PosixIO(), tuning: tuning, reading: reading)
+    }
+
+    /// Opens the store at `path`, doing its file I/O through `io` (tests give one that fails).
+    package static func open(at path: String, io: any StorageIO, tuning: ZoneTuning? = nil,
+                             reading: ZoneReading = .inMemory) throws(CKError) -> Store {
         let layout = StoreLayout(root: path)
         guard let bytes = try Syscall.readFile(layout.settingsFile).orThrow(.internalError, "cannot read \(layout.settingsFile)") else {
             throw CKError(.badDatabase, "no store at \(path); create one with `ckfs init --store \(path)`")
@@ -67,8 +72,15 @@ public final class Store: @unchecked Sendable {
 
     /// Creates the store at `path` (harmless when it exists: its settings are kept).
     @discardableResult
-    public static func create(at path: String, settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil,
+    public static func create(at path: String, settings: StoreSettings = StoreSettings(), tuning: ZoneTuning? = nil,
                               reading: ZoneReading = .inMemory) throws(CKError) -> Store {
+        try create(at: path, settings: settings, io: PosixIO(), tuning: tuning, reading: reading)
+    }
+
+    /// Creates the store at `path`, doing its file I/O through `io` (tests give one that fails).
+    @discardableResult
+    package static func create(at path: String, settings: StoreSettings = StoreSettings(), io: any StorageIO, tuning: ZoneTuning? = nil,
+                               reading: ZoneReading = .inMemory) throws(CKError) -> Store {
         let layout = StoreLayout(root: path)
         if case .success(_?) = Syscall.stat(layout.settingsFile) { return try open(at: path, io: io, tuning: tuning, reading: reading) }
         let writer = FileWriter(io: io)

@@ -16,7 +16,7 @@ import Foundation
 /// the apply marker (read before the files), skipping entries not newer than what is loaded,
 /// gives the zone as of the log's end even while writers run (a writer between its commit
 /// point and its file replace only leaves a file behind the log, and the replay covers it).
-public final class ZoneCatalog: @unchecked Sendable {
+package final class ZoneCatalog: @unchecked Sendable {
     public let database: Database
     public let zoneName: String
     private let storage: ZoneStorage
@@ -401,12 +401,12 @@ extension Database {
     /// The catalog of one zone, one per store object and zone, shared by everything in the
     /// process that reads the zone (the mount's view, queries); call ``ZoneCatalog/refresh()``
     /// before reading it.
-    public func catalog(_ zone: String) -> ZoneCatalog {
+    package func catalog(_ zone: String) -> ZoneCatalog {
         store.catalog(directory: zoneDirectory(zone)) { ZoneCatalog(database: self, zoneName: zone) }
     }
 
     /// Where the zone's files live, for tools that read them directly (the bench, tests); a
-    /// process that follows commits uses ``CommitWatch``.
+    /// process that follows commits uses `CommitWatch`.
     public func zoneDirectoryPath(_ zone: String) -> String { zoneDirectory(zone) }
 
     /// The directory holding this database's zones.

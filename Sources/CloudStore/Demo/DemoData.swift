@@ -3,7 +3,7 @@ import Foundation
 /// A small container to look at: records of a few types with every field type, in the
 /// public database and in a custom zone of the caller's private database, and a few
 /// key-value entries of the caller.
-public enum DemoData {
+package enum DemoData {
     /// Fills the default container (once: a second call finds the records and stops).
     public static func fill(_ store: Store, caller: Caller) throws(CKError) {
         let container = try store.container()

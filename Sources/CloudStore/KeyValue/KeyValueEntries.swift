@@ -1,7 +1,7 @@
 /// A key-value store's entries with the size of each value, kept within the limits on
 /// every change: the one place that counts keys and bytes, for the client's memory, the
 /// merge at sync, the mount's saves and `fsck`.
-public struct KeyValueEntries: Sendable {
+package struct KeyValueEntries: Sendable {
     public private(set) var values: [String: PropertyListValue]
     private var sizes: [String: Int]
     /// Bytes of all values, measured as ``KeyValueLimits`` says.

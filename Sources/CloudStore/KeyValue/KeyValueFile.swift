@@ -12,7 +12,7 @@ import Glibc
 /// the old file or the new one. A comment before `<plist>` carries a generation number that
 /// every write raises, so a client can tell versions apart even when inode numbers are reused
 /// within one timestamp tick.
-public final class KeyValueFile: @unchecked Sendable {
+package final class KeyValueFile: @unchecked Sendable {
     public let path: String
     let lockPath: String
     let directory: String
@@ -156,12 +156,12 @@ public final class KeyValueFile: @unchecked Sendable {
 
 extension Container {
     /// The key-value store of local identity `userName` in this container.
-    public func keyValueFile(user userName: String, environment: Environment = .development) throws(CKError) -> KeyValueFile {
+    package func keyValueFile(user userName: String, environment: Environment = .development) throws(CKError) -> KeyValueFile {
         try keyValueFile(caller: Caller(userName: userName), environment: environment)
     }
 
     /// The key-value store of the identity `caller` acts as.
-    public func keyValueFile(caller: Caller, environment: Environment = .development) throws(CKError) -> KeyValueFile {
+    package func keyValueFile(caller: Caller, environment: Environment = .development) throws(CKError) -> KeyValueFile {
         let id = try signedIn(caller, for: "the key-value store").userRecordName
         return KeyValueFile(store: store, directory: store.layout.databaseDirectory(identifier, environment, .private, user: id))
     }

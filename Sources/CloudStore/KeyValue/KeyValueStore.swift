@@ -143,6 +143,16 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
     /// Why the last write or sync failed, if it did.
     public var lastError: CKError? { lock.withLock { failure } }
 
+    /// Posted (object: the client) when others' writes, a refused write, a late first read or
+    /// a user switch changed what this client sees; Apple's `NSUbiquitousKeyValueStore` posts
+    /// the notification of this name.
+    public static let didChangeExternallyNotification = Notification.Name("NSUbiquitousKeyValueStoreDidChangeExternallyNotification")
+    /// `userInfo` key of ``didChangeExternallyNotification``: the reason, an `Int`
+    /// (``KeyValueChangeReason``'s raw value).
+    public static let changeReasonKey = "NSUbiquitousKeyValueStoreChangeReasonKey"
+    /// `userInfo` key of ``didChangeExternallyNotification``: the changed keys, `[String]`.
+    public static let changedKeysKey = "NSUbiquitousKeyValueStoreChangedKeysKey"
+
     // MARK: Reading
 
     /// The value of `key`, or nil.
@@ -192,7 +202,7 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
         }
     }
 
-    func noteFailure(_ error: CKError) { lock.withLock { failure = error } }
+    package func noteFailure(_ error: CKError) { lock.withLock { failure = error } }
 
     private func refused(_ error: CKError, key: String) {
         noteFailure(error)
@@ -357,8 +367,8 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
         delivery.async { [weak self] in
             guard let self else { return }
             NotificationCenter.default.post(name: Self.didChangeExternallyNotification, object: self, userInfo: [
-                NSUbiquitousKeyValueStoreChangeReasonKey: change.reason.rawValue,
-                NSUbiquitousKeyValueStoreChangedKeysKey: change.changedKeys,
+                Self.changeReasonKey: change.reason.rawValue,
+                Self.changedKeysKey: change.changedKeys,
             ])
             for c in self.lock.withLock({ Array(self.subscribers.values) }) { c.yield(change) }
         }

@@ -100,7 +100,7 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
     public var retryAfterSeconds: Double?
 
     /// The objects made from this error's values for CloudKit code, shared by its copies.
-    public let objects = ErrorObjects()
+    package let objects = ErrorObjects()
 
     /// For `serverRecordChanged`: the record as stored, as the client sent it, and as the
     /// client last fetched it (its change tag and fields, when known).
@@ -181,7 +181,7 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
     public static var participantAlreadyInvited: Code { .participantAlreadyInvited }
 }
 
-/// The item an error in ``CKError/partialErrorsByItemID`` belongs to.
+/// The item an error in ``CKError/partialErrors`` belongs to.
 public enum CKItemID: Hashable, Sendable, CustomStringConvertible {
     case record(RecordID)
     case zone(ZoneID)
@@ -215,5 +215,5 @@ extension CKError {
         return error
     }
 
-    static func invalid(_ message: String) -> CKError { CKError(.invalidArguments, message) }
+    package static func invalid(_ message: String) -> CKError { CKError(.invalidArguments, message) }
 }

@@ -5,7 +5,7 @@ import Foundation
 /// identity. The copies of an error share one.
 ///
 /// `@unchecked Sendable`: `made` and `maker` are only touched under `lock`.
-public final class ErrorObjects: @unchecked Sendable {
+package final class ErrorObjects: @unchecked Sendable {
     private let lock = NSLock()
     private var made: [String: (source: Record, object: AnyObject)] = [:]
     private var maker: (@Sendable (Record) -> AnyObject)?
@@ -18,13 +18,13 @@ public final class ErrorObjects: @unchecked Sendable {
     public var presenter: (@Sendable (Record) -> AnyObject)? { lock.withLock { maker } }
 
     /// Sets ``presenter`` unless it is set already.
-    func present(with presenter: @escaping @Sendable (Record) -> AnyObject) {
+    package func present(with presenter: @escaping @Sendable (Record) -> AnyObject) {
         lock.withLock { if maker == nil { maker = presenter } }
     }
 
     /// The object for `key` made from `source` by `make`, the same one each time while the
     /// source stays the same.
-    func object<T: AnyObject>(_ key: String, from source: Record?, make: (Record) -> T) -> T? {
+    package func object<T: AnyObject>(_ key: String, from source: Record?, make: (Record) -> T) -> T? {
         guard let source else { return nil }
         return lock.withLock {
             if let hit = made[key], hit.source == source, let object = hit.object as? T { return object }

@@ -166,7 +166,7 @@ public struct Record: Sendable, Equatable {
     public mutating func clearChangedKeys() { changedKeys = [] }
 
     /// Marks keys as changed without changing their values (used to decode input files).
-    mutating func markChanged(_ keys: some Sequence<String>) { changedKeys.formUnion(keys) }
+    package mutating func markChanged(_ keys: some Sequence<String>) { changedKeys.formUnion(keys) }
 
     /// The same record with only the given fields (a fetch's `desiredKeys`); nil keeps all.
     public func limited(to keys: [String]?) -> Record {
@@ -178,7 +178,7 @@ public struct Record: Sendable, Equatable {
     }
 
     /// The same record with system fields and the given fields, as a save writes it.
-    func replacingFields(_ newFields: [String: FieldValue], encryptedKeys newEncrypted: Set<String> = []) -> Record {
+    package func replacingFields(_ newFields: [String: FieldValue], encryptedKeys newEncrypted: Set<String> = []) -> Record {
         var copy = self
         copy.fields = newFields
         copy.encryptedKeys = newEncrypted.intersection(newFields.keys)
@@ -186,7 +186,7 @@ public struct Record: Sendable, Equatable {
     }
 
     /// A copy with the record's zone named as stored.
-    func inZone(_ zoneID: ZoneID) -> Record {
+    package func inZone(_ zoneID: ZoneID) -> Record {
         Record(stored: recordType, recordID: RecordID(recordName: recordID.recordName, zoneID: zoneID),
                fields: fields, encryptedKeys: encryptedKeys, tag: recordChangeTag, created: created, modified: modified,
                parent: parent, share: share, shareInfo: shareInfo)

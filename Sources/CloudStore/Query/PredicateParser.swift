@@ -11,7 +11,7 @@ import Foundation
 /// NSPredicate. Everything else CloudKit rejects (`OR`, `LIKE`, `MATCHES`, `ENDSWITH`, key
 /// paths, aggregates, `[c]` options, arithmetic, `nil`, `$variables`) fails with an error that
 /// names the construct and its position.
-public struct PredicateParser {
+package struct PredicateParser {
     /// What is wrong and where (1-based character position in the format text).
     public struct SyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
         public var message: String

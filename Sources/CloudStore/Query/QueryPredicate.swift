@@ -1,7 +1,7 @@
 import Foundation
 
 /// A query predicate in the subset of `NSPredicate` CloudKit accepts, parsed from its
-/// format language by ``PredicateParser`` (Foundation's `NSPredicate(format:)` does not exist
+/// format language by `PredicateParser` (Foundation's `NSPredicate(format:)` does not exist
 /// on Linux).
 ///
 /// Keys name record fields or the system fields `recordID`, `creationDate`,
@@ -69,7 +69,7 @@ public enum PredicateValue: Sendable, Equatable, CustomStringConvertible {
     public static func date(milliseconds: Int64) -> PredicateValue { .date(Date(millisecondsSince1970: milliseconds)) }
 }
 
-/// Prints predicates as format text that ``PredicateParser`` reads back.
+/// Prints predicates as format text that `PredicateParser` reads back.
 enum PredicatePrinter {
     static func format(_ p: QueryPredicate) -> String {
         switch p {

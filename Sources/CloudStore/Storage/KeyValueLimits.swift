@@ -2,7 +2,7 @@
 ///
 /// Sizes are measured on the compact XML property-list encoding: a value's size is the byte
 /// count of its element with no whitespace between elements (`<string>hi</string>` is 19
-/// bytes; data counts as its base64 text; see ``PropertyListWriter/compactSize(_:)``), and
+/// bytes; data counts as its base64 text; see `PropertyListWriter.compactSize(_:)`), and
 /// the store's size is the sum of its values' sizes. Keys count against their own limits.
 /// As Apple says of its store: with a 1 MB value under one key, no other key fits.
 public struct KeyValueLimits: Sendable, Equatable {

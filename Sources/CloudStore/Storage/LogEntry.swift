@@ -4,7 +4,7 @@ import Foundation
 ///
 /// On disk it is one line of `log.jsonl`, valid JSON on its own:
 /// `{"body":{…},"crc":"1a2b3c4d"}` where the CRC-32C covers the body's bytes exactly as written.
-public struct LogEntry: Sendable {
+package struct LogEntry: Sendable {
     public struct Deletion: Sendable, Equatable {
         public var recordName: String
         /// Deleted because a `deleteSelf` reference pointed at a deleted record; not

@@ -4,7 +4,7 @@ import Glibc
 
 /// The file operations on which durability rests, behind a protocol so that tests can make
 /// them fail (EIO, ENOSPC) at a chosen moment, as SQLite's test VFS does.
-public protocol StorageIO: Sendable {
+package protocol StorageIO: Sendable {
     func write(_ fd: Int32, _ bytes: [UInt8], path: String) -> Result<Void, SystemCallError>
     func sync(_ fd: Int32, path: String, dataOnly: Bool) -> Result<Void, SystemCallError>
     func rename(_ from: String, _ to: String) -> Result<Void, SystemCallError>
@@ -19,7 +19,7 @@ extension StorageIO {
 }
 
 /// The real thing.
-public struct PosixIO: StorageIO {
+package struct PosixIO: StorageIO {
     public init() {}
 
     public func write(_ fd: Int32, _ bytes: [UInt8], path: String) -> Result<Void, SystemCallError> {

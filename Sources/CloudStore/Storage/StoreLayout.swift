@@ -1,5 +1,5 @@
 /// Where things live in a store directory.
-public struct StoreLayout: Sendable {
+package struct StoreLayout: Sendable {
     public let root: String
 
     public init(root: String) {

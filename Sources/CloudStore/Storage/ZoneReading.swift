@@ -1,6 +1,6 @@
 /// How a process reads a zone's records for queries and first change fetches.
 public enum ZoneReading: Sendable, Equatable {
-    /// Every record of a zone in memory from its first query on (``ZoneCatalog``), kept by
+    /// Every record of a zone in memory from its first query on (`ZoneCatalog`), kept by
     /// following the log: the fastest answers for a process that answers many queries
     /// (`ckfs serve`, a program using the library), at the cost of memory that grows with the
     /// zone.

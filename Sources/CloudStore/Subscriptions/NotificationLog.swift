@@ -33,7 +33,7 @@ public struct NotificationChanges: Sendable {
 /// `fdatasync` for a batch; a torn last line (a writer killed mid-append) is cut off by the
 /// next writer and ignored by readers. Tokens are `<epoch>-<seq>`; a token of another epoch
 /// (the log was deleted and started again) is `changeTokenExpired`.
-public final class NotificationLog: Sendable {
+package final class NotificationLog: Sendable {
     public let path: String
     let lockPath: String
     let directory: String

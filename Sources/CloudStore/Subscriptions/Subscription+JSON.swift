@@ -5,7 +5,7 @@ import Foundation
 /// query's predicate as its NSPredicate text.
 extension Subscription {
     /// `ownerName`: the owner of the database's zones, for `zoneID`.
-    func json(ownerName: String) -> JSONValue {
+    package func json(ownerName: String) -> JSONValue {
         var out: [String: JSONValue] = [
             "subscriptionID": .string(subscriptionID),
             "owner": .string(ownerUserRecordName),
@@ -29,7 +29,7 @@ extension Subscription {
         return .object(out)
     }
 
-    init(json: JSONValue, file: String) throws(CKError) {
+    package init(json: JSONValue, file: String) throws(CKError) {
         func bad(_ what: String) -> CKError {
             CKError(.badDatabase, "\(file): \(what); fix the file by hand or delete that subscription from it, then run `ckfs fsck`")
         }
@@ -68,7 +68,7 @@ extension Subscription {
 }
 
 extension NotificationInfo {
-    var json: JSONValue {
+    package var json: JSONValue {
         var out: [String: JSONValue] = [:]
         if let alertBody { out["alertBody"] = .string(alertBody) }
         if let title { out["title"] = .string(title) }
@@ -81,7 +81,7 @@ extension NotificationInfo {
         return .object(out)
     }
 
-    init(json: JSONValue?) {
+    package init(json: JSONValue?) {
         self.init(alertBody: json?["alertBody"]?.stringValue, title: json?["title"]?.stringValue,
                   soundName: json?["soundName"]?.stringValue, category: json?["category"]?.stringValue,
                   shouldBadge: json?["shouldBadge"]?.boolValue ?? false,

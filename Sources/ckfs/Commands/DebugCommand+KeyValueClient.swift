@@ -17,8 +17,8 @@ extension DebugCommand {
                 let kv = try KeyValueStore(store: options.openStore(), containerIdentifier: options.container, caller: options.caller,
                                            environment: options.environment, synchronizeEvery: every)
                 let observer = NotificationCenter.default.addObserver(forName: KeyValueStore.didChangeExternallyNotification, object: kv, queue: nil) { note in
-                    let reason = note.userInfo?[NSUbiquitousKeyValueStoreChangeReasonKey] as? Int ?? -1
-                    let keys = note.userInfo?[NSUbiquitousKeyValueStoreChangedKeysKey] as? [String] ?? []
+                    let reason = note.userInfo?[KeyValueStore.changeReasonKey] as? Int ?? -1
+                    let keys = note.userInfo?[KeyValueStore.changedKeysKey] as? [String] ?? []
                     let name = KeyValueChangeReason(rawValue: reason)?.description ?? "\(reason)"
                     emit(.object(["event": .string("change"), "reason": .string(name), "keys": .array(keys.map { .string($0) })]))
                 }

@@ -12,7 +12,8 @@ extension DebugCommand {
         func run() throws {
             try reportingErrors {
                 let kv = try options.openKeyValueStore()
-                var n = kv.longLong(forKey: "counter") + 1
+                var n: Int64 = 1
+                if case .integer(let last)? = kv.value(forKey: "counter") { n = last + 1 }
                 while true {
                     try kv.setValue(.integer(n), forKey: "counter")
                     try kv.setValue(.integer(n), forKey: "k\(n % 100)")

@@ -21,7 +21,7 @@ extension PermissionCommand {
                 let status = try container.requestPermission(permission, caller: place.caller) { () -> Bool? in
                     if grant { return true }
                     if deny { return false }
-                    return CKContainer.terminalPrompt("Let people who know your email address find you in \(container.identifier)?")
+                    return Container.terminalPrompt("Let people who know your email address find you in \(container.identifier)?")
                 }
                 print(status.rawValue)
                 if status == .couldNotComplete {

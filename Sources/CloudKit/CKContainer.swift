@@ -316,7 +316,7 @@ open class CKDatabase: NSObject, @unchecked Sendable {
 
     public func save(_ record: CKRecord) async throws -> CKRecord {
         let db = try records()
-        do throws(CKError) { return wrap(try db.save(record.record), db) } catch { throw error.presented(by: self, db) }
+        do throws(CKError) { return wrap(try db.saveRecord(record.record), db) } catch { throw error.presented(by: self, db) }
     }
 
     public func record(for recordID: CKRecord.ID) async throws -> CKRecord {
@@ -359,7 +359,7 @@ open class CKDatabase: NSObject, @unchecked Sendable {
     public func save(_ record: CKRecord, completionHandler: @escaping @Sendable (CKRecord?, Error?) -> Void) {
         container.complete(completionHandler) { () throws(CKError) in
             let db = try self.records()
-            do throws(CKError) { return self.wrap(try db.save(record.record), db) } catch { throw error.presented(by: self, db) }
+            do throws(CKError) { return self.wrap(try db.saveRecord(record.record), db) } catch { throw error.presented(by: self, db) }
         }
     }
 

@@ -143,7 +143,7 @@ open class CloudKitCompoundPredicate: NSCompoundPredicate, NSSecureCoding {
     open override var predicateFormat: String { description }
 
     open override var description: String {
-        let joined = subpredicates.map { "(\((($0 as? NSPredicate)?.cloudKitText) ?? "?"))" }
+        let joined = subpredicates.map { "(\($0.cloudKitText))" }
         return switch compoundPredicateType {
         case .and: joined.isEmpty ? "TRUEPREDICATE" : joined.joined(separator: " AND ")
         case .or: joined.joined(separator: " OR ")
@@ -156,7 +156,7 @@ open class CloudKitCompoundPredicate: NSCompoundPredicate, NSSecureCoding {
     open override func isEqual(_ object: Any?) -> Bool {
         guard let other = object as? NSCompoundPredicate, other.compoundPredicateType == compoundPredicateType,
               other.subpredicates.count == subpredicates.count else { return false }
-        return zip(subpredicates, other.subpredicates).allSatisfy { ($0 as? NSPredicate)?.isEqual($1) == true || ($1 as? NSPredicate)?.isEqual($0) == true }
+        return zip(subpredicates, other.subpredicates).allSatisfy { $0.isEqual($1) || $1.isEqual($0) }
     }
 
     open override var hash: Int { Int(compoundPredicateType.rawValue) &* 31 &+ subpredicates.count }
@@ -168,7 +168,7 @@ open class CloudKitCompoundPredicate: NSCompoundPredicate, NSSecureCoding {
 
     open func encode(with coder: NSCoder) {
         coder.encode(Int(compoundPredicateType.rawValue), forKey: "compoundPredicateType")
-        coder.encode(NSArray(array: subpredicates.compactMap { ($0 as? NSPredicate)?.archivable }), forKey: "subpredicates")
+        coder.encode(NSArray(array: subpredicates.map(\.archivable)), forKey: "subpredicates")
     }
 
     public required init?(coder: NSCoder) {
@@ -204,10 +204,7 @@ extension NSPredicate {
         if let ours = self as? CloudKitPredicate { return try ours.queryPredicate() }
         if let compound = self as? NSCompoundPredicate {
             var parts: [QueryPredicate] = []
-            for part in compound.subpredicates {
-                guard let p = part as? NSPredicate else { throw CKError(.invalidArguments, "a compound predicate holds \(type(of: part)), not a predicate") }
-                parts.append(try p.cloudKitQueryPredicate())
-            }
+            for part in compound.subpredicates { parts.append(try part.cloudKitQueryPredicate()) }
             switch compound.compoundPredicateType {
             case .and: return parts.isEmpty ? .all : parts.count == 1 ? parts[0] : .and(parts)
             case .not:
@@ -221,8 +218,12 @@ extension NSPredicate {
         return .all
     }
 
-    /// The text a CloudKit predicate shows: ckfs's own, or Foundation's constant's.
-    var cloudKitText: String { (self as? CloudKitPredicate)?.format ?? (self as? CloudKitCompoundPredicate)?.description ?? predicateFormat }
+    /// The text a CloudKit predicate shows: ckfs's own, or Foundation's constant's
+    /// (`NSPredicate(value:)`, the one other predicate Linux Foundation makes).
+    var cloudKitText: String {
+        (self as? CloudKitPredicate)?.format ?? (self as? CloudKitCompoundPredicate)?.description
+            ?? (evaluate(with: nil) ? "TRUEPREDICATE" : "FALSEPREDICATE")
+    }
 
     /// This predicate in a form `NSKeyedArchiver` takes (Linux Foundation's own predicates have
     /// no secure coding): ckfs's classes, the same predicate.
@@ -230,7 +231,7 @@ extension NSPredicate {
         if self is CloudKitPredicate || self is CloudKitCompoundPredicate { return self }
         if let compound = self as? NSCompoundPredicate {
             return CloudKitCompoundPredicate(type: compound.compoundPredicateType,
-                                             subpredicates: compound.subpredicates.compactMap { ($0 as? NSPredicate)?.archivable })
+                                             subpredicates: compound.subpredicates.map(\.archivable))
         }
         return CloudKitPredicate(value: evaluate(with: nil))
     }

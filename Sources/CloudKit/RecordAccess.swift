@@ -50,7 +50,7 @@ extension SharedDatabase: RecordAccess {
 
 extension RecordAccess {
     /// Saves one record with the default policy; throws its error.
-    func save(_ record: Record) throws(CKError) -> Record {
+    func saveRecord(_ record: Record) throws(CKError) -> Record {
         try modify(saving: [record], deleting: [], options: ModifyOptions(), progress: nil, isCancelled: nil).saveResults[0].1.get()
     }
 

@@ -54,6 +54,7 @@ import Testing
 
     /// Code of before iOS 10 names a zone's owner with an optional (nil: the current user); a
     /// call with a `String` owner, or none, still takes today's form.
+    @available(*, deprecated, message: "calls the optional-owner zone ID initializer older apps call")
     @Test func zoneIDsWithAnOptionalOwner() throws {
         let remembered: String? = nil
         let mine = CKRecordZone.ID(zoneName: "Notes", ownerName: remembered)
@@ -66,6 +67,7 @@ import Testing
 
     /// A sync of one zone written with the settings of before iOS 12 (`ZoneOptions`), a page
     /// of one record at a time, as such an app still runs.
+    @available(*, deprecated, message: "uses the zone options older apps use, which Apple deprecates")
     @Test func zoneChangesWithTheOlderZoneOptions() throws {
         let path = NSTemporaryDirectory() + "ckfs-swift5-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: path) }

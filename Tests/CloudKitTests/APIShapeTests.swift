@@ -6,6 +6,7 @@ import Testing
 /// optionality, result shapes). A member that drifts from Apple's shape stops this file from
 /// compiling. The few runtime checks are the values Apple documents.
 @Suite struct APIShapeTests {
+    @available(*, deprecated, message: "binds the deprecated names apps still call to their types")
     @Test func containersAndDatabases() throws {
         let container = try ImportCloudKitTests.container()
         let _: () -> CKContainer = CKContainer.default

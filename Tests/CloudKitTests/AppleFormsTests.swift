@@ -7,6 +7,7 @@ import Testing
 @Suite struct AppleFormsTests {
     /// A record is a sequence of its fields, and key-value coding reads and sets them, as
     /// `NSObject` gives Apple's; the system field keys sort a query.
+    @available(*, deprecated, message: "calls records(matching:inZoneWith:), which Apple deprecates and apps still call")
     @Test func recordsAsSequencesAndKeyValueCoding() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase
         let note = CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "n1"))
@@ -50,6 +51,7 @@ import Testing
 
     /// Subscriptions as Apple's initializers make them: a query subscription fires on every
     /// change unless told otherwise, and a notification's settings go in one call.
+    @available(*, deprecated, message: "reads predicateFormat, as apps do; Linux Foundation deprecates it")
     @Test func subscriptionDefaultsAndTheFullNotificationInfo() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase
         let info = CKSubscription.NotificationInfo(alertBody: "Changed", titleLocalizationArgs: ["title"], desiredKeys: ["title"],

@@ -13,6 +13,7 @@ import Testing
 
     /// A predicate's text has its arguments in place, as Apple's `predicateFormat` does, and
     /// predicates of the same text are equal and hash alike.
+    @available(*, deprecated, message: "reads predicateFormat, as apps do; Linux Foundation deprecates it")
     @Test func predicatesShowTheirArgumentsAndCompareByText() {
         let sea = NSPredicate(format: "title BEGINSWITH %@ AND rank > %d", "Sea \"side\"", 3)
         #expect(sea.predicateFormat == #"title BEGINSWITH "Sea \"side\"" AND rank > 3"#)

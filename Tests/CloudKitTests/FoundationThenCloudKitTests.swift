@@ -8,6 +8,7 @@ import Testing
     private func titles(startingWith prefix: String) -> NSPredicate { NSPredicate(format: "title BEGINSWITH %@", prefix) }
     private func newestFirst() -> [NSSortDescriptor] { [NSSortDescriptor(key: "rank", ascending: false)] }
 
+    @available(*, deprecated, message: "reads predicateFormat, as apps do; Linux Foundation deprecates it")
     @Test func typeAnnotationsNameOneType() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase
         for (i, title) in ["Sea", "Seal", "Lake"].enumerated() {

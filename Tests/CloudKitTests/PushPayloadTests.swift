@@ -25,6 +25,7 @@ import Testing
         }
     }
 
+    @available(*, deprecated, message: "reads predicateFormat, as apps do; Linux Foundation deprecates it")
     @Test func aPushBecomesTheNotificationItsSubscriptionSends() async throws {
         let path = TemporaryStores.path("ckfs-push-")
         let phone = try CKContainer(store: Store.create(at: path), user: "mei", deviceID: "phone")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import CloudStore
-@testable import CloudKit
+import CloudKit
 
 /// The CloudKit-shaped API: code written for CloudKit reads the same.
 @Suite struct CloudKitAPITests {

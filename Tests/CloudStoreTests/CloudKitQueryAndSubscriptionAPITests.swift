@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import CloudStore
-@testable import CloudKit
+import CloudKit
 
 /// CKQuery / CKQueryOperation and CKSubscription / CKNotification read as
 /// CloudKit code does.

@@ -17,7 +17,7 @@ import Testing
         let db = try t.db()
         let saved = try db.save(contact())
         #expect(saved.encryptedKeys == ["phone"])
-        let fetched = try #require(try t.reopen().container().database(.private, caller: Caller(userName: "alice")).record(for: id("c1")))
+        let fetched = try t.reopen().container().database(.private, caller: Caller(userName: "alice")).record(for: id("c1"))
         #expect(fetched[encrypted: "phone"] == .string("+33 1 23 45 67 89"))
         #expect(fetched.encryptedKeys == ["phone"] && fetched.fieldType("phone")?.name == "ENCRYPTED_STRING")
         #expect(fetched[encrypted: "name"] == nil && fetched.fieldType("name")?.name == "STRING")

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import CloudStore
-@testable import CloudKit
+import CloudKit
 
 /// The key-value store through its Swift API. Clients with `synchronizeEvery: nil`
 /// sync only when told, so each test decides when data moves.

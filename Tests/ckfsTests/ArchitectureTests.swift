@@ -43,4 +43,20 @@ import Testing
         #expect(r.stdout.contains("Sources/CloudStoreFS/View/Planted.swift: calls open itself"), "\(r.stdout)")
         #expect(r.stdout.contains("Sources/CloudStoreFS/View/Planted.swift: calls geteuid itself"), "\(r.stdout)")
     }
+
+    /// CI fails on a compiler warning in the project's own code, and on no other: a dependency's
+    /// warning and the one kept on purpose pass.
+    @Test func aWarningInTheProjectsCodeFailsTheBuildCheck() throws {
+        let root = MountHelperTests.packageRoot
+        let log = NSTemporaryDirectory() + "ckfs-build-log-" + UUID().uuidString
+        defer { unlink(log) }
+        let kept = "\(root)/Tests/CloudKitSwift5Tests/Swift5ClientTests.swift:46:13: warning: mutation of captured var 'queried' in concurrently-executing code; this is an error in the Swift 6 language mode\n"
+        let theirs = "\(root)/.build/checkouts/swift-nio/Sources/NIOCore/Channel.swift:1:1: warning: theirs\n"
+        try (kept + theirs).write(toFile: log, atomically: true, encoding: .utf8)
+        #expect(CLIFixture.exec(root + "/scripts/check-warnings", [log]).status == 0)
+        try (kept + theirs + "\(root)/Sources/CloudStore/Core/Clock.swift:3:5: warning: variable 'x' was never used\n").write(toFile: log, atomically: true, encoding: .utf8)
+        let r = CLIFixture.exec(root + "/scripts/check-warnings", [log])
+        #expect(r.status == 1)
+        #expect(r.stdout == "Sources/CloudStore/Core/Clock.swift:3:5: variable 'x' was never used\n", "\(r.stdout)")
+    }
 }

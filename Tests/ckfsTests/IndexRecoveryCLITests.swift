@@ -263,7 +263,7 @@ import Testing
         #expect(!tarFiles.isEmpty && !tarFiles.contains { $0.contains("index.sqlite") }, "tar left the index out")
 
         for (how, copy) in zip(["cp -a", "tar without the index", "rsync with an older index"], restored) {
-            let restoredCLI = try CLIFixture(adopting: copy)
+            let restoredCLI = CLIFixture(adopting: copy)
             #expect(try Self.truth(copy) == held, "\(how): the copy holds what the store held")
             try Self.expectAnswersMatch(restoredCLI, how)
             let out = Self.fsck(restoredCLI, how)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import CloudStore
-@testable import CloudKit
+import CloudKit
 
 /// 70,000 rejected writes to a key-value entry on a real mount do not grow the daemon.
 ///

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import CloudStore
-@testable import CloudKit
+import CloudKit
 
 /// `<container>/keyvalue/<key>.plist` on a real mount: Python's
 /// plistlib, editors and shell tools read and write the entries; every limit answers its

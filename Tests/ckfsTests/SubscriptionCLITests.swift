@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 @testable import CloudStore
-@testable import CloudKit
+import CloudKit
 
 /// `ckfs subscription` and `ckfs notifications`: creating, listing and deleting;
 /// notifications as JSON lines, tokens, read marks, device exclusion; and `--follow` in

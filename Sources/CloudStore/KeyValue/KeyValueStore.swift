@@ -341,7 +341,7 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
     private func startTimer(_ interval: Double) {
         let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "ckfs.keyvalue.timer"))
         t.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(50))
-        t.setEventHandler { [weak self] in try? self?.sync() }
+        t.setEventHandler { [weak self] in _ = try? self?.sync() }
         lock.withLock { timer = t }
         t.resume()
     }

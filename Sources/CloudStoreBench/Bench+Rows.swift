@@ -65,10 +65,9 @@ extension Bench {
 
     /// What to say when creating a file is slow before any row runs. On ext4 without a
     /// journal, the inode allocator skips inodes freed in the last minutes, so after a large
-    /// deletion (another bench run removing its folder) each creation scans past them: a python
-    /// loop of create + rename took 1,180 µs a file after ten bench runs in a row, against 75
-    /// twenty minutes earlier, and every row that writes record files (1, 2, 2b, 6a, 6b, 6e) then
-    /// measures the file system's state more than ckfs.
+    /// deletion (another bench run removing its folder) each creation scans past them, many
+    /// times slower than on a rested file system, and every row that writes record files (1, 2,
+    /// 2b, 6a, 6b, 6e) then measures the file system's state more than ckfs.
     public static func fileSystemWarning(secondsPerFile: Double) -> String? {
         guard secondsPerFile > 200e-6 else { return nil }
         return String(format: "warning: creating a file takes %.0f µs now (tens of µs on a settled file system): files were probably removed in the last minutes, and ext4 skips their inodes for a while; rows 1, 2, 2b, 6a, 6b and 6e will measure that. Run the bench again some minutes after any large deletion.", secondsPerFile * 1e6)
@@ -198,9 +197,8 @@ extension Bench {
                 defer { next += n }
                 return (next..<(next + n)).map { Self.record($0, zone: zone) }
             }
-            // The median of five rounds: a round of single saves takes a few tens of
-            // milliseconds, and one round measured the disk's swing (a writeback, the host) as
-            // often as the zone's size: 0.74-0.98 at 10,000 records in runs minutes apart.
+            // The median of five rounds: a round of single saves is short, and one round
+            // measures the disk's swing (a writeback, the host) as often as the zone's size.
             // (The zone grows by the rounds' saves, a thousand records: the sizes stay apart.)
             var rounds: [Double] = []
             for _ in 0..<5 {
@@ -237,8 +235,8 @@ extension Bench {
             // smaller zones were warm by accident, the fill leaving every record in the
             // record cache of 50,000, and the 100,000-record zone half cold.)
             for id in ids { _ = try db.record(for: id) }
-            // The median of five passes: one pass takes a few milliseconds, and a single one
-            // measured a hiccup of the host as often as the zone's size.
+            // The median of five passes: one pass is short, and a single one measures a hiccup
+            // of the host as often as the zone's size.
             var passes: [Double] = []
             for _ in 0..<5 {
                 passes.append(try time { () throws(CKError) in for id in ids { _ = try db.record(for: id) } } / Double(ids.count) * 1e6)

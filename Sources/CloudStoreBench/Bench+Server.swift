@@ -152,8 +152,8 @@ extension Bench {
         floorServer?.stop()
 
         let peer = try moto(records: n)
-        // moto answers a Query by going through the table: at 10,000 records some answers take
-        // over 2 s under this load on a 2-core machine, the peer's speed, not a failed request.
+        // moto answers a Query by going through the table, so some answers over a large table
+        // take seconds under this load: the peer's speed, not a failed request.
         let motoTimeout = 60
         let theirs: (lookup: Load, query: Load, save: Load)
         do throws(CKError) {

@@ -98,8 +98,8 @@ import Testing
 
     /// A query without conditions, sorted by a field (the newest posts first): the most
     /// common query there is. The sort key's order is walked and the first rows fill the page,
-    /// where sorting every record of the type took a temporary B-tree of the whole zone at
-    /// every page (90-180 ms at 100,000 records). Records without the key, and of other types
+    /// where sorting every record of the type would take a temporary B-tree of the whole zone
+    /// at every page. Records without the key, and of other types
     /// with it, are paged through in the right order to the end.
     @Test func aQueryWithoutConditionsWalksTheSortOrder() throws {
         let t = try TempStore()

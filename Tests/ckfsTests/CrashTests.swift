@@ -16,9 +16,9 @@ import Testing
         var repairs = 0
         var acknowledged = 0
         for round in 0..<Self.kills {
-            // Every fourth writer is killed at a moment counted from its start (Process takes
-            // about 50 ms to start a child here, hence the offset), which may be before its
-            // first commit; the others within 30 ms after their first acknowledged batch, so
+            // Every fourth writer is killed at a moment counted from its start (a child takes a
+            // while to start, hence the offset), which may be before its first commit; the
+            // others within 30 ms after their first acknowledged batch, so
             // every kill lands mid-work however loaded the machine is.
             let lines = round % 4 == 0
                 ? try cli.runKilled(["debug", "crash-writer"], after: UInt32.random(in: 60_000...150_000, using: &rng))

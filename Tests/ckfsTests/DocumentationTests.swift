@@ -6,7 +6,8 @@ import Testing
 /// (scripts/run-doc-blocks, against the ckfs under test, mounts included), and so does every
 /// Python, JavaScript and Swift example (scripts/doc-harness/), and every link
 /// between them names a file that exists; no comment in the code cites an issue number or a
-/// requirement id of a document the repository does not hold (scripts/check-comments).
+/// requirement id of a document the repository does not hold, or keeps a lab note
+/// (scripts/check-comments).
 @Suite(.serialized) struct DocumentationTests {
     static let root = MountHelperTests.packageRoot
 
@@ -44,6 +45,25 @@ import Testing
     @Test func commentsCiteNothingTheRepositoryLacks() {
         let r = CLIFixture.exec(Self.root + "/scripts/check-comments", [])
         #expect(r.status == 0, "\(r.stdout.prefix(3000))")
+    }
+
+    /// The check finds lab notes (a figure measured on some machine, a date) and lets a
+    /// design's figures, a format's example and the reference date be.
+    @Test func theCommentCheckFindsLabNotes() throws {
+        let file = NSTemporaryDirectory() + "ckfs-comments-" + UUID().uuidString + ".swift"
+        defer { unlink(file) }
+        // One string a line, so that this file's own lines are no comments to the check.
+        try ["/// A lookup costs 4-7 µs.",
+             "/// Sorting took 60 ms at 100,000 records.",
+             "// Decided on 2026-11-29, after the run.",
+             "/// Swept every 50 ms, at most 16 MB a request; a limit, not a measurement.",
+             "/// Dates as `2026-11-22T09:30:00Z`, seconds since 2001.",
+             "let x = 1 // fine"].joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let r = CLIFixture.exec(Self.root + "/scripts/check-comments", [file])
+        #expect(r.status == 1)
+        let lines = r.stdout.split(separator: "\n").map { String($0.dropFirst(file.count + 1)) }
+        #expect(lines.map { $0.components(separatedBy: "): ")[0] }
+                == ["1: a lab note (4-7 µs", "2: a lab note (60 ms", "3: a lab note (2026-11-29"], "\(r.stdout)")
     }
 
     @Test func readmeStaysShort() throws {

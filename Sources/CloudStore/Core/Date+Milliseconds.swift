@@ -57,11 +57,11 @@ extension Date {
         let milliseconds = millisecondsSince1970
         if Date(millisecondsSince1970: milliseconds) == self || !isStorable { return (milliseconds, 0) }
         let (wholeSeconds, rest) = (milliseconds - Self.secondsFrom1970To2001 * 1000).quotientAndRemainder(dividingBy: 1000)
-        // The fraction to the nearest bit; the date's own precision (about 0.1 µs today) is far
-        // coarser, so the shortest decimal near it that makes the date again is taken (0.25,
-        // not 0.2500000476837158), else the nearest bit or a neighbour of it. Whole seconds are
-        // counted toward 2001, so a date within a second of it keeps its precision, all but
-        // the last bit or so at times.
+        // The fraction to the nearest bit; the date's own precision (a fraction of a
+        // microsecond for dates of this century) is far coarser, so the shortest decimal near
+        // it that makes the date again is taken (0.25, not 0.2500000476837158), else the
+        // nearest bit or a neighbour of it. Whole seconds are counted toward 2001, so a date
+        // within a second of it keeps its precision, all but the last bit or so at times.
         let first = (timeIntervalSinceReferenceDate - Double(wholeSeconds)) * 1000 - Double(rest)
         var scale = 10.0
         for _ in 0..<17 {

@@ -204,8 +204,8 @@ package final class ZoneCatalog: @unchecked Sendable {
     }
 
     /// How long an indexed catalog waits for another process writing the zone's index before
-    /// it loads the records instead: making the index of a million records takes about 40 s,
-    /// and loading them would take gigabytes.
+    /// it loads the records instead: making the index of a million records takes tens of
+    /// seconds, and loading them would take gigabytes.
     static let indexWaitMilliseconds: Int32 = 180_000
 
     /// `body`'s answer from the zone's index, brought up to date, when this catalog answers

@@ -89,8 +89,8 @@ struct FileWriter: Sendable {
 
     /// Puts the new file `path` holding `bytes` where none is expected, without fsync: an
     /// unnamed file (O_TMPFILE) is written and then linked to its name, one change to the
-    /// folder where `replace` makes two (create, rename): 37-42 µs a file against 52-61 in a
-    /// C loop on this project's machine. Readers see the whole file or none, and a crash
+    /// folder where `replace` makes two (create, rename), and so the cheaper of the two.
+    /// Readers see the whole file or none, and a crash
     /// before the link leaves nothing behind. When the name turns out to be taken the written
     /// file is linked to a temp name and renamed over it, as `replace` does; where the file
     /// system makes no unnamed files, or /proc is missing, this is `replace`.

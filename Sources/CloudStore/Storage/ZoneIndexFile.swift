@@ -685,9 +685,9 @@ final class ZoneIndexFile: @unchecked Sendable {
         /// `limit`, and the work that took (as a walk's, ``selectInSortOrder(type:where:sort:from:pair:limit:_:)``).
         /// Only `type`'s: another type's records with the same field and value would make a
         /// pair whose walk finds none of them. `CROSS JOIN` keeps SQLite walking the value's
-        /// rows and looking up each one's type: the index has no statistics, and SQLite took
-        /// the other order, every record of the type probed for the value (60 ms for a value
-        /// no record has, at 100,000 records).
+        /// rows and looking up each one's type: the index has no statistics, and SQLite would
+        /// take the other order, probing every record of the type for the value, which is slow
+        /// in a large zone for a value no record has.
         func count(type: String, key: String, value: SQLiteDatabase.Value, upTo limit: Int) throws(CKError) -> (matches: Int, work: Int) {
             var n = 0
             let statement = try index.statement("""

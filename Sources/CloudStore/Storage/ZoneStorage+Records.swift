@@ -55,10 +55,10 @@ extension ZoneStorage {
     /// Counts a probe that found no file; once the probes have cost about what a listing of
     /// the records folder will, lists it into ``ZoneState/knownNames``. Paying for probes until
     /// they add up to a listing is never much worse than the better of the two. A failed
-    /// lookup costs 4-7 µs; a listing about 0.6 µs a name, or 20 ns a byte of the folder (35
-    /// bytes a name), so a listing is worth about one probe per 8 names, 280 bytes of folder. A
-    /// fixed threshold (64 probes) made a few hundred saves into a large zone pay for a listing
-    /// they could not use up. Only under the writer's lock: no entry can be committed
+    /// lookup costs about what listing eight names does, so a listing is worth one probe per 8
+    /// names, 280 bytes of folder; the threshold grows with the folder, so a few hundred saves
+    /// into a large zone do not pay for a listing they cannot use up. Only under the writer's
+    /// lock: no entry can be committed
     /// meanwhile, and the versions the files lack are taken before the listing (as
     /// ``recordNames()`` does), so a file the applier writes meanwhile is in one or the other.
     private func noteMissedProbe() throws(CKError) {

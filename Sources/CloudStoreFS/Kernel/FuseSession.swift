@@ -36,9 +36,8 @@ public final class FuseSession: @unchecked Sendable {
     static let threads: Int32 = 16
     /// How long the receiver keeps reading after a request it answered before it sleeps:
     /// longer than the gap between one file's RELEASE and the next one's OPEN in `cat` or
-    /// `tar` (a few µs), short enough that an idle mount costs nothing. With a one-thread
-    /// version of the loop 30, 60, 100 and 200 µs gave the same times; without a spin the
-    /// receiver sleeps between files and each OPEN wakes it. It yields the CPU at each turn,
+    /// `tar`, short enough that an idle mount costs nothing. Any length past that gap serves
+    /// alike; without a spin the receiver sleeps between files and each OPEN wakes it. It yields the CPU at each turn,
     /// so a client woken on its core runs first.
     static let receiverSpinMicroseconds: Int32 = 50
     public let mountPoint: String

@@ -4,7 +4,7 @@ import Foundation
 extension StoreView {
     /// Long: every change made elsewhere reaches the kernel as an invalidation (ChangeWatcher,
     /// ``invalidate(_:in:_:)``), and each expiry costs a LOOKUP or GETATTR round trip per file
-    /// (a warm `ls -l` of 3,000 records made 6,000 of them with 1 s).
+    /// (a warm `ls -l` with short timeouts makes two a record).
     static let entryTimeout = 30.0
     static let attributeTimeout = 30.0
     static let publicRecordAttributeTimeout = 1.0

@@ -127,12 +127,16 @@ let package = Package(
         .executableTarget(name: "NotesSync", dependencies: ["CloudKit"], path: "Examples/NotesSync"),
         // README's Swift example, run by the docs' tests (scripts/doc-harness/swift-example).
         .executableTarget(name: "ReadmeTour", dependencies: ["CloudKit", "CloudStore"], path: "Examples/ReadmeTour"),
-        .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore", "CloudKit"]),
-        .testTarget(name: "CloudKitTests", dependencies: ["CloudKit", "CloudStore"]),
+        // What every test suite shares: temporary stores and folders, record helpers, child
+        // processes. It reaches the engine through its public and `package` API, as a release
+        // build (`scripts/install`) compiles it too.
+        .target(name: "TestSupport", dependencies: ["CloudStore"], path: "Tests/TestSupport"),
+        .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore", "CloudKit", "TestSupport"]),
+        .testTarget(name: "CloudKitTests", dependencies: ["CloudKit", "CloudStore", "TestSupport"]),
         // Apps' older CloudKit code, in the language mode it was written in.
-        .testTarget(name: "CloudKitSwift5Tests", dependencies: ["CloudKit", "CloudStore"], swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "CloudStoreFSTests", dependencies: ["CloudStore", "CloudStoreFS"]),
-        .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "CloudKit", "CloudStoreFS", "ckfs", "ckfs-server"]),
+        .testTarget(name: "CloudKitSwift5Tests", dependencies: ["CloudKit", "CloudStore", "TestSupport"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "CloudStoreFSTests", dependencies: ["CloudStore", "CloudStoreFS", "TestSupport"]),
+        .testTarget(name: "ckfsTests", dependencies: ["CloudStore", "CloudKit", "CloudStoreFS", "TestSupport", "ckfs", "ckfs-server"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// CloudKit code written before Swift 6, compiled in the Swift 5 language mode as such an app
 /// is: a non-Sendable model object mutated from completion handlers and operation blocks,
@@ -14,9 +15,8 @@ import Testing
     }
 
     @Test func callbackStyleCodeRunsUnchanged() throws {
-        let path = NSTemporaryDirectory() + "ckfs-swift5-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let container = try CKContainer(store: Store.create(at: path), user: "mei")
+        let temporary = try TempStore()
+        let container = try CKContainer(store: temporary.store, user: "mei")
         let database = container.privateCloudDatabase
         let model = NoteList()
         let done = DispatchSemaphore(value: 0)
@@ -69,9 +69,8 @@ import Testing
     /// of one record at a time, as such an app still runs.
     @available(*, deprecated, message: "uses the zone options older apps use, which Apple deprecates")
     @Test func zoneChangesWithTheOlderZoneOptions() throws {
-        let path = NSTemporaryDirectory() + "ckfs-swift5-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let database = try CKContainer(store: Store.create(at: path), user: "mei").privateCloudDatabase
+        let temporary = try TempStore()
+        let database = try CKContainer(store: temporary.store, user: "mei").privateCloudDatabase
         let zoneID = CKRecordZone.ID(zoneName: "Notes", ownerName: CKCurrentUserDefaultName)
         let done = DispatchSemaphore(value: 0)
         database.save(CKRecordZone(zoneID: zoneID)) { _, _ in done.signal() }

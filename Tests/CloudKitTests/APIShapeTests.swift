@@ -1,5 +1,6 @@
 import CloudKit
 import Testing
+import TestSupport
 
 /// The shapes of Apple's CloudKit API that CloudKit code is written against, checked by the
 /// compiler: each line binds a member to the type Apple's SDK declares (names, argument labels,

@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// Habits of real CloudKit app code that ckfs must meet unchanged: numbers read back as
 /// `NSNumber`s do, databases compared with `==`, the owner's shared database listed beside

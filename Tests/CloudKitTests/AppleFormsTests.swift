@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// The other forms Apple's SDK gives the same calls (async, batch, older and newer names),
 /// written as apps write them, each checked for what it returns.

@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// What sync code keeps between launches, archived with `NSKeyedArchiver` as Apple's classes
 /// are: record and zone IDs (pending deletions, known zones), zones and a query cursor (paging

@@ -1,5 +1,6 @@
 import CloudKit
 import Testing
+import TestSupport
 
 /// CKError as CloudKit code handles it, with `import CloudKit` alone: Apple's codes and
 /// numbers, the `NSError` form in `CKErrorDomain` with its `userInfo` keys, partial failures

@@ -1,5 +1,6 @@
 import CloudKit
 import Testing
+import TestSupport
 
 /// CloudKit operations as Foundation operations, with `import CloudKit` alone: on a queue of
 /// the app's own with dependencies, configured, subclassed, cancelled.

@@ -1,5 +1,6 @@
 import CloudKit
 import Testing
+import TestSupport
 
 /// Callback-style CloudKit code, with `import CloudKit` alone: the database's batch calls with
 /// completion handlers (results keyed by the IDs passed, a cursor to page on), and the

@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// The subscription modern sync code saves, with `import CloudKit` alone: a
 /// `CKDatabaseSubscription` on the private database, whose notifications say "something

@@ -1,5 +1,6 @@
 import CloudKit
 import Testing
+import TestSupport
 
 /// `encryptedValues` as CloudKit code uses it, with `import CloudKit` alone: the contact of
 /// Apple's encryption sample (`contactRecord.encryptedValues["phoneNumber"] = phoneNumber`,

@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// A `Date` saved in a record comes back equal, as on Apple's platforms (CloudKit's client
 /// keeps a date whole; ckfs's files keep the fraction of a millisecond past Web Services'

@@ -1,6 +1,7 @@
 import CloudKit
 import Foundation
 import Testing
+import TestSupport
 
 /// A file that imports CloudKit and then Foundation, as many CloudKit files do: `NSPredicate`,
 /// `NSCompoundPredicate` and `NSSortDescriptor` are Foundation's types, in type annotations too,

@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// CloudKit's classes are Foundation objects, as Apple's are: apps archive the queries and
 /// subscriptions they set up and the identities they found, keep lookups in dictionaries,

@@ -1,6 +1,7 @@
 import Foundation
 import CloudKit
 import Testing
+import TestSupport
 
 /// A file that imports Foundation and then CloudKit: a helper that takes and returns
 /// `NSPredicate` and `NSSortDescriptor`, as real code declares them, compiles and queries.

@@ -1,5 +1,6 @@
 import CloudKit
 import Testing
+import TestSupport
 
 /// IDs as CloudKit code compares them, with `import CloudKit` alone: what comes back from a
 /// save, a fetch, a query or a zone listing has the ID the caller wrote, its zone owned by

@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// Code that imports CloudKit alone (no Foundation, no CloudStore) compiles and runs against
 /// a local store: Foundation's types come with the module, as with Apple's.

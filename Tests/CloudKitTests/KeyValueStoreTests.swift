@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// The iCloud key-value store as apps use it, with `import CloudKit` alone: typed setters and
 /// getters, `synchronize()`, and the change notification another device's write posts.

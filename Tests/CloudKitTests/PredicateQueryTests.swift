@@ -1,5 +1,6 @@
 import CloudKit
 import Testing
+import TestSupport
 
 /// Queries as CloudKit code writes them, with `import CloudKit` alone: `NSPredicate(format:)`
 /// with `%@`, `%d` and `%K`, `NSPredicate(value:)`, compound predicates, `NSSortDescriptor`,

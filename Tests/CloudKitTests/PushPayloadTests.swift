@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// The push handler CloudKit apps write, with `import CloudKit` alone: the `userInfo` of a push
 /// becomes a `CKNotification` of the kind its subscription is, and the app acts on it. The

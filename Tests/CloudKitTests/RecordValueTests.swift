@@ -1,5 +1,6 @@
 import CloudKit
 import Testing
+import TestSupport
 
 /// Record fields as CloudKit code reads and writes them, with `import CloudKit` alone: the
 /// generic subscript (`let title: String? = record["title"]`), casts, `CKRecordValue`

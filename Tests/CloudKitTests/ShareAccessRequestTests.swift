@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// Asking for access to a share (iOS 26) and one-time share URLs (iOS 18), as CloudKit code
 /// does them with `import CloudKit` alone: the owner lets users ask, answers each request by

@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// Sharing as CloudKit code does it, with `import CloudKit` alone: the owner shares a list
 /// with `CKShare(rootRecord:)`, adds participants found by email, and saves share and root

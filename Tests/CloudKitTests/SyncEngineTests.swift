@@ -2,6 +2,7 @@ import CloudKit
 import CloudStore
 import Foundation
 import Testing
+import TestSupport
 
 /// `CKSyncEngine` as Apple's sync-engine sample drives it, with `import CloudKit` alone: each
 /// device an actor that is its engine's delegate, keeps its notes with each record's system

@@ -1,6 +1,7 @@
 import CloudKit
 import CloudStore
 import Testing
+import TestSupport
 
 /// The sync loop CloudKit apps write, with `import CloudKit` alone: database changes name the
 /// zones, zone changes bring their records, and both tokens are archived with

@@ -1,5 +1,6 @@
 import CloudKit
 import Testing
+import TestSupport
 
 /// Zones as sync code sets them up, with `import CloudKit` alone: create the zone if it is not
 /// there, fetch it, list them, delete one, with operations and with the database's calls.

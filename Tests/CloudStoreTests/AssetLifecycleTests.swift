@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// An asset's life in a zone: stored by the save that names it (a refused or failed save

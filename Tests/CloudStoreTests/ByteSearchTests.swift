@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The C library's byte search gives the indexes Swift's own search gives, for whole arrays and

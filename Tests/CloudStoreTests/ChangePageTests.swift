@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `changes(since:limit:)` finds where its page starts by bisecting the log and reads only the

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The ancestor of a refused save (CloudKit's `CKRecordChangedErrorAncestorRecordKey`): a save refused with

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Saves and deletes: policies, atomic and non-atomic batches, references, field types, limits, schema, quotas, client change tokens.

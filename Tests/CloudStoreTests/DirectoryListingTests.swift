@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `Syscall.forEachName` reads each name where readdir left it. A `struct dirent` copied whole

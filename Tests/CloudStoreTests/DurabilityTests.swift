@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Durability and recovery without killing processes (the crash test in ckfsTests does that): injected

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Encrypted fields (CloudKit's `encryptedValues`) as Apple documents them: kept in the

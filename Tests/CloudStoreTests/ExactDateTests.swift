@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// A date field comes back exactly as it was saved: files keep milliseconds since 1970, as

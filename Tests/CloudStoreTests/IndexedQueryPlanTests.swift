@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// What a query answered from the zone's index costs as the zone grows: a walk in sort order

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import CloudStore
 
 @Suite struct JSONCodecTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The commit path: on ext4 without a journal, `fdatasync` of the zone's journal also

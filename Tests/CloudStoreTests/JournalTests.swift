@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Durability with the journal: a save made durable in `journal` and not yet in the synced part

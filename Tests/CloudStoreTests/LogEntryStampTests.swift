@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// An entry's stamp (number, time, device, checksum), read without parsing its records, is what

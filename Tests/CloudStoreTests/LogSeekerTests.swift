@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `ZoneStorage.loggedStamp(seq:)` (``LogSeeker``) gives each entry's number, time and device as

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The NSPredicate format parser: round trips, substitution, named errors, garbage.

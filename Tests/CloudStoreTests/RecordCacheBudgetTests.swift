@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The parsed records a process keeps have one bound for all its zones, however many zones it

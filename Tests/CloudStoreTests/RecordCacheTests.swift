@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// A zone's cache of parsed records, when full: the records read again stay, the ones put in

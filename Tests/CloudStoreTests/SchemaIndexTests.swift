@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// A field's schema indexes decide how a query may use it, as CloudKit's do: every index its

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Shares are found through `<container>/<environment>/shared-zones.json`: a share's zone is

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `Syscall.spawn`, which starts every child process of ckfs and of its tests (Foundation's

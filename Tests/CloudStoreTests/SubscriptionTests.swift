@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Subscriptions and notifications: the firing matrix, who gets what, firesOnce,

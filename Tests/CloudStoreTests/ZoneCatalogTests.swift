@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The catalog of a zone that follows the zone's log (used by the mount): holding the records

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The zone's index file (``ZoneIndexFile``) is derived data: whatever happens to it (deleted,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The floor plan of docs/Architecture.md holds in the code: scripts/check-floor-plan finds no
 /// file that uses a floor above its own, no two rooms of a floor that use each other, no
@@ -54,9 +55,17 @@ import Testing
         let theirs = "\(root)/.build/checkouts/swift-nio/Sources/NIOCore/Channel.swift:1:1: warning: theirs\n"
         try (kept + theirs).write(toFile: log, atomically: true, encoding: .utf8)
         #expect(CLIFixture.exec(root + "/scripts/check-warnings", [log]).status == 0)
-        try (kept + theirs + "\(root)/Sources/CloudStore/Core/Clock.swift:3:5: warning: variable 'x' was never used\n").write(toFile: log, atomically: true, encoding: .utf8)
+        // One in a file, and one in a macro's expansion, named by the line it came from.
+        let ours = "\(root)/Sources/CloudStore/Core/Clock.swift:3:5: warning: variable 'x' was never used\n"
+            + "macro expansion #expect:1:22: warning: no calls to throwing functions occur within 'try' expression\n"
+            + "`- \(root)/Tests/CloudStoreTests/SharingTests.swift:168:92: note: expanded code originates here\n"
+        try (kept + theirs + ours).write(toFile: log, atomically: true, encoding: .utf8)
         let r = CLIFixture.exec(root + "/scripts/check-warnings", [log])
         #expect(r.status == 1)
-        #expect(r.stdout == "Sources/CloudStore/Core/Clock.swift:3:5: variable 'x' was never used\n", "\(r.stdout)")
+        #expect(r.stdout == """
+            Sources/CloudStore/Core/Clock.swift:3:5: variable 'x' was never used
+            Tests/CloudStoreTests/SharingTests.swift:168:92: no calls to throwing functions occur within 'try' expression
+
+            """, "\(r.stdout)")
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Runs the built `ckfs` binary against a temporary store.
@@ -116,8 +117,4 @@ final class CLIFixture: @unchecked Sendable {
     func database(user: String = "alice") throws -> Database {
         try Store.open(at: store).container().database(.private, caller: Caller(userName: user))
     }
-}
-
-extension Result {
-    var error: Failure? { if case .failure(let e) = self { return e }; return nil }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// A CloudKit app (Examples/NotesSync, `import CloudKit` alone) run as its own process, launch

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Testing
+import TestSupport
 @testable import ckfs
 
 /// Every command of `ckfs` names itself. A command without a name is named by the argument

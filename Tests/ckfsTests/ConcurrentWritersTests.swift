@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Writers through the mount, over HTTP and by the CLI at once, on the same records: every save

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// A writer killed with SIGKILL at random moments loses no acknowledged batch and never

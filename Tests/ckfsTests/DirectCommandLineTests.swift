@@ -1,5 +1,6 @@
 import ArgumentParser
 import Testing
+import TestSupport
 @testable import ckfs
 
 /// Whatever ``DirectCommandLine`` accepts, ArgumentParser parses to a command with the same

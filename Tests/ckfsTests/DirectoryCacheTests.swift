@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The kernel keeps a type folder's listing (FOPEN_CACHE_DIR) while the zone does

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The docs stay true: every `sh` block of README.md, CONTRIBUTING.md and docs/*.md runs

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// A store on a full disk (a small tmpfs): saves fail with an honest error, the mount daemon

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// A zone's index lost, damaged, or older than its log (a store restored from `cp -a`, `tar` or

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The key-value store from the command line and between processes: `ckfs kv`, its

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `ckfs kv set` processes racing on a nearly full key-value store: each one that

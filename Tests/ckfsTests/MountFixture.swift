@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// A store mounted with `ckfs mount` in a directory outside /tmp (vim skips backups under

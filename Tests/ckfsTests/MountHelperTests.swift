@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `ckfs mount -o` and `contrib/mount.fuse.ckfs`, the helper mount(8) runs for

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Every name the mount takes in a record type folder or in `keyvalue/` is an item, a scratch
 /// file (a leading dot, or another extension), or refused when the file is made: a file never

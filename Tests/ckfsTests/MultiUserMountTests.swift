@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Two real OS users in one `--allow-other` mount (root, as CI runs): each sees only its own private data and key-value store, also through `..`,

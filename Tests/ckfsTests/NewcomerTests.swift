@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// A newcomer's first hour, on this machine for real: README's first command with libfuse's

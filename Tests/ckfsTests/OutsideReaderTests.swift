@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Python3 with only `json` reads every file of the store and finds the documented structure.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Private data stays private outside the mount too: the store's files are 0600 and its

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// Long work (fsck, debug fill) shows how far it has come on a terminal (run here under script(1), which gives

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// What `import CloudKit` and `import CloudStore` show, read from the compiler's symbol graphs
 /// of the modules this build made (`swift-symbolgraph-extract`, public symbols only):

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `ckfs record query`: records, the cursor to continue, and errors that name the problem.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `ckfs mount --read-only` lets the kernel open files itself (no OPEN, FLUSH or

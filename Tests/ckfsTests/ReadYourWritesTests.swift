@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 
 /// Close-to-open through a real mount with readers and writers at once: a read after a save
 /// closed sees that save whole, a reader never sees a writer's unsaved or half-written text,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// The mount's request loop (`Sources/CFuse3/loop.h`). One receiver serves requests

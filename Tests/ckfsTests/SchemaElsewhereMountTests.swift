@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// A mount daemon keeps the schema it read; another process's change to it is seen at the
 /// next save through the mount, which is never refused on the copy the daemon held.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Temporary files in the mount are the daemon's memory: bounded per user (EDQUOT) and freed
 /// when removed.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `ckfs serve --port 0` on a temporary store, with an API token, web auth tokens for alice and

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `<container>/shared/<owner>/…` with four OS users in one `--allow-other` mount: ann shares a

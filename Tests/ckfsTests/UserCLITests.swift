@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `ckfs user`, `ckfs permission` and `--no-account`: account status, ownership and write roles, permissions, discovery.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Assets both ways over `ckfs serve` (upload, receipt, download, rereference) and user
 /// discovery (`Tests/http/test_assets_users.py`).

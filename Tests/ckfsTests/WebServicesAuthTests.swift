@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Who may call `ckfs serve`: API tokens, web auth tokens, and server-to-server keys whose
 /// requests PyPI's requests-cloudkit signs (`Tests/http/test_auth.py`).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Subscriptions over `ckfs serve`, and the web courier's long poll woken by saves made
 /// through the mount and the CLI (`Tests/http/test_notifications.py`).

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// `ckfs serve`'s records endpoints, driven over real HTTP by Python's `requests`
 /// (`Tests/http/test_records.py`): the seven operation types, atomic batches, limits,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import CloudStore
 
 /// `ckfs serve` as a process: a thousand malformed requests, slow and huge bodies, concurrent

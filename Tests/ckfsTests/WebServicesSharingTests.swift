@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// The shared database and share resolution over `ckfs serve`, with three users
 /// (`Tests/http/test_sharing.py`).

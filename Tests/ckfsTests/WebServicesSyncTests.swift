@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestSupport
 
 /// Zones and sync tokens over `ckfs serve`, and the same store through the CLI and a mount
 /// at the same time (`Tests/http/test_sync.py`).

@@ -1,20 +1,19 @@
 import Foundation
 import Synchronization
-import Testing
-@testable import CloudStore
+import CloudStore
 
 /// A store in a fresh temporary directory, removed when the fixture goes away, after the
 /// record files its openings still write behind their commits (else a late file write keeps a
 /// folder of the removed tree, and the store is left in /tmp).
-final class TempStore: @unchecked Sendable {
-    let path: String
-    let store: Store
+package final class TempStore: @unchecked Sendable {
+    package let path: String
+    package let store: Store
     /// The other openings, from ``reopen(io:tuning:reading:)``, held weakly.
     private let openings = Mutex<[WeakStore]>([])
 
     private struct WeakStore { weak var store: Store? }
 
-    init(settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws {
+    package init(settings: StoreSettings = StoreSettings(), io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil) throws {
         path = NSTemporaryDirectory() + "ckfs-test-" + UUID().uuidString
         store = try Store.create(at: path, settings: settings, io: io, tuning: tuning)
     }
@@ -25,34 +24,34 @@ final class TempStore: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: path)
     }
 
-    func db(_ scope: DatabaseScope = .private, user: String = "alice", device: String = "test-device",
+    package func db(_ scope: DatabaseScope = .private, user: String = "alice", device: String = "test-device",
             environment: CloudStore.Environment = .development) throws -> Database {
         try store.container().database(scope, caller: Caller(userName: user, deviceID: device), environment: environment)
     }
 
     /// A second, independent opening of the same directory, as another process would have.
-    func reopen(io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil, reading: ZoneReading = .inMemory) throws -> Store {
+    package func reopen(io: any StorageIO = PosixIO(), tuning: ZoneTuning? = nil, reading: ZoneReading = .inMemory) throws -> Store {
         let opened = try Store.open(at: path, io: io, tuning: tuning, reading: reading)
         openings.withLock { $0.append(WeakStore(store: opened)) }
         return opened
     }
 }
 
-func record(_ name: String, type: String = "Note", zone: String = ZoneID.defaultZoneName, _ fields: [String: FieldValue] = [:]) -> Record {
+package func record(_ name: String, type: String = "Note", zone: String = ZoneID.defaultZoneName, _ fields: [String: FieldValue] = [:]) -> Record {
     Record(recordType: type, recordID: RecordID(recordName: name, zoneID: ZoneID(zoneName: zone)), fields: fields)
 }
 
-func id(_ name: String, zone: String = ZoneID.defaultZoneName) -> RecordID {
+package func id(_ name: String, zone: String = ZoneID.defaultZoneName) -> RecordID {
     RecordID(recordName: name, zoneID: ZoneID(zoneName: zone))
 }
 
 extension Result {
-    var error: Failure? { if case .failure(let e) = self { return e }; return nil }
+    package var error: Failure? { if case .failure(let e) = self { return e }; return nil }
 }
 
 extension ZoneTuning {
     /// The defaults with the changes `change` makes, for tests: `.with { $0.compactLogBytes = 4_000 }`.
-    static func with(_ change: (inout ZoneTuning) -> Void) -> ZoneTuning {
+    package static func with(_ change: (inout ZoneTuning) -> Void) -> ZoneTuning {
         var tuning = ZoneTuning()
         change(&tuning)
         return tuning
@@ -61,18 +60,10 @@ extension ZoneTuning {
 
 /// Saves `count` records `<prefix>0`… of about 250 bytes each (one operation each): enough
 /// to pass a small log limit. `fields` go into each record beside the padding.
-func savePadded(_ db: Database, count: Int, prefix: String = "r", fields: [String: FieldValue] = [:]) throws {
+package func savePadded(_ db: Database, count: Int, prefix: String = "r", fields: [String: FieldValue] = [:]) throws {
     for i in 0..<count {
         var f = fields
         f["pad"] = .string(String(repeating: "p", count: 200))
-        try db.save(record("\(prefix)\(i)", f))
+        _ = try db.save(record("\(prefix)\(i)", f))
     }
-}
-
-/// Writes a zone's commit marker in place, keeping the apply marker after it (crash states
-/// built by hand).
-func rewriteCommitMarker(_ lock: String, _ marker: CommitMarker) throws {
-    let handle = try #require(FileHandle(forWritingAtPath: lock))
-    handle.write(Data(marker.bytes()))
-    try handle.close()
 }

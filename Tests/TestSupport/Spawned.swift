@@ -1,5 +1,5 @@
 import Foundation
-@testable import CloudStore
+import CloudStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,9 +11,9 @@ import Glibc
 /// name field, past the end of readdir's buffer, and that crashed test runs holding many
 /// descriptors (the bug `Syscall.forEachName` avoids). The child keeps no descriptor of this
 /// process but the ones given to it.
-final class Spawned: @unchecked Sendable {
+package final class Spawned: @unchecked Sendable {
     /// Where the child's standard output or error goes.
-    enum Sink {
+    package enum Sink {
         /// A pipe this process reads from as the child writes (`output`, `errorOutput`).
         case pipe
         case null
@@ -22,7 +22,7 @@ final class Spawned: @unchecked Sendable {
         case output
     }
 
-    let pid: pid_t
+    package let pid: pid_t
     private let stdout: PipeReader?
     private let stderr: PipeReader?
     /// Guards `input`; apart from `lock`, so that input can be closed while `wait()` waits.
@@ -36,7 +36,7 @@ final class Spawned: @unchecked Sendable {
 
     /// Starts `path` with `args`; `input` gives it a pipe on standard input (written with
     /// `write`), else /dev/null. Runs in `directory` when given (through /bin/sh).
-    init(_ path: String, _ args: [String], environment: [String: String]? = nil, directory: String? = nil,
+    package init(_ path: String, _ args: [String], environment: [String: String]? = nil, directory: String? = nil,
          input: Bool = false, stdout: Sink = .pipe, stderr: Sink = .null) throws {
         var (program, arguments) = (path, [path] + args)
         if let directory {
@@ -111,7 +111,7 @@ final class Spawned: @unchecked Sendable {
     private static let ignoreBrokenPipes: Void = { _ = Glibc.signal(SIGPIPE, SIG_IGN) }()
 
     /// Writes `text` to the child's standard input (nothing once it has ended).
-    func write(_ text: String) {
+    package func write(_ text: String) {
         Self.ignoreBrokenPipes
         inputLock.withLock {
             guard let fd = input else { return }
@@ -126,7 +126,7 @@ final class Spawned: @unchecked Sendable {
     }
 
     /// Closes the child's standard input: it reads its end.
-    func closeInput() {
+    package func closeInput() {
         inputLock.withLock {
             if let fd = input { close(fd) }
             input = nil
@@ -134,14 +134,14 @@ final class Spawned: @unchecked Sendable {
     }
 
     /// Sends `signal` while the child runs (never to a pid reaped, which may be another's).
-    func signal(_ signal: Int32) {
+    package func signal(_ signal: Int32) {
         lock.withLock {
             if status == nil { kill(pid, signal) }
         }
     }
 
     /// Whether the child still runs (reaping it if it has ended).
-    var isRunning: Bool {
+    package var isRunning: Bool {
         lock.withLock {
             if status == nil { status = Syscall.exitStatus(ifEnded: pid) }
             return status == nil
@@ -150,7 +150,7 @@ final class Spawned: @unchecked Sendable {
 
     /// Waits for the child to end: its exit status, or 128 + the signal that ended it.
     @discardableResult
-    func wait() -> Int32 {
+    package func wait() -> Int32 {
         lock.withLock {
             if let status { return status }
             let ended = (try? Syscall.waitForExit(pid).get()) ?? -1
@@ -160,26 +160,26 @@ final class Spawned: @unchecked Sendable {
     }
 
     /// Waits up to `seconds` for the child to end; its status, or nil while it still runs.
-    func wait(seconds: Double) -> Int32? {
+    package func wait(seconds: Double) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
         while isRunning && Date() < deadline { usleep(20_000) }
         return isRunning ? nil : wait()
     }
 
     /// Standard output so far.
-    var output: Data { stdout?.current ?? Data() }
+    package var output: Data { stdout?.current ?? Data() }
     /// Standard error so far.
-    var errorOutput: Data { stderr?.current ?? Data() }
+    package var errorOutput: Data { stderr?.current ?? Data() }
 
     /// Waits until standard output so far satisfies `done`, or ends; what it holds then.
-    func output(until done: (String) -> Bool) -> String {
+    package func output(until done: (String) -> Bool) -> String {
         String(decoding: stdout?.wait { done(String(decoding: $0, as: UTF8.self)) } ?? Data(), as: UTF8.self)
     }
 
     /// Standard output to its end (when the child and every process it started close it).
-    var outputToEnd: String { String(decoding: stdout?.wait { _ in false } ?? Data(), as: UTF8.self) }
+    package var outputToEnd: String { String(decoding: stdout?.wait { _ in false } ?? Data(), as: UTF8.self) }
     /// Standard error to its end.
-    var errorOutputToEnd: String { String(decoding: stderr?.wait { _ in false } ?? Data(), as: UTF8.self) }
+    package var errorOutputToEnd: String { String(decoding: stderr?.wait { _ in false } ?? Data(), as: UTF8.self) }
 }
 
 /// Reads a pipe on a thread of its own to its end, keeping what came.

@@ -1,14 +1,14 @@
-import CloudKit
+import Foundation
 
 /// Folders for the stores the CloudKit tests make, removed when the test process exits (a
 /// container keeps its store open while a test's objects live, so no test removes its own).
-enum TemporaryStores {
+package enum TemporaryStores {
     /// Guards `paths`.
     private static let lock = NSLock()
     nonisolated(unsafe) private static var paths: [String] = []
 
     /// A new folder name in the temporary directory, starting with `prefix`.
-    static func path(_ prefix: String) -> String {
+    package static func path(_ prefix: String) -> String {
         let path = NSTemporaryDirectory() + prefix + UUID().uuidString
         lock.withLock {
             if paths.isEmpty { atexit { TemporaryStores.removeAll() } }

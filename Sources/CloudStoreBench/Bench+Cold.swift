@@ -121,7 +121,7 @@ extension Bench {
                                     files: .init(output: "/dev/null", error: errors))
             .orThrow(.internalError, "cannot start \(command[0])")
         // A blocking wait keeps the clock exact; a watchdog ends a run that hangs.
-        let watchdog = DispatchWorkItem { Syscall.signal(pid, SIGKILL) }
+        let watchdog = DispatchWorkItem { Syscall.signal(pid, Posix.SIGKILL) }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(seconds), execute: watchdog)
         let status = try Syscall.waitForExit(pid).orThrow(.internalError, "cannot wait for \(command[0])")
         watchdog.cancel()

@@ -8,7 +8,7 @@ extension Bench {
     struct MountedStore {
         let root: String
         let mountPoint: String
-        let daemon: pid_t
+        let daemon: Posix.pid_t
         /// The folder of the records through the mount.
         let folder: String
         let store: Store
@@ -27,7 +27,7 @@ extension Bench {
         try makeDirectory(mountPoint)
         let out = try ChildProcess.run(executable, ["mount", mountPoint, "--store", root, "--user", Self.user] + arguments, stdoutFile: directory + "/mount.out")
         guard out.status == 0, let range = out.stdout.range(of: #"daemon pid \d+"#, options: .regularExpression),
-              let pid = pid_t(out.stdout[range].split(separator: " ").last ?? "") else {
+              let pid = Posix.pid_t(out.stdout[range].split(separator: " ").last ?? "") else {
             throw CKError(.internalError, "`ckfs mount` of \(root) failed (\(out.status)): \(out.stdout); is fuse3 installed and /dev/fuse there?")
         }
         let folder = mountPoint + "/" + db.container.identifier + "/private/" + ZoneID.defaultZoneName + "/Item"

@@ -6,7 +6,7 @@ extension Bench {
     /// Row 8: one block written and fdatasync'ed, repeated: the disk's floor for durable saves.
     func fsyncFloor() throws(CKError) -> Row {
         let path = directory + "/fsync-floor"
-        let fd = try Syscall.open(path, O_CREAT | O_WRONLY | O_TRUNC).orThrow(.internalError, "cannot open \(path)")
+        let fd = try Syscall.open(path, Posix.O_CREAT | Posix.O_WRONLY | Posix.O_TRUNC).orThrow(.internalError, "cannot open \(path)")
         defer { Syscall.close(fd) }
         let block = [UInt8](repeating: 0x2A, count: 4096)
         var samples: [Double] = []
@@ -58,7 +58,7 @@ extension Bench {
     }
 
     static func writeNewFile(_ path: String, _ bytes: [UInt8]) throws(CKError) {
-        let fd = try Syscall.open(path, O_CREAT | O_EXCL | O_WRONLY).orThrow(.internalError, "cannot create \(path)")
+        let fd = try Syscall.open(path, Posix.O_CREAT | Posix.O_EXCL | Posix.O_WRONLY).orThrow(.internalError, "cannot create \(path)")
         defer { Syscall.close(fd) }
         try Syscall.writeAll(fd, bytes, path: path).orThrow(.internalError, "cannot write \(path)")
     }

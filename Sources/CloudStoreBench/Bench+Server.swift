@@ -1,8 +1,5 @@
 import CloudStore
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // Row 9: `ckfs serve` under load. wrk (a load client in C, from Debian) sends lookups,
 // queries and saves over 8 connections to the server, to the same framework answering a fixed
@@ -12,14 +9,14 @@ import Glibc
 extension Bench {
     /// A server started for the rows, stopped with SIGTERM.
     final class Server {
-        let pid: pid_t
+        let pid: Posix.pid_t
         let url: String
         /// The file that holds the server's standard error.
         let errors: String?
         /// The exit status, once `ended()` has found (and reaped) the server ended.
         private var status: Int32?
 
-        init(pid: pid_t, url: String, errors: String? = nil) {
+        init(pid: Posix.pid_t, url: String, errors: String? = nil) {
             self.pid = pid
             self.url = url
             self.errors = errors
@@ -50,13 +47,13 @@ extension Bench {
         func stop() {
             // A reaped pid may belong to another process by now.
             if status != nil { return }
-            Syscall.signal(pid, SIGTERM)
+            Syscall.signal(pid, Posix.SIGTERM)
             // hasExited reaps the child when it has ended, so it is true only once.
             for _ in 0..<100 {
                 if Syscall.hasExited(pid) { return }
                 Thread.sleep(forTimeInterval: 0.05)
             }
-            Syscall.signal(pid, SIGKILL)
+            Syscall.signal(pid, Posix.SIGKILL)
             _ = Syscall.waitForExit(pid)
         }
     }
@@ -208,7 +205,7 @@ extension Bench {
             if let status = Syscall.exitStatus(ifEnded: pid) { throw failure("it ended with status \(status)") }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        Syscall.signal(pid, SIGKILL)
+        Syscall.signal(pid, Posix.SIGKILL)
         _ = Syscall.waitForExit(pid)
         throw failure("no `listening on` line in 15 s")
     }
@@ -263,7 +260,7 @@ extension Bench {
             }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        Syscall.signal(pid, SIGKILL)
+        Syscall.signal(pid, Posix.SIGKILL)
         _ = Syscall.waitForExit(pid)
         throw CKError(.internalError, "moto_server did not start in 20 s: \((try? String(contentsOfFile: out, encoding: .utf8)) ?? "")")
     }

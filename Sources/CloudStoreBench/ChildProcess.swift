@@ -1,8 +1,5 @@
 import CloudStore
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Runs a program and times it, with stdout kept in a file. (Not its peak memory: a child
 /// spawned from this process reports this process's peak as its own, since Linux carries the
@@ -32,14 +29,14 @@ struct ChildProcess {
     }
 
     /// The peak resident set of a running process, in bytes (VmHWM).
-    static func peakRSS(of pid: pid_t) -> Int? { statusBytes("VmHWM", of: pid) }
+    static func peakRSS(of pid: Posix.pid_t) -> Int? { statusBytes("VmHWM", of: pid) }
 
     /// The anonymous memory a running process holds now, in bytes (RssAnon): its heap and
     /// stacks, without the pages of files it maps.
-    static func anonymousRSS(of pid: pid_t) -> Int? { statusBytes("RssAnon", of: pid) }
+    static func anonymousRSS(of pid: Posix.pid_t) -> Int? { statusBytes("RssAnon", of: pid) }
 
     /// A field of `/proc/<pid>/status` given in kB, in bytes.
-    private static func statusBytes(_ field: String, of pid: pid_t) -> Int? {
+    private static func statusBytes(_ field: String, of pid: Posix.pid_t) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
               let kb = Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") else { return nil }

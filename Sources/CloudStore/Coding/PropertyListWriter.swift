@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Writes XML property lists as Apple's tools do: the XML declaration and DOCTYPE, one
 /// element per line indented with tabs, dictionary keys sorted so files diff well.

@@ -76,7 +76,7 @@ extension Container {
     /// Asks on the terminal (stdin and stderr) when both are one; nil otherwise: the `ask` of
     /// ``requestPermission(_:caller:ask:)`` for a program run by a person.
     public static let terminalPrompt: @Sendable (String) -> Bool? = { question in
-        guard Syscall.isTerminal(STDIN_FILENO), Syscall.isTerminal(STDERR_FILENO) else { return nil }
+        guard Syscall.isTerminal(Posix.STDIN_FILENO), Syscall.isTerminal(Posix.STDERR_FILENO) else { return nil }
         FileHandle.standardError.write(Data("\(question) [y/n] ".utf8))
         guard let line = readLine() else { return nil }
         switch line.trimmingCharacters(in: .whitespaces).lowercased() {

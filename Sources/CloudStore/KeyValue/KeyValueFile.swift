@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One user's key-value store on disk: `keyvalue.plist` in the user's private folder,
 /// an XML property list holding one dictionary, as Python's `plistlib` or any
@@ -49,10 +46,10 @@ package final class KeyValueFile: @unchecked Sendable {
     /// The identity of the file now, cheaply (its head and status): nil when there is none.
     public func identity() throws(CKError) -> Identity? {
         let fd: Int32
-        switch Syscall.open(path, O_RDONLY) {
+        switch Syscall.open(path, Posix.O_RDONLY) {
         case .success(let f): fd = f
         case .failure(let e):
-            if e.errno == ENOENT { return nil }
+            if e.errno == Posix.ENOENT { return nil }
             throw CKError(.internalError, "cannot open \(path)", cause: .system(e))
         }
         defer { Syscall.close(fd) }

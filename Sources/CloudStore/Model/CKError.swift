@@ -82,7 +82,7 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
 
         /// ENOSPC or EDQUOT when a system call failed for want of room.
         var diskFull: Int32? {
-            if case .system(let e) = self, e.errno == ENOSPC || e.errno == EDQUOT { return e.errno }
+            if case .system(let e) = self, e.errno == Posix.ENOSPC || e.errno == Posix.EDQUOT { return e.errno }
             return nil
         }
     }
@@ -116,7 +116,7 @@ public struct CKError: Error, Sendable, CustomStringConvertible {
         // running out of room, in this one place rather than at every call that writes.
         if code == .internalError, let full = cause?.diskFull {
             self.code = .quotaExceeded
-            self.message = message + (full == ENOSPC ? "; the disk holding the store is full: free space on it and try again"
+            self.message = message + (full == Posix.ENOSPC ? "; the disk holding the store is full: free space on it and try again"
                                                      : "; the disk quota of the store's owner is used up: free space and try again")
         }
     }

@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-import Glibc
 #endif
 
 extension Result where Failure == SystemCallError {
@@ -9,7 +8,7 @@ extension Result where Failure == SystemCallError {
         case .success(let v): return v
         case .failure(let e):
             // A full disk is said by CKError itself (quotaExceeded).
-            let hint = e.errno == EACCES || e.errno == EPERM ? "; check the permissions of the store directory" : ""
+            let hint = e.errno == Posix.EACCES || e.errno == Posix.EPERM ? "; check the permissions of the store directory" : ""
             throw CKError(code, what() + hint, cause: .system(e))
         }
     }

@@ -211,7 +211,7 @@ struct LogScanner {
     /// The whole entries appended to the log at `path` between `offset` and `size`; a
     /// partial last one (an append in progress) is left for the next look.
     static func readAppended(_ path: String, from offset: Int64, to size: Int64, zoneID: ZoneID) throws(CKError) -> [(LogEntry, end: Int64)] {
-        let fd = try Syscall.open(path, O_RDONLY).orThrow(.internalError, "cannot open \(path)")
+        let fd = try Syscall.open(path, Posix.O_RDONLY).orThrow(.internalError, "cannot open \(path)")
         defer { Syscall.close(fd) }
         return try readAppended(fd, path: path, from: offset, to: size, zoneID: zoneID)
     }

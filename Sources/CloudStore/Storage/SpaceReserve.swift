@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-import Glibc
 #endif
 
 /// Room kept on the store's disk for deletes: a file of ``size`` bytes at the store's root,
@@ -17,7 +16,7 @@ enum SpaceReserve {
     static func ensure(_ layout: StoreLayout) {
         let file = path(layout)
         if case .success(let st?) = Syscall.stat(file), st.size == Int64(size) { return }
-        guard case .success(let fd) = Syscall.open(file, O_WRONLY | O_CREAT | O_TRUNC) else { return }
+        guard case .success(let fd) = Syscall.open(file, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_TRUNC) else { return }
         defer { Syscall.close(fd) }
         let zeros = [UInt8](repeating: 0, count: size)
         let written = zeros.withUnsafeBytes { Syscall.writeAll(fd, $0, path: file) }

@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-import Glibc
 #endif
 
 /// The file operations on which durability rests, behind a protocol so that tests can make
@@ -74,7 +73,7 @@ struct FileWriter: Sendable {
     private func replace(_ path: String, durable: Bool, write: (Int32, String) throws(CKError) -> Void) throws(CKError) {
         let (dir, name) = StoreLayout.split(path)
         let temp = Self.tempName(dir, name)
-        let fd = try Syscall.open(temp, O_WRONLY | O_CREAT | O_EXCL).orThrow(.internalError, "cannot create \(temp)")
+        let fd = try Syscall.open(temp, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL).orThrow(.internalError, "cannot create \(temp)")
         do throws(CKError) {
             defer { Syscall.close(fd) }
             try write(fd, temp)
@@ -104,11 +103,11 @@ struct FileWriter: Sendable {
         let linked = io.link(fd, to: path)
         guard case .failure(let e) = linked else { return }
         switch e.errno {
-        case EEXIST:
+        case Posix.EEXIST:
             let temp = Self.tempName(dir, name)
             try io.link(fd, to: temp).orThrow(.internalError, "cannot create \(temp)")
             try rename(temp, over: path)
-        case ENOENT:
+        case Posix.ENOENT:
             // No /proc (or the folder is gone, which `replace` then reports).
             try replace(path, with: bytes, durable: false)
         default:
@@ -149,7 +148,7 @@ struct FileWriter: Sendable {
     }
 
     func syncDirectory(_ dir: String) throws(CKError) {
-        let fd = try Syscall.open(dir, O_RDONLY | O_DIRECTORY).orThrow(.internalError, "cannot open directory \(dir)")
+        let fd = try Syscall.open(dir, Posix.O_RDONLY | Posix.O_DIRECTORY).orThrow(.internalError, "cannot open directory \(dir)")
         defer { Syscall.close(fd) }
         try io.sync(fd, path: dir, dataOnly: false).orThrow(.internalError, "cannot sync directory \(dir)")
     }

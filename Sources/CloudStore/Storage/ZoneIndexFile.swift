@@ -135,7 +135,7 @@ final class ZoneIndexFile: @unchecked Sendable {
             guard create else { return nil }
             // Made here so that SQLite opens a file with the store's mode; its -wal and -shm
             // files take the same mode.
-            if case .success(let fd) = Syscall.open(path, O_RDWR | O_CREAT) { Syscall.close(fd) }
+            if case .success(let fd) = Syscall.open(path, Posix.O_RDWR | Posix.O_CREAT) { Syscall.close(fd) }
         }
         let index = ZoneIndexFile(path: path, db: try SQLiteDatabase(path: path, durability: .rebuildable, create: false))
         try index.prepareTables()

@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-import Glibc
 #endif
 import Synchronization
 
@@ -41,9 +40,9 @@ final class ZoneLockFile: Sendable {
     func descriptorAndInode() throws(CKError) -> (fd: Int32, inode: UInt64) {
         if let known = held.withLock({ $0.fd >= 0 ? ($0.fd, $0.inode) : nil }) { return known }
         let fd: Int32
-        switch Syscall.open(path, O_RDWR) {
+        switch Syscall.open(path, Posix.O_RDWR) {
         case .success(let f): fd = f
-        case .failure(let e) where e.errno == ENOENT:
+        case .failure(let e) where e.errno == Posix.ENOENT:
             throw CKError(.zoneNotFound, "zone \(zoneName) does not exist; create it with `ckfs zone create \(zoneName)`")
         case .failure(let e): throw CKError(.internalError, "cannot open the lock of zone \(zoneName)", cause: .system(e))
         }

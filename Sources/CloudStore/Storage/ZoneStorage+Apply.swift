@@ -1,8 +1,5 @@
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // Writing record files behind the commit: the commit point is the log's
 // fdatasync; the files follow on `applyQueue`, many entries at a time, holding `applyLock`

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension ZoneStorage {
     /// What checking one zone found.

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // Reading the log's history: whole, or one entry found by bisecting the log.
 extension ZoneStorage {
@@ -71,9 +68,9 @@ extension ZoneStorage {
     /// nil when the zone has no log file.
     func withLogSeeker<T>(_ body: (inout LogSeeker) throws(CKError) -> T) throws(CKError) -> T? {
         let fd: Int32
-        switch Syscall.open(logPath, O_RDONLY) {
+        switch Syscall.open(logPath, Posix.O_RDONLY) {
         case .success(let f): fd = f
-        case .failure(let e) where e.errno == ENOENT: return nil
+        case .failure(let e) where e.errno == Posix.ENOENT: return nil
         case .failure(let e): throw CKError(.internalError, "cannot open \(logPath)", cause: .system(e))
         }
         defer { Syscall.close(fd) }

@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-import Glibc
 #endif
 
 // The journal: where small commits become durable.
@@ -121,7 +120,7 @@ extension ZoneStorage {
             note = "the journal's entries \(first.entry.seq)...\(missing.last!.entry.seq) do not follow on from the log's last entry (\(lastSeq)), as when a store is copied while it is written; not applied, kept as \(aside)"
             missing = []
         }
-        let lfd = try Syscall.open(logPath, O_WRONLY | O_APPEND).orThrow(.internalError, "cannot open \(logPath)")
+        let lfd = try Syscall.open(logPath, Posix.O_WRONLY | Posix.O_APPEND).orThrow(.internalError, "cannot open \(logPath)")
         defer { Syscall.close(lfd) }
         var appended: [(LogEntry, end: Int64)] = []
         if !missing.isEmpty {

@@ -1,5 +1,4 @@
 #if canImport(Glibc)
-import Glibc
 #endif
 
 // Where the journal's inode lies.
@@ -51,7 +50,7 @@ extension ZoneStorage {
             // better placed, or each process would make one at its first commit.
             guard (try? makeJournalFile(capacity: capacity, avoiding: busy, onlyIfPlaced: true)) == true else { return opened }
             Syscall.close(opened.fd)
-        case .failure(let e) where e.errno == ENOENT:
+        case .failure(let e) where e.errno == Posix.ENOENT:
             // Made whole and durable before its first use: a frame synced into a file whose
             // name was not yet on disk would be lost with it.
             guard (try? makeJournalFile(capacity: capacity, avoiding: busy ?? [], onlyIfPlaced: false)) == true else { return nil }
@@ -62,7 +61,7 @@ extension ZoneStorage {
     }
 
     private func openWithStatus(_ path: String) -> Result<(fd: Int32, status: Syscall.FileStatus), SystemCallError> {
-        Syscall.open(path, O_WRONLY).flatMap { fd in
+        Syscall.open(path, Posix.O_WRONLY).flatMap { fd in
             Syscall.fstat(fd, path: path).map { (fd, $0) }.mapError { e in
                 Syscall.close(fd)
                 return e

@@ -1,8 +1,5 @@
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // Reading records and their names: from the versions the record files lack, the cache, the
 // names known, then the files.

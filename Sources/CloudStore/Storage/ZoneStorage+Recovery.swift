@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // Recovery after a crash, checkpoints and log compaction. All of it runs with
 // the writer's locks held and takes the apply lock, since it writes record files.
@@ -77,7 +74,7 @@ extension ZoneStorage {
         switch scanned.outcome {
         case .clean: break
         case .tornTail(let at):
-            let lfd = try Syscall.open(logPath, O_WRONLY).orThrow(.internalError, "cannot open \(logPath)")
+            let lfd = try Syscall.open(logPath, Posix.O_WRONLY).orThrow(.internalError, "cannot open \(logPath)")
             defer { Syscall.close(lfd) }
             // Synced with the journal's entries below.
             try Syscall.ftruncate(lfd, at, path: logPath).orThrow(.internalError, "cannot cut the torn end of \(logPath)")
@@ -141,7 +138,7 @@ extension ZoneStorage {
     /// which only a whole read tells apart. Damage in the entries before it, which the files
     /// hold already, is fsck's to find.
     private func recoveryScan(from: Int64?) throws(CKError) -> (scan: (entries: [(LogEntry, end: Int64)], outcome: LogScanner.Outcome), size: Int64) {
-        if let from, from > 0, case .success(let log) = Syscall.open(logPath, O_RDONLY) {
+        if let from, from > 0, case .success(let log) = Syscall.open(logPath, Posix.O_RDONLY) {
             defer { Syscall.close(log) }
             let size = try Syscall.fstat(log, path: logPath).orThrow(.internalError, "cannot stat \(logPath)").size
             var seeker = LogSeeker(fd: log, path: logPath, size: size) { [self] n in noteLogRead(n) }
@@ -158,7 +155,7 @@ extension ZoneStorage {
     }
 
     private func syncZone() throws(CKError) {
-        let dfd = try Syscall.open(directory, O_RDONLY | O_DIRECTORY).orThrow(.internalError, "cannot open \(directory)")
+        let dfd = try Syscall.open(directory, Posix.O_RDONLY | Posix.O_DIRECTORY).orThrow(.internalError, "cannot open \(directory)")
         defer { Syscall.close(dfd) }
         try Syscall.syncfs(dfd, path: directory).orThrow(.internalError, "cannot sync zone \(zoneID.zoneName)")
     }
@@ -207,7 +204,7 @@ extension ZoneStorage {
             // few thousand commits. The last client change token can only be in the entries
             // after the last checkpoint (that one noted it in `zone.json`); compaction finds its
             // cut near the end and copies what it keeps.
-            let log = try Syscall.open(logPath, O_RDONLY).orThrow(.internalError, "cannot open \(logPath)")
+            let log = try Syscall.open(logPath, Posix.O_RDONLY).orThrow(.internalError, "cannot open \(logPath)")
             defer { Syscall.close(log) }
             let logStatus = try Syscall.fstat(log, path: logPath).orThrow(.internalError, "cannot stat \(logPath)")
             let size = logStatus.size
@@ -244,7 +241,7 @@ extension ZoneStorage {
     private func followCompactedLog(replacing inode: UInt64, size: Int64, cut: Int64) {
         var hold: Int32 = -1
         var newInode: UInt64 = 0
-        if case .success(let f) = Syscall.open(logPath, O_RDONLY) {
+        if case .success(let f) = Syscall.open(logPath, Posix.O_RDONLY) {
             if case .success(let st) = Syscall.fstat(f, path: logPath), st.size == size - cut {
                 (hold, newInode) = (f, st.inode)
             } else {

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 // Following the log: the entries other processes appended since the last look, taken into
 // the zone's state (``ZoneState``) under `stateLock`.
@@ -80,7 +77,7 @@ extension ZoneStorage {
         // Held while followed (`tailHold`); a log replaced between the `stat` and the open is
         // not held, and the next look, finding another inode, starts over.
         var hold: Int32 = -1
-        if case .success(let f) = Syscall.open(logPath, O_RDONLY) {
+        if case .success(let f) = Syscall.open(logPath, Posix.O_RDONLY) {
             if case .success(let held) = Syscall.fstat(f, path: logPath), held.inode == st.inode { hold = f } else { Syscall.close(f) }
         }
         let released = locked { () -> Int32 in
@@ -107,7 +104,7 @@ extension ZoneStorage {
     func entriesFollowing(_ seq: Int64, from: Int64, to size: Int64) throws(CKError) -> (entries: [(LogEntry, end: Int64)], following: Int64) {
         if from >= 0, from <= size {
             if from == size { return ([], size) }
-            let log = try Syscall.open(logPath, O_RDONLY).orThrow(.internalError, "cannot open \(logPath)")
+            let log = try Syscall.open(logPath, Posix.O_RDONLY).orThrow(.internalError, "cannot open \(logPath)")
             defer { Syscall.close(log) }
             let bytes = try Syscall.pread(log, count: Int(size - from), offset: from, path: logPath).orThrow(.internalError, "cannot read \(logPath)")
             noteLogRead(bytes.count)

@@ -1,8 +1,5 @@
 import Foundation
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Tuning of the commit path; defaults suit most stores.
 public struct ZoneTuning: Sendable {
@@ -209,7 +206,7 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
         case .success:
             try writer.syncDirectory(parent)
             return true
-        case .failure(let e) where e.errno == ENOTEMPTY || e.errno == EEXIST:
+        case .failure(let e) where e.errno == Posix.ENOTEMPTY || e.errno == Posix.EEXIST:
             removeTree(temp)
             return false
         case .failure(let e):
@@ -267,12 +264,12 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
         for attempt in 0..<2 {
             // Compared with the inode of the very file locked: the one held may be another by now.
             let (fd, inode) = try lockFile.descriptorAndInode()
-            try Syscall.flock(fd, LOCK_EX, path: lockPath).orThrow(.internalError, "cannot lock zone \(zoneID.zoneName)")
+            try Syscall.flock(fd, Posix.LOCK_EX, path: lockPath).orThrow(.internalError, "cannot lock zone \(zoneID.zoneName)")
             if case .success(let st?) = Syscall.stat(lockPath), st.inode == inode {
-                defer { _ = Syscall.flock(fd, LOCK_UN, path: lockPath) }
+                defer { _ = Syscall.flock(fd, Posix.LOCK_UN, path: lockPath) }
                 return try body()
             }
-            _ = Syscall.flock(fd, LOCK_UN, path: lockPath)
+            _ = Syscall.flock(fd, Posix.LOCK_UN, path: lockPath)
             // Set aside, not closed: a reader may be reading its markers.
             lockFile.retire()
             locked { state.reset() }
@@ -364,7 +361,7 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
         }
         let fd: Int32
         if let open = appendLog { fd = open.fd } else {
-            fd = try Syscall.open(logPath, O_WRONLY | O_APPEND).orThrow(.internalError, "cannot open the log of zone \(zoneID.zoneName)")
+            fd = try Syscall.open(logPath, Posix.O_WRONLY | Posix.O_APPEND).orThrow(.internalError, "cannot open the log of zone \(zoneID.zoneName)")
         }
         let st: Syscall.FileStatus
         switch Syscall.fstat(fd, path: logPath) {

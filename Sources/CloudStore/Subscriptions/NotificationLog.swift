@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Where to go on from in a user's notifications: opaque to callers.
 public struct NotificationToken: Sendable, Equatable, CustomStringConvertible {
@@ -72,7 +69,7 @@ package final class NotificationLog: Sendable {
     private func appendLines(_ lines: [JSONValue]) throws(CKError) {
         try writer.makeDirectories(directory)
         try withFileLock(lockPath) { () throws(CKError) in
-            let fd = try Syscall.open(path, O_RDWR | O_CREAT | O_APPEND, mode: 0o600).orThrow(.internalError, "cannot open \(path)")
+            let fd = try Syscall.open(path, Posix.O_RDWR | Posix.O_CREAT | Posix.O_APPEND, mode: 0o600).orThrow(.internalError, "cannot open \(path)")
             defer { Syscall.close(fd) }
             let size = try Syscall.fstat(fd, path: path).orThrow(.internalError, "cannot stat \(path)").size
             var out: [UInt8] = []
@@ -238,7 +235,7 @@ package final class NotificationLog: Sendable {
         guard case .success(let st?) = Syscall.stat(path) else { return }
         do throws(CKError) {
             try withFileLock(lockPath) { () throws(CKError) in
-                let fd = try Syscall.open(path, O_RDWR).orThrow(.internalError, "cannot open \(path)")
+                let fd = try Syscall.open(path, Posix.O_RDWR).orThrow(.internalError, "cannot open \(path)")
                 defer { Syscall.close(fd) }
                 let tail = try lastLine(fd, size: st.size)
                 if tail.end < st.size {

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The subscriptions of one database: `subscriptions.json` in the database's folder,
 /// `{"format": 1, "subscriptions": [...]}` sorted by ID.

@@ -1,21 +1,20 @@
 import CloudStore
-import Glibc
 
 extension CKError {
     /// The one place a CloudKit error becomes an errno for the kernel (the table in docs/Mount.md#errors).
     var errno: Int32 {
         switch code {
-        case .invalidArguments, .referenceViolation, .badContainer: EINVAL
-        case .limitExceeded: EFBIG
+        case .invalidArguments, .referenceViolation, .badContainer: Posix.EINVAL
+        case .limitExceeded: Posix.EFBIG
         // A full disk is ENOSPC, as on any file system; a ckfs quota or the disk's is EDQUOT.
-        case .quotaExceeded: diskFull ?? EDQUOT
-        case .serverRecordChanged: ESTALE
-        case .permissionFailure, .notAuthenticated: EACCES
-        case .unknownItem, .zoneNotFound, .assetFileNotFound: ENOENT
-        case .constraintViolation: EEXIST
+        case .quotaExceeded: diskFull ?? Posix.EDQUOT
+        case .serverRecordChanged: Posix.ESTALE
+        case .permissionFailure, .notAuthenticated: Posix.EACCES
+        case .unknownItem, .zoneNotFound, .assetFileNotFound: Posix.ENOENT
+        case .constraintViolation: Posix.EEXIST
         case .partialFailure:
-            partialErrors?.values.first { $0.code != .batchRequestFailed }?.errno ?? EIO
-        default: EIO
+            partialErrors?.values.first { $0.code != .batchRequestFailed }?.errno ?? Posix.EIO
+        default: Posix.EIO
         }
     }
 

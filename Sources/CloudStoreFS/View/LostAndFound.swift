@@ -51,7 +51,7 @@ struct LostAndFound: Sendable {
         let me = Syscall.effectiveUserID
         for (file, bytes) in [(name + ext, text), (name + ".txt", Array(note.utf8))] {
             let path = directory + "/" + file
-            guard case .success(let fd) = Syscall.open(path, O_WRONLY | O_CREAT | O_TRUNC) else { continue }
+            guard case .success(let fd) = Syscall.open(path, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_TRUNC) else { continue }
             _ = Syscall.writeAll(fd, bytes, path: path)
             if me == 0 { _ = Syscall.fchown(fd, owner: owner.uid, group: owner.gid, path: path) }
             Syscall.close(fd)

@@ -1,3 +1,4 @@
+import CloudStore
 import Foundation
 
 /// Where a record file's save goes: a record name and type in a zone of a database.
@@ -141,7 +142,7 @@ final class OpenFile: @unchecked Sendable {
         self.isNew = isNew
     }
 
-    var writable: Bool { flags & O_ACCMODE != O_RDONLY }
+    var writable: Bool { flags & Posix.O_ACCMODE != Posix.O_RDONLY }
 
     /// Whether a close by `owner` is the close of a writer of the unsaved text, which saves it
     /// and hears how the save went. A descriptor copied into a forked child (and closed when it

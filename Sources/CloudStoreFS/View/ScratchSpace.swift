@@ -1,3 +1,4 @@
+import CloudStore
 import Foundation
 import Logging
 
@@ -150,10 +151,10 @@ final class ScratchSpace: @unchecked Sendable {
             let growth = bytes - s.accounted
             if growth > 0 {
                 if usage[s.uid, default: 0] + growth > Self.bytesPerUser {
-                    return FSError(EDQUOT, "uid \(s.uid)'s temporary files in the mount hold \(Self.bytesPerUser >> 20) MiB at most; remove some (editors' swap and backup files, unfinished copies)")
+                    return FSError(Posix.EDQUOT, "uid \(s.uid)'s temporary files in the mount hold \(Self.bytesPerUser >> 20) MiB at most; remove some (editors' swap and backup files, unfinished copies)")
                 }
                 if total + growth > Self.bytesInAll {
-                    return FSError(ENOSPC, "temporary files in the mount hold \(Self.bytesInAll >> 20) MiB at most in all; remove some")
+                    return FSError(Posix.ENOSPC, "temporary files in the mount hold \(Self.bytesInAll >> 20) MiB at most in all; remove some")
                 }
             }
             accountLocked(s, bytes: bytes)

@@ -8,11 +8,11 @@ extension StoreView {
     public func open(_ inode: UInt64, flags: Int32, caller: CallerContext) throws(FSError) -> OpenReply {
         let key = try key(inode)
         try checkReaches(key, caller)
-        let truncating = flags & O_TRUNC != 0 && flags & O_ACCMODE != O_RDONLY
+        let truncating = flags & Posix.O_TRUNC != 0 && flags & Posix.O_ACCMODE != Posix.O_RDONLY
         switch key {
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
-            let writing = flags & O_ACCMODE != O_RDONLY
+            let writing = flags & Posix.O_ACCMODE != Posix.O_RDONLY
             if let pending = stateLock.withLock({ pendingNew[target] }) {
                 // A second open of a file created but not saved yet shares nothing: it starts
                 // from what the creating handle has written, and reads it directly (it is no
@@ -24,7 +24,7 @@ extension StoreView {
                 return OpenReply(handle: handles.add(h), keepCache: false, directIO: true)
             }
             if !writing, let t = target.record { return try openRecordReader(t, inode: inode, flags: flags, caller: caller) }
-            guard let (bytes, tag) = try current(target) else { throw FSError(ENOENT) }
+            guard let (bytes, tag) = try current(target) else { throw FSError(Posix.ENOENT) }
             if writing { try checkMayChange(target, deleting: false, caller: caller) }
             let h = OpenFile(kind: .item(target), inode: inode, flags: flags, caller: caller, buffer: truncating ? [] : bytes)
             h.dirty = truncating
@@ -41,7 +41,7 @@ extension StoreView {
             return OpenReply(handle: handles.add(h), keepCache: h.cacheMode == .cached(keepPages: true),
                              directIO: h.cacheMode == .direct, noFlush: true)
         case .scratch(let id):
-            guard let s = scratch.file(id) else { throw FSError(ENOENT) }
+            guard let s = scratch.file(id) else { throw FSError(Posix.ENOENT) }
             if truncating {
                 s.lock.withLock {
                     s.bytes = []
@@ -52,13 +52,13 @@ extension StoreView {
             }
             return OpenReply(handle: handles.add(OpenFile(kind: .scratch(s), inode: inode, flags: flags, caller: caller)), keepCache: false)
         case .lostFoundFile(let name):
-            if flags & O_ACCMODE != O_RDONLY { throw FSError(EPERM, "lost+found keeps rejected text; copy it elsewhere to edit it") }
+            if flags & Posix.O_ACCMODE != Posix.O_RDONLY { throw FSError(Posix.EPERM, "lost+found keeps rejected text; copy it elsewhere to edit it") }
             let path = lostAndFound.directory + "/" + name
-            guard let data = FileManager.default.contents(atPath: path) else { throw FSError(ENOENT) }
+            guard let data = FileManager.default.contents(atPath: path) else { throw FSError(Posix.ENOENT) }
             let h = OpenFile(kind: .lostFound(path: path), inode: inode, flags: flags, caller: caller, buffer: Array(data))
             return OpenReply(handle: handles.add(h), keepCache: false, noFlush: true)
         default:
-            throw FSError(EISDIR)
+            throw FSError(Posix.EISDIR)
         }
     }
 
@@ -67,16 +67,16 @@ extension StoreView {
         let dir = try key(parent)
         switch dir {
         case .zone, .recordType, .keyValueFolder: break
-        case .lostFound: throw FSError(EPERM, "lost+found takes no new files")
-        default: throw FSError(EPERM, "files go in a record type folder (<zone>/<RecordType>/<recordName>.json) or in keyvalue/ (<key>.plist)")
+        case .lostFound: throw FSError(Posix.EPERM, "lost+found takes no new files")
+        default: throw FSError(Posix.EPERM, "files go in a record type folder (<zone>/<RecordType>/<recordName>.json) or in keyvalue/ (<key>.plist)")
         }
         try checkNotAnUnsavableItemName(dir, name)
         if let target = ItemTarget(folder: dir, fileName: name) {
             try checkItemName(target)
             if try exists(target) && !scratch.isHidden(target) {
-                if flags & O_EXCL != 0 { throw FSError(EEXIST) }
+                if flags & Posix.O_EXCL != 0 { throw FSError(Posix.EEXIST) }
                 let ino = inodes.inode(for: target.key)
-                let reply = try open(ino, flags: flags | O_TRUNC, caller: caller)
+                let reply = try open(ino, flags: flags | Posix.O_TRUNC, caller: caller)
                 return (try entry(target.key, caller: caller), reply)
             }
             let ino = inodes.inode(for: target.key)
@@ -86,18 +86,18 @@ extension StoreView {
                 pendingNew[target] = h
                 return false
             }
-            if taken { throw FSError(EEXIST, "\(name) is being created by another open") }
+            if taken { throw FSError(Posix.EEXIST, "\(name) is being created by another open") }
             // Once saved, the new item may have readers while this handle still writes.
             h.cacheMode = itemCache.openWriter(ino) { notifier?.willWait() }
             let fh = handles.add(h)
             return (try entry(target.key, caller: caller), OpenReply(handle: fh, keepCache: false, directIO: true))
         }
         if case .zone = dir, ItemFileName.record.name(name) != nil {
-            throw FSError(EPERM, "record files go in a folder named after their record type: mkdir it first")
+            throw FSError(Posix.EPERM, "record files go in a folder named after their record type: mkdir it first")
         }
         let now = Store.now()
         guard let s = scratch.make(in: dir, named: name, permissions: permissions, uid: caller.uid, gid: caller.gid, now: now) else {
-            if flags & O_EXCL != 0 { throw FSError(EEXIST) }
+            if flags & Posix.O_EXCL != 0 { throw FSError(Posix.EEXIST) }
             let ino = inodes.inode(for: try child(of: dir, named: name, caller: caller))
             let reply = try open(ino, flags: flags, caller: caller)
             return (try lookup(parent: parent, name: name, caller: caller), reply)
@@ -110,7 +110,7 @@ extension StoreView {
     // MARK: Read and write
 
     public func read(handle: UInt64, count: Int, offset: Int64) throws(FSError) -> [UInt8] {
-        guard let h = handles.get(handle) else { throw FSError(EBADF) }
+        guard let h = handles.get(handle) else { throw FSError(Posix.EBADF) }
         let bytes: [UInt8]
         switch h.kind {
         case .scratch(let s): bytes = s.lock.withLock { s.bytes }
@@ -118,7 +118,7 @@ extension StoreView {
             if h.lock.withLock({ h.textToLoad }) { try loadText(of: h, target) }
             bytes = h.lock.withLock { h.buffer }
         case .lostFound: bytes = h.lock.withLock { h.buffer }
-        case .directory: throw FSError(EISDIR)
+        case .directory: throw FSError(Posix.EISDIR)
         }
         return Self.piece(of: bytes, count: count, offset: offset)
     }
@@ -141,10 +141,10 @@ extension StoreView {
         var (loaded, kept) = renderCache.forOpen(t.ref)
         let stat: RecordStat
         if let kept { stat = kept } else {
-            guard let r = try render(t, keep: true, catalog: cat) else { throw FSError(ENOENT) }
+            guard let r = try render(t, keep: true, catalog: cat) else { throw FSError(Posix.ENOENT) }
             (loaded, stat) = (r, r.stat)
         }
-        guard stat.type == t.type else { throw FSError(ENOENT) }
+        guard stat.type == t.type else { throw FSError(Posix.ENOENT) }
         let h = OpenFile(kind: .item(.record(t)), inode: inode, flags: flags, caller: caller)
         h.baseTag = stat.tag
         h.cacheMode = openReader(inode, tag: stat.tag, size: stat.size, modified: stat.modified ?? started)
@@ -154,7 +154,7 @@ extension StoreView {
             h.textToLoad = true
         } else {
             do throws(FSError) {
-                guard let r = try render(t, keep: true, catalog: cat) else { throw FSError(ENOENT) }
+                guard let r = try render(t, keep: true, catalog: cat) else { throw FSError(Posix.ENOENT) }
                 // A save taken in since the stat was read: the kernel's pages, dropped at
                 // this open, fill with this version, so they are said to be of it.
                 if r.tag != stat.tag {
@@ -196,7 +196,7 @@ extension StoreView {
     /// file gone from a network file system is.
     private func loadText(of h: OpenFile, _ target: ItemTarget) throws(FSError) {
         guard let (text, _) = try current(target) else {
-            throw FSError(ESTALE, "\(mountPath(target)) was deleted after it was opened")
+            throw FSError(Posix.ESTALE, "\(mountPath(target)) was deleted after it was opened")
         }
         h.lock.withLock {
             if h.textToLoad { h.buffer = text }
@@ -209,7 +209,7 @@ extension StoreView {
     /// pieces is read whole from one version: the text served at offset 0 is kept until the
     /// reader reaches its end, or the next read at offset 0.
     public func read(inode: UInt64, count: Int, offset: Int64) throws(FSError) -> [UInt8] {
-        guard offset >= 0 else { throw FSError(EINVAL) }
+        guard offset >= 0 else { throw FSError(Posix.EINVAL) }
         let key = try key(inode)
         var bytes: [UInt8]
         if offset > 0, let kept = hints.unopenedRead(inode) {
@@ -217,16 +217,16 @@ extension StoreView {
         } else {
             switch key {
             case .record, .keyValueEntry:
-                guard let (text, _) = try current(ItemTarget(key)!) else { throw FSError(ENOENT) }
+                guard let (text, _) = try current(ItemTarget(key)!) else { throw FSError(Posix.ENOENT) }
                 bytes = text
             case .lostFoundFile(let name):
-                guard let data = FileManager.default.contents(atPath: lostAndFound.directory + "/" + name) else { throw FSError(ENOENT) }
+                guard let data = FileManager.default.contents(atPath: lostAndFound.directory + "/" + name) else { throw FSError(Posix.ENOENT) }
                 bytes = Array(data)
             case .scratch(let id):
-                guard let s = scratch.file(id) else { throw FSError(ENOENT) }
+                guard let s = scratch.file(id) else { throw FSError(Posix.ENOENT) }
                 bytes = s.lock.withLock { s.bytes }
             default:
-                throw FSError(EISDIR)
+                throw FSError(Posix.EISDIR)
             }
         }
         hints.read(inode, bytes: bytes, offset: offset, end: Int(offset) + count)
@@ -244,15 +244,15 @@ extension StoreView {
     }
 
     public func write(handle: UInt64, bytes: UnsafeRawBufferPointer, offset: Int64, owner: UInt64 = 0) throws(FSError) -> Int {
-        guard let h = handles.get(handle) else { throw FSError(EBADF) }
-        guard h.writable else { throw FSError(EBADF) }
+        guard let h = handles.get(handle) else { throw FSError(Posix.EBADF) }
+        guard h.writable else { throw FSError(Posix.EBADF) }
         let end = Int(offset) + bytes.count
         switch h.kind {
         case .scratch(let s):
-            guard end <= 16 << 20 else { throw FSError(EFBIG, "scratch files hold at most 16 MiB") }
+            guard end <= 16 << 20 else { throw FSError(Posix.EFBIG, "scratch files hold at most 16 MiB") }
             s.lock.lock()
             defer { s.lock.unlock() }
-            let append = h.flags & O_APPEND != 0
+            let append = h.flags & Posix.O_APPEND != 0
             try scratch.account(s, bytes: max(s.bytes.count, append ? s.bytes.count + bytes.count : end))
             Self.splice(&s.bytes, bytes, at: Int(offset), append: append)
             s.modified = Store.now()
@@ -261,14 +261,14 @@ extension StoreView {
             let limit = maxFileBytes(t)
             guard end <= limit else {
                 logger.notice("refused write to \(mountPath(t)): \(end) bytes is past the \(limit)-byte limit of its file")
-                throw FSError(EFBIG, "this file holds at most \(limit) bytes")
+                throw FSError(Posix.EFBIG, "this file holds at most \(limit) bytes")
             }
             h.lock.withLock {
-                Self.splice(&h.buffer, bytes, at: Int(offset), append: h.flags & O_APPEND != 0)
+                Self.splice(&h.buffer, bytes, at: Int(offset), append: h.flags & Posix.O_APPEND != 0)
                 h.changed(by: owner)
             }
         default:
-            throw FSError(EBADF)
+            throw FSError(Posix.EBADF)
         }
         return bytes.count
     }
@@ -284,14 +284,14 @@ extension StoreView {
     func truncate(_ key: NodeKey, inode: UInt64, to size: Int64, handle: UInt64?, owner: UInt64 = 0, caller: CallerContext) throws(FSError) {
         switch key {
         case .scratch(let id):
-            guard let s = scratch.file(id) else { throw FSError(ENOENT) }
+            guard let s = scratch.file(id) else { throw FSError(Posix.ENOENT) }
             s.lock.lock()
             defer { s.lock.unlock() }
             try scratch.account(s, bytes: Int(size))
             Self.resize(&s.bytes, to: Int(size))
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
-            guard size <= Int64(maxFileBytes(target)) else { throw FSError(EFBIG) }
+            guard size <= Int64(maxFileBytes(target)) else { throw FSError(Posix.EFBIG) }
             if let fh = handle, let h = handles.get(fh), h.itemTarget == target {
                 h.lock.withLock { Self.resize(&h.buffer, to: Int(size)); h.changed(by: owner) }
                 return
@@ -301,16 +301,16 @@ extension StoreView {
                 return
             }
             // A truncate by path (no open file) is an edit of its own: save what is left.
-            guard var (bytes, _) = try current(target) else { throw FSError(ENOENT) }
+            guard var (bytes, _) = try current(target) else { throw FSError(Posix.ENOENT) }
             if Int64(bytes.count) == size { return }
-            if size == 0 { throw FSError(EINVAL, "an empty file holds nothing to save; delete the file to delete what it stands for") }
+            if size == 0 { throw FSError(Posix.EINVAL, "an empty file holds nothing to save; delete the file to delete what it stands for") }
             Self.resize(&bytes, to: Int(size))
             // Not in the handle table: no other thread can reach it, so its lock is not needed.
-            let h = OpenFile(kind: .item(target), inode: inode, flags: O_WRONLY, caller: caller, buffer: bytes)
+            let h = OpenFile(kind: .item(target), inode: inode, flags: Posix.O_WRONLY, caller: caller, buffer: bytes)
             h.dirty = true
             try commit(h)
         default:
-            throw FSError(EISDIR)
+            throw FSError(Posix.EISDIR)
         }
     }
 

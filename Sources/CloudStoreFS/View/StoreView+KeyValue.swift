@@ -77,9 +77,9 @@ extension StoreView {
     func checkKey(_ key: String, ref: KeyValueRef) throws(FSError) {
         let limits = store.settings.keyValueLimits
         if key.utf8.count > limits.maxKeyBytes {
-            throw FSError(ENAMETOOLONG, "the key \"\(key.prefix(80))\" is \(key.utf8.count) bytes of UTF-8; a key-value key has at most \(limits.maxKeyBytes)")
+            throw FSError(Posix.ENAMETOOLONG, "the key \"\(key.prefix(80))\" is \(key.utf8.count) bytes of UTF-8; a key-value key has at most \(limits.maxKeyBytes)")
         }
-        do { try limits.checkKey(key) } catch { throw FSError(EINVAL, error.message) }
+        do { try limits.checkKey(key) } catch { throw FSError(Posix.EINVAL, error.message) }
     }
 
     /// Sets the entry to the value `text` holds, with every check of an API write: a text
@@ -89,7 +89,7 @@ extension StoreView {
         try checkKey(key, ref: ref)
         let value: PropertyListValue
         do { value = try PropertyListParser.parse(text) } catch {
-            throw FSError(EINVAL, text.isEmpty ? "the file is empty; a key-value file holds one property-list value" : "not a valid XML property list at \(error.description)")
+            throw FSError(Posix.EINVAL, text.isEmpty ? "the file is empty; a key-value file holds one property-list value" : "not a valid XML property list at \(error.description)")
         }
         let file = try keyValueFile(ref)
         do {
@@ -111,7 +111,7 @@ extension StoreView {
             throw error.fsError
         }
         adopt(result.snapshot, for: ref, replacing: stateLock.withLock { keyValueSnapshots[ref] })
-        if !result.result { throw FSError(ENOENT, "no key \"\(key)\"") }
+        if !result.result { throw FSError(Posix.ENOENT, "no key \"\(key)\"") }
     }
 
     /// Every key-value folder the view has shown, for the watcher.

@@ -15,16 +15,16 @@ extension StoreView {
     static let publicFolderMode: UInt32 = 0o777
 
     func key(_ inode: UInt64) throws(FSError) -> NodeKey {
-        guard let k = inodes.key(of: inode) else { throw FSError(ENOENT, "inode \(inode) is not known") }
+        guard let k = inodes.key(of: inode) else { throw FSError(Posix.ENOENT, "inode \(inode) is not known") }
         return k
     }
 
     /// Checks a name from the kernel before it is used for anything.
     func checkName(_ name: String) throws(FSError) {
         if name.isEmpty || name == "." || name == ".." || name.contains("/") || name.utf8.contains(0) {
-            throw FSError(EINVAL, "\"\(name)\" is not a file name")
+            throw FSError(Posix.EINVAL, "\"\(name)\" is not a file name")
         }
-        if name.utf8.count > 255 { throw FSError(ENAMETOOLONG, "a name may have at most 255 bytes") }
+        if name.utf8.count > 255 { throw FSError(Posix.ENAMETOOLONG, "a name may have at most 255 bytes") }
     }
 
     /// The node `name` names in the directory `parent`, as `caller` sees it.
@@ -35,10 +35,10 @@ extension StoreView {
         switch parent {
         case .root:
             if name == Self.lostFoundName { return .lostFound }
-            guard shownContainers().contains(name) else { throw FSError(ENOENT, "no container \(name)") }
+            guard shownContainers().contains(name) else { throw FSError(Posix.ENOENT, "no container \(name)") }
             return .container(name)
         case .lostFound:
-            guard lostAndFound.isVisible(name, to: caller.uid) else { throw FSError(ENOENT) }
+            guard lostAndFound.isVisible(name, to: caller.uid) else { throw FSError(Posix.ENOENT) }
             return .lostFoundFile(name)
         case .container(let c):
             switch name {
@@ -46,33 +46,33 @@ extension StoreView {
             case "private": return .database(DatabaseKey(container: c, scope: .private, user: users.userName(caller.uid)))
             case Self.keyValueFolderName: return .keyValueFolder(KeyValueRef(container: c, user: users.userName(caller.uid)))
             case Self.sharedFolderName: return .shared(container: c, user: users.userName(caller.uid))
-            default: throw FSError(ENOENT)
+            default: throw FSError(Posix.ENOENT)
             }
         case .shared(let c, let user):
-            guard let d = try sharedOwnerKey(c, user: user, folder: name) else { throw FSError(ENOENT) }
+            guard let d = try sharedOwnerKey(c, user: user, folder: name) else { throw FSError(Posix.ENOENT) }
             return .database(d)
         case .database(let d):
-            guard let zone = StoreLayout.decode(name), StoreLayout.encode(zone) == name else { throw FSError(ENOENT) }
+            guard let zone = StoreLayout.decode(name), StoreLayout.encode(zone) == name else { throw FSError(Posix.ENOENT) }
             let db = try database(d, caller: caller)
-            guard (try? db.zone(zone)) != nil else { throw FSError(ENOENT) }
+            guard (try? db.zone(zone)) != nil else { throw FSError(Posix.ENOENT) }
             return .zone(d, zone)
         case .zone(let d, let zone):
             let typeKey = NodeKey.recordType(d, zone: zone, type: name)
             if stateLock.withLock({ typeFolders.contains(typeKey) }) { return typeKey }
-            guard try hasRecords(d, zone, type: name) || hasPendingNew(d, zone, type: name) else { throw FSError(ENOENT) }
+            guard try hasRecords(d, zone, type: name) || hasPendingNew(d, zone, type: name) else { throw FSError(Posix.ENOENT) }
             return typeKey
         case .recordType where StoreLayout.isLongRecordFileName(name):
-            guard let target = try longRecordTarget(parent, name), !scratch.isHidden(target) else { throw FSError(ENOENT) }
+            guard let target = try longRecordTarget(parent, name), !scratch.isHidden(target) else { throw FSError(Posix.ENOENT) }
             return target.key
         case .recordType, .keyValueFolder:
-            guard let target = ItemTarget(folder: parent, fileName: name) else { throw FSError(ENOENT) }
+            guard let target = ItemTarget(folder: parent, fileName: name) else { throw FSError(Posix.ENOENT) }
             if case .keyValue(let ref, let key) = target { try checkKey(key, ref: ref) }
             if stateLock.withLock({ pendingNew[target] != nil }) { return target.key }
-            if scratch.isHidden(target) { throw FSError(ENOENT) }
-            guard try exists(target) else { throw FSError(ENOENT) }
+            if scratch.isHidden(target) { throw FSError(Posix.ENOENT) }
+            guard try exists(target) else { throw FSError(Posix.ENOENT) }
             return target.key
         case .lostFoundFile, .record, .keyValueEntry, .scratch:
-            throw FSError(ENOTDIR)
+            throw FSError(Posix.ENOTDIR)
         }
     }
 
@@ -108,7 +108,7 @@ extension StoreView {
         case .keyValueFolder(let ref):
             return dir(0o700, uid: users.uid(ofUserNamed: ref.user) ?? daemonUID)
         case .zone(let d, let zone):
-            guard let created = (try? database(d, caller: caller).zone(zone))?.created else { throw FSError(ENOENT) }
+            guard let created = (try? database(d, caller: caller).zone(zone))?.created else { throw FSError(Posix.ENOENT) }
             return dir(try folderMode(d, zone), uid: owner(d), time: created)
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
@@ -119,16 +119,16 @@ extension StoreView {
                                       links: 1, uid: pending.caller.uid, gid: pending.caller.gid, size: Int64(size),
                                       modified: started, changed: started, accessed: started)
             }
-            guard let attributes = try itemAttributes(target, inode: inode) else { throw FSError(ENOENT) }
+            guard let attributes = try itemAttributes(target, inode: inode) else { throw FSError(Posix.ENOENT) }
             return attributes
         case .scratch(let id):
-            guard let s = scratch.file(id) else { throw FSError(ENOENT) }
+            guard let s = scratch.file(id) else { throw FSError(Posix.ENOENT) }
             return s.lock.withLock {
                 NodeAttributes(inode: inode, kind: .file, permissions: s.permissions, links: 1, uid: s.uid, gid: s.gid,
                                size: Int64(s.bytes.count), modified: s.modified, changed: s.changed, accessed: s.modified)
             }
         case .lostFoundFile(let name):
-            guard case .success(let st?) = Syscall.stat(lostAndFound.directory + "/" + name, times: true) else { throw FSError(ENOENT) }
+            guard case .success(let st?) = Syscall.stat(lostAndFound.directory + "/" + name, times: true) else { throw FSError(Posix.ENOENT) }
             return NodeAttributes(inode: inode, kind: .file, permissions: st.permissions & 0o777, links: 1,
                                   uid: st.owner, gid: st.group, size: st.size, modified: st.modified, changed: st.modified, accessed: st.modified)
         }
@@ -249,10 +249,10 @@ extension StoreView {
     /// resets only a finished copy): slower, never stale.
     public func openDirectory(_ inode: UInt64, caller: CallerContext) throws(FSError) -> OpenReply {
         let key = try key(inode)
-        guard key.isDirectory else { throw FSError(ENOTDIR) }
+        guard key.isDirectory else { throw FSError(Posix.ENOTDIR) }
         try checkReaches(key, caller)
         var reply = OpenReply(handle: 0, keepCache: false)
-        let h = OpenFile(kind: .directory, inode: inode, flags: O_RDONLY, caller: caller)
+        let h = OpenFile(kind: .directory, inode: inode, flags: Posix.O_RDONLY, caller: caller)
         if case .recordType(let d, let zone, _) = key {
             _ = try catalog(d, zone)
             reply.cacheDirectory = true
@@ -271,7 +271,7 @@ extension StoreView {
     }
 
     public func readDirectory(handle: UInt64, from offset: Int, atMost count: Int) throws(FSError) -> [DirectoryEntry] {
-        guard let h = handles.get(handle), case .directory = h.kind else { throw FSError(EBADF) }
+        guard let h = handles.get(handle), case .directory = h.kind else { throw FSError(Posix.EBADF) }
         let listed: DirectoryListing
         if let kept = h.lock.withLock({ h.listing }) {
             listed = kept
@@ -316,7 +316,7 @@ extension StoreView {
     private func recordEntry(_ target: RecordTarget) throws(FSError) -> DirectoryEntry? {
         let record: RecordStat?
         do { record = try recordStat(target) } catch {
-            if error.errno == ENOENT { return nil }
+            if error.errno == Posix.ENOENT { return nil }
             logger.error("\(mountPath(.record(target))) cannot be read, so its folder cannot be listed: \(error.reason)")
             throw error
         }
@@ -393,7 +393,7 @@ extension StoreView {
                 keys.append((t.fileName, t.key))
             }
         case .lostFoundFile, .record, .keyValueEntry, .scratch:
-            throw FSError(ENOTDIR)
+            throw FSError(Posix.ENOTDIR)
         }
         return DirectoryListing(entries: try entries(keys, caller: caller) + scratchEntries(dir, caller: caller))
     }

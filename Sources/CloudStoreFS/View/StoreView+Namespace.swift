@@ -30,7 +30,7 @@ extension StoreView {
         case .lostFoundFile(let file):
             if case .failure(let e) = Syscall.unlink(lostAndFound.directory + "/" + file) { throw FSError(e.errno, "cannot remove \(file)") }
         default:
-            throw FSError(EISDIR)
+            throw FSError(Posix.EISDIR)
         }
     }
 
@@ -53,10 +53,10 @@ extension StoreView {
     public func makeDirectory(parent: UInt64, name: String, caller: CallerContext) throws(FSError) -> NodeEntry {
         try checkName(name)
         let dir = try key(parent)
-        if (try? child(of: dir, named: name, caller: caller)) != nil { throw FSError(EEXIST) }
+        if (try? child(of: dir, named: name, caller: caller)) != nil { throw FSError(Posix.EEXIST) }
         switch dir {
         case .database(let d):
-            guard let zone = StoreLayout.decode(name) else { throw FSError(EINVAL, "\(name) is not a valid encoding of a zone name") }
+            guard let zone = StoreLayout.decode(name) else { throw FSError(Posix.EINVAL, "\(name) is not a valid encoding of a zone name") }
             let db = try database(d, caller: caller)
             notifier?.willWait()
             do throws(CKError) { _ = try db.createZone(zone) } catch {
@@ -66,13 +66,13 @@ extension StoreView {
             return try entry(.zone(d, zone), caller: caller)
         case .zone(let d, let zone):
             do { try Names.checkRecordType(name) } catch {
-                throw FSError(EINVAL, "a folder in a zone is a record type: \(error.message)")
+                throw FSError(Posix.EINVAL, "a folder in a zone is a record type: \(error.message)")
             }
             let key = NodeKey.recordType(d, zone: zone, type: name)
             stateLock.withLock { _ = typeFolders.insert(key) }
             return try entry(key, caller: caller)
         default:
-            throw FSError(EPERM, "folders can be made only for zones (in private/) and record types (in a zone)")
+            throw FSError(Posix.EPERM, "folders can be made only for zones (in private/) and record types (in a zone)")
         }
     }
 
@@ -81,11 +81,11 @@ extension StoreView {
         let node = try child(of: dir, named: name, caller: caller)
         switch node {
         case .zone(let d, let zone):
-            if zone == ZoneID.defaultZoneName { throw FSError(EPERM, "the default zone cannot be deleted") }
+            if zone == ZoneID.defaultZoneName { throw FSError(Posix.EPERM, "the default zone cannot be deleted") }
             let types = try recordTypes(d, zone)
             let hasScratch = scratch.holdsFiles(inZone: d, zone)
                 || stateLock.withLock { typeFolders.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false } }
-            if !types.isEmpty || hasScratch { throw FSError(ENOTEMPTY) }
+            if !types.isEmpty || hasScratch { throw FSError(Posix.ENOTEMPTY) }
             let db = try database(d, caller: caller)
             notifier?.willWait()
             do throws(CKError) { try db.deleteZone(zone) } catch {
@@ -98,11 +98,11 @@ extension StoreView {
             }
         case .recordType(let d, let zone, let type):
             if try hasRecords(d, zone, type: type) || scratch.holdsFiles(in: node) {
-                throw FSError(ENOTEMPTY)
+                throw FSError(Posix.ENOTEMPTY)
             }
             stateLock.withLock { _ = typeFolders.remove(node) }
         default:
-            throw FSError(node.isDirectory ? EPERM : ENOTDIR, "only zone and record type folders can be removed")
+            throw FSError(node.isDirectory ? Posix.EPERM : Posix.ENOTDIR, "only zone and record type folders can be removed")
         }
     }
 
@@ -111,23 +111,23 @@ extension StoreView {
     public func rename(parent: UInt64, name: String, newParent: UInt64, newName: String, flags: UInt32, caller: CallerContext) throws(FSError) {
         try checkName(newName)
         let noReplace: UInt32 = 1, exchange: UInt32 = 2
-        if flags & exchange != 0 { throw FSError(EINVAL, "exchanging names is not supported") }
+        if flags & exchange != 0 { throw FSError(Posix.EINVAL, "exchanging names is not supported") }
         let fromDir = try key(parent)
         let toDir = try key(newParent)
         let source = try child(of: fromDir, named: name, caller: caller)
         let existing = try? child(of: toDir, named: newName, caller: caller)
-        if existing != nil && flags & noReplace != 0 { throw FSError(EEXIST) }
+        if existing != nil && flags & noReplace != 0 { throw FSError(Posix.EEXIST) }
         if existing == source { return }
-        if source.isDirectory { throw FSError(EPERM, "zones and record type folders cannot be renamed") }
+        if source.isDirectory { throw FSError(Posix.EPERM, "zones and record type folders cannot be renamed") }
         var toItem = ItemTarget(folder: toDir, fileName: newName)
         if toItem == nil { toItem = try longRecordTarget(toDir, newName) }
         if toItem == nil { try checkNotAnUnsavableItemName(toDir, newName) }
         guard let fromPlace = Self.place(fromDir), fromPlace == Self.place(toDir) else {
-            throw FSError(EXDEV, "files can be moved only among the zones of the store, or within keyvalue/")
+            throw FSError(Posix.EXDEV, "files can be moved only among the zones of the store, or within keyvalue/")
         }
         switch source {
         case .scratch(let id):
-            guard let s = scratch.file(id) else { throw FSError(ENOENT) }
+            guard let s = scratch.file(id) else { throw FSError(Posix.ENOENT) }
             if let target = toItem {
                 // sed -i, rsync and editors save by renaming a finished file onto the name.
                 let (bytes, origin) = s.lock.withLock { (s.bytes, s.origin) }
@@ -149,13 +149,13 @@ extension StoreView {
             }
         case .record, .keyValueEntry:
             let from = ItemTarget(source)!
-            guard let (bytes, _) = try current(from) else { throw FSError(ENOENT) }
+            guard let (bytes, _) = try current(from) else { throw FSError(Posix.ENOENT) }
             try checkMayChange(from, deleting: true, caller: caller)
             if let target = toItem {
                 // mv between names: a save of the new name, then a delete of the old.
                 if case .record(let f) = from, case .record(let t) = target,
                    t.database == f.database && t.zone == f.zone && t.type != f.type && t.name == f.name {
-                    throw FSError(EINVAL, "a record's type never changes; save a new record under another name instead")
+                    throw FSError(Posix.EINVAL, "a record's type never changes; save a new record under another name instead")
                 }
                 let replaced = inodes.existingInode(for: target.key)
                 do { try save(bytes, as: target, caller: caller) } catch {
@@ -168,13 +168,13 @@ extension StoreView {
                 // Renamed away (vim's backup, `mv a.json a.bak`): hide the item behind a
                 // scratch copy; it is deleted only when that copy is removed.
                 try replaceScratchName(toDir, newName, caller: caller)
-                guard let attrs = try itemAttributes(from, inode: inodes.inode(for: from.key)) else { throw FSError(ENOENT) }
+                guard let attrs = try itemAttributes(from, inode: inodes.inode(for: from.key)) else { throw FSError(Posix.ENOENT) }
                 let id = scratch.hide(from, behind: newName, in: toDir, text: bytes,
                                       permissions: attrs.permissions, uid: attrs.uid, gid: attrs.gid, now: attrs.modified)
                 moved(source, to: .scratch(id), replacing: nil)
             }
         default:
-            throw FSError(EPERM, "only record, key-value and scratch files can be moved")
+            throw FSError(Posix.EPERM, "only record, key-value and scratch files can be moved")
         }
     }
 
@@ -205,7 +205,7 @@ extension StoreView {
     /// scratch file (that would delete it): EEXIST.
     private func replaceScratchName(_ dir: NodeKey, _ name: String, caller: CallerContext) throws(FSError) {
         guard let existing = try? child(of: dir, named: name, caller: caller) else { return }
-        guard case .scratch(let id) = existing else { throw FSError(EEXIST, "\(name) is a record; remove it first") }
+        guard case .scratch(let id) = existing else { throw FSError(Posix.EEXIST, "\(name) is a record; remove it first") }
         scratch.remove(id, named: name, in: dir)
     }
 }

@@ -54,7 +54,7 @@ extension StoreView {
     func checkItemName(_ target: ItemTarget) throws(FSError) {
         switch target {
         case .record(let t):
-            do { try Names.checkRecordName(t.name) } catch { throw FSError(EINVAL, "\(t.fileName): \(error.message)") }
+            do { try Names.checkRecordName(t.name) } catch { throw FSError(Posix.EINVAL, "\(t.fileName): \(error.message)") }
         case .keyValue(let ref, let key):
             try checkKey(key, ref: ref)
         }
@@ -70,7 +70,7 @@ extension StoreView {
         }
         if let why = naming.refusal(fileName) {
             logger.notice("refused the name \(fileName.debugDescription): \(why)")
-            throw FSError(EINVAL, why)
+            throw FSError(Posix.EINVAL, why)
         }
     }
 
@@ -107,13 +107,13 @@ extension StoreView {
     func saveRecord(_ text: [UInt8], as target: RecordTarget, caller: CallerContext) throws(FSError) {
         let json: JSONValue
         do { json = try JSONParser.parse(text) } catch {
-            throw FSError(EINVAL, text.isEmpty ? "the file is empty; a record file holds one JSON object" : "not valid JSON at \(error.description)")
+            throw FSError(Posix.EINVAL, text.isEmpty ? "the file is empty; a record file holds one JSON object" : "not valid JSON at \(error.description)")
         }
         guard case .object(var object) = json else {
-            throw FSError(EINVAL, "a record file holds one JSON object with \"fields\", not \(json.kindName)")
+            throw FSError(Posix.EINVAL, "a record file holds one JSON object with \"fields\", not \(json.kindName)")
         }
         if let type = object["recordType"], type.stringValue != target.type {
-            throw FSError(EINVAL, "the text says recordType \(type.stringValue.map { "\"\($0)\"" } ?? "(not a string)") but the file is in folder \(target.type); put it in that type's folder or fix recordType")
+            throw FSError(Posix.EINVAL, "the text says recordType \(type.stringValue.map { "\"\($0)\"" } ?? "(not a string)") but the file is in folder \(target.type); put it in that type's folder or fix recordType")
         }
         if let name = object["recordName"]?.stringValue, name != target.name {
             // A copy of another record under a new name: its version means nothing here.
@@ -151,7 +151,7 @@ extension StoreView {
         if let error = result.error {
             let item = error.partialErrors?.values.first ?? error
             if item.code == .serverRecordChanged {
-                throw FSError(ESTALE, "serverRecordChanged: record \(target.name) changed since this text was read (the text's recordChangeTag is \(record.recordChangeTag ?? "none"), the stored one \(item.serverRecordValue?.recordChangeTag ?? "?")); read the file again and redo the edit, or drop \"recordChangeTag\" from the text to overwrite")
+                throw FSError(Posix.ESTALE, "serverRecordChanged: record \(target.name) changed since this text was read (the text's recordChangeTag is \(record.recordChangeTag ?? "none"), the stored one \(item.serverRecordValue?.recordChangeTag ?? "?")); read the file again and redo the edit, or drop \"recordChangeTag\" from the text to overwrite")
             }
             throw error.fsError
         }

@@ -47,7 +47,7 @@ extension StoreView {
         }
         guard users.userName(caller.uid) == user else {
             logger.notice("refused uid \(caller.uid) a folder of \(user)'s shared/: each user reaches only their own")
-            throw FSError(EACCES, "this is another user's shared/")
+            throw FSError(Posix.EACCES, "this is another user's shared/")
         }
     }
 
@@ -76,7 +76,7 @@ extension StoreView {
         let zones: [RecordZone]
         let db: Database
         // The caller's own name: their zones are in private/, none here (the engine says EINVAL).
-        do { db = try database(key, caller: nil) } catch { if error.errno == EINVAL { return nil } else { throw error } }
+        do { db = try database(key, caller: nil) } catch { if error.errno == Posix.EINVAL { return nil } else { throw error } }
         do throws(CKError) { zones = try db.zones() } catch { throw error.fsError }
         return zones.isEmpty ? nil : key
     }
@@ -147,7 +147,7 @@ extension StoreView {
         }
         guard let why else { return }
         logger.notice("refused \(deleting ? "removal" : "change") of \(mountPath(.record(t))) by uid \(caller.uid): \(why)")
-        throw FSError(EACCES, why)
+        throw FSError(Posix.EACCES, why)
     }
 
     /// The caller's permission on a record file of a shared zone, for its mode; read-only when

@@ -173,7 +173,7 @@ public final class StoreView: @unchecked Sendable {
             changes.forget(ref)
             if error.code == .zoneNotFound {
                 stateLock.withLock { catalogs[ref] = nil }
-                throw FSError(ENOENT, "zone \(zone) does not exist")
+                throw FSError(Posix.ENOENT, "zone \(zone) does not exist")
             }
             throw error.fsError
         }

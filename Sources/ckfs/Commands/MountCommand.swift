@@ -84,11 +84,11 @@ struct MountCommand: ParsableCommand {
         // A plain stat (times asked for): statx of the type alone may be answered from the
         // kernel's cached attributes of a mount whose daemon died.
         let found = Syscall.stat(path, times: true)
-        if case .failure(let e) = found, e.errno == ENOTCONN {
+        if case .failure(let e) = found, e.errno == Posix.ENOTCONN {
             throw CKError(.invalidArguments, "\(path) is a mount whose daemon died; run `ckfs unmount \(mountPoint)` first")
         }
         guard case .success(let status?) = found else {
-            let error: Int32 = if case .failure(let e) = found { e.errno } else { ENOENT }
+            let error: Int32 = if case .failure(let e) = found { e.errno } else { Posix.ENOENT }
             throw CKError(.invalidArguments, "mount point \(path): \(Syscall.errorText(error)); create an empty directory there")
         }
         guard status.isDirectory else { throw CKError(.invalidArguments, "mount point \(path) is not a directory") }
@@ -152,7 +152,7 @@ struct MountCommand: ParsableCommand {
         throw CKError(.internalError, "the mount was not ready after 15 s; see \(logPath)")
     }
 
-    private func printReady(_ path: String, pid: pid_t) {
+    private func printReady(_ path: String, pid: Posix.pid_t) {
         print("""
         mounted at \(path) (daemon pid \(pid))
           browse:  ls \(mountPoint)   (records are <container>/<public|private>/<zone>/<RecordType>/<name>.json)

@@ -18,7 +18,7 @@ struct UnmountCommand: ParsableCommand {
         var dead = aborted
         // A plain stat (times asked for): statx of the type alone may be answered from the
         // kernel's cached attributes.
-        if !dead, case .failure(let e) = Syscall.stat(path, times: true), e.errno == ENOTCONN { dead = true }
+        if !dead, case .failure(let e) = Syscall.stat(path, times: true), e.errno == Posix.ENOTCONN { dead = true }
         guard dead || MountTable.isMounted(path) else {
             throw ValidationError("\(path) is not mounted")
         }

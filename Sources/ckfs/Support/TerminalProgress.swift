@@ -1,6 +1,5 @@
 import CloudStore
 import Foundation
-import Glibc
 import Synchronization
 
 /// How far long work has come, on one line of standard error that rewrites itself, shown only
@@ -19,7 +18,7 @@ final class TerminalProgress: Sendable {
     private let state = Mutex<(lastDraw: UInt64, drawn: Bool)>((0, false))
 
     /// Whether standard error is a terminal that progress can be drawn on.
-    static var terminalAttached: Bool { Syscall.isTerminal(STDERR_FILENO) && Syscall.environmentValue("TERM") != "dumb" }
+    static var terminalAttached: Bool { Syscall.isTerminal(Posix.STDERR_FILENO) && Syscall.environmentValue("TERM") != "dumb" }
 
     /// `quiet` turns it off whatever standard error is (as `--json` does).
     init(_ title: String, total: Int? = nil, quiet: Bool = false) {

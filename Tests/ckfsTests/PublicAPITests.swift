@@ -86,7 +86,7 @@ import TestSupport
         let now = Set(symbols.map(\.line))
         let added = now.subtracting(listed).sorted(), removed = listed.subtracting(now).sorted()
         #expect(added.isEmpty && removed.isEmpty, """
-            \(module)'s public API is not Tests/PublicAPI/\(module).txt.
+            \(module)'s public API is not Tests/PublicAPI/\(module).txt (`scripts/public-api \(module) --write` writes it from the build).
             Public now and not listed (give it `package` access if only ckfs's modules use it, else list it): \(added.prefix(40))
             Listed and no longer public (remove the line): \(removed.prefix(40))
             """)

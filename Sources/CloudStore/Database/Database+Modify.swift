@@ -262,9 +262,19 @@ extension Database {
 
     /// Throws what a save (or delete) of this stored record by the caller would fail with for
     /// want of an account or of the right to it: for views that ask before a change.
-    public func checkMayChange(_ stored: Record, deleting: Bool = false) throws(CKError) {
+    /// `permission` is the caller's in a shared zone, as ``permission(of:lookUp:)`` finds it.
+    public func checkMayChange(_ stored: Record, deleting: Bool = false, permission: ShareInfo.Permission? = nil) throws(CKError) {
         _ = try writer(deleting ? "delete records" : "save records")
-        try checkOwnership(stored, deleting: deleting)
+        _ = try policy.decide(deleting ? .delete : .update(parent: nil), stored, permission: permission)
+    }
+
+    /// Who may change what in this database (``AccessPolicy``), for this caller.
+    var policy: AccessPolicy {
+        AccessPolicy(scope: scope, userRecordName: userRecordName, ownerName: ownerName) { [container, identity] type throws(CKError) in
+            // Roles may have been given or taken by another process: as the file holds them now.
+            guard let identity else { return false }
+            return try container.fresh().hasWriteRole(identity, recordType: type)
+        }
     }
 
     /// A user record is saved only by its user, in the public database, and is never created
@@ -276,20 +286,6 @@ extension Database {
             }
             throw .invalid("records of type Users cannot be created: each user has one, in the public database, named by the user record ID (yours is \(userRecordName.isEmpty ? "given by ckfs user whoami" : userRecordName))")
         }
-    }
-
-    /// In the public database only a record's creator, or an identity the container gives
-    /// a write role for its type, may change or delete it. User records are never deleted.
-    func checkOwnership(_ server: Record, deleting: Bool = false) throws(CKError) {
-        guard scope == .public else { return }
-        if deleting && server.recordType == Schema.usersRecordType {
-            throw CKError(.permissionFailure, "user record \(server.recordID.recordName) cannot be deleted; it lives as long as its user")
-        }
-        guard let creator = server.created?.userRecordName, creator != userRecordName else { return }
-        // Roles may have been given or taken by another process: as the file holds them now.
-        if let identity, server.recordType != Schema.usersRecordType,
-           try container.fresh().hasWriteRole(identity, recordType: server.recordType) { return }
-        throw CKError(.permissionFailure, "record \(server.recordID.recordName) in the public database belongs to its creator (\(creator)); only the creator, or a user with a write role for \(server.recordType) (ckfs user role), may change or delete it")
     }
 
     private func checkSize(_ record: Record) throws(CKError) {
@@ -431,23 +427,15 @@ extension Database {
                     do throws(CKError) {
                         let name = client.recordID.recordName
                         let server = try txn.record(name)
-                        // In a shared database, before anything tells of the stored record.
-                        if scope == .shared, let server {
-                            // A name taken by a record not shared with the caller: refused as a
-                            // save outside the hierarchy is, telling nothing of that record.
-                            guard let permission = try Self.permission(of: server, grants, lookUp: txn.record) else { throw outsideShares(name) }
-                            guard permission == .readWrite || server.isShare else {
-                                throw CKError(.permissionFailure, "record \(name) is shared with you read-only; ask its owner (\(ownerName)) for read-write permission")
-                            }
-                            if server.share != nil, let moved = client.parent, moved != server.parent {
-                                throw CKError(.permissionFailure, "record \(name) is the root of a shared hierarchy; only its owner (\(ownerName)) may move it")
-                            }
+                        // May the caller change it: asked before anything tells of the stored record.
+                        if let server {
+                            let permission = scope == .shared ? try Self.permission(of: server, grants, lookUp: txn.record) : nil
+                            _ = try policy.decide(.update(parent: client.parent), server, permission: permission)
                         }
                         if !watching.isEmpty, let server { before[name] = server }
                         if let server, server.recordType != client.recordType {
                             throw .invalid("record \(name) is of type \(server.recordType); a record's type never changes, so save a new record instead")
                         }
-                        if let server { try checkOwnership(server) }
                         let rule = options.saveRules[client.recordID] ?? SaveRule(options.savePolicy)
                         if rule.checksChangeTag {
                             if let server, client.recordChangeTag != server.recordChangeTag {
@@ -502,31 +490,22 @@ extension Database {
                             throw scope == .shared ? notShared(id.recordName, zone: zoneName)
                                 : CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(zoneName); nothing to delete")
                         }
-                        // In a shared database, before anything tells of the stored record.
+                        // May the caller delete it: asked before anything tells of the stored record.
                         let permission = scope == .shared ? try Self.permission(of: server, grants, lookUp: txn.record) : nil
-                        if scope == .shared && permission == nil { throw notShared(id.recordName, zone: zoneName) }
+                        let decision = try policy.decide(.delete, server, permission: permission)
                         if let expected = options.deleteChangeTags[id], server.recordChangeTag != expected {
                             var e = CKError(.serverRecordChanged, "record \(id.recordName) changed on the server since your version (your change tag \(expected), the server's \(server.recordChangeTag ?? "?")); fetch it and decide again, or delete it without a change tag")
                             e.serverRecordValue = server
                             throw e
                         }
-                        try checkOwnership(server, deleting: true)
-                        if scope == .shared {
-                            if server.isShare {
-                                // A participant deleting the share leaves it; it stays for the others.
-                                var left = try leaving(server)
-                                left.recordChangeTag = tag
-                                left.modified = stamp
-                                rewrites.append((left, .delete(i)))
-                                if !watching.isEmpty { before[id.recordName] = server }
-                                continue
-                            }
-                            guard permission == .readWrite else {
-                                throw CKError(.permissionFailure, "record \(id.recordName) is shared with you read-only; ask its owner (\(ownerName)) for read-write permission")
-                            }
-                            guard server.share == nil else {
-                                throw CKError(.permissionFailure, "record \(id.recordName) is the root of a shared hierarchy; only its owner (\(ownerName)) may delete it")
-                            }
+                        if decision == .leavesShare {
+                            // A participant deleting the share leaves it; it stays for the others.
+                            var left = try leaving(server)
+                            left.recordChangeTag = tag
+                            left.modified = stamp
+                            rewrites.append((left, .delete(i)))
+                            if !watching.isEmpty { before[id.recordName] = server }
+                            continue
                         }
                         deletedRecords[id.recordName] = server
                         if !watching.isEmpty { before[id.recordName] = server }
@@ -598,14 +577,9 @@ extension Database {
                     let r = cascaded[index]
                     index += 1
                     guard let rec = try txn.record(r) else { continue }
-                    var permitted = true
-                    if scope == .shared {
-                        let permission = try Self.permission(of: rec, grants, lookUp: txn.record)
-                        permitted = rec.share == nil && permission == .readWrite
-                    }
-                    if !permitted {
-                        let e = CKError(.permissionFailure, "the delete would also delete, through DELETE_SELF references, records not shared with you read-write; ask the owner (\(ownerName)) to delete it")
-                        for (i, _) in deletes where failures[.delete(i)] == nil { failures[.delete(i)] = e }
+                    let permission = scope == .shared ? try Self.permission(of: rec, grants, lookUp: txn.record) : nil
+                    do throws(CKError) { _ = try policy.decide(.cascade, rec, permission: permission) } catch {
+                        for (i, _) in deletes where failures[.delete(i)] == nil { failures[.delete(i)] = error }
                         deleting = []
                         cascaded = []
                         break

@@ -164,14 +164,10 @@ extension Database {
     }
 
     /// The error for a save the caller may not make in a shared zone.
-    func outsideShares(_ name: String) -> CKError {
-        CKError(.permissionFailure, "record \(name) would not be in a hierarchy shared with you read-write: set its parent to a record of the share (CKRecord.setParent), or ask its owner (\(ownerName)) for read-write permission")
-    }
+    func outsideShares(_ name: String) -> CKError { policy.outsideShares(name) }
 
     /// The error for a record the caller cannot reach in a shared zone: it is not there for them.
-    func notShared(_ name: String, zone: String) -> CKError {
-        CKError(.unknownItem, "record \(name) does not exist in zone \(zone) shared with you by \(ownerName), or is not in a hierarchy shared with you")
-    }
+    func notShared(_ name: String, zone: String) -> CKError { policy.notShared(name, zone: zone) }
 
     /// The share a save writes: the client's participants checked against the container's
     /// users and the share as stored, the owner first and accepted, the short GUID and root
@@ -179,9 +175,7 @@ extension Database {
     /// stored requesters answered (added, denied or blocked) as the client's copy says.
     func preparedShare(_ record: Record, client: Record, server: Record?, zone: String) throws(CKError) -> Record {
         let name = record.recordID.recordName
-        guard scope == .private else {
-            throw CKError(.permissionFailure, "share \(name) can be changed only by its owner (\(ownerName)); to leave it, delete it from your shared database")
-        }
+        try policy.mayChangeShare(name)
         guard zone != ZoneID.defaultZoneName else {
             throw .invalid("share \(name) cannot be saved in the default zone: records are shared from a custom zone of the private database (create one with ckfs zone create)")
         }
@@ -526,9 +520,8 @@ extension Database {
                 }
             }
             guard let grants, !record.isShare else { continue }
-            guard try Self.permission(of: record, grants, lookUp: lookUp) == .readWrite else {
-                failures[.save(i)] = outsideShares(name)
-                continue
+            do throws(CKError) { _ = try policy.decide(.place, record, permission: try Self.permission(of: record, grants, lookUp: lookUp)) } catch {
+                failures[.save(i)] = error
             }
         }
     }

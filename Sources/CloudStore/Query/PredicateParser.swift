@@ -12,12 +12,9 @@ import Foundation
 /// paths, aggregates, `[c]` options, arithmetic, `nil`, `$variables`) fails with an error that
 /// names the construct and its position.
 package struct PredicateParser {
-    /// What is wrong and where (1-based character position in the format text).
-    public struct SyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
-        public var message: String
-        public var position: Int
-        public var description: String { "at character \(position): \(message)" }
-    }
+    /// What is wrong and where: the package's one syntax error, placed at a character of the
+    /// one-line format text.
+    package typealias SyntaxError = CloudStore.SyntaxError
 
     private var tokens: [PredicateLexer.Located]
     private var index = 0

@@ -133,21 +133,14 @@ extension StoreView {
 
     /// A shared record the caller may not change (read-only), a share they may only leave
     /// (by removing its file), a hierarchy's root only its owner moves or removes: EACCES,
-    /// said in the log. The engine checks again when it saves.
+    /// said in the log. The engine's access policy answers, as it does again when it saves.
     func checkMayChangeShared(_ t: RecordTarget, deleting: Bool, caller: CallerContext) throws(FSError) {
         guard let (record, permission) = try sharedItem(named: t.name, t.database, t.zone, catalog: try catalog(t.database, t.zone)) else { return }
-        let why: String? = if record.isShare {
-            deleting ? nil : "a share is changed by its owner; remove its file to leave it"
-        } else if permission != .readWrite {
-            "the share lets you read it, not change it"
-        } else if deleting && record.share != nil {
-            "it is the root of a shared hierarchy, which only its owner moves or removes"
-        } else {
-            nil
+        let db = try database(t.database, caller: caller)
+        do throws(CKError) { try db.checkMayChange(record, deleting: deleting, permission: permission) } catch {
+            logger.notice("refused \(deleting ? "removal" : "change") of \(mountPath(.record(t))) by uid \(caller.uid): \(error.message)")
+            throw error.fsError
         }
-        guard let why else { return }
-        logger.notice("refused \(deleting ? "removal" : "change") of \(mountPath(.record(t))) by uid \(caller.uid): \(why)")
-        throw FSError(Posix.EACCES, why)
     }
 
     /// The caller's permission on a record file of a shared zone, for its mode; read-only when

@@ -52,9 +52,10 @@ public final class StoreView: @unchecked Sendable {
     /// The containers the mount shows; nil shows every container of the store.
     let containers: Set<String>?
 
+    /// The databases the view acts on, by database and acting user (a lock of their own).
+    let openDatabases = OpenDatabases()
     /// Guards every `var` below.
     let stateLock = NSLock()
-    var databases: [DatabaseHandleKey: Database] = [:]
     var catalogs: [ZoneRef: ZoneCatalog] = [:]
     /// Counts the changes ``catalog(_:_:)`` has seen in each zone; never reset, not even when
     /// the zone goes, so a number names one state of the zone's records.
@@ -77,7 +78,6 @@ public final class StoreView: @unchecked Sendable {
     let listenerID = UInt64.random(in: 1...UInt64.max)
 
     struct ZoneRef: Hashable { var database: DatabaseKey; var zone: String }
-    struct DatabaseHandleKey: Hashable { var database: DatabaseKey; var actingUser: String }
 
     /// True when other users reach the mount (`allow_other`): per-caller names are then never
     /// cached by the kernel.
@@ -129,16 +129,9 @@ public final class StoreView: @unchecked Sendable {
     /// The database a node belongs to, acting as `caller` (the creator of what it saves).
     func database(_ key: DatabaseKey, caller: CallerContext?) throws(FSError) -> Database {
         let acting = key.scope == .public ? users.userName(caller?.uid ?? daemonUID) : key.user
-        let hk = DatabaseHandleKey(database: key, actingUser: acting)
-        if let db = stateLock.withLock({ databases[hk] }) { return db }
-        let shared = key.scope == .shared ? try sharedDatabase(key.container, user: acting) : nil
         do throws(CKError) {
-            let db = if let shared { try shared.database(owner: key.owner) } else {
-                try store.container(key.container).database(key.scope, caller: engineCaller(acting), environment: environment)
-            }
-            // One without an identity is not kept: the user may be added while mounted.
-            if db.identity != nil { stateLock.withLock { databases[hk] = db } }
-            return db
+            return try openDatabases.database(key.scope, in: store.container(key.container), owner: key.owner,
+                                              caller: engineCaller(acting), environment: environment)
         } catch {
             throw error.fsError
         }

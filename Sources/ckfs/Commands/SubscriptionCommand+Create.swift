@@ -49,7 +49,7 @@ extension SubscriptionCommand {
         }
 
         func parsedPredicate() throws -> QueryPredicate {
-            do { return try PredicateParser.parse(predicate, arguments: try arg.map(RecordCommand.Query.argument)) } catch let e as PredicateParser.SyntaxError {
+            do { return try PredicateParser.parse(predicate, arguments: try arg.map(RecordCommand.Query.argument)) } catch let e as SyntaxError {
                 throw ValidationError("--predicate: \(e)")
             }
         }

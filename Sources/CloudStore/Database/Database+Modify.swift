@@ -197,7 +197,7 @@ extension Database {
 
     enum ItemKey: Hashable { case save(Int), delete(Int) }
 
-    private func checkInput(_ record: Record) throws(CKError) {
+    func checkInput(_ record: Record) throws(CKError) {
         if record.isShare {
             try Names.checkRecordName(record.recordID.recordName)
             try checkShareFields(record)
@@ -288,7 +288,7 @@ extension Database {
         }
     }
 
-    private func checkSize(_ record: Record) throws(CKError) {
+    func checkSize(_ record: Record) throws(CKError) {
         let max = store.settings.maxRecordBytes
         guard record.size <= max else {
             throw CKError(.limitExceeded, "record \(record.recordID.recordName) is \(record.size) bytes; a record may hold at most \(max) bytes of fields (assets are not counted): move large data into an asset")
@@ -299,7 +299,7 @@ extension Database {
     /// and an asset named by its checksum alone (a web client's, a fetched `CKAsset`'s) must be
     /// one the zone holds, at the size its file has. Refused otherwise, naming the field: a
     /// record never names an asset the store does not have.
-    private func resolveAssets(_ record: Record, server: Record?, txn: ZoneTransaction) throws(CKError) -> Record {
+    func resolveAssets(_ record: Record, server: Record?, txn: ZoneTransaction) throws(CKError) -> Record {
         func resolve(_ a: Asset, _ key: String) throws(CKError) -> Asset {
             if let file = a.pendingFile { return try txn.storeAsset(from: file) }
             if let kept = server?.asset(checksum: a.fileChecksum) { return kept }
@@ -330,7 +330,7 @@ extension Database {
 
     /// The error of a save refused because the server's record changed; its ancestor is added
     /// by ``addAncestors(_:storage:)`` once the zone is released.
-    private func conflict(server: Record, client: Record) -> CKError {
+    func conflict(server: Record, client: Record) -> CKError {
         let name = client.recordID.recordName
         var e = CKError(.serverRecordChanged, client.recordChangeTag == nil
             ? "record \(name) already exists (change tag \(server.recordChangeTag ?? "?")); fetch it and save your change on top of it, or save with policy changed-keys or all-keys"
@@ -359,332 +359,69 @@ extension Database {
 
     private typealias ZoneOutcome = (saves: [(Int, Result<Record, CKError>)], deletes: [(Int, Result<Void, CKError>)], notificationError: CKError?)
 
+    /// Saves and deletes in one zone, step by step: check the input that needs no lock; under
+    /// the zone's lock, authorize the caller in the zone, plan the saves and the deletes (each
+    /// authorized as its stored record is read), link shares and parents, follow DELETE_SELF
+    /// references, check the quota and write the log entry (the commit); then tell subscribers
+    /// (under the lock) and the shares' participants (after it). The steps are in
+    /// `Database+ZoneBatch.swift`.
     private func modifyZone(_ zoneName: String, saves: [(Int, Record)], deletes: [(Int, RecordID)], options: ModifyOptions) -> ZoneOutcome {
-        var failures: [ItemKey: CKError] = [:]
-        // Checks that need no lock.
-        var seenNames: Set<String> = []
-        for (i, record) in saves {
-            do throws(CKError) {
-                try checkInput(record)
-                guard seenNames.insert(record.recordID.recordName).inserted else {
-                    throw .invalid("record \(record.recordID.recordName) is saved twice in one operation; save it once")
-                }
-            } catch { failures[.save(i)] = error }
-        }
-        for (i, id) in deletes where seenNames.contains(id.recordName) {
-            failures[.delete(i)] = .invalid("record \(id.recordName) is both saved and deleted in one operation; do one or the other")
-        }
+        var plan = ZonePlan(failures: checkedInput(saves: saves, deletes: deletes))
+        let shareNames: [String]
         do throws(CKError) {
             try Names.checkZoneName(zoneName)
+            shareNames = try sharesBeforeLock(in: zoneName, saves: saves)
         } catch {
-            return finish(saves, deletes, failures: failures, all: error)
+            return finish(saves, deletes, failures: plan.failures, all: error)
         }
         let storage = zoneStorage(zoneName)
-        let zone = zoneID(zoneName)
-        // The zone's shares, found before its lock (a query) and read again under it.
-        var shareNames: [String] = []
-        // Also when a record may move (its parent set): it might carry a shared root under another.
-        if scope == .shared || saves.contains(where: { $0.1.isShare || $0.1.parent != nil || $0.1.changedKeys.contains(Record.parentKey) }) {
-            do throws(CKError) {
-                shareNames = try shareRecords(in: zoneName).map(\.recordID.recordName)
-                // A share is found through the registry: its zone is there before it commits.
-                if scope != .public, saves.contains(where: { $0.1.isShare }) {
-                    try ShareRegistry(container: container, environment: environment).include(owner: ownerName, zone: zoneName)
-                }
-            } catch {
-                return finish(saves, deletes, failures: failures, all: error)
-            }
-        }
-        var committed: [ItemKey: Record] = [:]
-        // Subscriptions: read under the zone's lock, so one saved before this commit
-        // fires for it; the records as they were are kept only when some may fire.
+        // Subscriptions: read under the zone's lock, so one saved before this commit fires for it.
         var watching: [Subscription] = []
         var notificationError: CKError?
-        var before: [String: Record] = [:]
         // For the participants of the zone's shares, told once the zone is released.
         var committedEntry: LogEntry?
-        var endedShares: [Record] = []
         do throws(CKError) {
             try storage.write { (txn) throws(CKError) -> (LogEntry?, Void) in
                 do throws(CKError) { watching = try subscriptionsWatching(zoneName) } catch { notificationError = error }
-                var grants = ZoneGrants()
-                if scope == .shared {
-                    grants = try self.grants(in: zoneName, shareNames: shareNames, lookUp: txn.record)
-                    guard !grants.isEmpty else {
-                        throw CKError(.zoneNotFound, "zone \(zoneName) of \(ownerName) is not shared with you, or you have not accepted its share")
-                    }
-                }
                 let now = Store.now()
-                let stamp = Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID)
-                let tag = String(txn.lastSeq + 1)
-                var candidates: [(Int, Record)] = []
-                var moved: Set<String> = []
-                var priorShares: [Record] = []
-                var endedCascade: [Record] = []
-                var oldUsage: [String: Int64] = [:]
-                var pending = Schema.Additions()
-                for (i, client) in saves where failures[.save(i)] == nil {
-                    do throws(CKError) {
-                        let name = client.recordID.recordName
-                        let server = try txn.record(name)
-                        // May the caller change it: asked before anything tells of the stored record.
-                        if let server {
-                            let permission = scope == .shared ? try Self.permission(of: server, grants, lookUp: txn.record) : nil
-                            _ = try policy.decide(.update(parent: client.parent), server, permission: permission)
-                        }
-                        if !watching.isEmpty, let server { before[name] = server }
-                        if let server, server.recordType != client.recordType {
-                            throw .invalid("record \(name) is of type \(server.recordType); a record's type never changes, so save a new record instead")
-                        }
-                        let rule = options.saveRules[client.recordID] ?? SaveRule(options.savePolicy)
-                        if rule.checksChangeTag {
-                            if let server, client.recordChangeTag != server.recordChangeTag {
-                                throw conflict(server: server, client: client)
-                            }
-                            if server == nil, let t = client.recordChangeTag {
-                                throw CKError(.unknownItem, "record \(name) (change tag \(t)) no longer exists; save it without a recordChangeTag to create it again")
-                            }
-                        }
-                        var fields: [String: FieldValue]
-                        var encrypted: Set<String>
-                        switch rule.fields {
-                        case .replaceAll:
-                            (fields, encrypted) = (client.fields, client.encryptedKeys)
-                        case .changedKeys, .allKeys:
-                            (fields, encrypted) = (server?.fields ?? [:], server?.encryptedKeys ?? [])
-                            let taken = rule.fields == .changedKeys ? client.changedKeys : client.changedKeys.union(client.fields.keys)
-                            for k in taken {
-                                fields[k] = client.fields[k]
-                                if client.encryptedKeys.contains(k) { encrypted.insert(k) } else { encrypted.remove(k) }
-                            }
-                        }
-                        var parent = rule.fields == .replaceAll || client.changedKeys.contains(Record.parentKey) ? client.parent : server?.parent
-                        // A participant sees a root without its parent, and cannot move it.
-                        if scope == .shared, let server, server.share != nil { parent = server.parent }
-                        if parent != server?.parent { moved.insert(name) }
-                        var record = Record(stored: client.recordType, recordID: RecordID(recordName: name, zoneID: zone),
-                                            fields: fields, encryptedKeys: encrypted, tag: tag, created: server?.created ?? stamp, modified: stamp,
-                                            parent: parent, share: server?.share, shareInfo: client.shareInfo)
-                        if record.isShare {
-                            record = try preparedShare(record, client: client, server: server, zone: zoneName)
-                            // Who was on it before: a participant removed hears of it too.
-                            if let server { priorShares.append(server) }
-                        }
-                        try checkSize(record)
-                        record = try resolveAssets(record, server: server, txn: txn)
-                        if !record.isShare { pending.merge(try container.schema.check(record, environment: environment, pending: pending)) }
-                        oldUsage[name] = server.map(\.usageBytes) ?? 0
-                        candidates.append((i, record))
-                    } catch { failures[.save(i)] = error }
-                }
-                var deleting: [String] = []
-                var deletedTypes: [String: String] = [:]
-                var deletedRecords: [String: Record] = [:]
-                /// Records the store rewrites besides the client's: roots gaining or losing
-                /// their share, shares a participant leaves; each with the item it follows.
-                var rewrites: [(record: Record, item: ItemKey?)] = []
-                for (i, id) in deletes where failures[.delete(i)] == nil {
-                    do throws(CKError) {
-                        try Names.checkRecordName(id.recordName, allowSystem: true)
-                        guard let server = try txn.record(id.recordName) else {
-                            throw scope == .shared ? notShared(id.recordName, zone: zoneName)
-                                : CKError(.unknownItem, "record \(id.recordName) does not exist in zone \(zoneName); nothing to delete")
-                        }
-                        // May the caller delete it: asked before anything tells of the stored record.
-                        let permission = scope == .shared ? try Self.permission(of: server, grants, lookUp: txn.record) : nil
-                        let decision = try policy.decide(.delete, server, permission: permission)
-                        if let expected = options.deleteChangeTags[id], server.recordChangeTag != expected {
-                            var e = CKError(.serverRecordChanged, "record \(id.recordName) changed on the server since your version (your change tag \(expected), the server's \(server.recordChangeTag ?? "?")); fetch it and decide again, or delete it without a change tag")
-                            e.serverRecordValue = server
-                            throw e
-                        }
-                        if decision == .leavesShare {
-                            // A participant deleting the share leaves it; it stays for the others.
-                            var left = try leaving(server)
-                            left.recordChangeTag = tag
-                            left.modified = stamp
-                            rewrites.append((left, .delete(i)))
-                            if !watching.isEmpty { before[id.recordName] = server }
-                            continue
-                        }
-                        deletedRecords[id.recordName] = server
-                        if !watching.isEmpty { before[id.recordName] = server }
-                        if !deleting.contains(id.recordName) {
-                            deleting.append(id.recordName)
-                            oldUsage[id.recordName] = server.usageBytes
-                            deletedTypes[id.recordName] = server.recordType
-                        }
-                    } catch { failures[.delete(i)] = error }
-                }
-                let rootLinks = try linkShares(&candidates, &failures, &rewrites, deleting: &deleting, deletedRecords: &deletedRecords,
-                                               shareNames: shareNames, tag: tag, stamp: stamp, txn: txn)
-                if !moved.isEmpty && !shareNames.isEmpty {
-                    try checkNesting(candidates, &failures, moved: moved, shareNames: shareNames, deleting: deleting, txn: txn)
-                }
-                for (name, record) in deletedRecords where oldUsage[name] == nil {
-                    oldUsage[name] = record.usageBytes
-                    deletedTypes[name] = record.recordType
-                    if !watching.isEmpty { before[name] = record }
-                }
-                try checkParents(candidates, &failures, deleting: deleting, grants: scope == .shared ? grants : nil, zone: zoneName, txn: txn)
-                // A root gaining or losing its share is an update to subscriptions, not a creation.
-                if !watching.isEmpty {
-                    for r in rewrites where before[r.record.recordID.recordName] == nil {
-                        before[r.record.recordID.recordName] = try txn.record(r.record.recordID.recordName)
-                    }
-                }
-                // Records whose save failed are not there for references to point at; repeat
-                // until no more fail (A → B → C where C failed fails B, then A).
-                var cascaded: [String] = []
-                while true {
-                    // Records the store rewrites (roots, shares left) are saved too: not cascaded.
-                    let saving = Set(candidates.filter { failures[.save($0.0)] == nil }.map { $0.1.recordID.recordName })
-                        .union(rewrites.map(\.record.recordID.recordName))
-                    let deletedSet = Set(deleting)
-                    cascaded = []
-                    var seen = deletedSet
-                    var queue = deleting
-                    while let t = queue.popLast() {
-                        for r in try txn.referrers(of: t) where !seen.contains(r) && !saving.contains(r) {
-                            seen.insert(r)
-                            cascaded.append(r)
-                            queue.append(r)
-                        }
-                    }
-                    let gone = seen
-                    var newFailure = false
-                    for (i, record) in candidates where failures[.save(i)] == nil {
-                        for (key, target) in record.deleteSelfReferences {
-                            var there = saving.contains(target)
-                            if !there && !gone.contains(target), let t = try txn.record(target) {
-                                // In a shared database a record not shared with the caller is not there.
-                                there = true
-                                if scope == .shared { there = try Self.permission(of: t, grants, lookUp: txn.record) != nil }
-                            }
-                            if !there {
-                                failures[.save(i)] = CKError(.referenceViolation, "field \"\(key)\" of record \(record.recordID.recordName) refers with deleteSelf to record \(target), which \(gone.contains(target) ? "this operation deletes" : "does not exist in zone \(zoneName)"); save \(target) first or in the same operation, or use action NONE")
-                                newFailure = true
-                                break
-                            }
-                        }
-                    }
-                    if !newFailure || options.atomic { break }
-                }
-                // A participant's delete reaches, through DELETE_SELF references, only records
-                // they may change, never a root; a root deleted this way takes its share along.
-                var index = 0
-                while index < cascaded.count {
-                    let r = cascaded[index]
-                    index += 1
-                    guard let rec = try txn.record(r) else { continue }
-                    let permission = scope == .shared ? try Self.permission(of: rec, grants, lookUp: txn.record) : nil
-                    do throws(CKError) { _ = try policy.decide(.cascade, rec, permission: permission) } catch {
-                        for (i, _) in deletes where failures[.delete(i)] == nil { failures[.delete(i)] = error }
-                        deleting = []
-                        cascaded = []
-                        break
-                    }
-                    if let share = rec.share, !deleting.contains(share), !cascaded.contains(share), try txn.record(share) != nil {
-                        cascaded.append(share)
-                        for (i, c) in candidates where c.recordID.recordName == share && failures[.save(i)] == nil {
-                            failures[.save(i)] = CKError(.referenceViolation, "share \(share) is deleted with its root record \(r), which a DELETE_SELF reference deletes in this operation")
-                        }
-                    }
-                }
-                for r in cascaded {
-                    guard oldUsage[r] == nil, let rec = try txn.record(r) else { continue }
-                    oldUsage[r] = rec.usageBytes
-                    deletedTypes[r] = rec.recordType
-                    if rec.isShare { endedCascade.append(rec) }
-                    if !watching.isEmpty { before[r] = rec }
-                }
-                // Quota: checked before the commit point; deletes always pass.
-                let quota = quotaBytes
-                let others = try usage(excluding: zoneName)
-                var usage = txn.usage
-                for name in deleting + cascaded { usage -= oldUsage[name] ?? 0 }
-                for (i, record) in candidates where failures[.save(i)] == nil {
-                    let delta = record.usageBytes - (oldUsage[record.recordID.recordName] ?? 0)
-                    if delta > 0 && others + usage + delta > quota {
-                        failures[.save(i)] = CKError(.quotaExceeded, "saving record \(record.recordID.recordName) would use \(others + usage + delta) bytes of this \(scope.rawValue) database's quota of \(quota); delete records or assets to make room")
-                        if options.atomic { break }
-                        continue
-                    }
-                    usage += delta
-                }
-                if options.atomic && !failures.isEmpty { return (nil, ()) }
-                if !failures.isEmpty {
-                    // Not atomic: a record whose parent, or whose share, failed after all fails too
-                    // (or its root keeps the share it had), and the usage counts what is left.
-                    let changed = Self.settleFailedLinks(&candidates, &failures, links: rootLinks)
-                    if changed {
-                        usage = txn.usage
-                        for name in deleting + cascaded { usage -= oldUsage[name] ?? 0 }
-                        for (i, record) in candidates where failures[.save(i)] == nil {
-                            usage += record.usageBytes - (oldUsage[record.recordID.recordName] ?? 0)
-                        }
-                    }
-                }
-                let toSave = candidates.filter { failures[.save($0.0)] == nil }
-                let rewritten = rewrites.filter { $0.item.map { failures[$0] == nil } ?? true }.map(\.record)
-                guard !toSave.isEmpty || !deleting.isEmpty || !rewritten.isEmpty else { return (nil, ()) }
-                // Each deleted record's shared hierarchy, kept in the log for change fetches
-                // in shared databases (the record and its ancestors are gone afterwards); a
-                // record whose ancestors cannot be read counts as in none.
-                var sharedRoots: [String: String?] = [:]
-                for name in deleting + cascaded {
-                    if let record = try txn.record(name), record.parent != nil || record.share != nil {
-                        sharedRoots[name] = try? Self.sharedRoot(of: record, lookUp: txn.record)
-                    }
-                }
-                // What the committed records add; checked again only when some candidate failed
-                // after its check, since a later one may rely on a field only that one added.
-                var additions = pending
-                if toSave.count < candidates.count {
-                    additions = Schema.Additions()
-                    for (_, record) in toSave where !record.isShare {
-                        additions.merge(try container.schema.check(record, environment: environment, pending: additions))
-                    }
-                }
-                try container.schema.add(additions, environment: environment)
-                for (i, record) in toSave { committed[.save(i)] = record }
-                endedShares = deletedRecords.values.filter(\.isShare) + priorShares + endedCascade
-                let entry = LogEntry(
-                    seq: 0, time: now, userRecordName: userRecordName, deviceID: caller.deviceID,
-                    clientChangeToken: options.clientChangeToken, saved: toSave.map(\.1) + rewritten,
-                    deleted: deleting.map { .init(recordName: $0, cascade: false, recordType: deletedTypes[$0], root: sharedRoots[$0] ?? nil) }
-                        + cascaded.map { .init(recordName: $0, cascade: true, recordType: deletedTypes[$0], root: sharedRoots[$0] ?? nil) },
-                    usage: usage)
-                return (entry, ())
+                let batch = ZoneBatch(name: zoneName, zone: zoneID(zoneName), options: options, shareNames: shareNames,
+                                      grants: try grantsInZone(zoneName, shareNames: shareNames, txn: txn), now: now,
+                                      stamp: Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID),
+                                      tag: String(txn.lastSeq + 1), watched: !watching.isEmpty)
+                try planSaves(saves, batch, &plan, txn)
+                try planDeletes(deletes, batch, &plan, txn)
+                let rootLinks = try planLinks(batch, &plan, txn)
+                try planCascade(deletes, batch, &plan, txn)
+                let usage = try checkQuota(batch, &plan, txn)
+                return (try logEntry(batch, &plan, rootLinks: rootLinks, usage: usage, txn), ())
             } committed: { (entry) in
                 committedEntry = entry
                 guard !watching.isEmpty else { return }
-                do throws(CKError) { try self.notify(watching, zone: zoneName, entry: entry, before: before) } catch { notificationError = error }
+                do throws(CKError) { try self.notify(watching, zone: zoneName, entry: entry, before: plan.before) } catch { notificationError = error }
             }
         } catch {
             // The zone could not be written at all, or the commit failed: nothing in it applied.
-            addAncestors(&failures, storage: storage)
-            return finish(saves, deletes, failures: failures, all: error)
+            addAncestors(&plan.failures, storage: storage)
+            return finish(saves, deletes, failures: plan.failures, all: error)
         }
-        addAncestors(&failures, storage: storage)
-        if let committedEntry { notifyParticipants(zoneName, entry: committedEntry, shares: endedShares) }
+        addAncestors(&plan.failures, storage: storage)
+        if let committedEntry { notifyParticipants(zoneName, entry: committedEntry, shares: plan.endedShares) }
         // Still in the registry: a file deleted or damaged meanwhile was made again from the
         // zones, maybe before this share was committed.
-        if scope != .public, committed.values.contains(where: \.isShare) {
+        if scope != .public, plan.committed.values.contains(where: \.isShare) {
             try? ShareRegistry(container: container, environment: environment).include(owner: ownerName, zone: zoneName)
         }
-        if options.atomic && !failures.isEmpty {
-            return finish(saves, deletes, failures: failures, all: nil)
+        if options.atomic && !plan.failures.isEmpty {
+            return finish(saves, deletes, failures: plan.failures, all: nil)
         }
         return (saves.map { (i, _) in
-                    (i, committed[.save(i)].map { .success($0) } ?? .failure(failures[.save(i)] ?? CKError(.internalError, "item was not saved")))
+                    (i, plan.committed[.save(i)].map { .success($0) } ?? .failure(plan.failures[.save(i)] ?? CKError(.internalError, "item was not saved")))
                 },
                 deletes.map { (i, _) in
-                    (i, failures[.delete(i)].map { .failure($0) } ?? .success(()))
+                    (i, plan.failures[.delete(i)].map { .failure($0) } ?? .success(()))
                 },
                 notificationError)
     }
-
     /// Results when nothing in the zone was applied: the items' own errors, and for the rest
     /// `all` (the zone's error) or `batchRequestFailed`.
     private func finish(_ saves: [(Int, Record)], _ deletes: [(Int, RecordID)], failures: [ItemKey: CKError], all: CKError?) -> ZoneOutcome {

@@ -154,6 +154,7 @@ import TestSupport
         let db = try t.reopen(reading: reading).container().database(.private, caller: Caller(userName: "alice", deviceID: "test-device"))
         let missing = try db.modify(saving: [record("child", ["owner": .reference(Reference(recordName: "nobody", action: .deleteSelf))])])
         #expect(missing.saveResults[0].1.error?.code == .referenceViolation)
+        #expect(missing.saveResults[0].1.error?.message == "field \"owner\" of record child refers with deleteSelf to record nobody, which does not exist in zone _defaultZone; save nobody first or in the same operation, or use action NONE")
         // A NONE reference may dangle.
         try db.save(record("loose", ["to": .reference(Reference(recordName: "nobody"))]))
         // Target saved in the same operation is fine; a chain root ← a ← b ← c, and d pointing with NONE.

@@ -253,7 +253,7 @@ extension Database {
                         if scope == .shared { there = try Self.permission(of: t, batch.grants, lookUp: txn.record) != nil }
                     }
                     if !there {
-                        plan.failures[.save(i)] = CKError(.referenceViolation, "field \"\(key)\" of record \(record.recordID.recordName) refers with deleteSelf to record \(target), which \(gone.contains(target) ? "this operation deletes" : "does not exist in batch.zone \(batch.name)"); save \(target) first or in the same operation, or use action NONE")
+                        plan.failures[.save(i)] = CKError(.referenceViolation, "field \"\(key)\" of record \(record.recordID.recordName) refers with deleteSelf to record \(target), which \(gone.contains(target) ? "this operation deletes" : "does not exist in zone \(batch.name)"); save \(target) first or in the same operation, or use action NONE")
                         newFailure = true
                         break
                     }

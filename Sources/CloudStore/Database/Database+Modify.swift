@@ -262,7 +262,7 @@ extension Database {
 
     /// Throws what a save (or delete) of this stored record by the caller would fail with for
     /// want of an account or of the right to it: for views that ask before a change.
-    /// `permission` is the caller's in a shared zone, as ``permission(of:lookUp:)`` finds it.
+    /// `permission` is the caller's in a shared zone, as `permission(of:lookUp:)` finds it.
     public func checkMayChange(_ stored: Record, deleting: Bool = false, permission: ShareInfo.Permission? = nil) throws(CKError) {
         _ = try writer(deleting ? "delete records" : "save records")
         _ = try policy.decide(deleting ? .delete : .update(parent: nil), stored, permission: permission)

@@ -131,7 +131,7 @@ let package = Package(
         // processes. It reaches the engine through its public and `package` API, as a release
         // build (`scripts/install`) compiles it too.
         .target(name: "TestSupport", dependencies: ["CloudStore"], path: "Tests/TestSupport"),
-        .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore", "CloudKit", "TestSupport"]),
+        .testTarget(name: "CloudStoreTests", dependencies: ["CloudStore", "TestSupport"]),
         .testTarget(name: "CloudKitTests", dependencies: ["CloudKit", "CloudStore", "TestSupport"]),
         // Apps' older CloudKit code, in the language mode it was written in.
         .testTarget(name: "CloudKitSwift5Tests", dependencies: ["CloudKit", "CloudStore", "TestSupport"], swiftSettings: [.swiftLanguageMode(.v5)]),

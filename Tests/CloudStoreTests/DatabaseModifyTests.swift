@@ -476,13 +476,3 @@ import TestSupport
         #expect(missing.saveResults[0].1.error?.code == .assetFileNotFound)
     }
 }
-
-/// A value shared with closures that may run on any thread.
-final class LockedBox<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    /// Guarded by `lock`.
-    private var stored: T
-    init(_ value: T) { stored = value }
-    var value: T { lock.withLock { stored } }
-    func mutate(_ body: (inout T) -> Void) { lock.withLock { body(&stored) } }
-}

@@ -162,6 +162,25 @@ import TestSupport
         #expect(try kv().value(forKey: "fontSize") == .integer(20))
     }
 
+    /// An entry's file text is always the current store's: a text rendered from a value that a
+    /// save replaced meanwhile is not kept, and two adoptions at once leave the texts of the
+    /// store the view holds. Each round saves a new value through the view while another
+    /// thread reads the entry's text, then reads it once more with no one writing.
+    @Test func aKeyValueTextIsNeverOlderThanTheStore() async throws {
+        let f = try Fixture()
+        let ref = KeyValueRef(container: "iCloud.local.ckfs", user: Caller.currentOSUserName)
+        var stale: [Int] = []
+        for round in 0..<400 {
+            let text = Array("<integer>\(round)</integer>".utf8)
+            async let saved: Void = Task.detached { try f.view.saveKeyValue(text, ref, key: "counter") }.value
+            async let read = Task.detached { try f.view.keyValueText(ref, "counter") }.value
+            _ = try await (saved, read)
+            let after = try f.view.keyValueText(ref, "counter")
+            if after.map({ String(decoding: $0.text, as: UTF8.self) }).map({ $0.contains("<integer>\(round)</integer>") }) != true { stale.append(round) }
+        }
+        #expect(stale.isEmpty, "rounds whose text was older than the store: \(stale.prefix(20))")
+    }
+
     @Test func vimsBackupSequenceSavesTheRecord() throws {
         let f = try Fixture()
         let dir = try f.inode(Self.noteDir)

@@ -25,22 +25,26 @@ extension StoreView {
         do {
             if let cached, try file.identity() == cached.identity { return cached }
             let fresh = try file.read()
-            adopt(fresh, for: ref, replacing: cached)
+            adopt(fresh, for: ref)
             return fresh
         } catch {
             throw error.fsError
         }
     }
 
-    /// Takes `fresh` as the store of `ref` and drops what changed from every cache.
-    func adopt(_ fresh: KeyValueFile.Snapshot, for ref: KeyValueRef, replacing old: KeyValueFile.Snapshot?) {
-        let before = old?.entries ?? [:]
-        let changed = Set(before.keys).union(fresh.entries.keys).filter { before[$0] != fresh.entries[$0] }
-        stateLock.withLock {
+    /// Takes `fresh` as the store of `ref` and drops what changed from every cache. What changed
+    /// is found against the store the view holds, in the same step that replaces it, so the
+    /// kept texts are always the held store's even when two adoptions race.
+    func adopt(_ fresh: KeyValueFile.Snapshot, for ref: KeyValueRef) {
+        let (changed, hadOne) = stateLock.withLock { () -> (Set<String>, Bool) in
+            let before = keyValueSnapshots[ref]?.entries ?? [:]
+            let changed = Set(before.keys).union(fresh.entries.keys).filter { before[$0] != fresh.entries[$0] }
+            let hadOne = keyValueSnapshots[ref] != nil
             keyValueSnapshots[ref] = fresh
             for key in changed { keyValueTexts[ItemTarget.keyValue(ref, key: key)] = nil }
+            return (changed, hadOne)
         }
-        guard old != nil else { return }
+        guard hadOne else { return }
         let folder = inodes.existingInode(for: .keyValueFolder(ref))
         for key in changed {
             let target = ItemTarget.keyValue(ref, key: key)
@@ -56,7 +60,9 @@ extension StoreView {
         if let hit = stateLock.withLock({ keyValueTexts[target] }) { return hit }
         let text = PropertyListWriter.document(value)
         let rendered = (text, String(CRC32C.checksum(text), radix: 16))
-        stateLock.withLock { keyValueTexts[target] = rendered }
+        // Kept only while the held store still has this value: a save that replaced it meanwhile
+        // dropped the texts it changed, and a text of the value before must not come back.
+        stateLock.withLock { if keyValueSnapshots[ref]?.entries[key] == value { keyValueTexts[target] = rendered } }
         return rendered
     }
 
@@ -96,7 +102,7 @@ extension StoreView {
             let (snapshot, _) = try file.update { (entries: inout KeyValueEntries) throws(CKError) in
                 if entries[key] != value { try entries.set(value, forKey: key) }
             }
-            adopt(snapshot, for: ref, replacing: stateLock.withLock { keyValueSnapshots[ref] })
+            adopt(snapshot, for: ref)
         } catch {
             throw FSError(error.errno, "\(error.code.name): \(error.message)")
         }
@@ -110,7 +116,7 @@ extension StoreView {
         } catch {
             throw error.fsError
         }
-        adopt(result.snapshot, for: ref, replacing: stateLock.withLock { keyValueSnapshots[ref] })
+        adopt(result.snapshot, for: ref)
         if !result.result { throw FSError(Posix.ENOENT, "no key \"\(key)\"") }
     }
 

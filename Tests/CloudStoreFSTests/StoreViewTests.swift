@@ -227,6 +227,27 @@ import TestSupport
         #expect(try f.view.lookup(parent: dir, name: "welcome.json", caller: f.me).attributes.kind == .file)
     }
 
+    /// A text whose only change is the record's parent saves it: the edit is not taken for
+    /// the unchanged text it resembles.
+    @Test func aTextThatOnlyMovesTheRecordSavesIt() throws {
+        let f = try Fixture()
+        let child = RecordID(recordName: "child", zoneID: f.welcomeID.zoneID)
+        _ = try f.publicDB.save(Record(recordType: "Note", recordID: child, fields: ["title": .string("child")]))
+        let ino = try f.inode(Self.noteDir + "/child.json")
+        let reader = try f.view.open(ino, flags: O_RDONLY, caller: f.me).handle
+        let text = String(decoding: try f.view.read(handle: reader, count: 1 << 20, offset: 0), as: UTF8.self)
+        f.view.release(handle: reader)
+        #expect(!text.contains("\"parent\""))
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        object["parent"] = ["recordName": "welcome"]
+        let moved = try JSONSerialization.data(withJSONObject: object)
+        let fh = try f.view.open(ino, flags: O_WRONLY | O_TRUNC, caller: f.me).handle
+        _ = try moved.withUnsafeBytes { b in try f.view.write(handle: fh, bytes: b, offset: 0) }
+        try f.view.flush(handle: fh, caller: f.me)
+        f.view.release(handle: fh)
+        #expect(try f.publicDB.record(for: child).parent == "welcome", "the move was saved")
+    }
+
     @Test func unchangedTextSavesNothingAndAStaleTagFails() throws {
         let f = try Fixture()
         let ino = try f.inode(Self.noteDir + "/welcome.json")

@@ -132,8 +132,13 @@ extension StoreView {
         let current = try storedRecord(target.database, target.zone, named: target.name)
         // Text equal to the record saves nothing, when it is based on that version (or on
         // none): equal text based on an older one is a lost update (two writers making the
-        // same change from one read), refused like any stale save.
-        if let current, current.recordType == record.recordType, current.fields == record.fields, current.encryptedKeys == record.encryptedKeys,
+        // same change from one read), refused like any stale save. Equal means the fields and
+        // the parent (which a text without a version changes only when it names one); a
+        // share's text, whose participants the comparison would have to read as the engine
+        // does, is always saved.
+        if let current, !record.isShare, current.recordType == record.recordType, current.fields == record.fields,
+           current.encryptedKeys == record.encryptedKeys,
+           current.parent == record.parent || (record.recordChangeTag == nil && !record.changedKeys.contains(Record.parentKey)),
            record.recordChangeTag == nil || record.recordChangeTag == current.recordChangeTag { return }
         // A file made anew (`cp`, `tar x` from another store) creates the record, whatever
         // version its text came from.

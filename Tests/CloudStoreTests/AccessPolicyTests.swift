@@ -119,3 +119,23 @@ import TestSupport
         try AccessPolicy(scope: .private, userRecordName: Self.owner, ownerName: Self.owner) { _ throws(CKError) in false }.mayChangeShare("s")
     }
 }
+
+/// What a database object already made allows once its user is restricted: nothing that
+/// changes the store. A long-lived mount or server keeps its databases (`OpenDatabases`), so
+/// each change checks the account again.
+@Suite struct RestrictedLaterTests {
+    @Test func aUserRestrictedAfterTheDatabaseWasOpenedChangesNothing() throws {
+        let t = try TempStore()
+        let db = try t.db(.private, user: "alice")
+        try db.createZone("Kept")
+        _ = try db.save(record("before", zone: "Kept"))
+        _ = try t.store.container().updateUser("alice", restricted: true)
+        func code(_ body: () throws -> Void) -> CKError.Code? {
+            do { try body(); return nil } catch { return (error as? CKError)?.code }
+        }
+        #expect(code { try db.createZone("Later") } == .notAuthenticated)
+        #expect(code { try db.deleteZone("Kept") } == .notAuthenticated)
+        #expect(code { _ = try db.save(record("after", zone: "Kept")) } == .notAuthenticated)
+        #expect(try db.zones().map(\.zoneID.zoneName).contains("Kept"), "the zone stays")
+    }
+}

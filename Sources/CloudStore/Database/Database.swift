@@ -140,6 +140,7 @@ extension Database {
             throw .invalid(scope == .public ? "the public database has only the default zone; create custom zones in the private database"
                 : "zones of the shared database belong to the users who share them; create custom zones in your private database")
         }
+        _ = try writer("create zones")
         if name != ZoneID.defaultZoneName,
            try ZoneStorage.create(at: zoneDirectory(name), meta: newZoneMeta(name, encryptionScope: encryptionScope), io: store.io) {
             notifyZoneChanged(name)
@@ -192,6 +193,7 @@ extension Database {
         guard scope != .shared else {
             throw CKError(.permissionFailure, "zone \(name) belongs to the user who shares it; only its owner may delete it (to leave the share, delete the share record)")
         }
+        _ = try writer("delete zones")
         let storage = zoneStorage(name)
         guard storage.exists else {
             throw CKError(.zoneNotFound, "zone \(name) does not exist")

@@ -87,8 +87,7 @@ final class CLIFixture: @unchecked Sendable {
     /// appears (at once if it ends first): the kill lands while the command works on that
     /// file, however long this machine takes to start a process.
     func runKilled(_ args: [String], afterCreating path: String, then microseconds: UInt32) throws -> [Substring] {
-        let child = try Spawned(Self.binary, args + ["--store", store, "--user", "alice"])
-        while child.isRunning && !FileManager.default.fileExists(atPath: path) { usleep(200) }
+        let child = try spawn(args, untilCreating: path)
         usleep(microseconds)
         child.signal(SIGKILL)
         child.wait()
@@ -97,11 +96,17 @@ final class CLIFixture: @unchecked Sendable {
 
     /// How long the command takes from the file at `path` appearing to its exit, in µs.
     func microsecondsAfterCreating(_ path: String, by args: [String]) throws -> UInt32 {
-        let child = try Spawned(Self.binary, args + ["--store", store, "--user", "alice"])
-        while child.isRunning && !FileManager.default.fileExists(atPath: path) { usleep(200) }
+        let child = try spawn(args, untilCreating: path)
         let start = DispatchTime.now().uptimeNanoseconds
         child.wait()
         return UInt32(min((DispatchTime.now().uptimeNanoseconds - start) / 1_000, UInt64(UInt32.max)))
+    }
+
+    /// Starts the command and returns once the file at `path` exists or the command ended.
+    private func spawn(_ args: [String], untilCreating path: String) throws -> Spawned {
+        let child = try Spawned(Self.binary, args + ["--store", store, "--user", "alice"])
+        while child.isRunning && !FileManager.default.fileExists(atPath: path) { usleep(200) }
+        return child
     }
 
     private func runKilled(_ args: [String], afterFirstLine: Bool, then microseconds: UInt32) throws -> [Substring] {

@@ -56,26 +56,16 @@ import TestSupport
         return CharacterSet.uppercaseLetters.contains(scalars[2])
     }
 
-    /// The public symbols the module declares (extensions of other modules' types aside).
+    /// The public symbols the module declares (extensions of other modules' types aside), as
+    /// `scripts/public-api` reads them from this build's symbol graph.
     static func publicSymbols(of module: String) throws -> [Symbol] {
         let products = (CLIFixture.binary as NSString).deletingLastPathComponent
-        let out = NSTemporaryDirectory() + "ckfs-symbols-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: out) }
-        try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
-        let r = CLIFixture.exec("/usr/bin/env", [
-            "swift-symbolgraph-extract", "-module-name", module, "-I", products + "/Modules",
-            "-Xcc", "-fmodule-map-file=" + products + "/CCloudStoreShims.build/module.modulemap",
-            "-Xcc", "-fmodule-map-file=" + MountHelperTests.packageRoot + "/Sources/CSQLite/module.modulemap",
-            "-target", "x86_64-unknown-linux-gnu", "-minimum-access-level", "public", "-output-dir", out,
-        ])
-        try #require(r.status == 0, "swift-symbolgraph-extract: \(r.stderr)")
-        let data = try Data(contentsOf: URL(fileURLWithPath: out + "/\(module).symbols.json"))
-        let graph = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-        let symbols = try #require(graph["symbols"] as? [[String: Any]])
-        return symbols.compactMap { s in
-            guard let kind = (s["kind"] as? [String: Any])?["identifier"] as? String, let path = s["pathComponents"] as? [String], !path.isEmpty
-            else { return nil }
-            return Symbol(kind: kind.replacingOccurrences(of: "swift.", with: ""), path: path)
+        let r = CLIFixture.exec(MountHelperTests.packageRoot + "/scripts/public-api", [module, "--products", products])
+        try #require(r.status == 0, "scripts/public-api: \(r.stderr)")
+        return r.stdout.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2 else { return nil }
+            return Symbol(kind: String(parts[0]), path: parts[1].split(separator: ".", omittingEmptySubsequences: false).map(String.init))
         }
     }
 

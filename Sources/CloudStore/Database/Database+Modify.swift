@@ -387,7 +387,7 @@ extension Database {
                 let batch = ZoneBatch(name: zoneName, zone: zoneID(zoneName), options: options, shareNames: shareNames,
                                       grants: try grantsInZone(zoneName, shareNames: shareNames, txn: txn), now: now,
                                       stamp: Stamp(timestamp: now, userRecordName: userRecordName, deviceID: caller.deviceID),
-                                      tag: String(txn.lastSeq + 1), watched: !watching.isEmpty)
+                                      tag: String(txn.lastSeq + 1), watched: !watching.isEmpty, policy: policy)
                 try planSaves(saves, batch, &plan, txn)
                 try planDeletes(deletes, batch, &plan, txn)
                 let rootLinks = try planLinks(batch, &plan, txn)

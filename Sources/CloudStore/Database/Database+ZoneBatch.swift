@@ -21,6 +21,8 @@ extension Database {
         let tag: String
         /// Whether a subscription watches the zone: the records as they were are kept for it.
         let watched: Bool
+        /// Who may change what, made once for the batch.
+        let policy: AccessPolicy
     }
 
     /// What one zone's batch comes to as its steps check and plan it.
@@ -110,7 +112,7 @@ extension Database {
                 // May the caller change it: asked before anything tells of the stored record.
                 if let server {
                     let permission = scope == .shared ? try Self.permission(of: server, batch.grants, lookUp: txn.record) : nil
-                    _ = try policy.decide(.update(parent: client.parent), server, permission: permission)
+                    _ = try batch.policy.decide(.update(parent: client.parent), server, permission: permission)
                 }
                 if batch.watched, let server { plan.before[name] = server }
                 if let server, server.recordType != client.recordType {
@@ -171,7 +173,7 @@ extension Database {
                 }
                 // May the caller delete it: asked before anything tells of the stored record.
                 let permission = scope == .shared ? try Self.permission(of: server, batch.grants, lookUp: txn.record) : nil
-                let decision = try policy.decide(.delete, server, permission: permission)
+                let decision = try batch.policy.decide(.delete, server, permission: permission)
                 if let expected = batch.options.deleteChangeTags[id], server.recordChangeTag != expected {
                     var e = CKError(.serverRecordChanged, "record \(id.recordName) changed on the server since your version (your change tag \(expected), the server's \(server.recordChangeTag ?? "?")); fetch it and decide again, or delete it without a change tag")
                     e.serverRecordValue = server
@@ -269,7 +271,7 @@ extension Database {
             index += 1
             guard let rec = try txn.record(r) else { continue }
             let permission = scope == .shared ? try Self.permission(of: rec, batch.grants, lookUp: txn.record) : nil
-            do throws(CKError) { _ = try policy.decide(.cascade, rec, permission: permission) } catch {
+            do throws(CKError) { _ = try batch.policy.decide(.cascade, rec, permission: permission) } catch {
                 for (i, _) in deletes where plan.failures[.delete(i)] == nil { plan.failures[.delete(i)] = error }
                 plan.deleting = []
                 plan.cascaded = []

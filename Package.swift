@@ -36,6 +36,7 @@ let package = Package(
         .library(name: "CloudStore", targets: ["CloudStore"]),
         .library(name: "CloudStoreFS", targets: ["CloudStoreFS"]),
         .library(name: "CloudStoreBench", targets: ["CloudStoreBench"]),
+        .library(name: "CloudStoreServerCore", targets: ["CloudStoreServerCore"]),
         .library(name: "CloudStoreServer", targets: ["CloudStoreServer"]),
         .executable(name: "ckfs", targets: ["ckfs"]),
         .executable(name: "ckfs-server", targets: ["ckfs-server"]),
@@ -70,12 +71,20 @@ let package = Package(
         .target(name: "CFuse3Loop", dependencies: ["CFuse3"]),
         .target(name: "CloudStoreFS", dependencies: ["CloudStore", "CFuse3", "CFuse3Loop", .product(name: "Logging", package: "swift-log")],
                 swiftSettings: metadataAccessors),
-        .target(name: "CloudStoreBench", dependencies: ["CloudStore"], swiftSettings: metadataAccessors),
+        .target(name: "CloudStoreBench", dependencies: ["CloudStore", "CloudStoreServerCore"], swiftSettings: metadataAccessors),
+        // What `ckfs serve` shares with the CLI that manages it, without HTTP: where it listens
+        // and whom it lets in (API tokens, web sign-in, server-to-server keys, push tokens).
+        .target(
+            name: "CloudStoreServerCore",
+            dependencies: ["CloudStore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: metadataAccessors
+        ),
         // CloudKit Web Services over HTTP (`ckfs serve`), on Hummingbird.
         .target(
             name: "CloudStoreServer",
             dependencies: [
                 "CloudStore",
+                "CloudStoreServerCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -90,6 +99,7 @@ let package = Package(
             name: "DaemonCommandLine",
             dependencies: [
                 "CloudStore",
+                "CloudStoreServerCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -103,6 +113,7 @@ let package = Package(
                 "CloudStore",
                 "CloudStoreFS",
                 "CloudStoreBench",
+                "CloudStoreServerCore",
                 "DaemonCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -116,6 +127,7 @@ let package = Package(
             dependencies: [
                 "CloudStore",
                 "CloudStoreServer",
+                "CloudStoreServerCore",
                 "DaemonCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

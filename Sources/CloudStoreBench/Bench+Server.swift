@@ -1,4 +1,5 @@
 import CloudStore
+import CloudStoreServerCore
 import Foundation
 
 // Row 9: `ckfs serve` under load. wrk (a load client in C, from Debian) sends lookups,

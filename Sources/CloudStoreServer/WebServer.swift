@@ -1,4 +1,5 @@
 import CloudStore
+import CloudStoreServerCore
 import HTTPTypes
 import Hummingbird
 import Logging

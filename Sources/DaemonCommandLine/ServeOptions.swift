@@ -1,5 +1,6 @@
 import ArgumentParser
 import CloudStore
+import CloudStoreServerCore
 import Logging
 
 /// The options of `ckfs serve`. `ckfs` shows and checks them, and ckfs-server, which the

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// What `import CloudKit` and `import CloudStore` show, read from the compiler's symbol graphs
+/// What `import CloudKit`, `import CloudStore` and `import CloudStoreServerCore` show, read from the compiler's symbol graphs
 /// of the modules this build made (`swift-symbolgraph-extract`, public symbols only):
 /// CloudKit declares Apple's names and nothing of the engine; the engine's public API is the
 /// list in `Tests/PublicAPI/CloudStore.txt`, so a symbol that becomes public by mistake (an
@@ -39,8 +39,29 @@ import TestSupport
         for name in ["Syscall", "StoreLayout", "PosixIO", "StorageIO", "LogEntry", "ZoneCatalog", "ErrorObjects", "JSONParser"] {
             #expect(!topLevel.contains(name), "\(name) is public in the engine; give it `package` access")
         }
+        let server = symbols.filter { s in
+            ["WebServerConfiguration", "WebCaller", "ServerKeyInfo", "PushRegistration", "WebCredentials"].contains(s.path[0])
+                || (s.path[0] == "Container" && s.path.count > 1 && Self.credentialMethods.contains { s.path[1].hasPrefix($0) })
+        }
+        #expect(server.isEmpty, "the engine declares the server's credentials public: \(server.map(\.line)); they belong in Sources/CloudStoreServerCore")
         try Self.expectSame(symbols, as: "CloudStore")
     }
+
+    /// What the server and the CLI share is CloudStoreServerCore's: the server's configuration
+    /// and the types of its credentials (its methods on `Container`, extensions of the engine's
+    /// type, are not in its symbol graph; the test above keeps them out of the engine's).
+    @Test func theServersCredentialsAreServerCoresAPI() throws {
+        let symbols = try Self.publicSymbols(of: "CloudStoreServerCore")
+        let topLevel = Set(symbols.map { $0.path[0] })
+        #expect(topLevel.isSuperset(of: ["WebServerConfiguration", "WebCaller", "ServerKeyInfo", "PushRegistration"]),
+                "CloudStoreServerCore's symbol graph lacks its types: \(topLevel.sorted())")
+        try Self.expectSame(symbols, as: "CloudStoreServerCore")
+    }
+
+    /// The beginnings of the names of the credentials' methods on `Container`.
+    static let credentialMethods = ["createAPIToken", "apiTokens", "removeAPIToken", "signIn", "webCaller", "addServerKey",
+                                    "serverKey", "removeServerKey", "createPushToken", "registerPushToken", "isPushToken",
+                                    "pushRegistration", "advancePushToken", "defaultWebAuthLifetime", "maxWebAuthLifetime"]
 
     // MARK: Symbol graphs
 

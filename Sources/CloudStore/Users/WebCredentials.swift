@@ -1,51 +1,78 @@
 /// What lets a CloudKit Web Services client in (`ckfs serve`): the container's API tokens, the
 /// web auth tokens of signed-in users, and the public halves of server-to-server keys.
 ///
-/// Kept in `container.json` under `webServices`, with the identities they act as.
-struct WebCredentials: Sendable, Equatable {
+/// Kept in `container.json` under `webServices`, with the identities they act as. The engine
+/// reads, checks and writes them with the file; CloudStoreServerCore makes and checks them.
+package struct WebCredentials: Sendable, Equatable {
     /// An API token: it names the container, and alone it reads the public database.
-    struct APIToken: Sendable, Equatable {
-        var token: String
-        var created: Int64
+    package struct APIToken: Sendable, Equatable {
+        package var token: String
+        package var created: Int64
+
+        package init(token: String, created: Int64) {
+            self.token = token
+            self.created = created
+        }
     }
 
     /// A web auth token: with an API token it acts as `userName` until `expires`.
-    struct WebAuthToken: Sendable, Equatable {
-        var token: String
-        var userName: String
+    package struct WebAuthToken: Sendable, Equatable {
+        package var token: String
+        package var userName: String
         /// Milliseconds since 1970.
-        var expires: Int64
+        package var expires: Int64
+
+        package init(token: String, userName: String, expires: Int64) {
+            self.token = token
+            self.userName = userName
+            self.expires = expires
+        }
     }
 
     /// The public half of a server-to-server key: it acts as `userName` on the public database.
-    struct ServerKey: Sendable, Equatable {
-        var keyID: String
+    package struct ServerKey: Sendable, Equatable {
+        package var keyID: String
         /// A PEM `PUBLIC KEY` block (EC, P-256).
-        var publicKey: String
-        var userName: String
-        var created: Int64
+        package var publicKey: String
+        package var userName: String
+        package var created: Int64
+
+        package init(keyID: String, publicKey: String, userName: String, created: Int64) {
+            self.keyID = keyID
+            self.publicKey = publicKey
+            self.userName = userName
+            self.created = created
+        }
     }
 
     /// A client's push token (`tokens/create`): once registered (`tokens/register`) its web
     /// courier URL delivers the user's notifications, from `position` on.
-    struct PushToken: Sendable, Equatable {
-        var token: String
-        var apnsEnvironment: String
-        var environment: Environment
-        var userName: String?
+    package struct PushToken: Sendable, Equatable {
+        package var token: String
+        package var apnsEnvironment: String
+        package var environment: Environment
+        package var userName: String?
         /// The registering client's device ID: its own changes are not sent to it.
-        var deviceID: String?
+        package var deviceID: String?
         /// The notification token after the last notification delivered.
-        var position: String?
-        var created: Int64
+        package var position: String?
+        package var created: Int64
+
+        /// A token no user registered yet.
+        package init(token: String, apnsEnvironment: String, environment: Environment, created: Int64) {
+            self.token = token
+            self.apnsEnvironment = apnsEnvironment
+            self.environment = environment
+            self.created = created
+        }
     }
 
-    var apiTokens: [APIToken] = []
-    var webAuthTokens: [WebAuthToken] = []
-    var serverKeys: [ServerKey] = []
-    var pushTokens: [PushToken] = []
+    package var apiTokens: [APIToken] = []
+    package var webAuthTokens: [WebAuthToken] = []
+    package var serverKeys: [ServerKey] = []
+    package var pushTokens: [PushToken] = []
 
-    var isEmpty: Bool { apiTokens.isEmpty && webAuthTokens.isEmpty && serverKeys.isEmpty && pushTokens.isEmpty }
+    package var isEmpty: Bool { apiTokens.isEmpty && webAuthTokens.isEmpty && serverKeys.isEmpty && pushTokens.isEmpty }
 
     func json() -> JSONValue {
         .object([
@@ -94,11 +121,14 @@ struct WebCredentials: Sendable, Equatable {
                   let environment = Environment(rawValue: t["environment"]?.stringValue ?? "") else {
                 throw bad("webServices.pushTokens[\(i)] needs \"token\" and \"environment\" (development or production)")
             }
-            pushTokens.append(PushToken(token: token, apnsEnvironment: t["apnsEnvironment"]?.stringValue ?? "development",
-                                        environment: environment, userName: t["user"]?.stringValue, deviceID: t["device"]?.stringValue,
-                                        position: t["position"]?.stringValue, created: t["created"]?.int64Value ?? 0))
+            var pushToken = PushToken(token: token, apnsEnvironment: t["apnsEnvironment"]?.stringValue ?? "development",
+                                      environment: environment, created: t["created"]?.int64Value ?? 0)
+            pushToken.userName = t["user"]?.stringValue
+            pushToken.deviceID = t["device"]?.stringValue
+            pushToken.position = t["position"]?.stringValue
+            pushTokens.append(pushToken)
         }
     }
 
-    init() {}
+    package init() {}
 }

@@ -1,4 +1,5 @@
 import CloudStore
+import CloudStoreServerCore
 
 /// `tokens/create` and `tokens/register`: a web client's push token and the web courier URL
 /// it long-polls for the signed-in user's notifications.

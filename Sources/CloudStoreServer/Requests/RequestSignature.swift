@@ -1,4 +1,5 @@
 import CloudStore
+import CloudStoreServerCore
 import Crypto
 import Foundation
 

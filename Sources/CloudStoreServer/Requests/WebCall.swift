@@ -1,4 +1,5 @@
 import CloudStore
+import CloudStoreServerCore
 
 /// One authenticated request to an endpoint: the container, environment and database of its
 /// URL, who it acts as, and its JSON body.

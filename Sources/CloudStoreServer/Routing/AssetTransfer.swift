@@ -1,4 +1,5 @@
 import CloudStore
+import CloudStoreServerCore
 import Foundation
 import Hummingbird
 import NIOCore

@@ -1,4 +1,5 @@
 import CloudStore
+import CloudStoreServerCore
 import Dispatch
 import Foundation
 import HTTPTypes

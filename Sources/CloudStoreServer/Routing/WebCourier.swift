@@ -1,4 +1,5 @@
 import CloudStore
+import CloudStoreServerCore
 import Hummingbird
 
 /// The web courier: `GET /webcourier/<container>/<push token>` waits until the registered

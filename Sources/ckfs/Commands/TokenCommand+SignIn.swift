@@ -1,5 +1,6 @@
 import ArgumentParser
 import CloudStore
+import CloudStoreServerCore
 
 extension TokenCommand {
     struct SignIn: ParsableCommand {

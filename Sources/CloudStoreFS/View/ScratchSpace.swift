@@ -17,7 +17,8 @@ final class ScratchSpace: @unchecked Sendable {
     private let logger: Logger
     /// Guards every `var` below and each file's `accounted`; a leaf of the daemon's lock
     /// order (docs/Durability.md#the-mount-daemons): taken after an open or scratch file's own
-    /// lock and after the view's `stateLock`, and nothing is called while it is held.
+    /// lock and after the view's `ZoneGenerations` and `PendingCreates` locks, and nothing is
+    /// called while it is held.
     private let lock = NSLock()
     private var files: [UInt64: ScratchFile] = [:]
     /// File names per folder.

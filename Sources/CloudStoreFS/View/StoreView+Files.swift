@@ -13,7 +13,7 @@ extension StoreView {
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
             let writing = flags & Posix.O_ACCMODE != Posix.O_RDONLY
-            if let pending = stateLock.withLock({ pendingNew[target] }) {
+            if let pending = pendingCreates.handle(for: target) {
                 // A second open of a file created but not saved yet shares nothing: it starts
                 // from what the creating handle has written, and reads it directly (it is no
                 // version yet, so it never goes into the kernel's pages).
@@ -81,12 +81,7 @@ extension StoreView {
             }
             let ino = inodes.inode(for: target.key)
             let h = OpenFile(kind: .item(target), inode: ino, flags: flags, caller: caller, isNew: true)
-            let taken = stateLock.withLock { () -> Bool in
-                if pendingNew[target] != nil { return true }
-                pendingNew[target] = h
-                return false
-            }
-            if taken { throw FSError(Posix.EEXIST, "\(name) is being created by another open") }
+            if !pendingCreates.claim(target, by: h) { throw FSError(Posix.EEXIST, "\(name) is being created by another open") }
             // Once saved, the new item may have readers while this handle still writes.
             h.cacheMode = itemCache.openWriter(ino) { notifier?.willWait() }
             let fh = handles.add(h)
@@ -296,7 +291,7 @@ extension StoreView {
                 h.lock.withLock { Self.resize(&h.buffer, to: Int(size)); h.changed(by: owner) }
                 return
             }
-            if let pending = stateLock.withLock({ pendingNew[target] }) {
+            if let pending = pendingCreates.handle(for: target) {
                 pending.lock.withLock { Self.resize(&pending.buffer, to: Int(size)); pending.changed(by: owner) }
                 return
             }
@@ -345,7 +340,7 @@ extension StoreView {
         h.lock.withLock {
             do { try commit(h, final: true) } catch {}
             if h.isNew, let t = h.itemTarget {
-                stateLock.withLock { if pendingNew[t] === h { pendingNew[t] = nil } }
+                pendingCreates.release(t, by: h)
                 if let dir = inodes.existingInode(for: t.folder), (try? exists(t)) != true {
                     notifier?.invalidateEntry(parent: dir, name: t.fileName)
                 }
@@ -375,7 +370,7 @@ extension StoreView {
             try save(h.buffer, as: target, caller: h.caller)
             if h.isNew {
                 h.isNew = false
-                stateLock.withLock { if pendingNew[target] === h { pendingNew[target] = nil } }
+                pendingCreates.release(target, by: h)
             }
             if let (text, tag) = try? current(target) {
                 h.buffer = text

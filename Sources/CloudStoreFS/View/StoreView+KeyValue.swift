@@ -7,10 +7,10 @@ import Foundation
 /// drops the kernel's cache of the entries that changed.
 extension StoreView {
     func keyValueFile(_ ref: KeyValueRef) throws(FSError) -> KeyValueFile {
-        if let f = stateLock.withLock({ keyValueFiles[ref] }) { return f }
+        if let f = keyValueCache.file(ref) { return f }
         do {
             let f = try store.container(ref.container).keyValueFile(caller: engineCaller(ref.user), environment: environment)
-            stateLock.withLock { keyValueFiles[ref] = f }
+            keyValueCache.keep(f, for: ref)
             return f
         } catch {
             throw error.fsError
@@ -21,7 +21,7 @@ extension StoreView {
     /// with the kernel told of every entry that changed.
     func keyValues(_ ref: KeyValueRef) throws(FSError) -> KeyValueFile.Snapshot {
         let file = try keyValueFile(ref)
-        let cached = stateLock.withLock { keyValueSnapshots[ref] }
+        let cached = keyValueCache.snapshot(ref)
         do {
             if let cached, try file.identity() == cached.identity { return cached }
             let fresh = try file.read()
@@ -36,14 +36,7 @@ extension StoreView {
     /// is found against the store the view holds, in the same step that replaces it, so the
     /// kept texts are always the held store's even when two adoptions race.
     func adopt(_ fresh: KeyValueFile.Snapshot, for ref: KeyValueRef) {
-        let (changed, hadOne) = stateLock.withLock { () -> (Set<String>, Bool) in
-            let before = keyValueSnapshots[ref]?.entries ?? [:]
-            let changed = Set(before.keys).union(fresh.entries.keys).filter { before[$0] != fresh.entries[$0] }
-            let hadOne = keyValueSnapshots[ref] != nil
-            keyValueSnapshots[ref] = fresh
-            for key in changed { keyValueTexts[ItemTarget.keyValue(ref, key: key)] = nil }
-            return (changed, hadOne)
-        }
+        let (changed, hadOne) = keyValueCache.adopt(fresh, for: ref)
         guard hadOne else { return }
         let folder = inodes.existingInode(for: .keyValueFolder(ref))
         for key in changed {
@@ -57,18 +50,18 @@ extension StoreView {
     func keyValueText(_ ref: KeyValueRef, _ key: String) throws(FSError) -> (text: [UInt8], tag: String)? {
         let target = ItemTarget.keyValue(ref, key: key)
         guard let value = try keyValues(ref).entries[key] else { return nil }
-        if let hit = stateLock.withLock({ keyValueTexts[target] }) { return hit }
+        if let hit = keyValueCache.text(target) { return hit }
         let text = PropertyListWriter.document(value)
         let rendered = (text, String(CRC32C.checksum(text), radix: 16))
         // Kept only while the held store still has this value: a save that replaced it meanwhile
         // dropped the texts it changed, and a text of the value before must not come back.
-        stateLock.withLock { if keyValueSnapshots[ref]?.entries[key] == value { keyValueTexts[target] = rendered } }
+        keyValueCache.keep(rendered, of: value, for: ref, key: key)
         return rendered
     }
 
     /// When a key-value store's file last changed, as its entries' files show it.
     func keyValueModified(_ ref: KeyValueRef) -> Int64 {
-        stateLock.withLock { keyValueSnapshots[ref]?.modified } ?? started
+        keyValueCache.snapshot(ref)?.modified ?? started
     }
 
     func keyValueAttributes(_ ref: KeyValueRef, _ key: String, inode: UInt64) throws(FSError) -> NodeAttributes? {
@@ -121,7 +114,7 @@ extension StoreView {
     }
 
     /// Every key-value folder the view has shown, for the watcher.
-    var openKeyValueRefs: [KeyValueRef] { stateLock.withLock { Array(keyValueSnapshots.keys) } }
+    var openKeyValueRefs: [KeyValueRef] { keyValueCache.refs }
 }
 
 extension KeyValueFile.Snapshot {

@@ -58,7 +58,7 @@ extension StoreView {
             return .zone(d, zone)
         case .zone(let d, let zone):
             let typeKey = NodeKey.recordType(d, zone: zone, type: name)
-            if stateLock.withLock({ typeFolders.contains(typeKey) }) { return typeKey }
+            if madeTypeFolders.contains(typeKey) { return typeKey }
             guard try hasRecords(d, zone, type: name) || hasPendingNew(d, zone, type: name) else { throw FSError(Posix.ENOENT) }
             return typeKey
         case .recordType where StoreLayout.isLongRecordFileName(name):
@@ -67,7 +67,7 @@ extension StoreView {
         case .recordType, .keyValueFolder:
             guard let target = ItemTarget(folder: parent, fileName: name) else { throw FSError(Posix.ENOENT) }
             if case .keyValue(let ref, let key) = target { try checkKey(key, ref: ref) }
-            if stateLock.withLock({ pendingNew[target] != nil }) { return target.key }
+            if pendingCreates.contains(target) { return target.key }
             if scratch.isHidden(target) { throw FSError(Posix.ENOENT) }
             guard try exists(target) else { throw FSError(Posix.ENOENT) }
             return target.key
@@ -85,7 +85,7 @@ extension StoreView {
     }
 
     func hasPendingNew(_ d: DatabaseKey, _ zone: String, type: String) -> Bool {
-        stateLock.withLock { pendingNew.keys.contains { $0.folder == .recordType(d, zone: zone, type: type) } }
+        pendingCreates.hasTarget(in: .recordType(d, zone: zone, type: type))
     }
 
     /// What `stat` shows for a node; ENOENT when it is gone.
@@ -112,7 +112,7 @@ extension StoreView {
             return dir(try folderMode(d, zone), uid: owner(d), time: created)
         case .record, .keyValueEntry:
             let target = ItemTarget(key)!
-            if let pending = stateLock.withLock({ pendingNew[target] }) {
+            if let pending = pendingCreates.handle(for: target) {
                 let size = pending.lock.withLock { pending.buffer.count }
                 let isPublic = target.record?.database.scope == .public
                 return NodeAttributes(inode: inode, kind: .file, permissions: isPublic ? 0o644 : 0o600,
@@ -256,10 +256,7 @@ extension StoreView {
         if case .recordType(let d, let zone, _) = key {
             _ = try catalog(d, zone)
             reply.cacheDirectory = true
-            reply.keepCache = stateLock.withLock {
-                guard let served = servedListings[key], !hasEntriesInFlight(key) else { return false }
-                return served == zoneGenerations[ZoneRef(database: d, zone: zone)]
-            }
+            reply.keepCache = generations.servedListingIsCurrent(key, in: ZoneRef(database: d, zone: zone), inFlight: hasEntriesInFlight)
         } else {
             // Small folders are listed now, so a refusal (a private database without an
             // identity) comes at open, where `ls` reports it.
@@ -279,9 +276,9 @@ extension StoreView {
             let key = try key(h.inode)
             // The generation before listing: a change meanwhile makes it stale, never fresh.
             if case .recordType(let d, let zone, _) = key {
-                let generation = stateLock.withLock { zoneGenerations[ZoneRef(database: d, zone: zone)] }
+                let generation = generations.generation(ZoneRef(database: d, zone: zone))
                 listed = try listing(key, caller: h.caller)
-                stateLock.withLock { servedListings[key] = hasEntriesInFlight(key) ? nil : generation }
+                generations.noteServed(key, at: generation, inFlight: hasEntriesInFlight)
             } else {
                 listed = try listing(key, caller: h.caller)
             }
@@ -330,9 +327,9 @@ extension StoreView {
     /// not yet saved, a record hidden behind a scratch name, a scratch file. Such a listing
     /// is never kept: the entry may go with no request the kernel sees (a refused save). The
     /// entry invalidation sent then resets the kernel's copy too, but only when the kernel
-    /// still has the name, and a moment later. State lock held.
+    /// still has the name, and a moment later. Asked under the generations' lock.
     private func hasEntriesInFlight(_ folder: NodeKey) -> Bool {
-        pendingNew.keys.contains { $0.folder == folder } || scratch.holdsEntriesInFlight(folder)
+        pendingCreates.hasTarget(in: folder) || scratch.holdsEntriesInFlight(folder)
     }
 
     public func releaseDirectory(handle: UInt64) { handles.remove(handle) }
@@ -363,19 +360,17 @@ extension StoreView {
             for z in zones { keys.append((StoreLayout.encode(z.zoneID.zoneName), .zone(d, z.zoneID.zoneName))) }
         case .zone(let d, let zone):
             var types = Set(try recordTypes(d, zone))
-            stateLock.withLock {
-                for case .recordType(d, zone, let t) in typeFolders { types.insert(t) }
-                for t in pendingNew.keys.compactMap(\.record) where t.database == d && t.zone == zone { types.insert(t.type) }
-            }
+            types.formUnion(madeTypeFolders.types(in: d, zone: zone))
+            let pending = pendingCreates.targets { $0.record.map { $0.database == d && $0.zone == zone } ?? false }
+            types.formUnion(pending.compactMap(\.record?.type))
             for t in types.sorted() { keys.append((t, .recordType(d, zone: zone, type: t))) }
         case .recordType(let d, let zone, let type):
             let folder = RecordFolder(database: d, zone: zone, type: type)
             var names = try recordNames(d, zone, type: type)
             // Files being created before hidden items: a save unhides its item before it stops
             // being pending, so an item is always seen in one of the two.
-            let pending = stateLock.withLock {
-                pendingNew.keys.compactMap(\.record).filter { $0.database == d && $0.zone == zone && $0.type == type }
-            }
+            let pending = pendingCreates.targets { $0.record.map { $0.database == d && $0.zone == zone && $0.type == type } ?? false }
+                .compactMap(\.record)
             let hiddenNames = Set(scratch.hiddenItems(in: dir).compactMap(\.record?.name))
             if !hiddenNames.isEmpty { names.removeAll { hiddenNames.contains($0) } }
             for t in pending where try storedRecord(d, zone, named: t.name) == nil { keys.append((t.fileName, t.key)) }
@@ -383,7 +378,7 @@ extension StoreView {
         case .keyValueFolder(let ref):
             let snapshot = try keyValues(ref)
             // As above: pending files first, then hidden items.
-            let pending = stateLock.withLock { pendingNew.keys.filter { $0.folder == dir } }
+            let pending = pendingCreates.targets { $0.folder == dir }
             let hiddenKeys = scratch.hiddenItems(in: dir)
             for key in snapshot.entries.keys.sorted() {
                 let target = ItemTarget.keyValue(ref, key: key)

@@ -21,7 +21,7 @@ extension StoreView {
             scratch.remove(id, named: name, in: dir)
         case .record, .keyValueEntry:
             let target = ItemTarget(node)!
-            if let pending = stateLock.withLock({ pendingNew.removeValue(forKey: target) }) {
+            if let pending = pendingCreates.take(target) {
                 // Created and not saved yet: removing it drops what was written.
                 pending.lock.withLock { pending.dirty = false }
                 return
@@ -69,7 +69,7 @@ extension StoreView {
                 throw FSError(Posix.EINVAL, "a folder in a zone is a record type: \(error.message)")
             }
             let key = NodeKey.recordType(d, zone: zone, type: name)
-            stateLock.withLock { _ = typeFolders.insert(key) }
+            madeTypeFolders.insert(key)
             return try entry(key, caller: caller)
         default:
             throw FSError(Posix.EPERM, "folders can be made only for zones (in private/) and record types (in a zone)")
@@ -84,7 +84,7 @@ extension StoreView {
             if zone == ZoneID.defaultZoneName { throw FSError(Posix.EPERM, "the default zone cannot be deleted") }
             let types = try recordTypes(d, zone)
             let hasScratch = scratch.holdsFiles(inZone: d, zone)
-                || stateLock.withLock { typeFolders.contains { $0.zone.map { $0.0 == d && $0.1 == zone } ?? false } }
+                || madeTypeFolders.hasFolder(in: d, zone: zone)
             if !types.isEmpty || hasScratch { throw FSError(Posix.ENOTEMPTY) }
             let db = try database(d, caller: caller)
             notifier?.willWait()
@@ -92,15 +92,13 @@ extension StoreView {
                 logger.notice("refused rmdir of zone \(zone): \(error.message)")
                 throw error.fsError
             }
-            stateLock.withLock {
-                catalogs[ZoneRef(database: d, zone: zone)] = nil
-                typeFolders = typeFolders.filter { $0.zone.map { !($0.0 == d && $0.1 == zone) } ?? true }
-            }
+            catalogs.forget(ZoneRef(database: d, zone: zone))
+            madeTypeFolders.forgetZone(d, zone)
         case .recordType(let d, let zone, let type):
             if try hasRecords(d, zone, type: type) || scratch.holdsFiles(in: node) {
                 throw FSError(Posix.ENOTEMPTY)
             }
-            stateLock.withLock { _ = typeFolders.remove(node) }
+            madeTypeFolders.remove(node)
         default:
             throw FSError(node.isDirectory ? Posix.EPERM : Posix.ENOTDIR, "only zone and record type folders can be removed")
         }

@@ -90,13 +90,13 @@ extension StoreView {
     func shareAccess(_ d: DatabaseKey, _ zone: String) throws(FSError) -> SharedZoneAccess {
         let ref = ZoneRef(database: d, zone: zone)
         // The generation is read before the shares: what is kept is never older than it says.
-        let (generation, kept) = stateLock.withLock { (zoneGenerations[ref, default: 0], sharedAccess[ref]) }
+        let (generation, kept) = generations.sharedAccess(ref)
         if let kept, kept.generation == generation { return kept }
         let access: ShareAccess
         let db = try database(d, caller: nil)
         do throws(CKError) { access = try db.shareAccess(in: zone) } catch { throw error.fsError }
         let made = SharedZoneAccess(generation: generation, access: access)
-        stateLock.withLock { sharedAccess[ref] = made }
+        generations.keep(made, for: ref)
         return made
     }
 
@@ -162,9 +162,8 @@ extension StoreView {
     }
 
     /// The zones of the catalog `cat` as the view shows them: the owner's own, and each
-    /// participant's view of it, all read from the one catalog of the zone's folder. State
-    /// lock taken.
+    /// participant's view of it, all read from the one catalog of the zone's folder.
     func zoneRefs(sharing cat: ZoneCatalog) -> [ZoneRef] {
-        stateLock.withLock { catalogs.filter { $0.value === cat }.map(\.key) }
+        catalogs.zones(showing: cat)
     }
 }

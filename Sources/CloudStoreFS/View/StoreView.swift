@@ -52,28 +52,24 @@ public final class StoreView: @unchecked Sendable {
     /// The containers the mount shows; nil shows every container of the store.
     let containers: Set<String>?
 
-    /// The databases the view acts on, by database and acting user (a lock of their own).
+    // The view's state: each part keeps its own lock and says what it guarantees. The
+    // daemon's lock order (docs/Durability.md#the-mount-daemons): an open or scratch file's
+    // lock, then `generations`, then `pendingCreates`, then the scratch space's; every other
+    // lock here is a leaf, held with nothing called.
+    /// The databases the view acts on, by database and acting user.
     let openDatabases = OpenDatabases()
-    /// Guards every `var` below.
-    let stateLock = NSLock()
-    var catalogs: [ZoneRef: ZoneCatalog] = [:]
-    /// Counts the changes ``catalog(_:_:)`` has seen in each zone; never reset, not even when
-    /// the zone goes, so a number names one state of the zone's records.
-    var zoneGenerations: [ZoneRef: UInt64] = [:]
-    /// The zone generation each type folder's listing was last read at, for the kernel's
-    /// directory cache (``openDirectory(_:caller:)``).
-    var servedListings: [NodeKey: UInt64] = [:]
-    /// Files created but not yet saved as items, by their open handle.
-    var pendingNew: [ItemTarget: OpenFile] = [:]
+    /// The zone catalogs opened, by the zones that show them.
+    let catalogs = OpenCatalogs()
+    /// The changes seen in each zone, and what is kept as of them (``ZoneGenerations``).
+    let generations = ZoneGenerations()
+    /// Files created and not yet saved as items, by their open handle.
+    let pendingCreates = PendingCreates()
     /// Type folders made with `mkdir` that hold no record yet.
-    var typeFolders: Set<NodeKey> = []
-    var keyValueFiles: [KeyValueRef: KeyValueFile] = [:]
-    var keyValueSnapshots: [KeyValueRef: KeyValueFile.Snapshot] = [:]
-    var keyValueTexts: [ItemTarget: (text: [UInt8], tag: String)] = [:]
-    /// What the caller of each shared zone reaches, at a zone generation (``shareAccess(_:_:)``).
-    var sharedAccess: [ZoneRef: SharedZoneAccess] = [:]
+    let madeTypeFolders = MadeTypeFolders()
+    /// The key-value stores shown: their files, entries and rendered texts.
+    let keyValueCache = KeyValueCache()
     /// Changes catalogs took in that the kernel has not been told of yet (``invalidatePending()``).
-    var pendingInvalidations: [(ZoneRef, ZoneCatalog.Change)] = []
+    let pendingInvalidations = PendingInvalidations()
     /// Who this view is to the catalogs it listens to.
     let listenerID = UInt64.random(in: 1...UInt64.max)
 
@@ -143,14 +139,13 @@ public final class StoreView: @unchecked Sendable {
         let ref = ZoneRef(database: d, zone: zone)
         let cat: ZoneCatalog
         let known: Bool
-        if let c = stateLock.withLock({ catalogs[ref] }) {
+        if let c = catalogs.catalog(ref) {
             cat = c
             known = true
         } else {
             known = false
             notifier?.willWait()  // a first load reads every record file of the zone
-            cat = try database(d, caller: nil).catalog(zone)
-            stateLock.withLock { if catalogs[ref] == nil { catalogs[ref] = cat } }
+            cat = catalogs.keep(try database(d, caller: nil).catalog(zone), for: ref)
             // Whoever refreshes the catalog (this view, a query the engine makes in this
             // process), the view hears of it: no refresh reports a change twice.
             cat.listen(as: listenerID) { [weak self, weak cat] change in
@@ -165,7 +160,7 @@ public final class StoreView: @unchecked Sendable {
         do { try cat.refresh() } catch {
             changes.forget(ref)
             if error.code == .zoneNotFound {
-                stateLock.withLock { catalogs[ref] = nil }
+                catalogs.forget(ref)
                 throw FSError(Posix.ENOENT, "zone \(zone) does not exist")
             }
             throw error.fsError
@@ -183,16 +178,12 @@ public final class StoreView: @unchecked Sendable {
     func catalogChanged(_ cat: ZoneCatalog, _ change: ZoneCatalog.Change) {
         let taken = zoneRefs(sharing: cat).map { ($0, Self.change(change, as: $0)) }
         for (r, c) in taken { forgetRendered(c, in: r) }
-        stateLock.withLock { pendingInvalidations += taken }
+        pendingInvalidations.add(taken)
     }
 
     /// Tells the kernel of the changes catalogs took in since the last call.
     func invalidatePending() {
-        let pending = stateLock.withLock { () -> [(ZoneRef, ZoneCatalog.Change)] in
-            defer { pendingInvalidations.removeAll() }
-            return pendingInvalidations
-        }
-        for (r, change) in pending { invalidate(change, in: r.database, r.zone) }
+        for (r, change) in pendingInvalidations.takeAll() { invalidate(change, in: r.database, r.zone) }
     }
 
     /// A change as one view of its zone takes it: in a shared zone a save may share or
@@ -206,7 +197,7 @@ public final class StoreView: @unchecked Sendable {
     /// Moves the zone's generation on and drops the rendered text of what changed; called by
     /// the catalog's refresh, before any other refresh of the zone can return.
     func forgetRendered(_ change: ZoneCatalog.Change, in zone: ZoneRef) {
-        stateLock.withLock { zoneGenerations[zone, default: 0] += 1 }
+        generations.advance(zone)
         renderCache.forget(change, in: zone)
     }
 
@@ -242,7 +233,7 @@ public final class StoreView: @unchecked Sendable {
     }
 
     /// Every zone catalog the view has opened, for the watcher.
-    var openZones: [ZoneRef] { stateLock.withLock { Array(catalogs.keys) } }
+    var openZones: [ZoneRef] { catalogs.zones }
 
     // MARK: Rendering
 

@@ -388,7 +388,7 @@ import TestSupport
         let db = try t.db()
         let storage = db.zoneStorage(ZoneID.defaultZoneName)
         for i in 0..<(ZoneState.minimumProbesBeforeListing + 10) { try db.save(record("n\(i)")) }
-        #expect(storage.locked { storage.state.knownNames != nil }, "the names are listed by now")
+        #expect(storage.state.withLock { state in state.knownNames != nil }, "the names are listed by now")
         var compactions = 0
         var previous = try #require(try Syscall.stat(storage.logPath).get()).size
         for i in 0..<120 {
@@ -397,8 +397,8 @@ import TestSupport
             defer { previous = log.size }
             guard log.size < previous else { continue }
             compactions += 1
-            let (names, tail, cached) = storage.locked {
-                (storage.state.knownNames != nil, (storage.state.tailInode, storage.state.tailOffset), storage.state.cache.contains("p\(i)"))
+            let (names, tail, cached) = storage.state.withLock { state in
+                (state.knownNames != nil, (state.tailInode, state.tailOffset), state.cache.contains("p\(i)"))
             }
             #expect(names, "the names are still known after compaction \(compactions)")
             #expect(cached, "the parsed records are kept after compaction \(compactions)")
@@ -424,7 +424,7 @@ import TestSupport
         try db.save(record("old"))
         for i in 0..<(ZoneState.minimumProbesBeforeListing + 10) { try db.save(record("n\(i)")) }
         let storage = db.zoneStorage(ZoneID.defaultZoneName)
-        #expect(storage.locked { storage.state.knownNames != nil }, "the names are listed by now")
+        #expect(storage.state.withLock { state in state.knownNames != nil }, "the names are listed by now")
         let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
         try other.save(record("theirs"))
         try other.save(record("filler"))

@@ -8,7 +8,7 @@ import TestSupport
 @Suite struct RecordCacheBudgetTests {
     /// The bytes the zones' caches say they hold, added up.
     static func held(_ store: Store, _ db: Database, zones: [String]) -> Int {
-        zones.reduce(0) { total, zone in total + db.zoneStorage(zone).locked { db.zoneStorage(zone).state.cache.bytes } }
+        zones.reduce(0) { total, zone in total + db.zoneStorage(zone).state.withLock { state in state.cache.bytes } }
     }
 
     /// 16 zones of 40 records of 2 KB, and another opening that keeps at most 64 records a
@@ -49,7 +49,7 @@ import TestSupport
         let before = reader.cacheBudget.inUse
         _ = try db.modify(saving: [], deleting: (0..<40).map { RecordID(recordName: "r\($0)", zoneID: db.zoneID(zones.last!)) })
         #expect(reader.cacheBudget.inUse == Self.held(reader, db, zones: zones))
-        #expect(db.zoneStorage(zones.last!).locked { db.zoneStorage(zones.last!).state.cache.isEmpty })
+        #expect(db.zoneStorage(zones.last!).state.withLock { state in state.cache.isEmpty })
         #expect(reader.cacheBudget.inUse <= before)
     }
 
@@ -74,7 +74,7 @@ import TestSupport
             usleep(60_000)
         }
         try read(late)
-        let kept = storage.locked { storage.state.cache.count }
+        let kept = storage.state.withLock { state in state.cache.count }
         #expect(kept >= 30, "the zone read lately keeps \(kept) of its 40 records")
         #expect(reader.cacheBudget.inUse <= reader.cacheBudget.limit)
         #expect(reader.cacheBudget.inUse == Self.held(reader, db, zones: zones), "every byte taken is a cached record's")

@@ -123,7 +123,7 @@ import TestSupport
             t.store.waitForRecordFiles()
             guard case .records(let changed) = try catalog.refresh() else { Issue.record("no change in round \(round)"); return }
             #expect(changed.count == 400)
-            let kept = storage.locked { storage.state.unapplied.count }
+            let kept = storage.state.withLock { state in state.unapplied.count }
             #expect(kept == 0, "round \(round): \(kept) versions kept that the files hold")
         }
         _ = try other.modify(saving: [try other.record(for: id("r0-7")).replacingFields(["n": .int64(9)])])

@@ -123,13 +123,13 @@ import TestSupport
         let reader = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
         let storage = reader.zoneStorage(ZoneID.defaultZoneName)
         #expect(try reader.record(for: id("r3"))["v"] == .int64(3))
-        #expect(storage.locked { storage.state.unapplied.count } == 20, "the reader answers from the entry")
+        #expect(storage.state.withLock { state in state.unapplied.count } == 20, "the reader answers from the entry")
 
         gate.signal()
         t.store.waitForRecordFiles()
         #expect(fileExists(writer, "r0"))
         for i in 0..<20 { #expect(try reader.record(for: id("r\(i)"))["v"] == .int64(Int64(i))) }
-        let (kept, cached) = storage.locked { (storage.state.unapplied.count, storage.state.cache.count) }
+        let (kept, cached) = storage.state.withLock { state in (state.unapplied.count, state.cache.count) }
         #expect(kept == 0, "\(kept) versions kept that the files hold")
         #expect(cached >= 20, "the records read are cached: \(cached)")
     }

@@ -1,6 +1,6 @@
 /// The parsed records one opening of a zone keeps (``ZoneStorage``): at most `limit` of
 /// them, within the bytes the store object's zones share (``RecordCacheBudget``). A value,
-/// guarded by the storage's `stateLock`.
+/// guarded by the lock of the storage's `state`.
 ///
 /// When full it lets go of records by CLOCK, the second-chance approximation of least
 /// recently used that kernels' page caches use: the records sit in a ring of slots, a record

@@ -1,7 +1,7 @@
 /// What one opening of a zone knows of the zone in memory: where it follows the log, the
 /// records it keeps parsed, the versions the record files do not hold yet, and what it has
 /// learnt of the zone's names and `deleteSelf` edges. A log entry changes all of it in one
-/// step (``absorb(_:)``), so it is one value, kept by ``ZoneStorage`` under its `stateLock`.
+/// step (``absorb(_:)``), so it is one value, kept by ``ZoneStorage`` in a `Mutex`.
 struct ZoneState {
     /// The log followed: its inode, and where the entries taken in so far end (-1: not
     /// followed yet, or the log was replaced; the next look starts over).

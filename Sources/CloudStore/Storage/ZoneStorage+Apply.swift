@@ -28,7 +28,7 @@ extension ZoneStorage {
         let (commit, stored) = lockFile.readMarkers(fd)
         let apply = stored ?? ApplyMarker.assumed(from: commit)
         guard apply.applied < seq else {
-            locked { state.noteApplied(apply.applied) }
+            state.withLock { state in state.noteApplied(apply.applied) }
             return
         }
         var todo = known.filter { $0.0.seq > apply.applied && $0.0.seq <= seq }
@@ -42,7 +42,7 @@ extension ZoneStorage {
         guard let last = todo.last else { return }
         try writeFiles(coalescing: todo.map(\.0))
         try lockFile.writeApplyMarker(fd, ApplyMarker(bootID: CommitMarker.currentBootID, applied: last.0.seq, end: last.end))
-        locked { state.noteApplied(last.0.seq) }
+        state.withLock { state in state.noteApplied(last.0.seq) }
         keepIndex(todo.map(\.0))
     }
 

@@ -41,7 +41,7 @@ extension ZoneStorage {
     /// the journal cannot take it, one of the log, after which the journal starts again.
     func makeDurable(_ frame: [UInt8], seq: Int64, logFD: Int32) -> Result<Void, SystemCallError> {
         let size = Int64(frame.count)
-        if var j = journal, j.afterSeq == seq - 1, j.position + size <= j.capacity {
+        if var j = writerState.journal, j.afterSeq == seq - 1, j.position + size <= j.capacity {
             let result = io.write(j.fd, frame, path: journalPath).flatMap { io.sync(j.fd, path: journalPath, dataOnly: true) }
             guard case .success = result else {
                 closeJournal() // where its file offset is, and what reached the disk, is unknown
@@ -49,7 +49,7 @@ extension ZoneStorage {
             }
             j.position += size
             j.afterSeq = seq
-            journal = j
+            writerState.journal = j
             return result
         }
         let result = io.sync(logFD, path: logPath, dataOnly: true)
@@ -61,13 +61,13 @@ extension ZoneStorage {
     /// makes it when the zone has none and its entries are small enough to use it (a zone
     /// written only in large batches never gets one). Any failure just leaves the journal out.
     func restartJournal(afterSeq seq: Int64, frameSize: Int64 = 0) {
-        if let j = journal {
+        if let j = writerState.journal {
             // A journal made again by another process (see ZoneStorage+JournalFile.swift) or
             // set aside by recovery is no longer this one: frames written into it would be lost.
             if case .success(let st?) = Syscall.stat(journalPath), st.inode == j.inode {
                 guard case .success = Syscall.seek(j.fd, to: 0, path: journalPath) else { return closeJournal() }
-                journal!.position = 0
-                journal!.afterSeq = seq
+                writerState.journal!.position = 0
+                writerState.journal!.afterSeq = seq
                 return
             }
             closeJournal()
@@ -78,14 +78,14 @@ extension ZoneStorage {
             Syscall.close(opened.fd)
             return
         }
-        journal = Journal(fd: opened.fd, inode: opened.status.inode, capacity: min(opened.status.size, capacity), position: 0, afterSeq: seq)
+        writerState.journal = Journal(fd: opened.fd, inode: opened.status.inode, capacity: min(opened.status.size, capacity), position: 0, afterSeq: seq)
     }
 
     /// Forgets this process's place in the journal (the zone was deleted or recovered, or a
     /// write failed): the next commit syncs the log.
     func closeJournal() {
-        if let journal { Syscall.close(journal.fd) }
-        journal = nil
+        if let journal = writerState.journal { Syscall.close(journal.fd) }
+        writerState.journal = nil
     }
 
     /// The frames at the start of the journal, each with the sequence number after the one

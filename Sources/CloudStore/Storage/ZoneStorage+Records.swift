@@ -15,7 +15,7 @@ extension ZoneStorage {
         try refreshTail()
         return try currentRecord(named: name) { () throws(CKError) -> Bool in
             let (commit, apply) = lockFile.readMarkers(try lockFile.descriptor())
-            if let apply { locked { state.noteApplied(apply.applied) } }
+            if let apply { state.withLock { state in state.noteApplied(apply.applied) } }
             return commit.map { !$0.busy } ?? false
         }
     }
@@ -29,7 +29,7 @@ extension ZoneStorage {
                        beforeFileRead: () throws(CKError) -> Bool) throws(CKError) -> Record? {
         // A hit, the common case, hashes the name once: the versions the files lack are
         // looked at only when there are some, the names known only after a miss.
-        let (pending, hit, seen, absent) = locked { () -> (ZoneState.Pending?, Record?, UInt64, Bool) in
+        let (pending, hit, seen, absent) = state.withLock { (state: inout ZoneState) -> (ZoneState.Pending?, Record?, UInt64, Bool) in
             if !state.unapplied.isEmpty, let pending = state.unapplied[name] { return (pending, nil, state.generation, false) }
             if let hit = state.cache.lookup(name) { return (nil, hit, state.generation, false) }
             return (nil, nil, state.generation, state.knownNames.map { !$0.mayContain(name) } ?? false)
@@ -43,7 +43,7 @@ extension ZoneStorage {
             return nil
         }
         if cacheFileRead {
-            locked { if state.generation == seen { state.cache.insert(record) } }
+            state.withLock { state in if state.generation == seen { state.cache.insert(record) } }
             if !underWriteLock { cacheBudget.relieve(except: self) }
         }
         return record
@@ -59,14 +59,14 @@ extension ZoneStorage {
     /// meanwhile, and the versions the files lack are taken before the listing (as
     /// ``recordNames()`` does), so a file the applier writes meanwhile is in one or the other.
     private func noteMissedProbe() throws(CKError) {
-        let due = locked { () -> Bool in
+        let due = state.withLock { (state: inout ZoneState) -> Bool in
             state.missedProbes += 1
             return state.knownNames == nil && state.missedProbes >= state.probesBeforeListing
         }
         guard due else { return }
         let folderBytes = (try Syscall.stat(recordsPath).orThrow(.internalError, "cannot stat \(recordsPath)"))?.size ?? 0
         let worth = max(ZoneState.minimumProbesBeforeListing, Int(folderBytes / 280))
-        let (ready, seen, pending) = locked { () -> (Bool, UInt64, [String: ZoneState.Pending]) in
+        let (ready, seen, pending) = state.withLock { (state: inout ZoneState) -> (Bool, UInt64, [String: ZoneState.Pending]) in
             state.probesBeforeListing = worth
             return (state.missedProbes >= worth, state.generation, state.unapplied)
         }
@@ -74,7 +74,7 @@ extension ZoneStorage {
         // A pending deletion's name stays known: it only costs its save a look at the file.
         var names = KnownNames(try fileRecordNames())
         for (name, p) in pending where p.record != nil { names.insert(name) }
-        locked { if state.generation == seen { state.knownNames = names } }
+        state.withLock { state in if state.generation == seen { state.knownNames = names } }
     }
 
     func readRecordFile(_ name: String) throws(CKError) -> Record? {
@@ -118,7 +118,7 @@ extension ZoneStorage {
         try refreshTail()
         // The versions the files lack first, then the listing: a file written meanwhile is
         // then in one or the other.
-        let pending = locked { state.unapplied }
+        let pending = state.withLock { state in state.unapplied }
         let files = try fileRecordNames()
         // Sorted already; only versions the files lack change the list.
         guard !pending.isEmpty else { return files }
@@ -164,8 +164,8 @@ extension ZoneStorage {
 
     /// The deleteSelf edges in memory (built once per process, under the lock, then kept by the log).
     func withDeleteSelfEdges<T>(_ body: (inout DeleteSelfEdges) -> T) throws(CKError) -> T {
-        if locked({ state.deleteSelfEdges == nil }) {
-            let pending = locked { state.unapplied }
+        if state.withLock({ state in state.deleteSelfEdges == nil }) {
+            let pending = state.withLock { state in state.unapplied }
             var built = DeleteSelfEdges()
             for name in try fileRecordNames() {
                 if let r = try readRecordFile(name) { built.insert(r) }
@@ -173,8 +173,8 @@ extension ZoneStorage {
             for (name, p) in pending {
                 if let r = p.record { built.insert(r) } else { built.remove(name) }
             }
-            locked { if state.deleteSelfEdges == nil { state.deleteSelfEdges = built } }
+            state.withLock { state in if state.deleteSelfEdges == nil { state.deleteSelfEdges = built } }
         }
-        return locked { body(&state.deleteSelfEdges!) }
+        return state.withLock { state in body(&state.deleteSelfEdges!) }
     }
 }

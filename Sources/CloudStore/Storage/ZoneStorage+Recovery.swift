@@ -44,8 +44,8 @@ extension ZoneStorage {
     func recover(_ fd: Int32, wholeLog: Bool = false, report: inout RecoveryReport) throws(CKError) -> CommitMarker {
         let marker = try withApplyLock { (fd) throws(CKError) -> CommitMarker in try recoverLocked(fd, wholeLog: wholeLog, report: &report) }
         // The log is synced: the journal starts again.
-        if journal != nil { restartJournal(afterSeq: marker.seq) }
-        locked {
+        if writerState.journal != nil { restartJournal(afterSeq: marker.seq) }
+        state.withLock { state in
             state.reset()
             state.knownApplied = marker.seq
         }
@@ -83,7 +83,7 @@ extension ZoneStorage {
         case .damaged(let at, let reason):
             let error = CKError(.internalError, "the log of zone \(zoneID.zoneName) is damaged at byte \(at) (\(reason)) with whole entries after it; restore the zone from a backup or move log.jsonl aside and run `ckfs fsck`")
             report.damage = error.message
-            fenced = error
+            writerState.fenced = error
             throw error
         }
         // Entries made durable in the journal that the log lost with the page cache.
@@ -163,11 +163,11 @@ extension ZoneStorage {
     /// For `fsck`: runs recovery, then `body` with what it found, in one hold of the lock.
     /// Recovery is what a fenced zone waits for, so it runs on one and lifts the fence.
     func withRecovery<T>(_ body: (RecoveryReport) throws(CKError) -> T) throws(CKError) -> T {
-        defer { locked { state.reset() } }
+        defer { state.withLock { state in state.reset() } }
         return try withLockFile(ignoringFence: true) { () throws(CKError) -> T in
             var report = RecoveryReport()
             try recover(try lockFile.descriptor(), wholeLog: true, report: &report)
-            fenced = nil
+            writerState.fenced = nil
             return try body(report)
         }
     }
@@ -190,11 +190,11 @@ extension ZoneStorage {
     func checkpointIfDue(_ fd: Int32, _ marker: CommitMarker) throws(CKError) {
         // The common case decides from memory: the tail offset is the log's size right after
         // our own append.
-        let known = knownCheckpointSeq
-        let tail = locked { state.tailOffset }
+        let known = writerState.knownCheckpointSeq
+        let tail = state.withLock { state in state.tailOffset }
         if known >= 0, tail >= 0, marker.seq - known < tuning.checkpointEvery, tail <= tuning.compactLogBytes { return }
         var meta = try readMeta()
-        knownCheckpointSeq = meta.checkpointSeq
+        writerState.knownCheckpointSeq = meta.checkpointSeq
         let logSize = (try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)"))?.size ?? 0
         guard marker.seq - meta.checkpointSeq >= tuning.checkpointEvery || logSize > tuning.compactLogBytes else { return }
         try withApplyLock { (fd) throws(CKError) in
@@ -214,7 +214,7 @@ extension ZoneStorage {
             meta.checkpointSeq = marker.seq
             meta.usage = marker.usage
             try writer.replace(StoreLayout.zoneFile(directory), with: JSONWriter.pretty(meta.json()), durable: true)
-            knownCheckpointSeq = meta.checkpointSeq
+            writerState.knownCheckpointSeq = meta.checkpointSeq
             guard size > tuning.compactLogBytes else { return }
             // Keep the newest entries that fit in half the limit; tokens older than the first
             // kept entry then fail with changeTokenExpired. Every entry is applied now,
@@ -248,7 +248,7 @@ extension ZoneStorage {
                 Syscall.close(f)
             }
         }
-        let released = locked { () -> Int32 in
+        let released = state.withLock { (state: inout ZoneState) -> Int32 in
             guard hold >= 0, state.tailInode == inode, state.tailOffset == size else {
                 state.tailOffset = -1
                 return hold

@@ -1,18 +1,18 @@
 import Foundation
 
 // Following the log: the entries other processes appended since the last look, taken into
-// the zone's state (``ZoneState``) under `stateLock`.
+// the zone's state (``ZoneState``) under its lock (`state.withLock`).
 extension ZoneStorage {
     /// Takes in entries other processes appended since the last look, so the cache stays
     /// right. A partial last entry (an append in progress) is left for the next look; cutting
     /// a torn tail is recovery's job, under the lock.
     func refreshTail() throws(CKError) {
-        if locked({ state.tailOffset < 0 }) { try recoverAfterRestartIfNeeded() }
+        if state.withLock({ state in state.tailOffset < 0 }) { try recoverAfterRestartIfNeeded() }
         guard let st = try Syscall.stat(logPath).orThrow(.internalError, "cannot stat \(logPath)") else {
-            locked { state.reset() }
+            state.withLock { state in state.reset() }
             throw CKError(.zoneNotFound, "zone \(zoneID.zoneName) does not exist")
         }
-        let (inode, offset) = locked { (state.tailInode, state.tailOffset) }
+        let (inode, offset) = state.withLock { state in (state.tailInode, state.tailOffset) }
         if offset < 0 || inode != st.inode || st.size < offset {
             // First look, or the log was compacted: nothing cached can be trusted.
             try startTail(at: st)
@@ -28,7 +28,7 @@ extension ZoneStorage {
         // as versions the files lack, so a process that only follows others' saves (the mount
         // while an app writes) holds none of their records once they are written.
         let applied = currentApplyMarker()?.applied
-        locked {
+        state.withLock { state in
             if let applied { state.noteApplied(applied) }
             // Another reader (or a commit) may have moved the tail on meanwhile: only what lies
             // past it is new, and taking in an older entry again would put an older version
@@ -48,8 +48,8 @@ extension ZoneStorage {
     /// next save: its reads would be answered from them and never cache a record. One read of
     /// the apply marker a look, only while versions are kept.
     private func forgetVersionsApplied() {
-        guard locked({ !state.unapplied.isEmpty }), let applied = currentApplyMarker()?.applied else { return }
-        locked { state.noteApplied(applied) }
+        guard state.withLock({ state in !state.unapplied.isEmpty }), let applied = currentApplyMarker()?.applied else { return }
+        state.withLock { state in state.noteApplied(applied) }
     }
 
     /// Starts following the log at its end, taking in the entries the record files do not
@@ -80,7 +80,7 @@ extension ZoneStorage {
         if case .success(let f) = Syscall.open(logPath, Posix.O_RDONLY) {
             if case .success(let held) = Syscall.fstat(f, path: logPath), held.inode == st.inode { hold = f } else { Syscall.close(f) }
         }
-        let released = locked { () -> Int32 in
+        let released = state.withLock { (state: inout ZoneState) -> Int32 in
             state.reset()
             state.knownApplied = apply?.applied ?? -1
             state.tailInode = st.inode

@@ -52,7 +52,7 @@ public struct ZoneTuning: Sendable {
 ///
 /// Locks, always taken in this order: `writeLock` (this process's writers), the `flock` on
 /// `lock` (other processes' writers), `applyLock` (this process's file writers), the
-/// byte-range lock on the apply marker (other processes' file writers), then `stateLock`
+/// byte-range lock on the apply marker (other processes' file writers), then `state`'s
 /// (the in-memory state, held briefly, never across I/O that waits on another lock). The
 /// background applier takes only the last three, so it runs while the next commit waits on
 /// its fdatasync. The parts of the state kept apart have locks of their own, each taken alone,
@@ -66,10 +66,9 @@ public struct ZoneTuning: Sendable {
 ///
 /// A read that found no room for a record in the cache asks the other zones of the store object
 /// for room (``RecordCacheBudget/relieve(except:)``), holding no lock of its own: each of
-/// those zones takes its `stateLock` alone.
+/// those zones takes its `state`'s lock alone.
 ///
-/// `@unchecked Sendable`: its only `var`s are `state`, behind `stateLock`, and the writer's
-/// (`appendLog`, `journal`, `fenced`, `knownCheckpointSeq`), behind `writeLock`.
+/// `@unchecked Sendable`: its only `var` is `writerState`, behind `writeLock`.
 final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
     let directory: String
     let zoneID: ZoneID
@@ -79,19 +78,11 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
     let writer: FileWriter
     let io: any StorageIO
 
+    /// This process's writers, one at a time: held across a whole commit, its I/O included.
     let writeLock = NSLock()
-    /// The log, kept open for appends between commits, with the inode it was opened at.
-    /// Guarded by `writeLock`, not `stateLock`: only a committing writer touches it.
-    private var appendLog: (fd: Int32, inode: UInt64)?
-    /// The journal as this process last left it; guarded by `writeLock` like `appendLog`.
-    var journal: Journal?
-    /// Why the zone is closed to writers until the store is opened again (a failed sync, a
-    /// damaged log); guarded by `writeLock` like `appendLog`.
-    var fenced: CKError?
-    /// The checkpoint `zone.json` last showed this process (-1: not read yet); guarded by
-    /// `writeLock` like `appendLog`. Others may move it on; a stale value only makes the next
-    /// checkpoint come early.
-    var knownCheckpointSeq: Int64 = -1
+    /// What only a committing writer touches (``ZoneWriterState``); guarded by `writeLock`.
+    var writerState = ZoneWriterState()
+    /// This process's record-file writers (the applier and recovery), one at a time.
     let applyLock = NSLock()
     /// Runs the write-behind applier, one block at a time.
     let applyQueue = DispatchQueue(label: "ckfs.zone.apply")
@@ -120,12 +111,11 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
     /// lock is its own (a leaf).
     let damagedRecordFile = Mutex<(path: String, status: Syscall.FileStatus, error: CKError)?>(nil)
 
-    /// Guards `state`, held briefly, never across I/O that waits on another lock.
-    let stateLock = NSLock()
     /// The bytes of parsed records this zone's cache shares with the store object's zones.
     let cacheBudget: RecordCacheBudget
-    /// What this opening knows of the zone in memory (``ZoneState``).
-    var state: ZoneState
+    /// What this opening knows of the zone in memory (``ZoneState``), under its own lock: the
+    /// last of the order above, held briefly, never across I/O that waits on another lock.
+    let state: Mutex<ZoneState>
 
     /// How a query answered from the index file found its page.
     enum QueryPlan: Sendable, Equatable {
@@ -154,7 +144,7 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
         self.reading = reading
         let cacheBudget = budget ?? RecordCacheBudget(limit: reading.cacheBytes)
         self.cacheBudget = cacheBudget
-        self.state = ZoneState(cache: RecordCache(budget: cacheBudget, limit: reading.cachedRecords(tuning.cachedRecords)))
+        self.state = Mutex(ZoneState(cache: RecordCache(budget: cacheBudget, limit: reading.cachedRecords(tuning.cachedRecords))))
         self.metaFile = ZoneMetaFile(path: StoreLayout.zoneFile(directory))
         self.entryFeed = LogEntryFeed(budget: feedBudget ?? RecordCacheBudget(limit: tuning.keptEntryBytes))
         self.lockFile = ZoneLockFile(path: StoreLayout.lockFile(directory), zoneName: zoneID.zoneName)
@@ -163,19 +153,15 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
     }
 
     deinit {
-        state.cache.removeAll()
-        if state.tailHold >= 0 { Syscall.close(state.tailHold) }
-        if let appendLog { Syscall.close(appendLog.fd) }
-        if let journal { Syscall.close(journal.fd) }
+        state.withLock { state in
+            state.cache.removeAll()
+            if state.tailHold >= 0 { Syscall.close(state.tailHold) }
+        }
+        if let appendLog = writerState.appendLog { Syscall.close(appendLog.fd) }
+        if let journal = writerState.journal { Syscall.close(journal.fd) }
     }
 
-    func shedIfIdle() { locked { state.cache.shedIfIdle() } }
-
-    func locked<T, E>(_ body: () throws(E) -> T) throws(E) -> T {
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        return try body()
-    }
+    func shedIfIdle() { state.withLock { state in state.cache.shedIfIdle() } }
 
     /// Reports a read of `count` bytes of the log to the observer of log reads.
     func noteLogRead(_ count: Int) {
@@ -229,7 +215,7 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
                 applier.clear()
             }
         }
-        locked { state.reset() }
+        state.withLock { state in state.reset() }
     }
 
     static func removeTree(_ path: String) {
@@ -258,7 +244,7 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
     func withLockFile<T>(ignoringFence: Bool = false, _ body: () throws(CKError) -> T) throws(CKError) -> T {
         writeLock.lock()
         defer { writeLock.unlock() }
-        if !ignoringFence, let fenced { throw fenced }
+        if !ignoringFence, let fenced = writerState.fenced { throw fenced }
         // The zone may have been deleted (and made again) since the lock file was opened: then
         // forget all of it and take the new zone's lock, once.
         for attempt in 0..<2 {
@@ -272,7 +258,7 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
             _ = Syscall.flock(fd, Posix.LOCK_UN, path: lockPath)
             // Set aside, not closed: a reader may be reading its markers.
             lockFile.retire()
-            locked { state.reset() }
+            state.withLock { state in state.reset() }
             applier.clear()
             closeJournal()
             if attempt == 1 { break }
@@ -328,7 +314,7 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
             // If the marker cannot be written, it stays busy and the next writer recovers.
             // The tail moves past the entry in the same step that takes it in: a reader that
             // found the tail past it but the cache without it read the version before it.
-            locked {
+            state.withLock { state in
                 if state.tailOffset == start { state.tailOffset = end }
                 state.tailInode = inode
                 state.absorb(entry)
@@ -354,23 +340,23 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
     /// save's ~25 system calls): `refreshTail()` stat'ed the path under the same lock just
     /// before, so a log replaced since (compaction, a zone made again) is opened anew.
     private func appendDurably(_ frame: [UInt8], seq: Int64) throws(CKError) -> (start: Int64, end: Int64, inode: UInt64) {
-        let pathInode = locked { state.tailInode }
-        if let open = appendLog, open.inode != pathInode {
+        let pathInode = state.withLock { state in state.tailInode }
+        if let open = writerState.appendLog, open.inode != pathInode {
             Syscall.close(open.fd)
-            appendLog = nil
+            writerState.appendLog = nil
         }
         let fd: Int32
-        if let open = appendLog { fd = open.fd } else {
+        if let open = writerState.appendLog { fd = open.fd } else {
             fd = try Syscall.open(logPath, Posix.O_WRONLY | Posix.O_APPEND).orThrow(.internalError, "cannot open the log of zone \(zoneID.zoneName)")
         }
         let st: Syscall.FileStatus
         switch Syscall.fstat(fd, path: logPath) {
         case .success(let s): st = s
         case .failure(let e):
-            if appendLog == nil { Syscall.close(fd) }
+            if writerState.appendLog == nil { Syscall.close(fd) }
             throw CKError(.internalError, "cannot stat \(logPath)", cause: .system(e))
         }
-        appendLog = (fd, st.inode)
+        writerState.appendLog = (fd, st.inode)
         if case .failure(let e) = io.write(fd, frame, path: logPath) {
             // Nothing acknowledged; cut what may have been written so the log stays whole.
             _ = Syscall.ftruncate(fd, st.size, path: logPath)
@@ -382,7 +368,7 @@ final class ZoneStorage: RecordCacheHolder, @unchecked Sendable {
             // failed, and fence the zone until the store is opened again.
             _ = Syscall.ftruncate(fd, st.size, path: logPath)
             let error = CKError(.internalError, "the disk failed to store the log of zone \(zoneID.zoneName) (\(e.path.hasSuffix("/journal") ? "its journal" : "log.jsonl")); the zone is closed until the store is opened again (then `ckfs fsck`)", cause: .system(e))
-            fenced = error
+            writerState.fenced = error
             throw error
         }
         return (st.size, st.size + Int64(frame.count), st.inode)

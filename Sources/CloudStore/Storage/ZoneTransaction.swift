@@ -19,7 +19,7 @@ final class ZoneTransaction {
     /// the last commit, when the process reads zones that way and has not built the edges in
     /// memory; else from the edges in memory (built from every record file once).
     func referrers(of name: String) throws(CKError) -> [String] {
-        if storage.reading.readsIndex, storage.locked({ storage.state.deleteSelfEdges == nil }) {
+        if storage.reading.readsIndex, storage.state.withLock({ $0.deleteSelfEdges == nil }) {
             // Brought up to date once a transaction: no other writer commits while it runs.
             if indexForReferrers == nil { indexForReferrers = .some(storage.currentIndex()) }
             if let index = indexForReferrers ?? nil {

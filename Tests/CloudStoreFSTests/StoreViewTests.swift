@@ -248,6 +248,29 @@ import TestSupport
         #expect(try f.publicDB.record(for: child).parent == "welcome", "the move was saved")
     }
 
+    /// A field written without its type takes the schema's, as `ckfs record save` and
+    /// `records/modify` do (one path, `Database.recordToSave`): a base64 text for a BYTES field
+    /// is bytes, not a string.
+    @Test func aFieldWithoutItsTypeTakesTheSchemasType() throws {
+        let f = try Fixture()
+        let typed = RecordID(recordName: "typed", zoneID: f.welcomeID.zoneID)
+        _ = try f.publicDB.save(Record(recordType: "Note", recordID: typed, fields: ["title": .string("t"), "data": .bytes(Data([1]))]))
+        let ino = try f.inode(Self.noteDir + "/welcome.json")
+        let reader = try f.view.open(ino, flags: O_RDONLY, caller: f.me).handle
+        let text = try f.view.read(handle: reader, count: 1 << 20, offset: 0)
+        f.view.release(handle: reader)
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(text)) as? [String: Any])
+        var fields = try #require(object["fields"] as? [String: Any])
+        fields["data"] = ["value": "aGVsbG8="]
+        object["fields"] = fields
+        let edited = try JSONSerialization.data(withJSONObject: object)
+        let fh = try f.view.open(ino, flags: O_WRONLY | O_TRUNC, caller: f.me).handle
+        _ = try edited.withUnsafeBytes { b in try f.view.write(handle: fh, bytes: b, offset: 0) }
+        try f.view.flush(handle: fh, caller: f.me)
+        f.view.release(handle: fh)
+        #expect(try f.publicDB.record(for: f.welcomeID)["data"] == .bytes(Data("hello".utf8)))
+    }
+
     @Test func unchangedTextSavesNothingAndAStaleTagFails() throws {
         let f = try Fixture()
         let ino = try f.inode(Self.noteDir + "/welcome.json")

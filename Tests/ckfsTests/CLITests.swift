@@ -54,6 +54,17 @@ import TestSupport
         #expect(gone.stderr.hasPrefix("ckfs: unknownItem: record mei does not exist"))
     }
 
+    /// A field given as {"value": …} without its type takes the schema's, as through the mount
+    /// and `records/modify`: base64 text for a BYTES field is bytes, not a string.
+    @Test func aFieldWithoutItsTypeTakesTheSchemasType() throws {
+        let cli = try CLIFixture()
+        let typed = cli.run(["record", "save"], input: #"{"recordType":"Clip","recordName":"typed","fields":{"data":{"type":"BYTES","value":"AQ=="}}}"#)
+        try #require(typed.status == 0, "\(typed.stderr)")
+        let saved = cli.run(["record", "save"], input: #"{"recordType":"Clip","recordName":"untyped","fields":{"data":{"value":"aGVsbG8="}}}"#)
+        #expect(saved.status == 0, "\(saved.stderr)")
+        #expect(saved.json?["fields"]?["data"] == .object(["type": .string("BYTES"), "value": .string("aGVsbG8=")]), "\(saved.stdout)")
+    }
+
     @Test func savingAnArrayOrRecordsAndDeletesInOneOperation() throws {
         let cli = try CLIFixture()
         let arr = cli.run(["record", "save"], input: #"[{"recordType":"N","recordName":"a"},{"recordType":"N","recordName":"b"}]"#)

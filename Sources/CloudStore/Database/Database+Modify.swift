@@ -171,28 +171,6 @@ extension Database {
         try result.deleteResults[0].1.get()
     }
 
-    /// Fits untyped input fields to the schema: an integer given for a `DOUBLE` or
-    /// `TIMESTAMP` field becomes that type (an input shorthand). The schema is read again when
-    /// the copy in memory lacks one of the fields (another process may have added it), so no
-    /// save is refused on a stale copy.
-    package func fitToSchema(_ decoded: RecordCoding.Decoded) throws(CKError) -> Record {
-        var record = decoded.record
-        guard !decoded.inferredKeys.isEmpty else { return record }
-        let known = try container.schema.fields(of: record.recordType, environment: environment,
-                                                including: decoded.inferredKeys.filter { record.fields[$0] != nil }.sorted()) ?? [:]
-        for key in decoded.inferredKeys {
-            guard let value = record.fields[key], let fixed = known[key], fixed.encrypted(false) != value.type else { continue }
-            switch (value, fixed.kind, fixed.isList) {
-            case (.int64(let i), .double, false): record.update(key, to: .double(Double(i)))
-            case (.int64(let i), .timestamp, false): record.update(key, to: .timestamp(milliseconds: i))
-            case (.list(.int64, let vs), .double, true): record.update(key, to: .list(.double, vs.map { if case .int64(let i) = $0 { .double(Double(i)) } else { $0 } }))
-            case (.list(.int64, let vs), .timestamp, true): record.update(key, to: .list(.timestamp, vs.map { if case .int64(let i) = $0 { .timestamp(milliseconds: i) } else { $0 } }))
-            default: break
-            }
-        }
-        return record
-    }
-
     // MARK: One zone
 
     enum ItemKey: Hashable { case save(Int), delete(Int) }

@@ -125,7 +125,7 @@ extension StoreView {
         let db = try database(target.database, caller: caller)
         var record: Record
         do {
-            record = try db.fitToSchema(try RecordCoding.decode(.object(object), mode: .input, zoneID: db.zoneID(target.zone)))
+            record = try db.recordToSave(.object(object), zoneID: db.zoneID(target.zone))
         } catch {
             throw FSError(error.errno, "\(error.code.name): \(error.message)")
         }

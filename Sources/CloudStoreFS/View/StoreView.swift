@@ -19,6 +19,9 @@ import Logging
 /// Its locks, and the one order they are taken in, are in docs/Durability.md#the-mount-daemons. Engine calls
 /// (saves, catalog refreshes) are made with no view lock held, except a handle's own lock
 /// during its save, so one slow save holds up only its own file.
+///
+/// `@unchecked Sendable`: its state is in parts that keep their own locks; its one `var`,
+/// `notifier`, is set before the mount serves requests and only read after.
 public final class StoreView: @unchecked Sendable {
     public let store: Store
     public let environment: CloudStore.Environment

@@ -101,8 +101,8 @@ enum WebRecordCoding {
 
     /// A record of a request, in `zone` unless it names its own. An asset value with a
     /// `receipt` becomes the file `stagedFile` gives for it, which the save copies into the zone.
-    static func decode(_ json: JSONValue, zone: ZoneID, db: Database,
-                       stagedFile: (String) throws(CKError) -> String) throws(CKError) -> RecordCoding.Decoded {
+    static func record(_ json: JSONValue, zone: ZoneID, db: Database,
+                       stagedFile: (String) throws(CKError) -> String) throws(CKError) -> Record {
         guard case .object(let o) = json else {
             throw CKError(.invalidArguments, "\"record\" must be a record dictionary with \"recordType\" and \"fields\", found \(json.kindName)")
         }
@@ -115,16 +115,11 @@ enum WebRecordCoding {
         members["deleted"] = nil
         let recordZone = try members["zoneID"].map { (z) throws(CKError) in try zoneID(z, in: db) } ?? zone
         members["zoneID"] = .object(["zoneName": .string(recordZone.zoneName), "ownerName": .string(recordZone.ownerName)])
-        if case .object(let fields)? = members["fields"] {
-            let known = schemaTypes(of: members["recordType"]?.stringValue, untyped: fields, db: db)
-            var normalized: [String: JSONValue] = [:]
-            for (key, field) in fields {
-                normalized[key] = try normalizedField(field, schemaType: known[key], stagedFile: stagedFile)
-                try checkReferencesStayIn(recordZone, field: key, normalized[key])
-            }
-            members["fields"] = .object(normalized)
+        return try db.recordToSave(.object(members), zoneID: recordZone) { (key, field) throws(CKError) -> JSONValue in
+            let normalized = try normalizedField(field, stagedFile: stagedFile)
+            try checkReferencesStayIn(recordZone, field: key, normalized)
+            return normalized
         }
-        return try RecordCoding.decode(.object(members), mode: .input, zoneID: recordZone)
     }
 
     /// A record type as a request names it: Apple's pages spell the share type `cloudKit.share`
@@ -174,21 +169,13 @@ enum WebRecordCoding {
         }
     }
 
-    /// The schema's types of the fields of `recordType` sent without a `type` (a field has one
-    /// type, so the server infers it as CloudKit's does); read again when the copy in memory
-    /// lacks one of them (another process may have added it).
-    private static func schemaTypes(of recordType: String?, untyped fields: [String: JSONValue], db: Database) -> [String: FieldType] {
-        let keys = fields.compactMap { key, field in field["type"] == nil && field["value"] != nil ? key : nil }
-        guard let recordType, !keys.isEmpty else { return [:] }
-        return ((try? db.container.schema.fields(of: recordType, environment: db.environment, including: keys)) ?? nil) ?? [:]
-    }
-
-    /// A field without `type` takes its type from the schema when the record type has the field
-    /// (MistKit never sends `type`; CloudKit JS leaves it out when the caller does), else from
-    /// its value's shape (``RecordCoding/infer(_:key:)``). `ASSET` (sent by some clients) is
-    /// `ASSETID`; an untyped value with a receipt or a checksum is an asset (Apple's own example
-    /// sends no type); receipts become staged files.
-    private static func normalizedField(_ field: JSONValue, schemaType: FieldType?, stagedFile: (String) throws(CKError) -> String) throws(CKError) -> JSONValue {
+    /// A field as Web Services clients send it, in the engine's input form. A field without
+    /// `type` has the schema's already when the record type has the field (MistKit never
+    /// sends `type`; CloudKit JS leaves it out when the caller does; ``Database/recordToSave``
+    /// adds it), else takes it from its value's shape (``RecordCoding/infer(_:key:)``). `ASSET`
+    /// (sent by some clients) is `ASSETID`; an untyped value with a receipt or a checksum is an
+    /// asset (Apple's own example sends no type); receipts become staged files.
+    private static func normalizedField(_ field: JSONValue, stagedFile: (String) throws(CKError) -> String) throws(CKError) -> JSONValue {
         guard case .object(var f) = field, var value = f["value"] else { return field }
         // A reference's VALIDATE action is NONE once the target is found to exist
         // (``validatedTargets(_:)``, checked by records/modify).
@@ -197,7 +184,6 @@ enum WebRecordCoding {
             f["value"] = value
         }
         var type = f["type"]?.stringValue
-        if type == nil, let schemaType { type = schemaType.plainName }
         if type == nil, value["receipt"] != nil || value["fileChecksum"] != nil { type = "ASSETID" }
         if type == nil, let first = value.arrayValue?.first, first["receipt"] != nil || first["fileChecksum"] != nil { type = "ASSETID_LIST" }
         if type == "ASSET" { type = "ASSETID" }

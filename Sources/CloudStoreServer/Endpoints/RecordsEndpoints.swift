@@ -174,7 +174,7 @@ enum RecordsEndpoints {
         }
         // Only update and replace are based on a version; the others ignore a tag they are sent.
         if type != "update" && type != "replace" { members["recordChangeTag"] = nil }
-        let record = try db.fitToSchema(try call.decodeRecord(.object(members), zone: zone, db: db))
+        let record = try call.record(.object(members), zone: zone, db: db)
         let rule: SaveRule = switch type {
         case "create", "replace": SaveRule(checksChangeTag: true, fields: .replaceAll)
         case "update": SaveRule(checksChangeTag: true, fields: .changedKeys)

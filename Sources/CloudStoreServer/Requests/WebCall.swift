@@ -35,9 +35,9 @@ struct WebCall: Sendable {
     }
 
     /// A record of the request, with its asset receipts checked against this caller.
-    func decodeRecord(_ json: JSONValue, zone: ZoneID, db: Database) throws(CKError) -> RecordCoding.Decoded {
+    func record(_ json: JSONValue, zone: ZoneID, db: Database) throws(CKError) -> Record {
         let owner = assetOwner
-        return try WebRecordCoding.decode(json, zone: zone, db: db) { (receipt) throws(CKError) -> String in
+        return try WebRecordCoding.record(json, zone: zone, db: db) { (receipt) throws(CKError) -> String in
             try assets.stagedFile(receipt: receipt, owner: owner)
         }
     }

@@ -54,8 +54,7 @@ extension RecordCommand {
                     }
                     for (i, item) in items.enumerated() {
                         do {
-                            let decoded = try RecordCoding.decode(item, mode: .input, zoneID: zone)
-                            records.append(try db.fitToSchema(decoded))
+                            records.append(try db.recordToSave(item, zoneID: zone))
                         } catch var e as CKError {
                             e.message = "\(source)\(items.count > 1 ? " record \(i + 1)" : ""): \(e.message)"
                             throw e

@@ -48,7 +48,7 @@ import TestSupport
     }
 
     /// A cancelled operation still calls its blocks, with `operationCancelled`, and saves nothing.
-    @Test(.timeLimit(.minutes(1))) func aCancelledOperationReportsOperationCancelled() async throws {
+    @Test(.timeLimit(hangLimit)) func aCancelledOperationReportsOperationCancelled() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase
         let capturedError = LockedList<(any Error)?>()
         let op = CKModifyRecordsOperation(recordsToSave: [CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "never"))],
@@ -105,7 +105,7 @@ import TestSupport
 
     /// The result blocks of current CloudKit code: each record's outcome in its own block, and
     /// a whole-operation result that fails only when the whole operation did.
-    @Test(.timeLimit(.minutes(1))) func resultBlocksReportEachRecordAndTheWhole() async throws {
+    @Test(.timeLimit(hangLimit)) func resultBlocksReportEachRecordAndTheWhole() async throws {
         let db = try ImportCloudKitTests.container().privateCloudDatabase
         let kept = try await db.save(CKRecord(recordType: "Note", recordID: CKRecord.ID(recordName: "kept")))
         let stale = CKRecord(recordType: "Note", recordID: kept.recordID)          // no change tag: a conflict

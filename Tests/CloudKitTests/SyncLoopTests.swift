@@ -119,7 +119,7 @@ import TestSupport
         return record
     }
 
-    @Test(.timeLimit(.minutes(1))) func aSyncLoopWithArchivedTokensSeesEveryChangeOnce() async throws {
+    @Test(.timeLimit(hangLimit)) func aSyncLoopWithArchivedTokensSeesEveryChangeOnce() async throws {
         let path = TemporaryStores.path("ckfs-sync-")
         let store = try Store.create(at: path)
         let phone = try CKContainer(store: store, user: "mei", deviceID: "phone").privateCloudDatabase

@@ -121,8 +121,6 @@ final class OpenFile: @unchecked Sendable {
     /// The descriptor tables (the kernel's lock owners) that changed `buffer` since it was last
     /// saved; 0 stands for a change whose owner the kernel does not say (a truncation).
     var changedBy: Set<UInt64> = []
-    /// The version of the item whose text `buffer` started as (a record's change tag).
-    var baseTag: String?
     /// A record reader whose `buffer` is read at its first READ: the kernel's pages held its
     /// version at the open, so it may never ask (``StoreView`` `openRecordReader`).
     var textToLoad = false

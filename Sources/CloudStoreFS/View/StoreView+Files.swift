@@ -28,7 +28,6 @@ extension StoreView {
             if writing { try checkMayChange(target, deleting: false, caller: caller) }
             let h = OpenFile(kind: .item(target), inode: inode, flags: flags, caller: caller, buffer: truncating ? [] : bytes)
             h.dirty = truncating
-            h.baseTag = tag
             if writing {
                 h.cacheMode = itemCache.openWriter(inode) { notifier?.willWait() }
                 // The open's truncation and the writes change the kernel's size of the file.
@@ -141,7 +140,6 @@ extension StoreView {
         }
         guard stat.type == t.type else { throw FSError(Posix.ENOENT) }
         let h = OpenFile(kind: .item(.record(t)), inode: inode, flags: flags, caller: caller)
-        h.baseTag = stat.tag
         h.cacheMode = openReader(inode, tag: stat.tag, size: stat.size, modified: stat.modified ?? started)
         if let loaded {
             h.buffer = loaded.bytes
@@ -157,7 +155,6 @@ extension StoreView {
                     h.cacheMode = openReader(inode, tag: r.tag, size: r.bytes.count, modified: r.stat.modified ?? started)
                 }
                 h.buffer = r.bytes
-                h.baseTag = r.tag
             } catch {
                 closeItemHandle(inode, h.cacheMode)
                 throw error
@@ -372,9 +369,8 @@ extension StoreView {
                 h.isNew = false
                 pendingCreates.release(target, by: h)
             }
-            if let (text, tag) = try? current(target) {
+            if let (text, _) = try? current(target) {
                 h.buffer = text
-                h.baseTag = tag
             }
         } catch {
             reject(h.buffer, target: target, error: error, caller: h.caller)

@@ -44,7 +44,7 @@ import TestSupport
             #expect(code { try db.delete(RecordID(recordName: "hello")) } == .notAuthenticated)
             #expect(code { _ = try db.saveSubscription(Subscription(recordType: "Note", subscriptionID: "s", options: [.firesOnRecordCreation])) } == .notAuthenticated)
             #expect(code { _ = try c.database(.private, caller: caller) } == .notAuthenticated)
-            #expect(code { _ = try c.keyValueFile(caller: caller) } == .notAuthenticated)
+            #expect(code { _ = try c.keyValueStorage(caller: caller) } == .notAuthenticated)
             #expect(code { _ = try c.notificationLog(caller: caller) } == .notAuthenticated)
             #expect(code { _ = try CKContainer(store: t.store, caller: caller).userRecordID() } == .notAuthenticated)
         }

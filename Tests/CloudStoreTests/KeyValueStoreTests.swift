@@ -82,7 +82,7 @@ import TestSupport
     }
 
     func kvPath(_ t: TempStore, user: String = "alice") throws -> String {
-        try t.store.container().keyValueFile(user: user).path
+        try keyValueFilePath(t.store.container(), user: user)
     }
 
     @Test func keysHaveAtMost64BytesOfUTF8() async throws {

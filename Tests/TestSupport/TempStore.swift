@@ -67,3 +67,11 @@ package func savePadded(_ db: Database, count: Int, prefix: String = "r", fields
         _ = try db.save(record("\(prefix)\(i)", f))
     }
 }
+
+/// Where the file backend keeps a user's key-value store: `keyvalue.plist`, for tests that
+/// read, damage or race the file itself.
+package func keyValueFilePath(_ container: Container, user: String) throws -> String {
+    let storage = try container.keyValueStorage(user: user)
+    guard let file = storage as? KeyValueFile else { throw CKError(.internalError, "the store's key-value storage is not a file") }
+    return file.path
+}

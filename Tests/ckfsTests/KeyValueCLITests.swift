@@ -8,7 +8,7 @@ import TestSupport
 /// synchronized writes surviving SIGKILL.
 @Suite struct KeyValueCLITests {
     func kvFile(_ cli: CLIFixture, user: String = "alice") throws -> String {
-        try Store.open(at: cli.store).container().keyValueFile(user: user).path
+        try keyValueFilePath(Store.open(at: cli.store).container(), user: user)
     }
 
     func fileBytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }

@@ -16,7 +16,7 @@ import CloudKit
     }
 
     func storeFile(_ m: MountFixture) throws -> String {
-        try Store.open(at: m.store).container().keyValueFile(user: MountFixture.user).path
+        try keyValueFilePath(Store.open(at: m.store).container(), user: MountFixture.user)
     }
 
     /// A Python helper that writes bytes to a file in the mount and prints `ok` or the errno's name.

@@ -42,7 +42,7 @@ import TestSupport
 
     @Test func everyWriteThatExitsZeroIsStored() throws {
         let cli = try CLIFixture()
-        let path = try Store.open(at: cli.store).container().keyValueFile(user: "alice").path
+        let path = try keyValueFilePath(Store.open(at: cli.store).container(), user: "alice")
         let overhead = "<string></string>".utf8.count
         let total = KeyValueLimits().maxTotalBytes
         // Room for one racer's value and not two.

@@ -111,7 +111,7 @@ import TestSupport
         try #require(saved.status == 0, "\(saved.stderr)")
 
         // Bob cannot read Alice's key-value plist or any file holding her private record.
-        let kvPath = try Store.open(at: store).container().keyValueFile(user: alice.name).path
+        let kvPath = try keyValueFilePath(Store.open(at: store).container(), user: alice.name)
         var secretFiles = [kvPath]
         let walker = FileManager.default.enumerator(atPath: store)
         while let p = walker?.nextObject() as? String {

@@ -30,7 +30,7 @@ extension Store {
                     checkDatabase(db, &report, progress: progress)
                     checkSubscriptions(db, owner: db == envDir + "/public" ? Database.publicOwnerName : StoreLayout.decode(StoreLayout.split(db).name) ?? "", &report)
                     if db != envDir + "/public" {
-                        KeyValueFile(store: self, directory: db).check(&report)
+                        KeyValueFile(directory: db, writer: writer, limits: settings.keyValueLimits).check(&report)
                         NotificationLog(directory: db, writer: writer).check(&report)
                     }
                 }

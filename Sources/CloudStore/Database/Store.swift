@@ -19,6 +19,8 @@ public final class Store: @unchecked Sendable {
     let openIndexFiles: OpenIndexFiles
     /// The bytes of parsed log entries the zones of this store object keep for their catalogs.
     let feedBudget: RecordCacheBudget
+    /// Where the store's state is kept, for what of it is behind the seam (``StoreBackend``).
+    package let backend: any StoreBackend
 
     /// Guards `zones`, `catalogs`, `subscriptionFiles`, `containers`, `listings` and `zoneNameLists`.
     private let lock = NSLock()
@@ -42,6 +44,7 @@ public final class Store: @unchecked Sendable {
         self.cacheBudget = RecordCacheBudget(limit: reading.cacheBytes)
         self.openIndexFiles = OpenIndexFiles(limit: tuning.openIndexFiles)
         self.feedBudget = RecordCacheBudget(limit: tuning.keptEntryBytes)
+        self.backend = FileStoreBackend(layout: layout, writer: writer, settings: settings)
     }
 
     /// Opens the store at `path`; fails with a hint when there is none.

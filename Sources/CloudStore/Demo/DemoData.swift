@@ -50,7 +50,7 @@ package enum DemoData {
             let result = try db.modify(saving: records)
             if let e = result.error { throw e }
         }
-        try container.keyValueFile(user: caller.userName).update { (entries: inout KeyValueEntries) throws(CKError) in
+        try container.keyValueStorage(user: caller.userName).update { (entries: inout KeyValueEntries) throws(CKError) in
             try entries.set(.string("dark"), forKey: "theme")
             try entries.set(.integer(14), forKey: "fontSize")
             try entries.set(.date(Date(timeIntervalSince1970: Double(now / 1000))), forKey: "lastOpened")

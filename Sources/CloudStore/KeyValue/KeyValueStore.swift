@@ -40,10 +40,10 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
     /// Guards every `var` below.
     private let lock = NSLock()
     private var userName: String
-    private var file: KeyValueFile?
+    private var file: (any KeyValueStorage)?
     /// What is on disk as last read or written, and that version's identity.
     private var base: [String: PropertyListValue] = [:]
-    private var seen: KeyValueFile.Identity?
+    private var seen: KeyValueVersion?
     /// Whether the store was read at least once; until then writes are refused.
     private var loaded = false
     /// `base` with the pending writes applied: what this client reads.
@@ -89,14 +89,14 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
         var limits: KeyValueLimits
         var userName: String
         var environment: Environment
-        var file: KeyValueFile
+        var file: any KeyValueStorage
 
         init(store: Store, containerIdentifier: String?, caller: Caller, environment: Environment) throws(CKError) {
             container = try store.container(containerIdentifier)
             limits = store.settings.keyValueLimits
             userName = caller.userName
             self.environment = environment
-            file = try container.keyValueFile(caller: caller, environment: environment)
+            file = try container.keyValueStorage(caller: caller, environment: environment)
         }
     }
 
@@ -253,7 +253,7 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
             (pending.sorted { $0.value.sequence < $1.value.sequence }, nextSequence - 1)
         }
         if writes.isEmpty {
-            let now = try file.identity()
+            let now = try file.version()
             if now == lock.withLock({ seen }) { return [:] }
             adopt(try file.read(), appliedUpTo: 0, dropped: [], reason: .serverChange)
             return [:]
@@ -300,11 +300,11 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
     /// Takes `snapshot` as what is on disk: the writes up to sequence `appliedUpTo` are in it
     /// (or were `dropped`), later ones stay pending. Announces the keys whose value this
     /// client sees changed.
-    private func adopt(_ snapshot: KeyValueFile.Snapshot, appliedUpTo: UInt64, dropped: [String],
+    private func adopt(_ snapshot: KeyValueSnapshot, appliedUpTo: UInt64, dropped: [String],
                        reason: KeyValueChangeReason, announce: Bool = true) {
         let changed = lock.withLock { () -> [String] in
             base = snapshot.entries
-            seen = snapshot.identity
+            seen = snapshot.version
             pending = pending.filter { $0.value.sequence > appliedUpTo }
             let old = values
             var now = base
@@ -326,7 +326,7 @@ public final class KeyValueStore: NSObject, @unchecked Sendable {
         syncLock.lock()
         defer { syncLock.unlock() }
         if lock.withLock({ loaded && !pending.isEmpty }) { _ = try syncLocked() }
-        let newFile = try container.keyValueFile(user: name, environment: environment)
+        let newFile = try container.keyValueStorage(user: name, environment: environment)
         let snapshot = try newFile.read()
         lock.withLock {
             file = newFile

@@ -87,7 +87,7 @@ final class ChangeWatcher: @unchecked Sendable {
                 guard let db = try? view.database(z.database, caller: nil), queue.commits.follow(t, zone: z.zone, in: db) else { continue }
                 queue.watched(z)
             case .keyValue(let ref):
-                guard let file = try? view.keyValueFile(ref) else { continue }
+                guard let file = try? view.keyValueStorage(ref) else { continue }
                 queue.commits.follow(t, keyValues: file)
             }
         }

@@ -6,10 +6,10 @@ import Foundation
 /// removes the key. The view reads the store's file again only when its identity changes, and
 /// drops the kernel's cache of the entries that changed.
 extension StoreView {
-    func keyValueFile(_ ref: KeyValueRef) throws(FSError) -> KeyValueFile {
+    func keyValueStorage(_ ref: KeyValueRef) throws(FSError) -> any KeyValueStorage {
         if let f = keyValueCache.file(ref) { return f }
         do {
-            let f = try store.container(ref.container).keyValueFile(caller: engineCaller(ref.user), environment: environment)
+            let f = try store.container(ref.container).keyValueStorage(caller: engineCaller(ref.user), environment: environment)
             keyValueCache.keep(f, for: ref)
             return f
         } catch {
@@ -19,11 +19,11 @@ extension StoreView {
 
     /// The store as on disk now: one small read when it is unchanged, else the whole file,
     /// with the kernel told of every entry that changed.
-    func keyValues(_ ref: KeyValueRef) throws(FSError) -> KeyValueFile.Snapshot {
-        let file = try keyValueFile(ref)
+    func keyValues(_ ref: KeyValueRef) throws(FSError) -> KeyValueSnapshot {
+        let file = try keyValueStorage(ref)
         let cached = keyValueCache.snapshot(ref)
         do {
-            if let cached, try file.identity() == cached.identity { return cached }
+            if let cached, try file.version() == cached.version { return cached }
             let fresh = try file.read()
             adopt(fresh, for: ref)
             return fresh
@@ -35,7 +35,7 @@ extension StoreView {
     /// Takes `fresh` as the store of `ref` and drops what changed from every cache. What changed
     /// is found against the store the view holds, in the same step that replaces it, so the
     /// kept texts are always the held store's even when two adoptions race.
-    func adopt(_ fresh: KeyValueFile.Snapshot, for ref: KeyValueRef) {
+    func adopt(_ fresh: KeyValueSnapshot, for ref: KeyValueRef) {
         let (changed, hadOne) = keyValueCache.adopt(fresh, for: ref)
         guard hadOne else { return }
         let folder = inodes.existingInode(for: .keyValueFolder(ref))
@@ -90,7 +90,7 @@ extension StoreView {
         do { value = try PropertyListParser.parse(text) } catch {
             throw FSError(Posix.EINVAL, text.isEmpty ? "the file is empty; a key-value file holds one property-list value" : "not a valid XML property list at \(error.description)")
         }
-        let file = try keyValueFile(ref)
+        let file = try keyValueStorage(ref)
         do {
             let (snapshot, _) = try file.update { (entries: inout KeyValueEntries) throws(CKError) in
                 if entries[key] != value { try entries.set(value, forKey: key) }
@@ -102,8 +102,8 @@ extension StoreView {
     }
 
     func deleteKeyValue(_ ref: KeyValueRef, key: String) throws(FSError) {
-        let file = try keyValueFile(ref)
-        let result: (snapshot: KeyValueFile.Snapshot, result: Bool)
+        let file = try keyValueStorage(ref)
+        let result: (snapshot: KeyValueSnapshot, result: Bool)
         do {
             result = try file.update { (entries: inout KeyValueEntries) throws(CKError) -> Bool in entries.remove(key) }
         } catch {
@@ -117,7 +117,7 @@ extension StoreView {
     var openKeyValueRefs: [KeyValueRef] { keyValueCache.refs }
 }
 
-extension KeyValueFile.Snapshot {
+extension KeyValueSnapshot {
     /// When the file was last written, in milliseconds since 1970.
-    var modified: Int64? { identity?.modifiedMilliseconds }
+    var modified: Int64? { version?.modifiedMilliseconds }
 }

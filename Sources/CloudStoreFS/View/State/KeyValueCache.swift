@@ -9,28 +9,28 @@ import Synchronization
 /// the held snapshot still has the value it was rendered from. A leaf lock.
 final class KeyValueCache: Sendable {
     private struct State {
-        var files: [KeyValueRef: KeyValueFile] = [:]
-        var snapshots: [KeyValueRef: KeyValueFile.Snapshot] = [:]
+        var files: [KeyValueRef: any KeyValueStorage] = [:]
+        var snapshots: [KeyValueRef: KeyValueSnapshot] = [:]
         var texts: [ItemTarget: (text: [UInt8], tag: String)] = [:]
     }
 
     private let state = Mutex(State())
 
-    func file(_ ref: KeyValueRef) -> KeyValueFile? {
+    func file(_ ref: KeyValueRef) -> (any KeyValueStorage)? {
         state.withLock { $0.files[ref] }
     }
 
-    func keep(_ file: KeyValueFile, for ref: KeyValueRef) {
+    func keep(_ file: any KeyValueStorage, for ref: KeyValueRef) {
         state.withLock { $0.files[ref] = file }
     }
 
-    func snapshot(_ ref: KeyValueRef) -> KeyValueFile.Snapshot? {
+    func snapshot(_ ref: KeyValueRef) -> KeyValueSnapshot? {
         state.withLock { $0.snapshots[ref] }
     }
 
     /// Takes `fresh` as the store of `ref` and drops the texts of the keys whose values
     /// changed, found against the snapshot held until now; whether there was one.
-    func adopt(_ fresh: KeyValueFile.Snapshot, for ref: KeyValueRef) -> (changed: Set<String>, hadOne: Bool) {
+    func adopt(_ fresh: KeyValueSnapshot, for ref: KeyValueRef) -> (changed: Set<String>, hadOne: Bool) {
         state.withLock { state in
             let before = state.snapshots[ref]?.entries ?? [:]
             let changed = Set(before.keys).union(fresh.entries.keys).filter { before[$0] != fresh.entries[$0] }

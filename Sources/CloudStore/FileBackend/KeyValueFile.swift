@@ -1,50 +1,46 @@
 import Foundation
 
-/// One user's key-value store on disk: `keyvalue.plist` in the user's private folder,
-/// an XML property list holding one dictionary, as Python's `plistlib` or any
-/// plist reader reads it.
+/// One user's key-value store in the file backend: `keyvalue.plist` in the user's private
+/// folder, an XML property list holding one dictionary, as Python's `plistlib` or any plist
+/// reader reads it.
 ///
 /// Every change is a read-modify-write under an exclusive `flock` on `keyvalue.lock` next to
 /// it, and the file is replaced the crash-safe way: readers never lock and see
 /// the old file or the new one. A comment before `<plist>` carries a generation number that
 /// every write raises, so a client can tell versions apart even when inode numbers are reused
 /// within one timestamp tick.
-package final class KeyValueFile: @unchecked Sendable {
-    public let path: String
+///
+/// `@unchecked Sendable`: its one `var`, `swept`, is behind `sweepLock`.
+package final class KeyValueFile: KeyValueStorage, @unchecked Sendable {
+    package let path: String
     let lockPath: String
-    let directory: String
-    let store: Store
-    public var limits: KeyValueLimits { store.settings.keyValueLimits }
+    /// The user's private folder, which holds the file.
+    package let directory: String
+    let writer: FileWriter
+    package let limits: KeyValueLimits
     /// Guards `swept`: whether this object's first write has looked for killed writers' temp files.
     private let sweepLock = NSLock()
     private var swept = false
 
-    /// One version of the file; nil fields mean no file.
-    public struct Identity: Sendable, Equatable {
-        var generation: Int64?
-        var status: Syscall.FileStatus
-        /// When this version was written, in milliseconds since 1970.
-        public var modifiedMilliseconds: Int64 { status.modified }
-    }
-
-    /// The store's contents as read, with the identity of the version read.
-    public struct Snapshot: Sendable {
-        public var entries: [String: PropertyListValue]
-        public var identity: Identity?
-        public var generation: Int64 { identity?.generation ?? 0 }
-    }
-
-    init(store: Store, directory: String) {
-        self.store = store
+    init(directory: String, writer: FileWriter, limits: KeyValueLimits) {
         self.directory = directory
+        self.writer = writer
+        self.limits = limits
         self.path = directory + "/keyvalue.plist"
         self.lockPath = directory + "/keyvalue.lock"
     }
 
+    /// The version of the file with this status and generation comment.
+    static func version(generation: Int64?, status: Syscall.FileStatus) -> KeyValueVersion {
+        KeyValueVersion(generation: generation ?? 0, modifiedMilliseconds: status.modified,
+                        stamp: [generation == nil ? -1 : 0, Int64(bitPattern: status.device), Int64(bitPattern: status.inode), status.size,
+                                status.modifiedNanos, status.changedNanos])
+    }
+
     static let generationPrefix = "ckfs generation "
 
-    /// The identity of the file now, cheaply (its head and status): nil when there is none.
-    public func identity() throws(CKError) -> Identity? {
+    /// The version of the file now, cheaply (its head and status): nil when there is none.
+    package func version() throws(CKError) -> KeyValueVersion? {
         let fd: Int32
         switch Syscall.open(path, Posix.O_RDONLY) {
         case .success(let f): fd = f
@@ -55,7 +51,7 @@ package final class KeyValueFile: @unchecked Sendable {
         defer { Syscall.close(fd) }
         let status = try Syscall.fstat(fd, path: path, times: true).orThrow(.internalError, "cannot stat \(path)")
         let head = try Syscall.pread(fd, count: 512, offset: 0, path: path).orThrow(.internalError, "cannot read \(path)")
-        return Identity(generation: Self.generation(in: head), status: status)
+        return Self.version(generation: Self.generation(in: head), status: status)
     }
 
     static func generation(in head: some Collection<UInt8>) -> Int64? {
@@ -75,11 +71,11 @@ package final class KeyValueFile: @unchecked Sendable {
     }
 
     /// The whole store; empty when there is no file yet.
-    public func read() throws(CKError) -> Snapshot {
+    package func read() throws(CKError) -> KeyValueSnapshot {
         guard let (bytes, status) = try Syscall.readFileAndStatus(path, times: true).orThrow(.internalError, "cannot read \(path)") else {
-            return Snapshot(entries: [:], identity: nil)
+            return KeyValueSnapshot(entries: [:], version: nil)
         }
-        let identity = Identity(generation: Self.generation(in: bytes.prefix(512)), status: status)
+        let version = Self.version(generation: Self.generation(in: bytes.prefix(512)), status: status)
         let value: PropertyListValue
         do { value = try PropertyListParser.parse(bytes) } catch {
             throw CKError(.badDatabase, "\(path) is not a valid property list; fix it (see the position) or restore it from a backup, then run `ckfs fsck`", cause: .syntax(error))
@@ -87,17 +83,15 @@ package final class KeyValueFile: @unchecked Sendable {
         guard case .dictionary(let entries) = value else {
             throw CKError(.badDatabase, "\(path) holds \(value.typeName == "array" ? "an" : "a") \(value.typeName), not a dictionary of keys and values; fix it or restore it from a backup")
         }
-        return Snapshot(entries: entries, identity: identity)
+        return KeyValueSnapshot(entries: entries, version: version)
     }
 
-    /// Changes the store under its lock: `body` gets what is on disk now and changes it, each
-    /// change kept within the limits by ``KeyValueEntries``; the result is written durably.
-    /// Nothing is written when `body` throws or changes nothing. Returns the version now on
-    /// disk and `body`'s result.
+    /// Changes the store under an exclusive `flock` on `keyvalue.lock`: a read-modify-write,
+    /// the file replaced durably (``KeyValueStorage/update(_:)``).
     @discardableResult
-    public func update<T>(_ body: (inout KeyValueEntries) throws(CKError) -> T) throws(CKError) -> (snapshot: Snapshot, result: T) {
-        try store.ensureDirectory(directory)
-        return try withFileLock(lockPath) { () throws(CKError) -> (snapshot: Snapshot, result: T) in
+    package func update<T>(_ body: (inout KeyValueEntries) throws(CKError) -> T) throws(CKError) -> (snapshot: KeyValueSnapshot, result: T) {
+        try writer.makeDirectories(directory)
+        return try withFileLock(lockPath) { () throws(CKError) -> (snapshot: KeyValueSnapshot, result: T) in
             let current = try read()
             var entries = KeyValueEntries(current.entries, limits: limits)
             let result = try body(&entries)
@@ -114,9 +108,9 @@ package final class KeyValueFile: @unchecked Sendable {
             }
             let generation = current.generation + 1
             let bytes = PropertyListWriter.document(.dictionary(entries.values), comment: Self.generationPrefix + String(generation))
-            try store.writer.replace(path, with: bytes, durable: true)
+            try writer.replace(path, with: bytes, durable: true)
             let status = try Syscall.stat(path, times: true).orThrow(.internalError, "cannot stat \(path)")
-            return (Snapshot(entries: entries.values, identity: status.map { Identity(generation: generation, status: $0) }), result)
+            return (KeyValueSnapshot(entries: entries.values, version: status.map { Self.version(generation: generation, status: $0) }), result)
         }
     }
 
@@ -148,18 +142,5 @@ package final class KeyValueFile: @unchecked Sendable {
         } catch {
             report.damage.append(error.description)
         }
-    }
-}
-
-extension Container {
-    /// The key-value store of local identity `userName` in this container.
-    package func keyValueFile(user userName: String, environment: Environment = .development) throws(CKError) -> KeyValueFile {
-        try keyValueFile(caller: Caller(userName: userName), environment: environment)
-    }
-
-    /// The key-value store of the identity `caller` acts as.
-    package func keyValueFile(caller: Caller, environment: Environment = .development) throws(CKError) -> KeyValueFile {
-        let id = try signedIn(caller, for: "the key-value store").userRecordName
-        return KeyValueFile(store: store, directory: store.layout.databaseDirectory(identifier, environment, .private, user: id))
     }
 }

@@ -1,0 +1,13 @@
+/// Where a store keeps its state: the seam between the engine and a backend. The engine asks
+/// it for what it needs, named for what it does (read this user's key-value store, change it
+/// atomically), never for files; each operation is one round trip's work for a database
+/// server. Files on one machine (``FileStoreBackend``) are the backend today.
+///
+/// Not all of the store is behind it yet: zones, containers, the schema, subscriptions,
+/// notifications, shares and assets are still reached through the file layout
+/// (docs/Architecture.md, "The storage seam", says which).
+package protocol StoreBackend: Sendable {
+    /// The key-value store of the user with this user record name, in one environment of a
+    /// container; it may not exist yet (``KeyValueStorage/version()`` is nil then).
+    func keyValueStorage(container: String, environment: Environment, userRecordName: String) -> any KeyValueStorage
+}

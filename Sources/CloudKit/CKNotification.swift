@@ -117,7 +117,7 @@ public typealias CKNotificationToken = NotificationToken
 
 extension CKContainer {
     /// The caller's notifications log.
-    func notificationLog() throws(CKError) -> NotificationLog {
+    func notificationLog() throws(CKError) -> any NotificationStorage {
         try engine().notificationLog(caller: caller, environment: environment)
     }
 

@@ -217,7 +217,7 @@ import TestSupport
         let again = try t.reopen().container().database(.private, caller: Caller(userName: "alice")).subscriptions()
         #expect(again == (try db.subscriptions()))
         #expect(again.first?.predicate == p)
-        let json = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: db.subscriptionFile.path))))
+        let json = try JSONParser.parse(Array(try Data(contentsOf: URL(fileURLWithPath: try subscriptionsFilePath(db)))))
         let q = json["subscriptions"]?.arrayValue?.first
         #expect(q?["subscriptionType"] == .string("query"))
         #expect(q?["firesOn"] == .array([.string("create")]))
@@ -231,7 +231,7 @@ import TestSupport
     @Test func tokensReadMarksAndTornTail() throws {
         let t = try TempStore()
         let db = try t.db()
-        let log = try t.store.container().notificationLog(user: "alice")
+        let log = try notificationLogFile(t.store.container(), user: "alice")
         let empty = try log.changes()
         #expect(empty.notifications.isEmpty)
         try db.saveSubscription(Subscription(recordType: "Note", options: .firesOnRecordCreation, notificationInfo: NotificationInfo(shouldBadge: true)))
@@ -285,8 +285,14 @@ import TestSupport
         let db = try t.db()
         try db.save(record("a"))
         try db.delete(id("a"))
-        let log = try t.store.container().notificationLog(user: "alice")
+        let log = try notificationLogFile(t.store.container(), user: "alice")
         #expect(!FileManager.default.fileExists(atPath: log.path))
-        #expect(!FileManager.default.fileExists(atPath: db.subscriptionFile.path))
+        #expect(!FileManager.default.fileExists(atPath: try subscriptionsFilePath(db)))
     }
+}
+
+/// The file that keeps a database's subscriptions in the file backend.
+func subscriptionsFilePath(_ db: Database) throws -> String {
+    guard let file = db.subscriptionStorage as? SubscriptionFile else { throw CKError(.internalError, "the store's subscription storage is not a file") }
+    return file.path
 }

@@ -75,3 +75,12 @@ package func keyValueFilePath(_ container: Container, user: String) throws -> St
     guard let file = storage as? KeyValueFile else { throw CKError(.internalError, "the store's key-value storage is not a file") }
     return file.path
 }
+
+/// The file that keeps a user's notifications in the file backend, for tests that read or
+/// damage it.
+package func notificationLogFile(_ container: Container, user: String) throws -> NotificationLog {
+    guard let file = try container.notificationLog(user: user) as? NotificationLog else {
+        throw CKError(.internalError, "the store's notification storage is not a file")
+    }
+    return file
+}

@@ -99,7 +99,7 @@ import TestSupport
                 try #require(reported == 0, "round \(round): acknowledged batch \(reported) but no fixed-0")
                 continue
             }
-            let log = try Store.open(at: cli.store).container().notificationLog(user: "alice")
+            let log = try notificationLogFile(Store.open(at: cli.store).container(), user: "alice")
             let contents = try log.contents()
             try #require(contents.badLines.isEmpty, "round \(round): unreadable notification lines \(contents.badLines)")
             // One creation per batch: b-N (and fixed-0…3, created by batch 1).

@@ -132,7 +132,7 @@ import CloudKit
         let unread = Self.lines(cli.run(["notifications", "--unread"]))
         #expect(unread.map { $0["recordName"]?.stringValue } == ["a"])
         // Outside readers see one JSON object per line.
-        let log = try Store.open(at: cli.store).container().notificationLog(user: "alice").path
+        let log = try notificationLogFile(Store.open(at: cli.store).container(), user: "alice").path
         let count = try runPython("import json\nlines = open('\(log)').read().splitlines()\nprint(sum(1 for l in lines if 'notificationID' in json.loads(l)))")
         #expect(String(decoding: count, as: UTF8.self) == "3\n")
     }

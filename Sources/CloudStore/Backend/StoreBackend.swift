@@ -3,11 +3,22 @@
 /// atomically), never for files; each operation is one round trip's work for a database
 /// server. Files on one machine (``FileStoreBackend``) are the backend today.
 ///
-/// Not all of the store is behind it yet: zones, containers, the schema, subscriptions,
-/// notifications, shares and assets are still reached through the file layout
+/// Not all of the store is behind it yet: zones, containers, the schema, shares and assets
+/// are still reached through the file layout
 /// (docs/Architecture.md, "The storage seam", says which).
 package protocol StoreBackend: Sendable {
     /// The key-value store of the user with this user record name, in one environment of a
     /// container; it may not exist yet (``KeyValueStorage/version()`` is nil then).
     func keyValueStorage(container: String, environment: Environment, userRecordName: String) -> any KeyValueStorage
+
+    /// The subscriptions of a database, or of one user's shared database.
+    func subscriptionStorage(_ owner: SubscriptionOwner) -> any SubscriptionStorage
+
+    /// The users (by user record name) who keep subscriptions of their shared database in a
+    /// container's environment, for the commits of shared zones to notify.
+    func sharedDatabaseSubscribers(container: String, environment: Environment) -> [String]
+
+    /// The notifications of the user with this user record name, in one environment of a
+    /// container.
+    func notificationStorage(container: String, environment: Environment, userRecordName: String) -> any NotificationStorage
 }

@@ -99,7 +99,7 @@ extension Store {
 
     /// `subscriptions.json` must parse, every subscription in it too.
     private func checkSubscriptions(_ db: String, owner: String, _ report: inout CheckReport) {
-        do throws(CKError) { report.subscriptions += try subscriptionFile(directory: db, ownerName: owner).all().count } catch {
+        do throws(CKError) { report.subscriptions += try SubscriptionFile(directory: db, ownerName: owner, writer: writer).all().count } catch {
             report.damage.append(error.message)
         }
     }

@@ -537,13 +537,10 @@ extension Database {
     /// lock is released, as CloudKit's pushes are: the change stands when a notification cannot
     /// be written, and the next fetch of the shared database's changes reports it.
     func notifyParticipants(_ zone: String, entry: LogEntry, shares ended: [Record] = []) {
-        let layout = store.layout
-        guard case .success(let names?) = Syscall.listDirectory(layout.sharedDatabasesDirectory(container.identifier, environment)) else { return }
         var subscribed: [(user: String, subscriptions: [Subscription])] = []
-        for user in names.compactMap(StoreLayout.decode) where user != ownerName {
-            let file = store.subscriptionFile(directory: layout.sharedDatabaseDirectory(container.identifier, environment, user: user),
-                                              ownerName: ZoneID.currentUserOwnerName)
-            let database = ((try? file.all()) ?? []).filter { if case .database = $0.kind { true } else { false } }
+        for user in store.backend.sharedDatabaseSubscribers(container: container.identifier, environment: environment) where user != ownerName {
+            let theirs = store.backend.subscriptionStorage(.sharedDatabase(container: container.identifier, environment: environment, user: user))
+            let database = ((try? theirs.all()) ?? []).filter { if case .database = $0.kind { true } else { false } }
             if !database.isEmpty { subscribed.append((user, database)) }
         }
         guard !subscribed.isEmpty else { return }

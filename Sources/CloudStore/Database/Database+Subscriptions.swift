@@ -5,13 +5,15 @@ import Foundation
 extension Database {
     /// The caller's subscriptions of this database: in a shared database, the caller's own file
     /// of shared-database subscriptions (not the owner's).
-    var subscriptionFile: SubscriptionFile {
-        scope == .shared ? store.subscriptionFile(directory: store.layout.sharedDatabaseDirectory(container.identifier, environment, user: userRecordName), ownerName: ZoneID.currentUserOwnerName)
-            : ownerSubscriptionFile
+    var subscriptionStorage: any SubscriptionStorage {
+        scope == .shared ? store.backend.subscriptionStorage(.sharedDatabase(container: container.identifier, environment: environment, user: userRecordName))
+            : ownerSubscriptionStorage
     }
 
     /// The subscriptions of the database the zones are in (the owner's), which commits fire.
-    var ownerSubscriptionFile: SubscriptionFile { store.subscriptionFile(directory: directory, ownerName: ownerName) }
+    var ownerSubscriptionStorage: any SubscriptionStorage {
+        store.backend.subscriptionStorage(.database(container: container.identifier, environment: environment, scope: scope, owner: ownerName))
+    }
 
     /// Saves subscriptions and deletes others by ID, each on its own (CKModifySubscriptionsOperation).
     /// Saving an ID the caller already has replaces that subscription; a subscription is
@@ -19,15 +21,11 @@ extension Database {
     public func modifySubscriptions(saving: [Subscription], deleting: [String] = [])
         throws(CKError) -> (saved: [(String, Result<Subscription, CKError>)], deleted: [(String, Result<Void, CKError>)]) {
         _ = try writer("save or delete subscriptions")
-        if scope == .shared {
-            try store.ensureDirectory(store.layout.sharedDatabasesDirectory(container.identifier, environment))
-            try store.ensureDirectory(store.layout.sharedDatabaseDirectory(container.identifier, environment, user: userRecordName))
-        }
         var prepared: [Result<Subscription, CKError>] = []
         for s in saving {
             do throws(CKError) { prepared.append(.success(try checked(s))) } catch { prepared.append(.failure(error)) }
         }
-        return try subscriptionFile.update { (all) throws(CKError) in
+        return try subscriptionStorage.update { (all) throws(CKError) in
             var saved: [(String, Result<Subscription, CKError>)] = []
             for result in prepared {
                 guard case .success(var s) = result else {
@@ -72,7 +70,7 @@ extension Database {
 
     /// The caller's subscriptions in this database, by ID.
     public func subscriptions() throws(CKError) -> [Subscription] {
-        try subscriptionFile.all().filter { $0.ownerUserRecordName == userRecordName }.sorted { $0.subscriptionID < $1.subscriptionID }
+        try subscriptionStorage.all().filter { $0.ownerUserRecordName == userRecordName }.sorted { $0.subscriptionID < $1.subscriptionID }
     }
 
     /// One of the caller's subscriptions; `unknownItem` when there is none.
@@ -174,7 +172,7 @@ extension Database {
     /// The subscriptions a commit in `zone` must check; empty in the common case, at the
     /// cost of one `open` when the database has no subscriptions file.
     func subscriptionsWatching(_ zone: String) throws(CKError) -> [Subscription] {
-        try ownerSubscriptionFile.all().filter { $0.watches(zone) }
+        try ownerSubscriptionStorage.all().filter { $0.watches(zone) }
     }
 
     /// Sends the notifications a committed entry causes; called with the zone still locked,
@@ -227,7 +225,7 @@ extension Database {
         guard !onceIDs.isEmpty else { return try deliver(produced.map { ($0.0.ownerUserRecordName, $0.1) }) }
         // A firesOnce subscription fires for the commit that removes it, and no other: another
         // process may have fired it already.
-        try ownerSubscriptionFile.update { (all) throws(CKError) in
+        try ownerSubscriptionStorage.update { (all) throws(CKError) in
             let present = Set(all.map(\.subscriptionID))
             let kept = produced.filter { !$0.0.options.contains(.firesOnce) || present.contains($0.0.subscriptionID) }
             all.removeAll { onceIDs.contains($0.subscriptionID) }
@@ -240,7 +238,7 @@ extension Database {
     /// zone change stands when a notification cannot be written, and the next fetch of the
     /// database's changes reports it.
     func notifyZoneChanged(_ zone: String) {
-        guard let all = try? ownerSubscriptionFile.all() else { return }
+        guard let all = try? ownerSubscriptionStorage.all() else { return }
         let database = all.filter { if case .database = $0.kind { true } else { false } }
         guard !database.isEmpty else { return }
         let entry = LogEntry(seq: 0, time: Store.now(), userRecordName: userRecordName, deviceID: caller.deviceID,
@@ -263,17 +261,17 @@ extension Database {
 
 extension Container {
     /// The notifications of the user with this user record name.
-    package func notificationLog(userRecordName: String, environment: Environment = .development) -> NotificationLog {
-        NotificationLog(directory: store.layout.databaseDirectory(identifier, environment, .private, user: userRecordName), writer: store.writer)
+    package func notificationLog(userRecordName: String, environment: Environment = .development) -> any NotificationStorage {
+        store.backend.notificationStorage(container: identifier, environment: environment, userRecordName: userRecordName)
     }
 
     /// The notifications of local identity `userName`.
-    package func notificationLog(user userName: String, environment: Environment = .development) throws(CKError) -> NotificationLog {
+    package func notificationLog(user userName: String, environment: Environment = .development) throws(CKError) -> any NotificationStorage {
         try notificationLog(caller: Caller(userName: userName), environment: environment)
     }
 
     /// The notifications of the identity `caller` acts as.
-    package func notificationLog(caller: Caller, environment: Environment = .development) throws(CKError) -> NotificationLog {
+    package func notificationLog(caller: Caller, environment: Environment = .development) throws(CKError) -> any NotificationStorage {
         notificationLog(userRecordName: try signedIn(caller, for: "notifications").userRecordName, environment: environment)
     }
 }

@@ -22,11 +22,10 @@ public final class Store: @unchecked Sendable {
     /// Where the store's state is kept, for what of it is behind the seam (``StoreBackend``).
     package let backend: any StoreBackend
 
-    /// Guards `zones`, `catalogs`, `subscriptionFiles`, `containers`, `listings` and `zoneNameLists`.
+    /// Guards `zones`, `catalogs`, `containers`, `listings` and `zoneNameLists`.
     private let lock = NSLock()
     private var zones: [String: ZoneStorage] = [:]
     private var catalogs: [String: ZoneCatalog] = [:]
-    private var subscriptionFiles: [String: SubscriptionFile] = [:]
     private var containers: [String: Container] = [:]
     /// The entries of folders listed by ``listing(of:)``, with the folder's status then.
     private var listings: [String: (status: Syscall.FileStatus, names: [String])] = [:]
@@ -189,15 +188,6 @@ public final class Store: @unchecked Sendable {
         return names
     }
 
-    /// The one `SubscriptionFile` of a database directory for this store object.
-    func subscriptionFile(directory: String, ownerName: String) -> SubscriptionFile {
-        lock.withLock {
-            if let f = subscriptionFiles[directory] { return f }
-            let f = SubscriptionFile(directory: directory, ownerName: ownerName, writer: writer)
-            subscriptionFiles[directory] = f
-            return f
-        }
-    }
 
     /// Where a store lives when none is named: `CKFS_STORE`, else `$XDG_DATA_HOME/ckfs`, else
     /// `~/.local/share/ckfs`.

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The file backend: a store as plain files in one folder (`StoreLayout`), written crash-safe
 /// through `FileWriter`. What of the store is behind the seam is reached through it; the rest
 /// is still read and written where it is used (``StoreBackend``).
@@ -5,6 +7,8 @@ final class FileStoreBackend: StoreBackend {
     let layout: StoreLayout
     let writer: FileWriter
     let settings: StoreSettings
+    /// The one `SubscriptionFile` of each folder, which keeps the file as last parsed.
+    private let subscriptionFiles = Mutex<[String: SubscriptionFile]>([:])
 
     init(layout: StoreLayout, writer: FileWriter, settings: StoreSettings) {
         self.layout = layout
@@ -16,5 +20,36 @@ final class FileStoreBackend: StoreBackend {
     func keyValueStorage(container: String, environment: Environment, userRecordName: String) -> any KeyValueStorage {
         KeyValueFile(directory: layout.databaseDirectory(container, environment, .private, user: userRecordName), writer: writer,
                      limits: settings.keyValueLimits)
+    }
+
+    /// `subscriptions.json` in the database's folder, or in the user's folder of `shared/`.
+    func subscriptionStorage(_ owner: SubscriptionOwner) -> any SubscriptionStorage {
+        switch owner {
+        case .database(let container, let environment, let scope, let ownerName):
+            subscriptionFile(directory: layout.databaseDirectory(container, environment, scope, user: ownerName), ownerName: ownerName)
+        case .sharedDatabase(let container, let environment, let user):
+            subscriptionFile(directory: layout.sharedDatabaseDirectory(container, environment, user: user), ownerName: ZoneID.currentUserOwnerName)
+        }
+    }
+
+    func subscriptionFile(directory: String, ownerName: String) -> SubscriptionFile {
+        subscriptionFiles.withLock { files in
+            if let f = files[directory] { return f }
+            let f = SubscriptionFile(directory: directory, ownerName: ownerName, writer: writer)
+            files[directory] = f
+            return f
+        }
+    }
+
+    /// The users with a folder in `shared/`: those who ever kept subscriptions of their shared
+    /// database.
+    func sharedDatabaseSubscribers(container: String, environment: Environment) -> [String] {
+        guard case .success(let names?) = Syscall.listDirectory(layout.sharedDatabasesDirectory(container, environment)) else { return [] }
+        return names.compactMap(StoreLayout.decode)
+    }
+
+    /// `notifications.jsonl` in the user's private folder of the environment.
+    func notificationStorage(container: String, environment: Environment, userRecordName: String) -> any NotificationStorage {
+        NotificationLog(directory: layout.databaseDirectory(container, environment, .private, user: userRecordName), writer: writer)
     }
 }

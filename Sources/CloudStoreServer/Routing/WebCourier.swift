@@ -58,7 +58,7 @@ struct WebCourier: Sendable {
             let log = try container.notificationLog(user: registration.userName, environment: registration.environment)
             var follower = log.follow(since: registration.position, excludingDevice: registration.deviceID)
             while ContinuousClock.now < deadline, !Task.isCancelled {
-                let polled = try await WebAPI.blocking { [follower] () throws(CKError) -> (NotificationLog.Follower, [CloudNotification]) in
+                let polled = try await WebAPI.blocking { [follower] () throws(CKError) -> (NotificationFollower, [CloudNotification]) in
                     var f = follower
                     do throws(CKError) {
                         return (f, try f.poll())

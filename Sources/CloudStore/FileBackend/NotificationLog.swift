@@ -1,28 +1,7 @@
 import Foundation
 
-/// Where to go on from in a user's notifications: opaque to callers.
-public struct NotificationToken: Sendable, Equatable, CustomStringConvertible {
-    public let text: String
-    public init(text: String) { self.text = text }
-    public var description: String { text }
-
-    init(epoch: String, seq: Int64) { text = "\(epoch)-\(seq)" }
-
-    var parts: (epoch: String, seq: Int64)? {
-        guard let dash = text.lastIndex(of: "-"), let seq = Int64(text[text.index(after: dash)...]), seq >= 0 else { return nil }
-        return (String(text[..<dash]), seq)
-    }
-}
-
-/// Notifications since a token, and the token to go on from.
-public struct NotificationChanges: Sendable {
-    public var notifications: [CloudNotification]
-    public var token: NotificationToken
-    /// Unread notifications that ask for a badge, over the whole log: the app's badge number.
-    public var badge: Int
-}
-
-/// One user's notifications: `notifications.jsonl` in the user's private folder.
+/// One user's notifications in the file backend: `notifications.jsonl` in the user's private
+/// folder.
 ///
 /// The first line names the log's epoch (`{"epoch": "…", "format": 1}`); each later line is
 /// a notification or a read mark (`{"markRead": [ids]}`), with a sequence number. Appends
@@ -30,8 +9,8 @@ public struct NotificationChanges: Sendable {
 /// `fdatasync` for a batch; a torn last line (a writer killed mid-append) is cut off by the
 /// next writer and ignored by readers. Tokens are `<epoch>-<seq>`; a token of another epoch
 /// (the log was deleted and started again) is `changeTokenExpired`.
-package final class NotificationLog: Sendable {
-    public let path: String
+package final class NotificationLog: NotificationStorage {
+    package let path: String
     let lockPath: String
     let directory: String
     private let writer: FileWriter
@@ -49,13 +28,13 @@ package final class NotificationLog: Sendable {
     // MARK: Writing
 
     /// Appends notifications durably; they are kept when this returns.
-    func append(_ notifications: [CloudNotification]) throws(CKError) {
+    package func append(_ notifications: [CloudNotification]) throws(CKError) {
         guard !notifications.isEmpty else { return }
         try appendLines(notifications.map(\.json))
     }
 
     /// Marks notifications read. IDs that are not in the log are ignored.
-    public func markRead(_ ids: [String]) throws(CKError) {
+    package func markRead(_ ids: [String]) throws(CKError) {
         guard !ids.isEmpty else { return }
         var lines: [JSONValue] = []
         var rest = ids[...]
@@ -121,7 +100,7 @@ package final class NotificationLog: Sendable {
     // MARK: Reading
 
     /// Changes whenever the log does (its inode, size and times): cheap to poll.
-    public func version() throws(CKError) -> String {
+    package func version() throws(CKError) -> String {
         guard let st = try Syscall.stat(path, times: true).orThrow(.internalError, "cannot stat \(path)") else { return "none" }
         return "\(st.inode)-\(st.size)-\(st.modifiedNanos)-\(st.changedNanos)"
     }
@@ -170,7 +149,7 @@ package final class NotificationLog: Sendable {
     }
 
     /// Notifications after `token` (nil: all kept), except those `device` caused itself.
-    public func changes(since token: NotificationToken? = nil, excludingDevice device: String? = nil) throws(CKError) -> NotificationChanges {
+    package func changes(since token: NotificationToken?, excludingDevice device: String?) throws(CKError) -> NotificationChanges {
         let log = try contents()
         let epoch = log.epoch ?? ""
         var after: Int64 = 0
@@ -194,37 +173,6 @@ package final class NotificationLog: Sendable {
             if seq > after && n.originDeviceID != device { found.append(n) }
         }
         return NotificationChanges(notifications: found, token: NotificationToken(epoch: epoch, seq: max(after, log.lastSeq)), badge: badge)
-    }
-
-    // MARK: Following
-
-    /// Reads new notifications as they come: each ``poll()`` gives those after the last it
-    /// gave, reading the log only when its version changed (one `stat` otherwise).
-    public struct Follower: Sendable {
-        let log: NotificationLog
-        let device: String?
-        public private(set) var token: NotificationToken?
-        private var seen = ""
-
-        init(log: NotificationLog, token: NotificationToken?, device: String?) {
-            self.log = log
-            self.token = token
-            self.device = device
-        }
-
-        public mutating func poll() throws(CKError) -> [CloudNotification] {
-            let version = try log.version()
-            guard version != seen else { return [] }
-            seen = version
-            let changes = try log.changes(since: token, excludingDevice: device)
-            token = changes.token
-            return changes.notifications
-        }
-    }
-
-    /// A follower starting after `token` (nil: with every notification kept).
-    public func follow(since token: NotificationToken? = nil, excludingDevice device: String? = nil) -> Follower {
-        Follower(log: self, token: token, device: device)
     }
 
     // MARK: Checking

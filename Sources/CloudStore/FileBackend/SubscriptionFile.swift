@@ -1,7 +1,7 @@
 import Foundation
 
-/// The subscriptions of one database: `subscriptions.json` in the database's folder,
-/// `{"format": 1, "subscriptions": [...]}` sorted by ID.
+/// The subscriptions of one database in the file backend: `subscriptions.json` in the
+/// database's folder, `{"format": 1, "subscriptions": [...]}` sorted by ID.
 ///
 /// Every commit asks for the subscriptions of its database, so reading is cheap: the file's
 /// bytes are compared with the last ones parsed (one failed `open` when there is no file),
@@ -9,7 +9,9 @@ import Foundation
 /// exclusive `flock` on `subscriptions.lock`, replacing the file the crash-safe way.
 ///
 /// Its place in the store's lock order: docs/Durability.md#lock-orders.
-final class SubscriptionFile: @unchecked Sendable {
+/// `@unchecked Sendable`: its one `var`, `cached`, is behind `lock`.
+final class SubscriptionFile: SubscriptionStorage, @unchecked Sendable {
+    let directory: String
     let path: String
     let lockPath: String
     let ownerName: String
@@ -19,6 +21,7 @@ final class SubscriptionFile: @unchecked Sendable {
     private var cached: (bytes: [UInt8], subscriptions: [Subscription]) = ([], [])
 
     init(directory: String, ownerName: String, writer: FileWriter) {
+        self.directory = directory
         self.path = directory + "/subscriptions.json"
         self.lockPath = directory + "/subscriptions.lock"
         self.ownerName = ownerName
@@ -51,9 +54,10 @@ final class SubscriptionFile: @unchecked Sendable {
     }
 
     /// Runs `body` on the subscriptions under the file's lock and writes them back durably
-    /// when it changed them.
+    /// when it changed them; the folder is made first if it is not there yet.
     func update<T>(_ body: (inout [Subscription]) throws(CKError) -> T) throws(CKError) -> T {
-        try withFileLock(lockPath) { () throws(CKError) -> T in
+        try writer.makeDirectories(directory)
+        return try withFileLock(lockPath) { () throws(CKError) -> T in
             let before = try all()
             var subscriptions = before
             let result = try body(&subscriptions)

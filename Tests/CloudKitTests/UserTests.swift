@@ -69,7 +69,7 @@ import TestSupport
         try longLived.save(note("late", "x", in: longLived))
 
         // An unreadable container.json: status couldNotDetermine, and calls fail saying where.
-        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: c.infoPath))
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: t.store.layout.containerFile(c.identifier)))
         #expect(c.accountStatus(of: alice) == .couldNotDetermine)
         #expect(try CKContainer(store: t.store, caller: alice).accountStatusNow() == .couldNotDetermine)
     }

@@ -3,7 +3,7 @@
 /// atomically), never for files; each operation is one round trip's work for a database
 /// server. Files on one machine (``FileStoreBackend``) are the backend today.
 ///
-/// Not all of the store is behind it yet: zones, containers, the schema, shares and assets
+/// Not all of the store is behind it yet: zones, shares and assets
 /// are still reached through the file layout
 /// (docs/Architecture.md, "The storage seam", says which).
 package protocol StoreBackend: Sendable {
@@ -21,4 +21,10 @@ package protocol StoreBackend: Sendable {
     /// The notifications of the user with this user record name, in one environment of a
     /// container.
     func notificationStorage(container: String, environment: Environment, userRecordName: String) -> any NotificationStorage
+
+    /// The schema of a container, every environment's.
+    func schemaStorage(container: String) -> any SchemaStorage
+
+    /// What a container keeps: its settings, quotas, identities and web credentials.
+    func containerStorage(container: String) -> any ContainerStorage
 }

@@ -2,47 +2,45 @@ import Foundation
 
 /// A container: its identities, quotas, schema and databases.
 ///
-/// `container.json` is read into `ContainerInfo` and rewritten whole under the container's
-/// file lock; a miss (an identity another process added) reads it again before answering.
+/// What it keeps (`ContainerInfo`: `container.json` in the file backend) is read whole and
+/// changed atomically through the backend's ``ContainerStorage``; a miss (an identity another
+/// process added) reads it again before answering.
+///
+/// `@unchecked Sendable`: its `var`s are behind `lock`.
 public final class Container: @unchecked Sendable {
     public let identifier: String
     package let store: Store
     public let schema: Schema
-    var directory: String { store.layout.containerDirectory(identifier) }
-    var infoPath: String { store.layout.containerFile(identifier) }
-    var lockPath: String { directory + "/lock" }
+    private let storage: any ContainerStorage
 
     /// Guards `info`, `version` and `checked`.
     private let lock = NSLock()
     private var info: ContainerInfo
-    /// The version of `container.json` `info` was read from.
-    private var version: FileVersion?
+    /// The version `info` was read from.
+    private var version: ContainerVersion?
     /// When the file was last compared with `version`.
     private var checked = Date.distantPast
 
     init(store: Store, identifier: String) throws(CKError) {
         self.store = store
         self.identifier = identifier
-        self.schema = Schema(path: store.layout.schemaFile(identifier), writer: store.writer)
+        self.schema = Schema(storage: store.backend.schemaStorage(container: identifier))
+        self.storage = store.backend.containerStorage(container: identifier)
         self.info = ContainerInfo(identifier: identifier, privateQuotaBytes: store.settings.privateQuotaBytes,
                                   publicQuotaBytes: store.settings.publicQuotaBytes)
-        try store.ensureDirectory(directory)
-        if try readJSONFile(infoPath) == nil {
-            try withFileLock(lockPath) { () throws(CKError) in
-                if try readJSONFile(infoPath) == nil { try write(info) }
-            }
-        }
+        try storage.create(info)
         try reload()
     }
 
-    /// What `container.json` held when last read.
+    /// What the container kept when last read.
     var current: ContainerInfo { lock.withLock { info } }
 
-    /// What `container.json` holds now, read again only when another process replaced it (one
-    /// `stat`); with `maxAge`, not even that when it was compared that recently.
+    /// What the container keeps now, read again only when another process changed it (one
+    /// `stat` in the file backend); with `maxAge`, not even that when it was compared that
+    /// recently.
     func fresh(maxAge: Double = 0) throws(CKError) -> ContainerInfo {
         if maxAge > 0, lock.withLock({ -checked.timeIntervalSinceNow < maxAge }) { return current }
-        let now = fileVersion()
+        let now = storage.version()
         let same = lock.withLock { () -> Bool in
             checked = Date()
             return now != nil && version.map { $0 == now! } == true
@@ -50,13 +48,12 @@ public final class Container: @unchecked Sendable {
         return same ? current : try reload(version: now)
     }
 
-    /// Reads `container.json`; `version` is its inode and ctime if the caller just took them.
+    /// Reads what the container keeps; `seen` is its version if the caller just took it.
     @discardableResult
-    func reload(version seen: FileVersion?? = nil) throws(CKError) -> ContainerInfo {
-        // Taken before the read: a replace in between only means one more read later.
-        let stamp = seen ?? fileVersion()
-        guard let json = try readJSONFile(infoPath) else { return current }
-        var read = try ContainerInfo(json: json, defaults: store.settings, path: infoPath)
+    func reload(version seen: ContainerVersion?? = nil) throws(CKError) -> ContainerInfo {
+        // Taken before the read: a change in between only means one more read later.
+        let stamp = seen ?? storage.version()
+        guard var read = try storage.read() else { return current }
         read.identifier = identifier
         lock.withLock {
             info = read
@@ -66,33 +63,14 @@ public final class Container: @unchecked Sendable {
         return read
     }
 
-    /// Inode and ctime (ns) of `container.json`: every write replaces the file, so another
-    /// inode means another version.
-    struct FileVersion: Equatable {
-        var ino: UInt64
-        var ctime: Int64
-    }
-
-    private func fileVersion() -> FileVersion? {
-        guard case .success(let status?) = Syscall.stat(infoPath, times: true) else { return nil }
-        return FileVersion(ino: status.inode, ctime: status.changedNanos)
-    }
-
-    private func write(_ new: ContainerInfo) throws(CKError) {
-        try store.writer.replace(infoPath, with: JSONWriter.pretty(new.json()), durable: true)
-    }
-
-    /// Changes `container.json` under the container's lock, from what it holds now.
+    /// Changes what the container keeps atomically, from what is kept now.
     func update<T>(_ body: (inout ContainerInfo) throws(CKError) -> T) throws(CKError) -> T {
-        try withFileLock(lockPath) { () throws(CKError) -> T in
-            var new = try reload()
-            let result = try body(&new)
-            if new != current {
-                try write(new)
-                lock.withLock { info = new }
-            }
-            return result
+        let (result, kept) = try storage.update(fallback: current) { (info: inout ContainerInfo) throws(CKError) -> T in
+            info.identifier = identifier
+            return try body(&info)
         }
+        lock.withLock { info = kept }
+        return result
     }
 
     // MARK: Identities

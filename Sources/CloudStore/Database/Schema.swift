@@ -1,8 +1,8 @@
 import Foundation
 
-/// Record types and the type of each of their fields, per environment, kept in
-/// `schema.json`. In development the schema grows as records are saved; production changes
-/// only by ``deploy()``.
+/// Record types and the type of each of their fields, per environment, kept by the store's
+/// backend (`schema.json` in the file backend). In development the schema grows as records are
+/// saved; production changes only by ``deploy()``.
 ///
 /// Each field also has indexes (``SchemaIndex``): every index its type can have, as CloudKit's
 /// development environment gives a field it creates, unless `schema.json`'s `indexes` names
@@ -12,34 +12,26 @@ public final class Schema: @unchecked Sendable {
     /// Indexes set by hand: record type → field → the indexes it has.
     public typealias Indexes = [String: [String: Set<SchemaIndex>]]
 
-    let path: String
-    private let writer: FileWriter
-    /// Guards `cached`, `cachedIndexes` and `loaded`. They hold `schema.json` as it was when
-    /// its inode and size were `loaded`. Types and fields are only ever added (by a save, a
-    /// deploy), so a cached one stays right and a miss reads the file again. Indexes can also
-    /// be removed, and a deploy replaces production's: each read of indexes looks at the
-    /// file's inode and size (one `stat`) and reads it again when another process (or another
-    /// opening of the store) has replaced it.
+    private let storage: any SchemaStorage
+    /// Guards `cached` and `loaded`: the schema as kept at version `loaded`. Types and fields
+    /// are only ever added (by a save, a deploy), so a cached one stays right and a miss reads
+    /// the schema again. Indexes can also be removed, and a deploy replaces production's: each
+    /// read of indexes asks for the version kept (one `stat` in the file backend) and reads the
+    /// schema again when another process (or another opening of the store) changed it.
     private let lock = NSLock()
-    private var cached: [Environment: Types] = [:]
-    private var cachedIndexes: [Environment: Indexes] = [:]
-    private var loaded: FileVersion?
+    private var cached = SchemaDocument()
+    private var loaded: SchemaVersion?
 
-    /// Which `schema.json` the cache holds: every write replaces the file (a new inode).
-    private struct FileVersion: Equatable {
-        var inode: UInt64
-        var size: Int64
-        /// The version of the file at `path` now; `missing` when there is none.
-        static func of(_ path: String) throws(CKError) -> FileVersion {
-            let status = try Syscall.stat(path).orThrow(.internalError, "cannot look at \(path)")
-            return status.map { FileVersion(inode: $0.inode, size: $0.size) } ?? .missing
-        }
-        static let missing = FileVersion(inode: 0, size: -1)
+    init(storage: any SchemaStorage) {
+        self.storage = storage
     }
 
-    init(path: String, writer: FileWriter) {
-        self.path = path
-        self.writer = writer
+    /// Takes what the storage keeps as the cache.
+    private func adopt(_ document: SchemaDocument, _ version: SchemaVersion) {
+        lock.withLock {
+            cached = document
+            loaded = version
+        }
     }
 
     /// What a save would add to the schema.
@@ -56,40 +48,16 @@ public final class Schema: @unchecked Sendable {
 
     public func types(_ environment: Environment) throws(CKError) -> Types {
         try reloadIfNeeded(force: false)
-        return lock.withLock { cached[environment] ?? [:] }
+        return lock.withLock { cached.types[environment] ?? [:] }
     }
 
-    /// Reads the file when `force`, when it was never read, or, `ifReplaced`, when it is not
-    /// the one read last.
+    /// Reads the schema when `force`, when it was never read, or, `ifReplaced`, when the
+    /// version kept is not the one read last.
     private func reloadIfNeeded(force: Bool, ifReplaced: Bool = false) throws(CKError) {
         if !force && !ifReplaced && lock.withLock({ loaded != nil }) { return }
-        // Taken before the read: a replacement meanwhile is read again next time.
-        let version = try FileVersion.of(path)
-        if !force && lock.withLock({ loaded == version }) { return }
-        let json = try readJSONFile(path)
-        var all: [Environment: Types] = [:]
-        var allIndexes: [Environment: Indexes] = [:]
-        for env in Environment.allCases {
-            var types: Types = [:]
-            for (typeName, fields) in json?[env.rawValue]?.objectValue ?? [:] {
-                var fs: [String: FieldType] = [:]
-                for (k, v) in fields.objectValue ?? [:] { if let n = v.stringValue, let t = FieldType(name: n) { fs[k] = t } }
-                types[typeName] = fs
-            }
-            all[env] = types
-            var indexes: Indexes = [:]
-            for (typeName, fields) in json?["indexes"]?[env.rawValue]?.objectValue ?? [:] {
-                for (k, v) in fields.objectValue ?? [:] {
-                    indexes[typeName, default: [:]][k] = Set((v.arrayValue ?? []).compactMap { $0.stringValue.flatMap(SchemaIndex.init(rawValue:)) })
-                }
-            }
-            allIndexes[env] = indexes
-        }
-        lock.withLock {
-            cached = all
-            cachedIndexes = allIndexes
-            loaded = version
-        }
+        if !force, try lock.withLock({ loaded }) == storage.version() { return }
+        let (document, version) = try storage.read()
+        adopt(document, version)
     }
 
     /// The indexes a field has: those set for it, else every index its type can have. Empty
@@ -103,16 +71,14 @@ public final class Schema: @unchecked Sendable {
     public func indexes(of type: String, environment: Environment) throws(CKError) -> [String: Set<SchemaIndex>]? {
         try reloadIfNeeded(force: false, ifReplaced: true)
         guard let fields = try fields(of: type, environment: environment) else { return nil }
-        let set = lock.withLock { cachedIndexes[environment]?[type] ?? [:] }
+        let set = lock.withLock { cached.indexes[environment]?[type] ?? [:] }
         return Dictionary(uniqueKeysWithValues: fields.map { ($0.key, set[$0.key] ?? SchemaIndex.applicable(to: $0.value)) })
     }
 
     /// Adds (`present`) or removes an index of a field in development, durably.
     public func setIndex(_ index: SchemaIndex, on field: String, of type: String, present: Bool) throws(CKError) {
-        try withFileLock(path + ".lock") { () throws(CKError) in
-            try reloadIfNeeded(force: true)
-            let (all, allIndexes) = lock.withLock { (cached, cachedIndexes) }
-            guard let fields = all[.development]?[type] else {
+        let (_, document, version) = try storage.update { (schema: inout SchemaDocument) throws(CKError) in
+            guard let fields = schema.types[.development]?[type] else {
                 throw .invalid("no record type \(type) in the development schema; save a record of that type first, or check the name")
             }
             guard let fieldType = fields[field] else {
@@ -124,12 +90,11 @@ public final class Schema: @unchecked Sendable {
             guard SchemaIndex.applicable(to: fieldType).contains(index) else {
                 throw .invalid("a \(fieldType.name) field cannot be \(index.word); it can be \(SchemaIndex.applicable(to: fieldType).sorted().map(\.word).joined(separator: ", "))")
             }
-            var indexes = allIndexes
-            var set = indexes[.development]?[type]?[field] ?? SchemaIndex.applicable(to: fieldType)
+            var set = schema.indexes[.development]?[type]?[field] ?? SchemaIndex.applicable(to: fieldType)
             if present { set.insert(index) } else { set.remove(index) }
-            indexes[.development, default: [:]][type, default: [:]][field] = set
-            try write(all, indexes)
+            schema.indexes[.development, default: [:]][type, default: [:]][field] = set
         }
+        adopt(document, version)
     }
 
     /// The record type of user records.
@@ -182,17 +147,15 @@ public final class Schema: @unchecked Sendable {
     public func fields(of type: String, environment: Environment, including keys: [String] = []) throws(CKError) -> [String: FieldType]? {
         if let known = try types(environment)[type], keys.allSatisfy({ known[$0] != nil }) { return known }
         try reloadIfNeeded(force: true)
-        return lock.withLock { cached[environment]?[type] }
+        return lock.withLock { cached.types[environment]?[type] }
     }
 
     /// Adds to the schema durably, before the records that need it are committed. Fails when
     /// another process fixed one of the fields to another type meanwhile.
     func add(_ additions: Additions, environment: Environment) throws(CKError) {
         guard !additions.isEmpty else { return }
-        try withFileLock(path + ".lock") { () throws(CKError) in
-            try reloadIfNeeded(force: true)
-            var all = lock.withLock { cached }
-            var types = all[environment] ?? [:]
+        let (_, document, version) = try storage.update { (schema: inout SchemaDocument) throws(CKError) in
+            var types = schema.types[environment] ?? [:]
             for t in additions.types where types[t] == nil { types[t] = [:] }
             for (t, fields) in additions.fields {
                 for (k, v) in fields {
@@ -202,19 +165,17 @@ public final class Schema: @unchecked Sendable {
                     types[t, default: [:]][k] = v
                 }
             }
-            all[environment] = types
-            try write(all, lock.withLock { cachedIndexes })
+            schema.types[environment] = types
         }
+        adopt(document, version)
     }
 
     /// Copies development's record types and fields to production.
     @discardableResult
     public func deploy() throws(CKError) -> Additions {
-        try withFileLock(path + ".lock") { () throws(CKError) -> Additions in
-            try reloadIfNeeded(force: true)
-            var all = lock.withLock { cached }
-            let dev = all[.development] ?? [:]
-            var prod = all[.production] ?? [:]
+        let (added, document, version) = try storage.update { (schema: inout SchemaDocument) throws(CKError) -> Additions in
+            let dev = schema.types[.development] ?? [:]
+            var prod = schema.types[.production] ?? [:]
             var added = Additions()
             for (t, fields) in dev {
                 if prod[t] == nil { prod[t] = [:]; added.types.insert(t) }
@@ -223,35 +184,13 @@ public final class Schema: @unchecked Sendable {
                     added.fields[t, default: [:]][k] = v
                 }
             }
-            all[.production] = prod
+            schema.types[.production] = prod
             // Production's indexes become development's.
-            var indexes = lock.withLock { cachedIndexes }
-            indexes[.production] = indexes[.development] ?? [:]
-            try write(all, indexes)
+            schema.indexes[.production] = schema.indexes[.development] ?? [:]
             return added
         }
-    }
-
-    private func write(_ all: [Environment: Types], _ indexes: [Environment: Indexes]) throws(CKError) {
-        var o: [String: JSONValue] = ["format": .int(1)]
-        var indexJSON: [String: JSONValue] = [:]
-        for env in Environment.allCases {
-            o[env.rawValue] = .object((all[env] ?? [:]).mapValues { .object($0.mapValues { .string($0.name) }) })
-            if let set = indexes[env], !set.isEmpty { indexJSON[env.rawValue] = Self.json(set) }
-        }
-        if !indexJSON.isEmpty { o["indexes"] = .object(indexJSON) }
-        try writer.replace(path, with: JSONWriter.pretty(.object(o)), durable: true)
-        // Under the file lock, so the file is still the one just written.
-        let version = try FileVersion.of(path)
-        lock.withLock {
-            cached = all
-            cachedIndexes = indexes
-            loaded = version
-        }
-    }
-
-    private static func json(_ indexes: Indexes) -> JSONValue {
-        .object(indexes.mapValues { .object($0.mapValues { .array($0.sorted().map { .string($0.rawValue) }) }) })
+        adopt(document, version)
+        return added
     }
 
     /// The schema as JSON, as `ckfs schema show` prints it: each environment's types and
@@ -264,7 +203,7 @@ public final class Schema: @unchecked Sendable {
             o[env.rawValue] = .object(types.mapValues { .object($0.mapValues { .string($0.name) }) })
             var every: Indexes = [:]
             for t in types.keys { every[t] = try self.indexes(of: t, environment: env) }
-            indexes[env.rawValue] = Self.json(every)
+            indexes[env.rawValue] = SchemaDocument.json(every)
         }
         o["indexes"] = .object(indexes)
         return .object(o)

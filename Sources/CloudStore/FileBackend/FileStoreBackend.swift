@@ -52,4 +52,14 @@ final class FileStoreBackend: StoreBackend {
     func notificationStorage(container: String, environment: Environment, userRecordName: String) -> any NotificationStorage {
         NotificationLog(directory: layout.databaseDirectory(container, environment, .private, user: userRecordName), writer: writer)
     }
+
+    /// `schema.json` in the container's folder.
+    func schemaStorage(container: String) -> any SchemaStorage {
+        SchemaFile(path: layout.schemaFile(container), writer: writer)
+    }
+
+    /// `container.json` in the container's folder.
+    func containerStorage(container: String) -> any ContainerStorage {
+        ContainerFile(directory: layout.containerDirectory(container), path: layout.containerFile(container), writer: writer, defaults: settings)
+    }
 }

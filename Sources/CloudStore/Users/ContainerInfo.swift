@@ -1,28 +1,28 @@
 /// `container.json`: a container's quotas, settings and identities.
 ///
 /// Read whole and written whole, under the container's file lock.
-struct ContainerInfo: Sendable, Equatable {
-    var identifier: String
-    var privateQuotaBytes: Int64
-    var publicQuotaBytes: Int64
+package struct ContainerInfo: Sendable, Equatable {
+    package var identifier: String
+    package var privateQuotaBytes: Int64
+    package var publicQuotaBytes: Int64
     /// Whether an unknown OS user or `--user` name gets an identity on first use.
-    var autoEnrol = true
+    package var autoEnrol = true
     /// Identities the container denies: their account status is `restricted`.
-    var restrictedUsers: [String] = []
+    package var restrictedUsers: [String] = []
     /// Record type → identities that may change or delete any public record of that type.
-    var writeRoles: [String: [String]] = [:]
+    package var writeRoles: [String: [String]] = [:]
     /// By name.
-    var users: [String: Identity] = [:]
+    package var users: [String: Identity] = [:]
     /// API tokens, web auth tokens and server-to-server keys of `ckfs serve`.
-    var web = WebCredentials()
+    package var web = WebCredentials()
 
-    init(identifier: String, privateQuotaBytes: Int64, publicQuotaBytes: Int64) {
+    package init(identifier: String, privateQuotaBytes: Int64, publicQuotaBytes: Int64) {
         self.identifier = identifier
         self.privateQuotaBytes = privateQuotaBytes
         self.publicQuotaBytes = publicQuotaBytes
     }
 
-    func json() -> JSONValue {
+    package func json() -> JSONValue {
         .object([
             "identifier": .string(identifier),
             "format": .int(1),
@@ -50,7 +50,7 @@ struct ContainerInfo: Sendable, Equatable {
     }
 
     /// Reads `container.json`; what a hand edit got wrong is an error naming the key and the fix.
-    init(json: JSONValue, defaults: StoreSettings, path: String) throws(CKError) {
+    package init(json: JSONValue, defaults: StoreSettings, path: String) throws(CKError) {
         func bad(_ what: String) -> CKError {
             CKError(.internalError, "\(path): \(what); fix the file by hand (ckfs fsck checks it)")
         }

@@ -3,7 +3,7 @@ import Foundation
 /// A container: its identities, quotas, schema and databases.
 ///
 /// What it keeps (`ContainerInfo`: `container.json` in the file backend) is read whole and
-/// changed atomically through the backend's ``ContainerStorage``; a miss (an identity another
+/// changed atomically through the backend's `ContainerStorage`; a miss (an identity another
 /// process added) reads it again before answering.
 ///
 /// `@unchecked Sendable`: its `var`s are behind `lock`.

@@ -131,6 +131,37 @@ import TestSupport
         #expect(try wesOwn.usage() == 0)
     }
 
+    /// A participant who left comes back only as anyone with the URL does: through a public
+    /// share, as a public user with its public permission, never with the permission held
+    /// before; a share whose public permission is none (or unknown) keeps them out.
+    @Test func oneWhoLeftComesBackOnlyThroughThePublicPermission() throws {
+        let s = try Three()
+        try s.owner.modify(saving: [item("list", in: s.owner), item("a", parent: "list", in: s.owner)]).error.map { throw $0 }
+        var shareRecord = share(root: "list", participants: [
+            .init(userRecordName: s.wesName, role: .privateUser, permission: .readWrite, acceptanceStatus: .pending),
+        ], publicPermission: .unknown)
+        shareRecord = try s.owner.modify(saving: [shareRecord]).saveResults[0].1.get()
+        let url = ShareURL.make(container: s.c.identifier, shortGUID: shareRecord.shareInfo!.shortGUID)
+        try s.c.acceptShare(url: url, caller: s.writer)
+        let zone = ZoneID(zoneName: "Lists", ownerName: s.owner.userRecordName)
+        try s.shared(s.writer).modify(saving: [], deleting: [RecordID(recordName: "share-1", zoneID: zone)]).error.map { throw $0 }
+        #expect(try s.owner.record(for: shareRecord.recordID).shareInfo?.participant(s.wesName)?.acceptanceStatus == .removed)
+
+        #expect(code { _ = try s.c.acceptShare(url: url, caller: s.writer) } == .permissionFailure, "an unknown public permission lets no one in")
+        #expect(try s.shared(s.writer).zones().isEmpty)
+
+        var opened = try s.owner.record(for: shareRecord.recordID)
+        opened.shareInfo!.publicPermission = .readOnly
+        try s.owner.save(opened)
+        try s.c.acceptShare(url: url, caller: s.writer)
+        let back = try #require(try s.owner.record(for: shareRecord.recordID).shareInfo?.participant(s.wesName))
+        #expect(back.acceptanceStatus == .accepted)
+        #expect(back.permission == .readOnly && back.role == .publicUser, "back as a public user, not with readWrite: \(back)")
+        var edit = try s.shared(s.writer).fetch([RecordID(recordName: "a", zoneID: zone)])[0].1.get()
+        edit["text"] = .string("changed")
+        #expect(try s.shared(s.writer).modify(saving: [edit]).saveResults[0].1.error?.code == .permissionFailure, "read only now")
+    }
+
     /// Removal by the owner, leaving by the participant, deleting the share and deleting the
     /// root each end access; the database change feed reports the zone gone.
     @Test func accessEndsWithRemovalLeavingAndDeletion() throws {

@@ -203,13 +203,20 @@ extension Container {
                 info.participants[i].userRecordName = user.userRecordName
                 info.participants[i].emailAddress = user.emails.first
             }
+            let isPublic = info.publicPermission == .readOnly || info.publicPermission == .readWrite
             if let i = info.participants.firstIndex(where: { $0.userRecordName == user.userRecordName }) {
-                guard info.participants[i].acceptanceStatus != .removed || info.publicPermission != .none else {
-                    throw CKError(.permissionFailure, "you were removed from share \(url); ask its owner to add you again")
+                if info.participants[i].acceptanceStatus == .removed {
+                    // One who left comes back only as anyone with the URL of a public share
+                    // does: a public user with the share's public permission, not the one held before.
+                    guard isPublic else {
+                        throw CKError(.permissionFailure, "you were removed from share \(url); ask its owner to add you again")
+                    }
+                    info.participants[i].role = .publicUser
+                    info.participants[i].permission = info.publicPermission
                 }
                 info.participants[i].acceptanceStatus = .accepted
             } else {
-                guard info.publicPermission == .readOnly || info.publicPermission == .readWrite else {
+                guard isPublic else {
                     throw CKError(.permissionFailure, "you are not a participant of share \(url); ask its owner to add you (ckfs share add-participant)")
                 }
                 guard info.participants.count < Database.maxParticipants else {

@@ -3,9 +3,8 @@
 /// atomically), never for files; each operation is one round trip's work for a database
 /// server. Files on one machine (``FileStoreBackend``) are the backend today.
 ///
-/// Not all of the store is behind it yet: zones, shares and assets
-/// are still reached through the file layout
-/// (docs/Architecture.md, "The storage seam", says which).
+/// Not all of the store is behind it yet: zones, the share registry and assets are still
+/// reached through the file layout (docs/Architecture.md, "The storage seam", says which).
 package protocol StoreBackend: Sendable {
     /// The key-value store of the user with this user record name, in one environment of a
     /// container; it may not exist yet (``KeyValueStorage/version()`` is nil then).
@@ -27,4 +26,7 @@ package protocol StoreBackend: Sendable {
 
     /// What a container keeps: its settings, quotas, identities and web credentials.
     func containerStorage(container: String) -> any ContainerStorage
+
+    /// The identifiers of the containers the store holds, sorted.
+    func containerIdentifiers() throws(CKError) -> [String]
 }

@@ -56,14 +56,7 @@ public final class Store: @unchecked Sendable {
     package static func open(at path: String, io: any StorageIO, tuning: ZoneTuning? = nil,
                              reading: ZoneReading = .inMemory) throws(CKError) -> Store {
         let layout = StoreLayout(root: path)
-        guard let bytes = try Syscall.readFile(layout.settingsFile).orThrow(.internalError, "cannot read \(layout.settingsFile)") else {
-            throw CKError(.badDatabase, "no store at \(path); create one with `ckfs init --store \(path)`")
-        }
-        let json: JSONValue
-        do { json = try JSONParser.parse(bytes) } catch {
-            throw CKError(.badDatabase, "\(layout.settingsFile) is not valid JSON; fix it or restore it from a backup", cause: .syntax(error))
-        }
-        let settings = StoreSettings(json: json)
+        let settings = try FileStoreBackend.settings(at: layout)
         SpaceReserve.ensure(layout)
         Syscall.raiseOpenFileLimit()
         return Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning, reading: reading)
@@ -81,21 +74,16 @@ public final class Store: @unchecked Sendable {
     package static func create(at path: String, settings: StoreSettings = StoreSettings(), io: any StorageIO, tuning: ZoneTuning? = nil,
                                reading: ZoneReading = .inMemory) throws(CKError) -> Store {
         let layout = StoreLayout(root: path)
-        if case .success(_?) = Syscall.stat(layout.settingsFile) { return try open(at: path, io: io, tuning: tuning, reading: reading) }
-        let writer = FileWriter(io: io)
-        try makeDirectories(layout.root, writer: writer)
-        try writer.replace(layout.settingsFile, with: JSONWriter.pretty(settings.json()), durable: true)
+        guard try FileStoreBackend.create(at: layout, settings: settings, writer: FileWriter(io: io)) else {
+            return try open(at: path, io: io, tuning: tuning, reading: reading)
+        }
         Syscall.raiseOpenFileLimit()
         let store = Store(layout: layout, settings: settings, io: io, tuning: tuning ?? settings.tuning, reading: reading)
         _ = try store.container(settings.defaultContainer)
         return store
     }
 
-    static func makeDirectories(_ path: String, writer: FileWriter) throws(CKError) {
-        try writer.makeDirectories(path)
-    }
-
-    func ensureDirectory(_ path: String) throws(CKError) { try Self.makeDirectories(path, writer: writer) }
+    func ensureDirectory(_ path: String) throws(CKError) { try writer.makeDirectories(path) }
 
     /// The container with this identifier, made on first use; nil means the default.
     public func container(_ identifier: String? = nil) throws(CKError) -> Container {
@@ -111,10 +99,7 @@ public final class Store: @unchecked Sendable {
     }
 
     /// Container identifiers present in the store.
-    public func containerIdentifiers() throws(CKError) -> [String] {
-        let names = try Syscall.listDirectory(layout.root).orThrow(.internalError, "cannot list \(layout.root)") ?? []
-        return names.filter { $0.hasPrefix("iCloud.") }.sorted()
-    }
+    public func containerIdentifiers() throws(CKError) -> [String] { try backend.containerIdentifiers() }
 
     /// The one `ZoneStorage` of a zone directory in this process.
     func zoneStorage(directory: String, zoneID: ZoneID) -> ZoneStorage {

@@ -58,6 +58,31 @@ final class FileStoreBackend: StoreBackend {
         SchemaFile(path: layout.schemaFile(container), writer: writer)
     }
 
+    /// The store's settings, `ckfs-store.json`; `badDatabase` when there is no store at `layout`.
+    static func settings(at layout: StoreLayout) throws(CKError) -> StoreSettings {
+        guard let bytes = try Syscall.readFile(layout.settingsFile).orThrow(.internalError, "cannot read \(layout.settingsFile)") else {
+            throw CKError(.badDatabase, "no store at \(layout.root); create one with `ckfs init --store \(layout.root)`")
+        }
+        do { return StoreSettings(json: try JSONParser.parse(bytes)) } catch {
+            throw CKError(.badDatabase, "\(layout.settingsFile) is not valid JSON; fix it or restore it from a backup", cause: .syntax(error))
+        }
+    }
+
+    /// Makes the store's folder and its settings file, durably; false when a store is there
+    /// already (its settings are kept).
+    static func create(at layout: StoreLayout, settings: StoreSettings, writer: FileWriter) throws(CKError) -> Bool {
+        if case .success(_?) = Syscall.stat(layout.settingsFile) { return false }
+        try writer.makeDirectories(layout.root)
+        try writer.replace(layout.settingsFile, with: JSONWriter.pretty(settings.json()), durable: true)
+        return true
+    }
+
+    /// The folders of the store's root named as containers are (`iCloud.…`).
+    func containerIdentifiers() throws(CKError) -> [String] {
+        let names = try Syscall.listDirectory(layout.root).orThrow(.internalError, "cannot list \(layout.root)") ?? []
+        return names.filter { $0.hasPrefix("iCloud.") }.sorted()
+    }
+
     /// `container.json` in the container's folder.
     func containerStorage(container: String) -> any ContainerStorage {
         ContainerFile(directory: layout.containerDirectory(container), path: layout.containerFile(container), writer: writer, defaults: settings)

@@ -20,7 +20,8 @@ public struct ShareInfo: Sendable, Equatable {
     }
 
     /// A participant's part: the owner, someone the owner added, someone who joined by the
-    /// public URL, or an administrator (who may change the share as the owner does). The raw
+    /// public URL, or an administrator (kept, but granted no more than a private user:
+    /// docs/CloudKitCompatibility.md says what differs from Apple's). The raw
     /// values are Web Services' (`USER` is CloudKit JS's `PRIVATE_USER`, also read).
     public enum Role: String, Sendable, CaseIterable {
         case unknown = "UNKNOWN"

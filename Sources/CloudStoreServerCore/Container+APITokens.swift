@@ -38,7 +38,7 @@ extension Container {
         guard let session, session.expires > Store.now() else {
             throw CKError(.notAuthenticated, "the web auth token is unknown or expired; sign in again with ckfs token sign-in --user NAME")
         }
-        if accountStatus(of: Caller(userName: session.userName)) == .restricted {
+        if try isRestricted(userName: session.userName) {
             throw CKError(.notAuthenticated, "\(session.userName)'s account is restricted in container \(identifier) (ckfs user update --no-restricted allows it again)")
         }
         let device = "web-" + Hex.string(SHA256.hash(data: Data(webAuthToken.utf8)).prefix(6))

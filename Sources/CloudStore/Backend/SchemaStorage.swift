@@ -9,9 +9,8 @@ package protocol SchemaStorage: Sendable {
     func read() throws(CKError) -> (document: SchemaDocument, version: SchemaVersion)
 
     /// Runs `body` on the schema kept now and keeps it durably when `body` changed it; returns
-    /// `body`'s result and the schema kept now, with its version.
-    func update<T>(_ body: (inout SchemaDocument) throws(CKError) -> T) throws(CKError)
-        -> (result: T, document: SchemaDocument, version: SchemaVersion)
+    /// `body`'s result and the schema kept now.
+    func update<T>(_ body: (inout SchemaDocument) throws(CKError) -> T) throws(CKError) -> (result: T, document: SchemaDocument)
 }
 
 /// Each environment's record types, with the type of each of their fields, and the indexes set

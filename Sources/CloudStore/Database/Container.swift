@@ -53,8 +53,7 @@ public final class Container: @unchecked Sendable {
     func reload(version seen: ContainerVersion?? = nil) throws(CKError) -> ContainerInfo {
         // Taken before the read: a change in between only means one more read later.
         let stamp = seen ?? storage.version()
-        guard var read = try storage.read() else { return current }
-        read.identifier = identifier
+        guard let read = try storage.read() else { return current }
         lock.withLock {
             info = read
             version = stamp
@@ -63,13 +62,15 @@ public final class Container: @unchecked Sendable {
         return read
     }
 
-    /// Changes what the container keeps atomically, from what is kept now.
+    /// Changes what the container keeps atomically, from what is kept now. What it kept is
+    /// held with no version: another process may have changed it since the storage let go,
+    /// so the next ``fresh(maxAge:)`` reads it again rather than trust it.
     func update<T>(_ body: (inout ContainerInfo) throws(CKError) -> T) throws(CKError) -> T {
-        let (result, kept) = try storage.update(fallback: current) { (info: inout ContainerInfo) throws(CKError) -> T in
-            info.identifier = identifier
-            return try body(&info)
+        let (result, kept) = try storage.update(fallback: current, body)
+        lock.withLock {
+            info = kept
+            version = nil
         }
-        lock.withLock { info = kept }
         return result
     }
 

@@ -26,8 +26,10 @@ public final class Schema: @unchecked Sendable {
         self.storage = storage
     }
 
-    /// Takes what the storage keeps as the cache.
-    private func adopt(_ document: SchemaDocument, _ version: SchemaVersion) {
+    /// Takes what the storage keeps as the cache, at `version`; nil (after a change, which
+    /// another process may have followed with its own since the storage let go) makes the
+    /// next look read the schema again rather than trust it.
+    private func adopt(_ document: SchemaDocument, _ version: SchemaVersion?) {
         lock.withLock {
             cached = document
             loaded = version
@@ -77,7 +79,7 @@ public final class Schema: @unchecked Sendable {
 
     /// Adds (`present`) or removes an index of a field in development, durably.
     public func setIndex(_ index: SchemaIndex, on field: String, of type: String, present: Bool) throws(CKError) {
-        let (_, document, version) = try storage.update { (schema: inout SchemaDocument) throws(CKError) in
+        let (_, document) = try storage.update { (schema: inout SchemaDocument) throws(CKError) in
             guard let fields = schema.types[.development]?[type] else {
                 throw .invalid("no record type \(type) in the development schema; save a record of that type first, or check the name")
             }
@@ -94,7 +96,7 @@ public final class Schema: @unchecked Sendable {
             if present { set.insert(index) } else { set.remove(index) }
             schema.indexes[.development, default: [:]][type, default: [:]][field] = set
         }
-        adopt(document, version)
+        adopt(document, nil)
     }
 
     /// The record type of user records.
@@ -154,7 +156,7 @@ public final class Schema: @unchecked Sendable {
     /// another process fixed one of the fields to another type meanwhile.
     func add(_ additions: Additions, environment: Environment) throws(CKError) {
         guard !additions.isEmpty else { return }
-        let (_, document, version) = try storage.update { (schema: inout SchemaDocument) throws(CKError) in
+        let (_, document) = try storage.update { (schema: inout SchemaDocument) throws(CKError) in
             var types = schema.types[environment] ?? [:]
             for t in additions.types where types[t] == nil { types[t] = [:] }
             for (t, fields) in additions.fields {
@@ -167,13 +169,13 @@ public final class Schema: @unchecked Sendable {
             }
             schema.types[environment] = types
         }
-        adopt(document, version)
+        adopt(document, nil)
     }
 
     /// Copies development's record types and fields to production.
     @discardableResult
     public func deploy() throws(CKError) -> Additions {
-        let (added, document, version) = try storage.update { (schema: inout SchemaDocument) throws(CKError) -> Additions in
+        let (added, document) = try storage.update { (schema: inout SchemaDocument) throws(CKError) -> Additions in
             let dev = schema.types[.development] ?? [:]
             var prod = schema.types[.production] ?? [:]
             var added = Additions()
@@ -189,7 +191,7 @@ public final class Schema: @unchecked Sendable {
             schema.indexes[.production] = schema.indexes[.development] ?? [:]
             return added
         }
-        adopt(document, version)
+        adopt(document, nil)
         return added
     }
 

@@ -1,6 +1,8 @@
 /// What a container keeps, in the file backend: `container.json` in the container's folder,
 /// read whole and replaced whole under an exclusive `flock` on the folder's `lock`.
 struct ContainerFile: ContainerStorage {
+    /// The container's identifier: its folder's name, whatever the file says.
+    let identifier: String
     let directory: String
     let path: String
     let writer: FileWriter
@@ -17,7 +19,9 @@ struct ContainerFile: ContainerStorage {
 
     func read() throws(CKError) -> ContainerInfo? {
         guard let json = try readJSONFile(path) else { return nil }
-        return try ContainerInfo(json: json, defaults: defaults, path: path)
+        var info = try ContainerInfo(json: json, defaults: defaults, path: path)
+        info.identifier = identifier
+        return info
     }
 
     func create(_ initial: ContainerInfo) throws(CKError) {

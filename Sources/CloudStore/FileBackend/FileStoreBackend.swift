@@ -85,6 +85,7 @@ final class FileStoreBackend: StoreBackend {
 
     /// `container.json` in the container's folder.
     func containerStorage(container: String) -> any ContainerStorage {
-        ContainerFile(directory: layout.containerDirectory(container), path: layout.containerFile(container), writer: writer, defaults: settings)
+        ContainerFile(identifier: container, directory: layout.containerDirectory(container), path: layout.containerFile(container),
+                      writer: writer, defaults: settings)
     }
 }

@@ -35,16 +35,13 @@ struct SchemaFile: SchemaStorage {
         return (document, version)
     }
 
-    func update<T>(_ body: (inout SchemaDocument) throws(CKError) -> T) throws(CKError)
-        -> (result: T, document: SchemaDocument, version: SchemaVersion) {
-        try withFileLock(path + ".lock") { () throws(CKError) -> (result: T, document: SchemaDocument, version: SchemaVersion) in
-            let (before, version) = try read()
+    func update<T>(_ body: (inout SchemaDocument) throws(CKError) -> T) throws(CKError) -> (result: T, document: SchemaDocument) {
+        try withFileLock(path + ".lock") { () throws(CKError) -> (result: T, document: SchemaDocument) in
+            let before = try read().document
             var document = before
             let result = try body(&document)
-            guard document != before else { return (result, before, version) }
-            try write(document)
-            // Under the file lock, so the file is still the one just written.
-            return (result, document, try self.version())
+            if document != before { try write(document) }
+            return (result, document)
         }
     }
 

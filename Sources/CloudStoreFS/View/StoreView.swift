@@ -59,14 +59,14 @@ public final class StoreView: @unchecked Sendable {
     // daemon's lock order (docs/Durability.md#the-mount-daemons): an open or scratch file's
     // lock, then `generations`, then `pendingCreates`, then the scratch space's; every other
     // lock here is a leaf, held with nothing called.
-    /// The databases the view acts on, by database and acting user.
-    let openDatabases = OpenDatabases()
-    /// The zone catalogs opened, by the zones that show them.
-    let catalogs = OpenCatalogs()
     /// The changes seen in each zone, and what is kept as of them (``ZoneGenerations``).
     let generations = ZoneGenerations()
     /// Files created and not yet saved as items, by their open handle.
     let pendingCreates = PendingCreates()
+    /// The databases the view acts on, by database and acting user.
+    let openDatabases = OpenDatabases()
+    /// The zone catalogs opened, by the zones that show them.
+    let catalogs = OpenCatalogs()
     /// Type folders made with `mkdir` that hold no record yet.
     let madeTypeFolders = MadeTypeFolders()
     /// The key-value stores shown: their files, entries and rendered texts.

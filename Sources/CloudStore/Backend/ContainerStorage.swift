@@ -5,7 +5,8 @@ package protocol ContainerStorage: Sendable {
     /// The version kept now, cheaply; nil when nothing is kept yet.
     func version() -> ContainerVersion?
 
-    /// What is kept now; nil when nothing is kept yet.
+    /// What is kept now, under the container's own identifier whatever the kept form says;
+    /// nil when nothing is kept yet.
     func read() throws(CKError) -> ContainerInfo?
 
     /// Keeps `initial` unless something is kept already: the container's first use, by any

@@ -29,7 +29,7 @@ extension Container {
     /// or a web auth token that is unknown or expired.
     public func webCaller(apiToken: String, webAuthToken: String?) throws(CKError) -> WebCaller {
         // As the file holds it now (one stat): tokens made or removed by another process count at once.
-        let web = try webCredentials()
+        let (web, restricted) = try webAccess()
         let session = webAuthToken.flatMap { t in web.webAuthTokens.first { $0.token == t } }
         guard web.apiTokens.contains(where: { $0.token == apiToken }) else {
             throw CKError(.notAuthenticated, "the API token is not one of container \(identifier)'s; make one with ckfs token create")
@@ -38,7 +38,7 @@ extension Container {
         guard let session, session.expires > Store.now() else {
             throw CKError(.notAuthenticated, "the web auth token is unknown or expired; sign in again with ckfs token sign-in --user NAME")
         }
-        if try isRestricted(userName: session.userName) {
+        if restricted.contains(session.userName) {
             throw CKError(.notAuthenticated, "\(session.userName)'s account is restricted in container \(identifier) (ckfs user update --no-restricted allows it again)")
         }
         let device = "web-" + Hex.string(SHA256.hash(data: Data(webAuthToken.utf8)).prefix(6))

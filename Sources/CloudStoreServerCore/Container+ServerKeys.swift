@@ -41,8 +41,9 @@ extension Container {
     /// The public key registered as `keyID` and the identity it acts as; nil when none is.
     public func serverKey(_ keyID: String) throws(CKError) -> (publicKey: P256.Signing.PublicKey, caller: Caller)? {
         // As the file holds it now (one stat): a revoked key stops working at once.
-        guard let key = try webCredentials().serverKeys.first(where: { $0.keyID == keyID }), let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKey) else { return nil }
-        if try isRestricted(userName: key.userName) {
+        let (web, restricted) = try webAccess()
+        guard let key = web.serverKeys.first(where: { $0.keyID == keyID }), let publicKey = try? P256.Signing.PublicKey(pemRepresentation: key.publicKey) else { return nil }
+        if restricted.contains(key.userName) {
             throw CKError(.notAuthenticated, "key \(keyID) acts as \(key.userName), whose account is restricted in container \(identifier)")
         }
         return (publicKey, Caller(userName: key.userName, deviceID: "key-" + keyID.prefix(12)))

@@ -4,13 +4,12 @@ extension Container {
     /// CloudStoreServerCore decides what they mean; the engine only keeps them.
     package func webCredentials() throws(CKError) -> WebCredentials { try fresh().web }
 
-    /// Whether the identity named `userName` is restricted, as the container keeps it now; an
-    /// unknown name is not. A failure to read throws: a credential of a restricted account
-    /// must not pass because the file could not be read.
-    package func isRestricted(userName: String) throws(CKError) -> Bool {
+    /// The credentials and the names of the restricted identities, from one read of what the
+    /// container keeps (one `stat` when unchanged), for a request's check: a failure to read
+    /// throws, so a credential of a restricted account never passes for want of a read.
+    package func webAccess() throws(CKError) -> (credentials: WebCredentials, restricted: Set<String>) {
         let info = try fresh()
-        guard let identity = info.identity(of: Caller(userName: userName)) else { return false }
-        return info.isRestricted(identity)
+        return (info.web, Set(info.restrictedUsers.filter { info.users[$0] != nil }))
     }
 
     /// Changes the credentials under the container's lock, from what the file holds now; the

@@ -11,7 +11,7 @@ import TestSupport
     /// once at its last change, whole entries until `limit` changes, and the client change
     /// token of the last entry up to the page's end that gave one.
     static func reference(_ db: Database, since seq: Int64, limit: Int?) throws -> (changed: [String], deleted: [String], last: Int64, more: Bool, client: Data?)? {
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         let history = try storage.history()
         guard let entries = history.entries(after: seq) else { return nil }
         var order: [String] = []
@@ -76,7 +76,7 @@ import TestSupport
         // A log long enough to hold several entries with tokens between checkpoints.
         let t = try TempStore(tuning: .with { $0.compactLogBytes = 40_000; $0.checkpointEvery = 50 })
         let db = try t.db()
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         _ = try #require(storage.currentIndex())
         // As an older ckfs made it: no tokens' tables. They are made at the first fetch that
         // asks for a token.
@@ -185,7 +185,7 @@ import TestSupport
         }
         let token = try db.currentChangeToken()
         for i in 0..<10 { try db.save(record("late\(i)")) }
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         let logBytes = try #require(try Syscall.stat(storage.logPath).get()).size
         let reads = Counter()
         storage.observers.logRead = { reads.add($0) }
@@ -207,15 +207,15 @@ import TestSupport
             _ = try db.modify(saving: (0..<20).map { record("r\(i)-\($0)", ["text": text]) }, options: options)
         }
         // The index, with its client change tokens (made at the first change fetch after it).
-        _ = try #require(db.zoneStorage(ZoneID.defaultZoneName).currentIndex())
+        _ = try #require(db.zoneFolder(ZoneID.defaultZoneName).currentIndex())
         #expect(try db.changes(since: nil, limit: 1).clientChangeToken == Data("app-30".utf8))
         t.store.waitForRecordFiles()
-        let log = try #require(try Syscall.readFile(db.zoneStorage(ZoneID.defaultZoneName).logPath).get())
+        let log = try #require(try Syscall.readFile(db.zoneFolder(ZoneID.defaultZoneName).logPath).get())
         let lastEntry = log.dropLast().count - (log.dropLast().lastIndex(of: 0x0A) ?? -1) - 1
         try #require(lastEntry > 40_000 && log.count > 50 * lastEntry, "entries of \(lastEntry) bytes, a log of \(log.count)")
 
         let cold = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
-        let storage = cold.zoneStorage(ZoneID.defaultZoneName)
+        let storage = cold.zoneFolder(ZoneID.defaultZoneName)
         let reads = Counter()
         storage.observers.logRead = { reads.add($0) }
         let page = try cold.changes(since: nil, limit: 10)
@@ -237,14 +237,14 @@ import TestSupport
         let token = try db.currentChangeToken()
         for i in 0..<10 { _ = try db.save(record("late\(i)")) }
         // The index, with its client change tokens (made at the first change fetch after it).
-        _ = try #require(db.zoneStorage(ZoneID.defaultZoneName).currentIndex())
+        _ = try #require(db.zoneFolder(ZoneID.defaultZoneName).currentIndex())
         _ = try db.changes(since: nil, limit: 1)
         t.store.waitForRecordFiles()
-        let log = try #require(try Syscall.readFile(db.zoneStorage(ZoneID.defaultZoneName).logPath).get())
+        let log = try #require(try Syscall.readFile(db.zoneFolder(ZoneID.defaultZoneName).logPath).get())
         try #require(log.count > 2_000_000, "a log of \(log.count) bytes")
 
         let cold = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
-        let storage = cold.zoneStorage(ZoneID.defaultZoneName)
+        let storage = cold.zoneFolder(ZoneID.defaultZoneName)
         let reads = Counter()
         storage.observers.logRead = { reads.add($0) }
         let page = try cold.changes(since: token, limit: 10)
@@ -265,7 +265,7 @@ import TestSupport
         let token = try db.currentChangeToken()
         for i in 0..<5 { try db.save(record("r\(i)")) }
         let before = try db.changes(since: token, limit: 3)
-        let path = db.zoneStorage(ZoneID.defaultZoneName).logPath
+        let path = db.zoneFolder(ZoneID.defaultZoneName).logPath
         let handle = try #require(FileHandle(forWritingAtPath: path))
         handle.seekToEndOfFile()
         handle.write(Data(#"{"body":{"deleted":[],"saved":[{"recordName":"torn"#.utf8))

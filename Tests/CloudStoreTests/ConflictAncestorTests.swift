@@ -23,7 +23,7 @@ import TestSupport
         func reset() { lock.withLock { under = 0; outside = 0 } }
     }
 
-    func watch(_ storage: ZoneStorage) -> LogReads {
+    func watch(_ storage: ZoneFolder) -> LogReads {
         let reads = LogReads()
         storage.observers.logRead = { [unowned storage] n in
             // The writer's lock is not recursive: a thread that holds it cannot take it again.
@@ -45,12 +45,12 @@ import TestSupport
     }
 
     func logSize(_ db: Database) throws -> Int64 {
-        try #require(try Syscall.stat(db.zoneStorage(ZoneID.defaultZoneName).logPath).get()).size
+        try #require(try Syscall.stat(db.zoneFolder(ZoneID.defaultZoneName).logPath).get()).size
     }
 
     /// The sequence numbers the zone's log holds now.
     func loggedSeqs(_ db: Database) throws -> [Int64] {
-        try db.zoneStorage(ZoneID.defaultZoneName).history().entries.map(\.seq)
+        try db.zoneFolder(ZoneID.defaultZoneName).history().entries.map(\.seq)
     }
 
     /// A record edited many times, between saves of other records, some in batches: each old
@@ -203,7 +203,7 @@ import TestSupport
                 try db.save(record("s\(i)", ["v": .int64(Int64(i)), "seq": .string(#""seq":99"#)]))
             }
         }
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         let path = storage.logPath
         let whole = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let parsed = LogScanner.scan(whole, baseOffset: 0, zoneID: storage.zoneID).entries.map(\.0)
@@ -241,7 +241,7 @@ import TestSupport
         t.store.waitForRecordFiles()
         let size = try logSize(db)
 
-        let reads = watch(db.zoneStorage(ZoneID.defaultZoneName))
+        let reads = watch(db.zoneFolder(ZoneID.defaultZoneName))
         let e = try refuse(db, first)
         #expect(e.ancestorRecordValue == first)
         #expect(e.serverRecordValue == last)
@@ -249,7 +249,7 @@ import TestSupport
         #expect(reads.bytes * 100 < size, "read \(reads.bytes) of the log's \(size) bytes")
 
         let cold = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "cold"))
-        let coldReads = watch(cold.zoneStorage(ZoneID.defaultZoneName))
+        let coldReads = watch(cold.zoneFolder(ZoneID.defaultZoneName))
         let e2 = try refuse(cold, first)
         #expect(e2.ancestorRecordValue == first)
         #expect(coldReads.bytesUnderLock == 0, "read \(coldReads.bytesUnderLock) bytes of the log under the zone's lock")

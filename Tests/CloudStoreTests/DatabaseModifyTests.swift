@@ -290,7 +290,7 @@ import TestSupport
         _ = try db.modify(saving: [record("first")], options: ModifyOptions(clientChangeToken: Data("older".utf8)))
         _ = try db.modify(saving: [record("tok")], options: ModifyOptions(clientChangeToken: Data("kept".utf8)))
         try savePadded(db, count: 40, fields: ["clientChangeToken": .string("not-a-token")])
-        let log = try String(contentsOfFile: db.zoneStorage(ZoneID.defaultZoneName).logPath, encoding: .utf8)
+        let log = try String(contentsOfFile: db.zoneFolder(ZoneID.defaultZoneName).logPath, encoding: .utf8)
         #expect(!log.contains(Data("kept".utf8).base64EncodedString()), "the token's entry was compacted away")
         #expect(try db.changes(since: nil).clientChangeToken == Data("kept".utf8))
     }
@@ -300,10 +300,10 @@ import TestSupport
 
     /// A zone whose log is compacted past ``compactionLimit`` bytes and never checkpointed by
     /// the count of its entries, and the storage whose log and reads the tests look at.
-    static func compactingZone() throws -> (TempStore, Database, ZoneStorage) {
+    static func compactingZone() throws -> (TempStore, Database, ZoneFolder) {
         let t = try TempStore(tuning: .with { $0.compactLogBytes = Int64(compactionLimit); $0.checkpointEvery = 1_000_000 })
         let db = try t.db()
-        return (t, db, db.zoneStorage(ZoneID.defaultZoneName))
+        return (t, db, db.zoneFolder(ZoneID.defaultZoneName))
     }
 
     /// Compaction keeps the longest run of whole entries at the log's end that fits in half
@@ -386,7 +386,7 @@ import TestSupport
     @Test func aWriterKeepsTheNamesAndRecordsItKnowsAcrossItsOwnCompaction() throws {
         let t = try TempStore(tuning: .with { $0.compactLogBytes = 32 << 10 })
         let db = try t.db()
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         for i in 0..<(ZoneState.minimumProbesBeforeListing + 10) { try db.save(record("n\(i)")) }
         #expect(storage.state.withLock { state in state.knownNames != nil }, "the names are listed by now")
         var compactions = 0
@@ -423,7 +423,7 @@ import TestSupport
         let db = try t.db()
         try db.save(record("old"))
         for i in 0..<(ZoneState.minimumProbesBeforeListing + 10) { try db.save(record("n\(i)")) }
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         #expect(storage.state.withLock { state in state.knownNames != nil }, "the names are listed by now")
         let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "other"), environment: .development)
         try other.save(record("theirs"))

@@ -166,7 +166,7 @@ import TestSupport
         // The next writer (here another process's) replays before it writes.
         let other = try t.reopen().container().database(.private, caller: Caller(userName: "alice"))
         try other.save(record("b"))
-        let file = try ZoneStorage.decodeRecordFile(Array(FileManager.default.contents(atPath: StoreLayout.recordFile(zoneDir(db), name: "a"))!), path: "a")
+        let file = try ZoneFolder.decodeRecordFile(Array(FileManager.default.contents(atPath: StoreLayout.recordFile(zoneDir(db), name: "a"))!), path: "a")
         #expect(file["v"] == .int64(2))
         #expect(file.recordChangeTag == "2")
         #expect(try other.record(for: id("b")).recordChangeTag == "3")
@@ -180,7 +180,7 @@ import TestSupport
         let db = try t.db()
         try commitWithoutApplying(db)
         let path = StoreLayout.recordFile(zoneDir(db), name: "a")
-        var stale = try ZoneStorage.decodeRecordFile(Array(FileManager.default.contents(atPath: path)!), path: path)
+        var stale = try ZoneFolder.decodeRecordFile(Array(FileManager.default.contents(atPath: path)!), path: path)
         #expect(stale["v"] == .int64(1), "the file is not replaced yet")
         let reader = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "reader"))
         #expect(try reader.record(for: id("a"))["v"] == .int64(2))
@@ -221,7 +221,7 @@ import TestSupport
         t.store.waitForRecordFiles()
         let dir = zoneDir(db)
         let logSize = try #require(try FileManager.default.attributesOfItem(atPath: StoreLayout.logFile(dir))[.size] as? Int)
-        let checkpoint = try db.zoneStorage(ZoneID.defaultZoneName).readMeta().checkpointSeq
+        let checkpoint = try db.zoneFolder(ZoneID.defaultZoneName).readMeta().checkpointSeq
         #expect(checkpoint == 256)
         // Another boot: the files of the entries after the checkpoint may be gone or old.
         try FileManager.default.removeItem(atPath: StoreLayout.recordFile(dir, name: "r290"))
@@ -237,7 +237,7 @@ import TestSupport
 
         func firstRead(_ name: String) throws -> (value: Int64?, read: Int) {
             let reader = try t.reopen().container().database(.private, caller: Caller(userName: "alice", deviceID: "reader"))
-            let storage = reader.zoneStorage(ZoneID.defaultZoneName)
+            let storage = reader.zoneFolder(ZoneID.defaultZoneName)
             let read = Mutex(0)
             storage.observers.logRead = { n in read.withLock { $0 += n } }
             let value = try reader.record(for: id(name))["i"]
@@ -269,7 +269,7 @@ import TestSupport
         let writerStore = try t.reopen()
         let writer = try writerStore.container().database(.private, caller: Caller(userName: "alice", deviceID: "writer"))
         let read = Mutex(0)
-        writer.zoneStorage(ZoneID.defaultZoneName).observers.logRead = { n in read.withLock { $0 += n } }
+        writer.zoneFolder(ZoneID.defaultZoneName).observers.logRead = { n in read.withLock { $0 += n } }
         try writer.save(record("after"))
         #expect(read.withLock { $0 } < logSize / 10, "recovery of a killed append read \(read.withLock { $0 }) of the log's \(logSize) bytes")
         let log2 = try String(contentsOfFile: StoreLayout.logFile(dir), encoding: .utf8)

@@ -4,7 +4,7 @@ import TestSupport
 @testable import CloudStore
 
 /// A reader that opens a zone's index checks that its state is of this log
-/// (``ZoneStorage/isLogged(_:)``): from the log's last bytes when the state notes its entry's
+/// (``ZoneFolder/isLogged(_:)``): from the log's last bytes when the state notes its entry's
 /// checksum, however large that entry; by reading the entry whole when it does not (an index
 /// an older ckfs wrote) or when the bytes differ. Either way the answers are the records'.
 @Suite struct IndexStateCheckTests {
@@ -24,7 +24,7 @@ import TestSupport
     /// bytes of the log it read, and whether it made the index again.
     static func coldQuery(_ t: TempStore) throws -> (names: [String], logBytes: Int, rebuilt: Bool) {
         let db = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice", deviceID: "other"))
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         let reads = Counter()
         let rebuilds = Counter()
         storage.observers.logRead = { reads.add($0) }
@@ -35,7 +35,7 @@ import TestSupport
     }
 
     static func logLastLineBytes(_ db: Database) throws -> Int {
-        let log = try #require(try Syscall.readFile(db.zoneStorage(ZoneID.defaultZoneName).logPath).get())
+        let log = try #require(try Syscall.readFile(db.zoneFolder(ZoneID.defaultZoneName).logPath).get())
         return log.dropLast().split(separator: 0x0A).last?.count ?? 0
     }
 
@@ -44,7 +44,7 @@ import TestSupport
         let db = try t.db()
         try Self.saveBatch(db, round: 1)
         // Made after the batch: the rebuild's state takes the checksum from the log.
-        _ = try #require(db.zoneStorage(ZoneID.defaultZoneName).currentIndex())
+        _ = try #require(db.zoneFolder(ZoneID.defaultZoneName).currentIndex())
         let line = try Self.logLastLineBytes(db)
         try #require(line > 300_000, "the batch's line is \(line) bytes")
         var cold = try Self.coldQuery(t)
@@ -61,7 +61,7 @@ import TestSupport
     @Test func aStateWithoutItsChecksumIsCheckedFromTheWholeEntry() throws {
         let t = try TempStore()
         let db = try t.db()
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         try Self.saveBatch(db, round: 1)
         let path = try #require(storage.currentIndex()).path
         let line = try Self.logLastLineBytes(db)
@@ -101,7 +101,7 @@ import TestSupport
     @Test func anIndexOfAnotherHistoryIsNotTrustedFromTheLastBytes() throws {
         let t = try TempStore()
         let db = try t.db()
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         try Self.saveBatch(db, round: 1)
         let zone = (storage.indexPath as NSString).deletingLastPathComponent
         let zoneBackup = t.path + "/zone-backup"

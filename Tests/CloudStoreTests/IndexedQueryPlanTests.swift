@@ -27,7 +27,7 @@ import TestSupport
         let indexed = try t.reopen(tuning: tuning, reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
         let plans = ZoneIndexFileTests.LockedPlans()
         let work = Work()
-        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        let storage = indexed.zoneFolder(ZoneID.defaultZoneName)
         storage.observers.queryPlan = { plans.append($0) }
         storage.observers.walkWork = { work.add($0) }
         return (records, indexed, plans, work)
@@ -85,7 +85,7 @@ import TestSupport
                 #expect(try ZoneIndexFileTests.pages(indexed, query, limit: limit, atMost: 10) == Self.bruteForce(records, query))
                 #expect(plans.all == [.matchesSorted], "\(kind), ascending \(ascending): \(plans.all)")
                 let work = walked.total - before
-                #expect(work > 0 && work < Database.sortWalkRows * (limit + 1), "\(kind), ascending \(ascending): \(work) steps")
+                #expect(work > 0 && work < ZoneFolder.sortWalkRows * (limit + 1), "\(kind), ascending \(ascending): \(work) steps")
             }
         }
         // More matches than the page holds (7): the walk in sort order is tried first, as before.
@@ -94,7 +94,7 @@ import TestSupport
         let query = Self.query(kind: "seven", ascending: true)
         #expect(try ZoneIndexFileTests.pages(moreIndexed, query, limit: limit, atMost: 10) == Self.bruteForce(moreRecords, query))
         #expect(morePlans.all == [.matchesSorted, .matchesSorted], "\(morePlans.all)")
-        #expect(moreWalked.total >= Database.sortWalkRows * (limit + 1), "\(moreWalked.total) steps")
+        #expect(moreWalked.total >= ZoneFolder.sortWalkRows * (limit + 1), "\(moreWalked.total) steps")
     }
 
     /// A query without conditions, sorted by a field (the newest posts first): the most
@@ -139,7 +139,7 @@ import TestSupport
         let tuning = ZoneTuning.with { $0.pairIndexFromMatches = 8 }
         let t = try TempStore(tuning: tuning)
         var (records, indexed, plans, _) = try Self.items(t, count: 3_000, tuning: tuning) { $0 % 150 == 0 ? "sparse" : "common" }
-        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        let storage = indexed.zoneFolder(ZoneID.defaultZoneName)
         let pair = ZoneIndexFile.Pair(type: "Item", key: "kind", sort: "rank")
 
         func expectAnswers(_ when: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -271,7 +271,7 @@ import TestSupport
         func opening(_ tuning: ZoneTuning) throws -> (Database, ZoneIndexFileTests.LockedPlans) {
             let indexed = try t.reopen(tuning: tuning, reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
             let plans = ZoneIndexFileTests.LockedPlans()
-            indexed.zoneStorage(ZoneID.defaultZoneName).observers.queryPlan = { plans.append($0) }
+            indexed.zoneFolder(ZoneID.defaultZoneName).observers.queryPlan = { plans.append($0) }
             return (indexed, plans)
         }
         func ask(_ db: Database, _ f: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
@@ -284,7 +284,7 @@ import TestSupport
         }
         // The zone's index file, as another process reads it; made by the first indexed query.
         func index() throws -> SQLiteDatabase {
-            try SQLiteDatabase(path: db.zoneStorage(ZoneID.defaultZoneName).indexPath, durability: .rebuildable, create: false)
+            try SQLiteDatabase(path: db.zoneFolder(ZoneID.defaultZoneName).indexPath, durability: .rebuildable, create: false)
         }
         func column(_ sql: String) throws -> [String] {
             var out: [String] = []

@@ -6,7 +6,7 @@ import TestSupport
 /// The commit path: on ext4 without a journal, `fdatasync` of the zone's journal also
 /// writes the inode table block holding the journal's inode whenever any inode in that block
 /// changed. The journal is therefore made with its inode in a block of its own, away from the
-/// files every commit changes (see ZoneStorage+JournalFile.swift).
+/// files every commit changes (see ZoneFolder+JournalFile.swift).
 @Suite struct JournalPlacementTests {
     func inode(_ path: String) throws -> UInt64 {
         var st = stat()
@@ -26,7 +26,7 @@ import TestSupport
         return try busyPaths(dir).filter { (try inode($0) - 1) / 16 == block }
     }
 
-    var onExt: Bool { Syscall.fileSystemType(NSTemporaryDirectory()) == ZoneStorage.extFileSystemMagic }
+    var onExt: Bool { Syscall.fileSystemType(NSTemporaryDirectory()) == ZoneFolder.extFileSystemMagic }
 
     /// A new zone's first commit makes the journal; its inode shares no block with the zone's
     /// folder, records folder, assets folder, log or lock. Those are made one after the other

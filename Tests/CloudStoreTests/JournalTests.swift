@@ -49,7 +49,7 @@ import TestSupport
     /// The entries framed at the start of the zone's journal, each after the one before: what
     /// recovery would read (its own reader).
     static func frames(_ dir: String) throws -> [LogEntry] {
-        let storage = ZoneStorage(directory: dir, zoneID: ZoneID(zoneName: ZoneID.defaultZoneName), io: PosixIO(), tuning: ZoneTuning())
+        let storage = ZoneFolder(directory: dir, zoneID: ZoneID(zoneName: ZoneID.defaultZoneName), io: PosixIO(), tuning: ZoneTuning())
         return try storage.journalFrames().map(\.entry)
     }
 

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 @testable import CloudStore
 
-/// `ZoneStorage.loggedStamp(seq:)` (``LogSeeker``) gives each entry's number, time and device as
+/// `ZoneFolder.loggedStamp(seq:)` (``LogSeeker``) gives each entry's number, time and device as
 /// the whole log gives them: the last entry read back from the end, the others found by
 /// bisection; in a log of one entry, of entries of many sizes, and after a torn append. The
 /// last entry's costs one small read.
@@ -11,7 +11,7 @@ import TestSupport
     @Test func everyStampIsTheWholeLogs() throws {
         let t = try TempStore(tuning: .with { $0.compactLogBytes = 64 << 20; $0.checkpointEvery = 1_000 })
         let db = try t.db()
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         func expectStamps(_ when: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
             let entries = try storage.history().entries
             try #require(!entries.isEmpty, sourceLocation: sourceLocation)

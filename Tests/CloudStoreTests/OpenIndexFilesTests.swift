@@ -44,12 +44,12 @@ import TestSupport
                 #expect(reader.openIndexFiles.count <= 3)
             }
         }
-        #expect(db.zoneStorage(zones[0]).indexSlot.file == nil, "the zone read longest ago let its index go")
+        #expect(db.zoneFolder(zones[0]).indexSlot.file == nil, "the zone read longest ago let its index go")
 
         // A zone whose index was let go takes a save and answers it from its index, opened again.
         _ = try db.modify(saving: [record("new", zone: zones[0], ["kind": .string("k1"), "n": .int64(1_000)])])
         #expect(try answer(zones[0]) == ["new"] + expected)
-        #expect(db.zoneStorage(zones[0]).indexSlot.file != nil)
+        #expect(db.zoneFolder(zones[0]).indexSlot.file != nil)
     }
 
     @Test func theLeastRecentlyUsedIsLetGo() {

@@ -8,7 +8,7 @@ import TestSupport
 @Suite struct RecordCacheBudgetTests {
     /// The bytes the zones' caches say they hold, added up.
     static func held(_ store: Store, _ db: Database, zones: [String]) -> Int {
-        zones.reduce(0) { total, zone in total + db.zoneStorage(zone).state.withLock { state in state.cache.bytes } }
+        zones.reduce(0) { total, zone in total + db.zoneFolder(zone).state.withLock { state in state.cache.bytes } }
     }
 
     /// 16 zones of 40 records of 2 KB, and another opening that keeps at most 64 records a
@@ -49,7 +49,7 @@ import TestSupport
         let before = reader.cacheBudget.inUse
         _ = try db.modify(saving: [], deleting: (0..<40).map { RecordID(recordName: "r\($0)", zoneID: db.zoneID(zones.last!)) })
         #expect(reader.cacheBudget.inUse == Self.held(reader, db, zones: zones))
-        #expect(db.zoneStorage(zones.last!).state.withLock { state in state.cache.isEmpty })
+        #expect(db.zoneFolder(zones.last!).state.withLock { state in state.cache.isEmpty })
         #expect(reader.cacheBudget.inUse <= before)
     }
 
@@ -68,7 +68,7 @@ import TestSupport
         }
         for zone in zones.prefix(8) { try read(zone) }
         let late = zones.last!
-        let storage = db.zoneStorage(late)
+        let storage = db.zoneFolder(late)
         for _ in 0..<8 {
             try read(late)
             usleep(60_000)

@@ -9,7 +9,7 @@ import TestSupport
 @Suite struct ShareRegistryTests {
     /// The zones the registry file names, read as an outside reader would.
     static func listed(_ c: Container) throws -> [String] {
-        let path = ShareRegistry(container: c, environment: .development).path
+        let path = (ShareRegistry(container: c, environment: .development).storage as! SharedZonesFile).path
         let json = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any]
         let zones = try #require(json?["zones"] as? [[String: String]])
         return zones.map { "\($0["owner"] ?? "?")/\($0["zone"] ?? "?")" }
@@ -36,7 +36,7 @@ import TestSupport
         }
 
         var entry: String { "\(olivia.userRecordName)/Lists" }
-        var registry: String { ShareRegistry(container: c, environment: .development).path }
+        var registry: String { (ShareRegistry(container: c, environment: .development).storage as! SharedZonesFile).path }
 
         /// What wes finds by the URL: accepted, the zone shows in his shared database.
         func acceptAndList() throws -> [String] {

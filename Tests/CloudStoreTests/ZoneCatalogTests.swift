@@ -34,6 +34,30 @@ import TestSupport
         #expect(try !catalog.hasRecords(ofType: "Task") && catalog.hasRecords(ofType: "Note"))
     }
 
+    /// A zone's catalog holds its zone and the zone keeps its catalog: a zone deleted lets
+    /// both go (with the files the zone holds open), and a zone made again of that name is
+    /// another, read from its own log.
+    @Test func aDeletedZoneLetsItsFolderAndCatalogGo() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        weak var deletedZone: ZoneFolder?
+        weak var deletedCatalog: ZoneFileCatalog?
+        try {
+            try db.createZone("Doomed")
+            try db.save(record("b", zone: "Doomed"))
+            #expect(try db.query(RecordQuery(recordType: "Note"), in: "Doomed").records.count == 1)
+            deletedZone = db.zoneFolder("Doomed")
+            deletedCatalog = db.fileCatalog("Doomed")
+            #expect(deletedCatalog?.holdsRecords == true)
+        }()
+        db.store.waitForRecordFiles()  // the applier holds a zone while it writes
+        #expect(deletedZone != nil && deletedCatalog != nil, "the store keeps a zone it opened")
+        try db.deleteZone("Doomed")
+        #expect(deletedZone == nil && deletedCatalog == nil, "a zone deleted is let go with its catalog")
+        try db.createZone("Doomed")
+        #expect(try db.query(RecordQuery(recordType: "Note"), in: "Doomed").records.isEmpty)
+    }
+
     /// The catalog takes in the entries its process parsed (its own commits, and what the
     /// storage read of another process's), reading the log only for the rest: the mount no
     /// longer parses each save it makes back from the log, nor another's twice. Interleaved,
@@ -46,7 +70,7 @@ import TestSupport
         try db.save(record("a", ["n": .int64(1)]))
         let catalog = db.catalog(ZoneID.defaultZoneName)
         #expect(try catalog.refresh() == .reloaded)
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         let read = Mutex(0)
         storage.observers.logRead = { n in read.withLock { $0 += n } }
 
@@ -116,7 +140,7 @@ import TestSupport
         try db.save(record("a", ["n": .int64(1)]))
         let catalog = db.catalog(ZoneID.defaultZoneName)
         _ = try catalog.refresh()
-        let storage = db.zoneStorage(ZoneID.defaultZoneName)
+        let storage = db.zoneFolder(ZoneID.defaultZoneName)
         let other = try t.db(device: "other")
         for round in 0..<3 {
             _ = try other.modify(saving: (0..<400).map { record("r\(round)-\($0)", ["n": .int64(Int64(round))]) })
@@ -194,7 +218,7 @@ import TestSupport
         for round in 0..<4 {
             usleep(60_000)
             _ = try db.modify(saving: (0..<300).map { record("r\(round)-\($0)", zone: busy, ["n": .int64(Int64(round))]) })
-            kept.append(db.zoneStorage(busy).entryFeed.keptBytes)
+            kept.append(db.zoneFolder(busy).entryFeed.keptBytes)
             guard case .records(let changed) = try db.catalog(busy).refresh() else { Issue.record("no change in round \(round)"); continue }
             #expect(changed.count == 300)
             #expect(try db.catalog(busy).record(named: "r\(round)-299")?["n"] == .int64(Int64(round)))
@@ -215,7 +239,7 @@ import TestSupport
         t.store.waitForRecordFiles()
         for round in 0..<5 {
             let catalog = try t.reopen(reading: reading).container().database(.private, caller: Caller(userName: "alice")).catalog(ZoneID.defaultZoneName)
-            let changes = Mutex<[ZoneCatalog.Change]>([])
+            let changes = Mutex<[ZoneCatalogChange]>([])
             let start = DispatchSemaphore(value: 0)
             let group = DispatchGroup()
             for _ in 0..<2 {
@@ -337,7 +361,7 @@ import TestSupport
             _ = try catalog.refresh()
         }
         for j in 0..<3 { try writer.save(record("after\(j)")) }
-        let storage = reader.zoneStorage(ZoneID.defaultZoneName)
+        let storage = reader.zoneFolder(ZoneID.defaultZoneName)
         let read = Mutex(0)
         storage.observers.logRead = { n in read.withLock { $0 += n } }
         let change = try catalog.refresh()
@@ -380,7 +404,7 @@ import TestSupport
         try writer.save(record("b", type: "Task"))
         #expect(try catalog.recordTypes() == ["Note", "Task"], "answered from the records, loaded")
         #expect(catalog.holdsRecords)
-        let told = LockedBox<[ZoneCatalog.Change]>([])
+        let told = LockedBox<[ZoneCatalogChange]>([])
         catalog.listen(as: 1) { change in told.mutate { $0.append(change) } }
         #expect(try catalog.refresh() == .reloaded, "the save the load took in is reported")
         #expect(told.value == [.reloaded])

@@ -46,7 +46,7 @@ import TestSupport
             more = page.moreComing && page.token.resumeAfter != nil
         }
         #expect(names == truth.map(\.recordID.recordName).sorted(), "\(when): first change fetch", sourceLocation: sourceLocation)
-        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        let storage = indexed.zoneFolder(ZoneID.defaultZoneName)
         #expect(storage.indexSlot.file != nil, "\(when): the index answered", sourceLocation: sourceLocation)
     }
 
@@ -99,7 +99,7 @@ import TestSupport
             if let e = try db.modify(saving: Array(records[chunk..<min(chunk + 100, records.count)])).error { throw e }
         }
         db.store.waitForRecordFiles()
-        return (t, db.zoneStorage(ZoneID.defaultZoneName).indexPath)
+        return (t, db.zoneFolder(ZoneID.defaultZoneName).indexPath)
     }
 
     static func copyIndex(_ path: String, to dest: String) throws {
@@ -122,7 +122,7 @@ import TestSupport
             // The writers' appliers keep the index; nothing is rebuilt.
             try Self.churn(t, &g, count: [3, 40, 150, 1][round], round: round)
             let state = try #require(try ZoneIndexFile.open(path, create: false)?.state())
-            let marker = try #require(try t.reopen().container().database(.private, caller: Caller(userName: "alice")).zoneStorage(ZoneID.defaultZoneName).peekMarker())
+            let marker = try #require(try t.reopen().container().database(.private, caller: Caller(userName: "alice")).zoneFolder(ZoneID.defaultZoneName).peekMarker())
             #expect(state.applied == marker.seq, "round \(round): the writer brought the index to its last entry")
             try Self.expectAnswersMatch(t, "after churn \(round)")
         }
@@ -247,7 +247,7 @@ import TestSupport
     @Test func fsckComparesTheIndexChunkByChunkAndMissesNoEdge() throws {
         let t = try TempStore()
         let db = try t.db()
-        let chunk = ZoneStorage.rebuildChunk
+        let chunk = ZoneFolder.rebuildChunk
         // Two chunks and a half, saved in another order than their names' bytes ("Z" < "a" < "z").
         let names = (0..<(chunk * 5 / 2)).map { i in ["a", "Z", "z"][i % 3] + "-" + String(format: "%05d", i) }
         for start in stride(from: 0, to: names.count, by: 400) {
@@ -255,7 +255,7 @@ import TestSupport
             if let e = try db.modify(saving: Array(batch)).error { throw e }
         }
         db.store.waitForRecordFiles()
-        let path = db.zoneStorage(ZoneID.defaultZoneName).indexPath
+        let path = db.zoneFolder(ZoneID.defaultZoneName).indexPath
         _ = try db.query(RecordQuery(recordType: "Note", predicate: .compare("n", .equal, .int(1))), limit: 1)
         let clean = t.store.check()
         #expect(!clean.repaired.contains { $0.contains("index") }, "\(clean.repaired)")
@@ -277,7 +277,7 @@ import TestSupport
     @Test func aCommonMatchWalksTheSortOrderAndARareOneSortsTheMatches() throws {
         let t = try TempStore()
         let (records, indexed, plans) = try Self.rankedItems(t) { $0 % 200 == 0 ? "rare" : "common" }
-        for (kind, plan) in [("common", ZoneStorage.QueryPlan.sortOrder), ("rare", .matchesSorted)] {
+        for (kind, plan) in [("common", ZoneFolder.QueryPlan.sortOrder), ("rare", .matchesSorted)] {
             for ascending in [true, false] {
                 plans.reset()
                 let query = RecordQuery(recordType: "Item", predicate: .compare("kind", .equal, .string(kind)),
@@ -320,7 +320,7 @@ import TestSupport
         if let e = try db.modify(saving: records).error { throw e }
         db.store.waitForRecordFiles()
         let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
-        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        let storage = indexed.zoneFolder(ZoneID.defaultZoneName)
         storage.removeIndexFiles()
         let path = StoreLayout.recordFile(storage.directory, name: "r17")
         let good = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -356,7 +356,7 @@ import TestSupport
         }
         let indexed = try t.reopen(reading: .indexed).container().database(.private, caller: Caller(userName: "alice"))
         let plans = LockedPlans()
-        let storage = indexed.zoneStorage(ZoneID.defaultZoneName)
+        let storage = indexed.zoneFolder(ZoneID.defaultZoneName)
         storage.observers.queryPlan = { plans.append($0) }
         return (records, indexed, plans)
     }
@@ -364,10 +364,10 @@ import TestSupport
     /// Plans seen. `@unchecked Sendable`: `plans` is only touched under `lock`.
     final class LockedPlans: @unchecked Sendable {
         private let lock = NSLock()
-        private var plans: [ZoneStorage.QueryPlan] = []
-        func append(_ p: ZoneStorage.QueryPlan) { lock.withLock { plans.append(p) } }
+        private var plans: [ZoneFolder.QueryPlan] = []
+        func append(_ p: ZoneFolder.QueryPlan) { lock.withLock { plans.append(p) } }
         func reset() { lock.withLock { plans = [] } }
-        var all: [ZoneStorage.QueryPlan] { lock.withLock { plans } }
+        var all: [ZoneFolder.QueryPlan] { lock.withLock { plans } }
     }
 
     /// Values the index keeps differently from Swift unless it takes care: a NUL inside a

@@ -3,9 +3,22 @@
 /// atomically), never for files; each operation is one round trip's work for a database
 /// server. Files on one machine (``FileStoreBackend``) are the backend today.
 ///
-/// Not all of the store is behind it yet: zones, the share registry and assets are still
-/// reached through the file layout (docs/Architecture.md, "The storage seam", says which).
+/// Not all of the store is behind it yet: assets by path and the watch of zones are still
+/// reached through the file layout (docs/Architecture.md, "The storage seam",
+/// says which).
 package protocol StoreBackend: Sendable {
+    /// The zones of a database: the public database (owner `_defaultOwner`) or one user's
+    /// private database, in one environment of a container.
+    func databaseStorage(container: String, environment: Environment, scope: DatabaseScope, owner: String) -> any DatabaseStorage
+
+    /// Returns once everything the backend writes after a commit is acknowledged is written
+    /// (the file backend's record files; a commit is durable before that).
+    func waitForWritesBehind()
+
+    /// Gives up the room a backend keeps for deletes on a full disk; true when there was some
+    /// to give (a delete that failed for want of room is then tried again).
+    func releaseSpaceReserve() -> Bool
+
     /// The key-value store of the user with this user record name, in one environment of a
     /// container; it may not exist yet (``KeyValueStorage/version()`` is nil then).
     func keyValueStorage(container: String, environment: Environment, userRecordName: String) -> any KeyValueStorage
@@ -26,6 +39,9 @@ package protocol StoreBackend: Sendable {
 
     /// What a container keeps: its settings, quotas, identities and web credentials.
     func containerStorage(container: String) -> any ContainerStorage
+
+    /// The zones of a container's private databases that may hold shares, in one environment.
+    func sharedZoneStorage(container: String, environment: Environment) -> any SharedZoneStorage
 
     /// The identifiers of the containers the store holds, sorted.
     func containerIdentifiers() throws(CKError) -> [String]

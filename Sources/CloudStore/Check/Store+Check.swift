@@ -48,7 +48,7 @@ extension Store {
         do throws(CKError) {
             let registry = ShareRegistry(container: try container(id), environment: environment)
             for entry in try registry.repair() {
-                report.repaired.append("\(registry.path): added zone \(entry.zone) of \(entry.owner), which holds a share")
+                report.repaired.append("\(registry.storage.location): added zone \(entry.zone) of \(entry.owner), which holds a share")
             }
         } catch {
             report.damage.append(error.message)
@@ -104,13 +104,19 @@ extension Store {
         }
     }
 
+    /// The zone folders of the file backend, which is the one `Store.open` makes.
+    private var fileZones: ZoneFolderTable {
+        guard let files = backend as? FileStoreBackend else { preconditionFailure("fsck checks a store kept as files") }
+        return files.zones
+    }
+
     private func checkDatabase(_ db: String, _ report: inout CheckReport, progress: ((CheckProgress) -> Void)?) {
         let zonesDir = StoreLayout.zonesDirectory(db)
         guard case .success(let names?) = Syscall.listDirectory(zonesDir) else { return }
         for name in names.sorted() {
             let path = zonesDir + "/" + name
             if name.hasPrefix(".creating-") || name.hasPrefix(".deleted-") {
-                ZoneStorage.removeTree(path)
+                ZoneFolder.removeTree(path)
                 report.repaired.append("\(zonesDir): removed \(name), left by an interrupted zone \(name.hasPrefix(".creating-") ? "creation" : "deletion")")
                 continue
             }
@@ -127,7 +133,7 @@ extension Store {
                 continue
             }
             report.zones += 1
-            let storage = zoneStorage(directory: path, zoneID: ZoneID(zoneName: zoneName, ownerName: meta.ownerName))
+            let storage = fileZones.zone(directory: path, zoneID: ZoneID(zoneName: zoneName, ownerName: meta.ownerName))
             var state = CheckProgress(zones: report.zones - 1, records: report.records, zone: path)
             let result = storage.check(progress: progress.map { report in
                 { (checked: Int, files: Int) in

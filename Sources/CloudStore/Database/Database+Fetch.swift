@@ -56,7 +56,7 @@ extension Database {
     /// shared database, how many are shared with the caller (each is read).
     public func recordCount(in zone: String = ZoneID.defaultZoneName) throws(CKError) -> Int {
         if scope == .shared { return try allRecords(in: zone).count }
-        return try zoneStorage(zone).recordNames().count
+        return try zoneStorage(zone).recordCount()
     }
 
     /// All records of a zone, read from their files; in a shared database, those shared with the caller.
@@ -134,7 +134,7 @@ extension Database {
     func storedChangeToken(in zone: String) throws(CKError) -> ChangeToken {
         let storage = zoneStorage(zone)
         guard storage.exists else { throw CKError(.zoneNotFound, "zone \(zone) does not exist in this \(scope.rawValue) database") }
-        return ChangeToken(epoch: try storage.readMeta().epoch, seq: try storage.peekMarker()?.seq ?? 0)
+        return ChangeToken(epoch: try storage.readMeta().epoch, seq: try storage.lastCommit()?.seq ?? 0)
     }
 
     /// Changes in a zone since `token` (nil: everything, as for a first sync). A token from
@@ -201,11 +201,11 @@ extension Database {
     /// Its token holds the zone's point in history when the fetch began and the last name
     /// given; the last page's token is that point alone, so the next fetch gives what changed
     /// meanwhile (a record saved during the paging may come twice, never not at all).
-    private func firstFetch(in zone: String, storage: ZoneStorage, meta: ZoneMeta, resuming token: ChangeToken?, limit: Int?,
+    private func firstFetch(in zone: String, storage: any ZoneStorage, meta: ZoneMeta, resuming token: ChangeToken?, limit: Int?,
                             desiredKeys: [String]?, grants: ZoneGrants?) throws(CKError) -> ZoneChanges {
         var seq: Int64 = 0
-        if let token { seq = token.seq } else if let marker = try storage.peekMarker() { seq = marker.seq }
-        var (names, more) = try firstFetchNames(storage: storage, meta: meta, startedAt: seq, after: token?.resumeAfter, limit: limit)
+        if let token { seq = token.seq } else if let last = try storage.lastCommit() { seq = last.seq }
+        var (names, more) = try storage.firstFetchNames(epoch: meta.epoch, startedAt: seq, after: token?.resumeAfter, limit: limit)
         var records: [Record] = []
         for name in names {
             if let r = try storage.record(named: name) { records.append(r.limited(to: desiredKeys)) }
@@ -216,7 +216,7 @@ extension Database {
             records = try visible(records, in: zone, grants: grants)
             // One shared record past the page, not a name walked past, says more remain.
             while more, limit.map({ records.count <= $0 }) ?? true, let last = names.last {
-                (names, more) = try firstFetchNames(storage: storage, meta: meta, startedAt: seq, after: last, limit: limit)
+                (names, more) = try storage.firstFetchNames(epoch: meta.epoch, startedAt: seq, after: last, limit: limit)
                 var page: [Record] = []
                 for name in names {
                     if let r = try storage.record(named: name) { page.append(r.limited(to: desiredKeys)) }
@@ -235,41 +235,10 @@ extension Database {
         var next = ChangeToken(epoch: meta.epoch, seq: seq)
         if more, let last = names.last {
             next.resumeAfter = last
-        } else if let now = try storage.peekMarker()?.seq, now > seq {
+        } else if let now = try storage.lastCommit()?.seq, now > seq {
             // Saves landed while the pages were read: they come next, after this token.
             more = true
         }
         return ZoneChanges(changed: records, deleted: [], token: next, moreComing: more, clientChangeToken: scope == .shared ? nil : client)
-    }
-
-    /// The names of a first fetch's page: at most `limit` after `after`, in order, and whether
-    /// more follow. Read from the index file when the store reads zones that way (records saved
-    /// since `seq` may then come in this fetch and again in the changes after it, as a record
-    /// saved during the paging may); else from the names listed once for the whole fetch.
-    private func firstFetchNames(storage: ZoneStorage, meta: ZoneMeta, startedAt seq: Int64, after: String?,
-                                 limit: Int?) throws(CKError) -> (ArraySlice<String>, Bool) {
-        if store.reading.readsIndex, let found = try storage.withCurrentIndex({ (index) throws(CKError) in
-            try index.read { (reader) throws(CKError) in try reader.names(after: after, limit: limit.map { $0 + 1 } ?? -1) }
-        }) {
-            if let limit, found.count > limit { return (found[..<limit], true) }
-            return (found[...], false)
-        }
-        let all = try storage.namesForFirstFetch(epoch: meta.epoch, startedAt: seq)
-        var first = 0
-        if let after {
-            // The first name past `after`, by binary search in the sorted names.
-            var high = all.count
-            while first < high {
-                let mid = (first + high) / 2
-                if all[mid] <= after { first = mid + 1 } else { high = mid }
-            }
-        }
-        var end = all.count
-        var more = false
-        if let limit, end - first > limit {
-            end = first + limit
-            more = true
-        }
-        return (all[first..<end], more)
     }
 }

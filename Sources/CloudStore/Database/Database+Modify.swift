@@ -107,8 +107,8 @@ extension Database {
         let deletesOnly = saving.isEmpty && !deleting.isEmpty
         do {
             let result = try modifyOnce(saving: saving, deleting: deleting, options: options, progress: progress, isCancelled: isCancelled)
-            guard deletesOnly, result.error?.diskFull != nil, SpaceReserve.release(store.layout) else { return result }
-        } catch where deletesOnly && error.diskFull != nil && SpaceReserve.release(store.layout) {}
+            guard deletesOnly, result.error?.diskFull != nil, store.backend.releaseSpaceReserve() else { return result }
+        } catch where deletesOnly && error.diskFull != nil && store.backend.releaseSpaceReserve() {}
         return try modifyOnce(saving: saving, deleting: deleting, options: options, progress: progress, isCancelled: isCancelled)
     }
 
@@ -277,7 +277,7 @@ extension Database {
     /// and an asset named by its checksum alone (a web client's, a fetched `CKAsset`'s) must be
     /// one the zone holds, at the size its file has. Refused otherwise, naming the field: a
     /// record never names an asset the store does not have.
-    func resolveAssets(_ record: Record, server: Record?, txn: ZoneTransaction) throws(CKError) -> Record {
+    func resolveAssets(_ record: Record, server: Record?, txn: any ZoneTransaction) throws(CKError) -> Record {
         func resolve(_ a: Asset, _ key: String) throws(CKError) -> Asset {
             if let file = a.pendingFile { return try txn.storeAsset(from: file) }
             if let kept = server?.asset(checksum: a.fileChecksum) { return kept }
@@ -323,7 +323,7 @@ extension Database {
     /// reading a few entries (``ZoneStorage/loggedEntry(seq:)``); runs after the zone's lock
     /// is released, so other saves to the zone do not wait for it. None when the log no
     /// longer holds that entry (compacted away), as CloudKit allows.
-    private func addAncestors(_ failures: inout [ItemKey: CKError], storage: ZoneStorage) {
+    private func addAncestors(_ failures: inout [ItemKey: CKError], storage: any ZoneStorage) {
         // An old version may be from before the record was shared: none in a shared database.
         guard scope != .shared else { return }
         var entries: [Int64: LogEntry?] = [:]

@@ -4,10 +4,8 @@ extension Database {
     /// The records of `query` in `zone`, at most `limit`, after `cursor` when given, with only
     /// `desiredKeys` among their fields when given.
     ///
-    /// Queries read the zone's records from memory (a `ZoneCatalog` shared by the process,
-    /// which follows the zone's log), never the record files again; the catalog keeps each
-    /// type's records in the order of each sort asked for (`SortedRecords`), so a page costs
-    /// the records walked past to fill it, not a sort of the type.
+    /// The query is checked against the schema here; the zone's storage finds the page
+    /// (``ZoneStorage/page(of:types:limit:after:)``).
     public func query(_ query: RecordQuery, in zone: String = ZoneID.defaultZoneName, limit: Int = 100,
                       cursor: QueryCursor? = nil, desiredKeys: [String]? = nil) throws(CKError) -> QueryResult {
         let after = try cursor.map { (c) throws(CKError) in try CursorPosition(c, for: query, zone: zone) }
@@ -57,73 +55,8 @@ extension Database {
         let types = isShare ? [:] : try checkAgainstSchema(query)
         var query = query
         if query.predicate.searchesWords && !isShare { query.searchableFields = try searchableFields(of: query.recordType) }
-        if store.reading.readsIndex, let page = try indexedPage(of: query, in: zone, types: types, limit: limit, after: after) {
-            return page
-        }
-        let zoneRecords = catalog(zone)
-        try zoneRecords.refresh()
-        let sort = query.sortDescriptors
-        // Walk the type's records in result order (kept sorted by the catalog) and stop after
-        // one record more than the page: the cost is the records walked past, not the zone.
-        // With `key == value` among the conditions, the records are kept sorted by that key
-        // first, and only the run holding the value is walked (an index on (key, sort…)).
-        let group = Self.equalityGroup(query.predicate, types)
-        let order = (group.map { [QuerySortDescriptor(key: $0.key)] } ?? []) + sort
-        let (entries, more) = try zoneRecords.withSortedRecords(ofType: query.recordType, by: order) { sorted in
-            var first = 0
-            var last = sorted.entries.count
-            if let group {
-                first = sorted.partitionPoint { Self.before(group.value, $0.values[0]) }
-                last = sorted.partitionPoint { !RecordQuery.after(group.value, $0.values[0]) }
-            }
-            if let after {
-                first = max(first, sorted.partitionPoint { e in
-                    if let group {
-                        if Self.before(group.value, e.values[0]) { return true }
-                        if RecordQuery.after(group.value, e.values[0]) { return false }
-                    }
-                    let values = group == nil ? e.values : Array(e.values.dropFirst())
-                    return RecordQuery.compare(values, e.name, after.values, after.recordName, sort) <= 0
-                })
-            }
-            var page: [SortedRecords.Entry] = []
-            for entry in sorted.entries[first..<max(first, last)] where query.matches(entry) {
-                if page.count == limit { return (page, true) }
-                page.append(entry)
-            }
-            return (page, false)
-        }
-        return QueryPage(entries: entries, more: more, grouped: group != nil)
+        return try zoneStorage(zone).page(of: query, types: types, limit: limit, after: after)
     }
-
-    /// A `key == value` condition the whole predicate requires, on a field that holds one
-    /// sortable value (not a list: `==` on a list matches any element).
-    static func equalityGroup(_ predicate: QueryPredicate, _ types: [String: FieldType]) -> (key: String, value: PredicateValue)? {
-        let conditions: [QueryPredicate]
-        switch predicate {
-        case .and(let parts): conditions = parts
-        default: conditions = [predicate]
-        }
-        for case .compare(let key, .equal, let value) in conditions {
-            guard let t = types[key], !t.isList, [.string, .int64, .double, .timestamp, .reference].contains(t.kind) else { continue }
-            switch (t.kind, value) {
-            // A list matches any element; an integer field equal to a double (or the other way)
-            // is a run of several values past 2^53, which the run's order would not keep.
-            case (_, .list), (.int64, .double), (.double, .int): continue
-            default: return (key, value)
-            }
-        }
-        return nil
-    }
-
-    /// Whether a record's value of the group key sorts before the group's value (a record
-    /// without the key sorts last).
-    static func before(_ value: PredicateValue, _ field: FieldValue?) -> Bool {
-        guard let field, let order = QueryPredicate.order(field, value) else { return false }
-        return order < 0
-    }
-
-    /// Whether a record's value of the group key sorts after the group's value.
 
     /// Fails, naming the problem, for a type the schema does not know, a field the type does
     /// not have, or a field used in a way its type does not allow.
@@ -224,84 +157,5 @@ extension Database {
              (.timestamp, .date), (.reference, .reference), (.reference, .string): return true
         default: return false
         }
-    }
-}
-
-/// One zone's page of a query: the records in result order, each with the values it was
-/// sorted by.
-struct QueryPage {
-    var entries: [SortedRecords.Entry]
-    var more: Bool
-    /// Whether each entry's values start with the equality group's key (not a sort key).
-    var grouped: Bool
-
-    /// The values of `entry` for the query's own sort descriptors.
-    func sortValues(_ entry: SortedRecords.Entry) -> [FieldValue?] {
-        grouped ? Array(entry.values.dropFirst()) : entry.values
-    }
-}
-
-/// The last record of a page: its sort values and name.
-struct CursorPosition {
-    var recordName: String
-    var values: [FieldValue?]
-    /// The record's zone, in a query across zones.
-    var zoneName: String?
-
-    init(recordName: String, values: [FieldValue?], zoneName: String? = nil) {
-        self.recordName = recordName
-        self.values = values
-        self.zoneName = zoneName
-    }
-
-    /// The query a cursor belongs to, as text: a cursor of another query is refused. The sort
-    /// descriptors are appended one by one, with "," between them: the standard library's
-    /// `joined(separator:)` is generic code whose first call in a process searches every
-    /// conformance record in the binary (docs/Performance.md, row 10).
-    private static func signature(_ query: RecordQuery, zone: String) -> String {
-        var text = "\(zone)\u{1}\(query.recordType)\u{1}\(query.predicate)\u{1}"
-        for (i, d) in query.sortDescriptors.enumerated() {
-            if i > 0 { text += "," }
-            text += "\(d.key):\(d.ascending)" + (d.relativeLocation.map { "@\($0.latitude),\($0.longitude)" } ?? "")
-        }
-        return text
-    }
-
-    func cursor(for query: RecordQuery, zone: String) -> QueryCursor {
-        var fields: [String: JSONValue] = [
-            "q": .string(String(CRC32C.checksum(Array(Self.signature(query, zone: zone).utf8)), radix: 16)),
-            "name": .string(recordName),
-            "values": .array(values.map { $0.map { RecordCoding.encodeField($0) } ?? .null }),
-        ]
-        if let zoneName { fields["zone"] = .string(zoneName) }
-        let json: JSONValue = .object(fields)
-        // base64url without padding, mapped by hand (Foundation's replacingOccurrences took 5%
-        // of a query).
-        let b64 = Data(JSONWriter.compact(json)).base64EncodedString().utf8.compactMap { c -> UInt8? in
-            switch c {
-            case UInt8(ascii: "+"): UInt8(ascii: "-")
-            case UInt8(ascii: "/"): UInt8(ascii: "_")
-            case UInt8(ascii: "="): nil
-            default: c
-            }
-        }
-        return QueryCursor(text: String(decoding: b64, as: UTF8.self))
-    }
-
-    init(_ cursor: QueryCursor, for query: RecordQuery, zone: String) throws(CKError) {
-        let bad = CKError(.invalidArguments, "the cursor is not one this query gave; pass the cursor of the same query, zone and sort")
-        var b64 = cursor.text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b64.count % 4 != 0 { b64 += "=" }
-        guard let data = Data(base64Encoded: b64), let json = try? JSONParser.parse(Array(data)),
-              json["q"]?.stringValue == String(CRC32C.checksum(Array(Self.signature(query, zone: zone).utf8)), radix: 16),
-              let name = json["name"]?.stringValue, let raw = json["values"]?.arrayValue, raw.count == query.sortDescriptors.count else { throw bad }
-        var values: [FieldValue?] = []
-        for v in raw {
-            if v == .null { values.append(nil); continue }
-            guard case .object = v, let typeName = v["type"]?.stringValue, let type = FieldType(name: typeName), let inner = v["value"],
-                  let decoded = try? RecordCoding.decodeValue(inner, as: type, key: "cursor", fraction: v["fraction"]) else { throw bad }
-            values.append(decoded)
-        }
-        self.init(recordName: name, values: values, zoneName: json["zone"]?.stringValue)
     }
 }

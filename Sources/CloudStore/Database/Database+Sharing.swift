@@ -312,7 +312,7 @@ extension Database {
     func linkShares(_ candidates: inout [(Int, Record)], _ failures: inout [ItemKey: CKError],
                     _ rewrites: inout [(record: Record, item: ItemKey?)], deleting: inout [String],
                     deletedRecords: inout [String: Record], shareNames: [String], tag: String, stamp: Stamp,
-                    txn: ZoneTransaction) throws(CKError) -> [RootLink] {
+                    txn: any ZoneTransaction) throws(CKError) -> [RootLink] {
         var links: [RootLink] = []
         // Roots claimed by a share of this operation, and the roots of the zone's other shares.
         var claimed: [String: String] = [:]
@@ -330,7 +330,7 @@ extension Database {
             copy.modified = stamp
             return copy
         }
-        let zoneName = txn.storage.zoneID.zoneName
+        let zoneName = txn.zoneID.zoneName
         for k in candidates.indices where candidates[k].1.isShare && failures[.save(candidates[k].0)] == nil {
             let (i, share) = candidates[k]
             let name = share.recordID.recordName
@@ -345,7 +345,7 @@ extension Database {
                     }
                     continue
                 }
-                if try txn.storage.readMeta().encryption == .perZone {
+                if try txn.readMeta().encryption == .perZone {
                     throw .invalid("zone \(zoneName) uses per-zone encryption, which shares only the whole zone: share it with CKShare(recordZoneID:) (a share named \(ShareInfo.zoneWideRecordName)) instead of a hierarchy")
                 }
                 var zoneWide = zoneWideSaved
@@ -431,7 +431,7 @@ extension Database {
     /// share): when records change their parent, every root of the zone's shares is followed
     /// up, through this operation's records, and a root met on the way fails the moved ones.
     func checkNesting(_ candidates: [(Int, Record)], _ failures: inout [ItemKey: CKError], moved: Set<String>,
-                      shareNames: [String], deleting: [String], txn: ZoneTransaction) throws(CKError) {
+                      shareNames: [String], deleting: [String], txn: any ZoneTransaction) throws(CKError) {
         var saving: [String: Record] = [:]
         for (i, r) in candidates where failures[.save(i)] == nil { saving[r.recordID.recordName] = r }
         var roots: Set<String> = []
@@ -500,7 +500,7 @@ extension Database {
     /// deleted by it), as CloudKit's `referenceViolation`; in a shared database, also a record
     /// whose new place is outside the hierarchies shared with the caller read-write.
     func checkParents(_ candidates: [(Int, Record)], _ failures: inout [ItemKey: CKError], deleting: [String],
-                      grants: ZoneGrants?, zone: String, txn: ZoneTransaction) throws(CKError) {
+                      grants: ZoneGrants?, zone: String, txn: any ZoneTransaction) throws(CKError) {
         var saving: [String: Record] = [:]
         for (i, r) in candidates where failures[.save(i)] == nil { saving[r.recordID.recordName] = r }
         let lookUp = { (name: String) throws(CKError) -> Record? in

@@ -92,7 +92,7 @@ extension Database {
 
     /// What the caller's shares grant in the zone; in a shared database, `zoneNotFound` when
     /// nothing does.
-    func grantsInZone(_ zoneName: String, shareNames: [String], txn: ZoneTransaction) throws(CKError) -> ZoneGrants {
+    func grantsInZone(_ zoneName: String, shareNames: [String], txn: any ZoneTransaction) throws(CKError) -> ZoneGrants {
         guard scope == .shared else { return ZoneGrants() }
         let grants = try self.grants(in: zoneName, shareNames: shareNames, lookUp: txn.record)
         guard !grants.isEmpty else {
@@ -104,7 +104,7 @@ extension Database {
     /// Plans each save: authorized on the stored record as it is read, its change tag checked
     /// by the save policy, its fields merged, a share prepared, its size, assets and schema
     /// checked. A save refused is noted; the others go on.
-    func planSaves(_ saves: [(Int, Record)], _ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: ZoneTransaction) throws(CKError) {
+    func planSaves(_ saves: [(Int, Record)], _ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: any ZoneTransaction) throws(CKError) {
         for (i, client) in saves where plan.failures[.save(i)] == nil {
             do throws(CKError) {
                 let name = client.recordID.recordName
@@ -163,7 +163,7 @@ extension Database {
 
     /// Plans each delete: authorized on the stored record as it is read (a participant's
     /// delete of a share leaves it), its change tag checked.
-    func planDeletes(_ deletes: [(Int, RecordID)], _ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: ZoneTransaction) throws(CKError) {
+    func planDeletes(_ deletes: [(Int, RecordID)], _ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: any ZoneTransaction) throws(CKError) {
         for (i, id) in deletes where plan.failures[.delete(i)] == nil {
             do throws(CKError) {
                 try Names.checkRecordName(id.recordName, allowSystem: true)
@@ -202,7 +202,7 @@ extension Database {
     /// Ties shares to their roots, keeps shared hierarchies from nesting, and checks each
     /// record's parent (and in a shared database, where it lands); the root links, for a batch
     /// that settles its failures.
-    func planLinks(_ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: ZoneTransaction) throws(CKError) -> [RootLink] {
+    func planLinks(_ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: any ZoneTransaction) throws(CKError) -> [RootLink] {
         let rootLinks = try linkShares(&plan.candidates, &plan.failures, &plan.rewrites, deleting: &plan.deleting, deletedRecords: &plan.deletedRecords,
                                        shareNames: batch.shareNames, tag: batch.tag, stamp: batch.stamp, txn: txn)
         if !plan.moved.isEmpty && !batch.shareNames.isEmpty {
@@ -225,7 +225,7 @@ extension Database {
 
     /// Follows DELETE_SELF references: a save whose target is gone fails (repeated until no
     /// more fail), and the records the deletes reach are deleted along, if the caller may.
-    func planCascade(_ deletes: [(Int, RecordID)], _ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: ZoneTransaction) throws(CKError) {
+    func planCascade(_ deletes: [(Int, RecordID)], _ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: any ZoneTransaction) throws(CKError) {
         // Records whose save failed are not there for references to point at; repeat
         // until no more fail (A → B → C where C failed fails B, then A).
         plan.cascaded = []
@@ -295,7 +295,7 @@ extension Database {
 
     /// The zone's usage after the batch; a save past the database's quota fails (deletes
     /// always pass).
-    func checkQuota(_ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: ZoneTransaction) throws(CKError) -> Int64 {
+    func checkQuota(_ batch: ZoneBatch, _ plan: inout ZonePlan, _ txn: any ZoneTransaction) throws(CKError) -> Int64 {
         // Quota: checked before the commit point; deletes always pass.
         let quota = quotaBytes
         let others = try usage(excluding: batch.name)
@@ -315,7 +315,7 @@ extension Database {
 
     /// The log entry the commit writes, or nil when nothing is written (nothing passed, or an
     /// atomic batch with a failure); the schema takes what the saves add.
-    func logEntry(_ batch: ZoneBatch, _ plan: inout ZonePlan, rootLinks: [RootLink], usage: Int64, _ txn: ZoneTransaction) throws(CKError) -> LogEntry? {
+    func logEntry(_ batch: ZoneBatch, _ plan: inout ZonePlan, rootLinks: [RootLink], usage: Int64, _ txn: any ZoneTransaction) throws(CKError) -> LogEntry? {
         var usage = usage
         if batch.options.atomic && !plan.failures.isEmpty { return nil }
         if !plan.failures.isEmpty {

@@ -15,11 +15,15 @@ public final class Database: Sendable {
     public let identity: Identity?
     /// The caller's user record name in this container; empty without an identity.
     public var userRecordName: String { identity?.userRecordName ?? "" }
+    /// The database's folder in the file layout, for what is not behind the storage seam yet
+    /// (assets by path, the watch of zone folders).
     let directory: String
+    /// What the backend keeps of this database: its zones.
+    let storage: any DatabaseStorage
     /// The default zone's storage, once asked for. That zone cannot be deleted, so the store
     /// keeps the same storage for it while this object lives; most reads name it, and this
-    /// spares each of them making the zone's path and finding it in the store's table.
-    private let defaultZoneStorage = Mutex<ZoneStorage?>(nil)
+    /// spares each of them finding it in the backend's table.
+    private let defaultZoneStorage = Mutex<(any ZoneStorage)?>(nil)
 
     /// Owner name of the public database's zone.
     public static let publicOwnerName = "_defaultOwner"
@@ -45,10 +49,10 @@ public final class Database: Sendable {
         case .shared: ownerName = owner ?? ""
         }
         self.directory = container.store.layout.databaseDirectory(container.identifier, environment, scope, user: ownerName)
-        let defaultZone = StoreLayout.zoneDirectory(directory, zone: ZoneID.defaultZoneName)
-        if scope != .shared, case .success(nil) = Syscall.stat(defaultZone) {
-            try container.store.ensureDirectory(StoreLayout.zonesDirectory(directory))
-            _ = try ZoneStorage.create(at: defaultZone, meta: newZoneMeta(ZoneID.defaultZoneName, encryptionScope: .perRecord), io: container.store.io)
+        self.storage = container.store.backend.databaseStorage(container: container.identifier, environment: environment, scope: scope,
+                                                               owner: ownerName)
+        if scope != .shared, !zoneStorage(ZoneID.defaultZoneName).exists {
+            _ = try storage.createZone(newZoneMeta(ZoneID.defaultZoneName, encryptionScope: .perRecord))
         }
     }
 
@@ -70,13 +74,13 @@ public final class Database: Sendable {
 
     package func zoneDirectory(_ name: String) -> String { StoreLayout.zoneDirectory(directory, zone: name) }
 
-    func zoneStorage(_ name: String) -> ZoneStorage {
-        guard name == ZoneID.defaultZoneName else { return store.zoneStorage(directory: zoneDirectory(name), zoneID: zoneID(name)) }
+    func zoneStorage(_ name: String) -> any ZoneStorage {
+        guard name == ZoneID.defaultZoneName else { return storage.zone(name) }
         return defaultZoneStorage.withLock { kept in
             if let kept { return kept }
-            let storage = store.zoneStorage(directory: zoneDirectory(name), zoneID: zoneID(name))
-            kept = storage
-            return storage
+            let zone = storage.zone(name)
+            kept = zone
+            return zone
         }
     }
 
@@ -90,15 +94,9 @@ public final class Database: Sendable {
     public func usage() throws(CKError) -> Int64 { try usage(excluding: nil) }
 
     /// Usage of every zone but one (the one a commit is computing itself).
-    func usage(excluding zone: String?) throws(CKError) -> Int64 {
-        var total: Int64 = 0
-        for z in try zoneNames() where z != zone { total += try zoneStorage(z).peekMarker()?.usage ?? 0 }
-        return total
-    }
+    func usage(excluding zone: String?) throws(CKError) -> Int64 { try storage.usage(excluding: zone) }
 
-    func zoneNames() throws(CKError) -> [String] {
-        try store.zoneNames(in: StoreLayout.zonesDirectory(directory))
-    }
+    func zoneNames() throws(CKError) -> [String] { try storage.zoneNames() }
 }
 
 // MARK: Zones
@@ -141,8 +139,7 @@ extension Database {
                 : "zones of the shared database belong to the users who share them; create custom zones in your private database")
         }
         _ = try writer("create zones")
-        if name != ZoneID.defaultZoneName,
-           try ZoneStorage.create(at: zoneDirectory(name), meta: newZoneMeta(name, encryptionScope: encryptionScope), io: store.io) {
+        if name != ZoneID.defaultZoneName, try storage.createZone(newZoneMeta(name, encryptionScope: encryptionScope)) {
             notifyZoneChanged(name)
         }
         let zone = try zone(name)
@@ -194,13 +191,11 @@ extension Database {
             throw CKError(.permissionFailure, "zone \(name) belongs to the user who shares it; only its owner may delete it (to leave the share, delete the share record)")
         }
         _ = try writer("delete zones")
-        let storage = zoneStorage(name)
-        guard storage.exists else {
+        guard zoneStorage(name).exists else {
             throw CKError(.zoneNotFound, "zone \(name) does not exist")
         }
         let shares = (try? shareRecords(in: name)) ?? []
-        try storage.delete()
-        store.forgetZone(directory: zoneDirectory(name))
+        try storage.deleteZone(name)
         notifyZoneChanged(name)
         if !shares.isEmpty {
             // Its participants lose the zone: their shared databases change.
@@ -208,4 +203,18 @@ extension Database {
                                                      clientChangeToken: nil, saved: [], deleted: [], usage: 0), shares: shares)
         }
     }
+}
+
+extension Database {
+    /// The catalog of one zone, one per store object and zone, shared by everything in the
+    /// process that reads the zone (the mount's view, queries); call ``ZoneCatalog/refresh()``
+    /// before reading it.
+    package func catalog(_ zone: String) -> any ZoneCatalog { zoneStorage(zone).catalog() }
+
+    /// Where the zone's files live, for tools that read them directly (the bench, tests); a
+    /// process that follows commits uses `CommitWatch`.
+    public func zoneDirectoryPath(_ zone: String) -> String { zoneDirectory(zone) }
+
+    /// The directory holding this database's zones.
+    public var zonesDirectoryPath: String { StoreLayout.zonesDirectory(directory) }
 }

@@ -7,14 +7,30 @@ final class FileStoreBackend: StoreBackend {
     let layout: StoreLayout
     let writer: FileWriter
     let settings: StoreSettings
+    /// The zone folders this store object opened.
+    let zones: ZoneFolderTable
     /// The one `SubscriptionFile` of each folder, which keeps the file as last parsed.
     private let subscriptionFiles = Mutex<[String: SubscriptionFile]>([:])
 
-    init(layout: StoreLayout, writer: FileWriter, settings: StoreSettings) {
+    init(layout: StoreLayout, writer: FileWriter, settings: StoreSettings, zones: ZoneFolderTable) {
         self.layout = layout
         self.writer = writer
         self.settings = settings
+        self.zones = zones
     }
+
+    /// The database's folder: `zones/` in it holds a folder per zone.
+    func databaseStorage(container: String, environment: Environment, scope: DatabaseScope, owner: String) -> any DatabaseStorage {
+        ZoneFolders(directory: layout.databaseDirectory(container, environment, scope, user: owner), ownerName: owner, table: zones)
+    }
+
+    func waitForWritesBehind() { zones.waitForRecordFiles() }
+
+    /// The reserve file at the store's root (``SpaceReserve``).
+    func releaseSpaceReserve() -> Bool { SpaceReserve.release(layout) }
+
+    /// Makes the reserve for deletes at the store's root if it is not there whole.
+    static func ensureSpaceReserve(at layout: StoreLayout) { SpaceReserve.ensure(layout) }
 
     /// `keyvalue.plist` in the user's private folder of the environment.
     func keyValueStorage(container: String, environment: Environment, userRecordName: String) -> any KeyValueStorage {
@@ -51,6 +67,11 @@ final class FileStoreBackend: StoreBackend {
     /// `notifications.jsonl` in the user's private folder of the environment.
     func notificationStorage(container: String, environment: Environment, userRecordName: String) -> any NotificationStorage {
         NotificationLog(directory: layout.databaseDirectory(container, environment, .private, user: userRecordName), writer: writer)
+    }
+
+    /// `shared-zones.json` in the environment's folder of the container's.
+    func sharedZoneStorage(container: String, environment: Environment) -> any SharedZoneStorage {
+        SharedZonesFile(directory: layout.containerDirectory(container) + "/" + environment.rawValue, writer: writer)
     }
 
     /// `schema.json` in the container's folder.

@@ -39,7 +39,7 @@ package struct LogEntry: Sendable {
     /// The CRC-32C of the entry's body as the log holds it (its frame's `crc`): set when the
     /// entry is read from the log or committed, nil before it is framed. The last entry's is
     /// at the log's very end, so an index that notes it tells its entry from another history's
-    /// by reading the log's last bytes (``ZoneStorage/isLogged(_:)``).
+    /// by reading the log's last bytes (``ZoneFolder/isLogged(_:)``).
     var checksum: UInt32? = nil
 
     /// The entry's body as a JSON value: the reference form. ``frame()`` writes the same

@@ -1,7 +1,7 @@
 import Foundation
 
 /// `zone.json`: what a zone is and how far its record files are known to be on disk.
-struct ZoneMeta: Sendable, Equatable {
+package struct ZoneMeta: Sendable, Equatable {
     var zoneName: String
     var ownerName: String
     /// Changes when a zone of this name is deleted and made again, so old change tokens expire.

@@ -65,7 +65,7 @@ final class RenderCache: @unchecked Sendable {
     }
 
     /// Moves the zone's generation on and drops what is kept of the records that changed.
-    func forget(_ change: ZoneCatalog.Change, in zone: StoreView.ZoneRef) {
+    func forget(_ change: ZoneCatalogChange, in zone: StoreView.ZoneRef) {
         lock.withLock {
             generations[zone, default: 0] += 1
             switch change {

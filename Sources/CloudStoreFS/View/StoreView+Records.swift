@@ -5,7 +5,7 @@ extension StoreView {
 
     /// Asks a zone's catalog, brought up to date (``catalog(_:_:)``), with its error as the
     /// file system reports it.
-    private func fromCatalog<T>(_ d: DatabaseKey, _ zone: String, _ ask: (ZoneCatalog) throws(CKError) -> T) throws(FSError) -> T {
+    private func fromCatalog<T>(_ d: DatabaseKey, _ zone: String, _ ask: (any ZoneCatalog) throws(CKError) -> T) throws(FSError) -> T {
         let cat = try catalog(d, zone)
         do throws(CKError) { return try ask(cat) } catch { throw error.fsError }
     }
@@ -47,7 +47,7 @@ extension StoreView {
     }
 
     /// ``hasRecords(_:_:type:)`` with the zone's catalog, brought up to date already.
-    private func hasRecords(_ d: DatabaseKey, _ zone: String, type: String, catalog cat: ZoneCatalog) throws(FSError) -> Bool {
+    private func hasRecords(_ d: DatabaseKey, _ zone: String, type: String, catalog cat: any ZoneCatalog) throws(FSError) -> Bool {
         let names: [String]
         do throws(CKError) {
             guard d.scope == .shared else { return try cat.hasRecords(ofType: type) }

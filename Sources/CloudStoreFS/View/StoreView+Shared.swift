@@ -104,7 +104,7 @@ extension StoreView {
     /// it; nil when there is none or it is not shared with them. The access is taken before the
     /// record is read, so what is noted for its generation is never found from an older record
     /// (a `parent` changed since would otherwise be kept for the generation that changed it).
-    func sharedItem(named name: String, _ d: DatabaseKey, _ zone: String, catalog cat: ZoneCatalog) throws(FSError) -> (Record, ShareInfo.Permission)? {
+    func sharedItem(named name: String, _ d: DatabaseKey, _ zone: String, catalog cat: any ZoneCatalog) throws(FSError) -> (Record, ShareInfo.Permission)? {
         let a = try shareAccess(d, zone)
         if case .some(nil) = a.known(name) { return nil }
         let record: Record?
@@ -120,13 +120,13 @@ extension StoreView {
 
     /// The record named `name` of a shared zone as the caller sees it; nil when there is none
     /// or it is not shared with them.
-    func sharedRecord(named name: String, _ d: DatabaseKey, _ zone: String, catalog cat: ZoneCatalog) throws(FSError) -> Record? {
+    func sharedRecord(named name: String, _ d: DatabaseKey, _ zone: String, catalog cat: any ZoneCatalog) throws(FSError) -> Record? {
         try sharedItem(named: name, d, zone, catalog: cat)?.0
     }
 
     /// Whether record `name` of a shared zone is there for the caller (found once per change
     /// of the zone).
-    func isShared(_ name: String, _ d: DatabaseKey, _ zone: String, catalog cat: ZoneCatalog) throws(FSError) -> Bool {
+    func isShared(_ name: String, _ d: DatabaseKey, _ zone: String, catalog cat: any ZoneCatalog) throws(FSError) -> Bool {
         if let known = try shareAccess(d, zone).known(name) { return known != nil }
         return try sharedRecord(named: name, d, zone, catalog: cat) != nil
     }
@@ -163,7 +163,7 @@ extension StoreView {
 
     /// The zones of the catalog `cat` as the view shows them: the owner's own, and each
     /// participant's view of it, all read from the one catalog of the zone's folder.
-    func zoneRefs(sharing cat: ZoneCatalog) -> [ZoneRef] {
+    func zoneRefs(sharing cat: any ZoneCatalog) -> [ZoneRef] {
         catalogs.zones(showing: cat)
     }
 }

@@ -138,9 +138,9 @@ public final class StoreView: @unchecked Sendable {
 
     /// The catalog of a zone, brought up to date; what changed elsewhere is dropped from the
     /// kernel's caches.
-    func catalog(_ d: DatabaseKey, _ zone: String) throws(FSError) -> ZoneCatalog {
+    func catalog(_ d: DatabaseKey, _ zone: String) throws(FSError) -> any ZoneCatalog {
         let ref = ZoneRef(database: d, zone: zone)
-        let cat: ZoneCatalog
+        let cat: any ZoneCatalog
         let known: Bool
         if let c = catalogs.catalog(ref) {
             cat = c
@@ -178,7 +178,7 @@ public final class StoreView: @unchecked Sendable {
     /// participant's, all served by the zone's one catalog) moves its generation on and drops
     /// its rendered text now; the kernel is told at the next ``invalidatePending()``, outside
     /// the refresh.
-    func catalogChanged(_ cat: ZoneCatalog, _ change: ZoneCatalog.Change) {
+    func catalogChanged(_ cat: any ZoneCatalog, _ change: ZoneCatalogChange) {
         let taken = zoneRefs(sharing: cat).map { ($0, Self.change(change, as: $0)) }
         for (r, c) in taken { forgetRendered(c, in: r) }
         pendingInvalidations.add(taken)
@@ -192,21 +192,21 @@ public final class StoreView: @unchecked Sendable {
     /// A change as one view of its zone takes it: in a shared zone a save may share or
     /// unshare other records (a share's participants, a record's `parent`), so any save
     /// there counts as a reload.
-    static func change(_ change: ZoneCatalog.Change, as ref: ZoneRef) -> ZoneCatalog.Change {
+    static func change(_ change: ZoneCatalogChange, as ref: ZoneRef) -> ZoneCatalogChange {
         if ref.database.scope == .shared, case .records = change { return .reloaded }
         return change
     }
 
     /// Moves the zone's generation on and drops the rendered text of what changed; called by
     /// the catalog's refresh, before any other refresh of the zone can return.
-    func forgetRendered(_ change: ZoneCatalog.Change, in zone: ZoneRef) {
+    func forgetRendered(_ change: ZoneCatalogChange, in zone: ZoneRef) {
         generations.advance(zone)
         renderCache.forget(change, in: zone)
     }
 
     /// Drops from the kernel's caches what a change reached (the view's own were dropped by
     /// ``forgetRendered(_:in:)``).
-    func invalidate(_ change: ZoneCatalog.Change, in d: DatabaseKey, _ zone: String) {
+    func invalidate(_ change: ZoneCatalogChange, in d: DatabaseKey, _ zone: String) {
         switch change {
         case .none: return
         case .records(let names):
@@ -262,7 +262,7 @@ public final class StoreView: @unchecked Sendable {
     }
 
     /// ``renderedRecord(_:keep:)`` once the zone's catalog has taken in what was committed.
-    func render(_ t: RecordTarget, keep: Bool, catalog cat: ZoneCatalog) throws(FSError) -> RenderedRecord? {
+    func render(_ t: RecordTarget, keep: Bool, catalog cat: any ZoneCatalog) throws(FSError) -> RenderedRecord? {
         let (hit, generation) = renderCache.text(t.ref)
         if let hit {
             return hit.type == t.type ? hit : nil

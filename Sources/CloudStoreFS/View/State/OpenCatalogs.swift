@@ -8,14 +8,14 @@ import Synchronization
 /// outside this lock. Its lock is a leaf: a catalog's refresh, which may hold the engine's zone
 /// locks, asks it which zones show the catalog.
 final class OpenCatalogs: Sendable {
-    private let byZone = Mutex<[StoreView.ZoneRef: ZoneCatalog]>([:])
+    private let byZone = Mutex<[StoreView.ZoneRef: any ZoneCatalog]>([:])
 
-    func catalog(_ zone: StoreView.ZoneRef) -> ZoneCatalog? {
+    func catalog(_ zone: StoreView.ZoneRef) -> (any ZoneCatalog)? {
         byZone.withLock { $0[zone] }
     }
 
     /// Keeps `catalog` for `zone` unless one is kept already; returns the one kept.
-    func keep(_ catalog: ZoneCatalog, for zone: StoreView.ZoneRef) -> ZoneCatalog {
+    func keep(_ catalog: any ZoneCatalog, for zone: StoreView.ZoneRef) -> any ZoneCatalog {
         byZone.withLock { byZone in
             if let kept = byZone[zone] { return kept }
             byZone[zone] = catalog
@@ -31,7 +31,7 @@ final class OpenCatalogs: Sendable {
     var zones: [StoreView.ZoneRef] { byZone.withLock { Array($0.keys) } }
 
     /// The zones that show `catalog`: its owner's, and each participant's view of it.
-    func zones(showing catalog: ZoneCatalog) -> [StoreView.ZoneRef] {
+    func zones(showing catalog: any ZoneCatalog) -> [StoreView.ZoneRef] {
         byZone.withLock { $0.filter { $0.value === catalog }.map(\.key) }
     }
 }

@@ -40,7 +40,7 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let database = DatabaseKey(container: "c", scope: .private, user: "u")
-        let queue = ChangeQueue()
+        let queue = ChangeQueue(commits: FolderWatch())
         try #require(queue.commits.isAvailable)
         try body(queue, dir, StoreView.ZoneRef(database: database, zone: "z"), StoreView.ZoneRef(database: database, zone: "other"))
     }
@@ -51,7 +51,7 @@ import TestSupport
         Self.look(queue, at: zone)
         #expect(!queue.isQuiet(zone))
 
-        try #require(queue.commits.follow(.zone(zone), folder: dir))
+        try #require((queue.commits as! FolderWatch<ChangeQueue.Followed>).follow(.zone(zone), folder: dir))
         queue.watched(zone)
         Self.look(queue, at: zone)
         #expect(queue.isQuiet(zone))
@@ -95,7 +95,7 @@ import TestSupport
     /// its own look, and a request that found the zone quiet in between served the catalog
     /// from before that save (`MountTests.anEditLoopAlwaysReadsItsLastSave`).
     @Test func aLookInProgressProvesNothing() throws { try Self.withQueue { queue, dir, zone, other in
-        try #require(queue.commits.follow(.zone(zone), folder: dir))
+        try #require((queue.commits as! FolderWatch<ChangeQueue.Followed>).follow(.zone(zone), folder: dir))
         queue.watched(zone)
         queue.watched(other)
 
@@ -137,7 +137,7 @@ import TestSupport
         func text() throws -> String { try Self.welcome(f) }
         _ = try text()
         let zone = try #require(f.view.openZones.first)
-        try #require(f.view.changes.commits.follow(.zone(zone), zone: "_defaultZone", in: f.publicDB))
+        try #require(f.view.changes.commits.follow(.zone(zone), zone: f.publicDB.zoneStorage("_defaultZone")))
         f.view.changes.watched(zone)
 
         let other = try Store.open(at: f.root)
@@ -200,8 +200,8 @@ extension ChangeQueueTests {
         // Written into this store through links elsewhere: no event on the zone's folder, as
         // a queue of the test's own, which nobody reads, shows (the view's own queue cannot:
         // its sweep forgets the zone's quiet state once a second).
-        let probe = ChangeQueue()
-        try #require(probe.commits.follow(.zone(zone), folder: zoneDir))
+        let probe = ChangeQueue(commits: FolderWatch())
+        try #require((probe.commits as! FolderWatch<ChangeQueue.Followed>).follow(.zone(zone), folder: zoneDir))
         probe.watched(zone)
         Self.look(probe, at: zone)
         let links = f.root + "-links"
@@ -232,7 +232,7 @@ extension ChangeQueueTests {
     @Test func twoZonesOfOneFolderBothHearOfAWrite() throws { try Self.withQueue { queue, dir, zone, _ in
         let participant = StoreView.ZoneRef(database: DatabaseKey(container: "c", scope: .shared, user: "bob", owner: "_ann"), zone: "z")
         for z in [zone, participant] {
-            try #require(queue.commits.follow(.zone(z), folder: dir))
+            try #require((queue.commits as! FolderWatch<ChangeQueue.Followed>).follow(.zone(z), folder: dir))
             queue.watched(z)
             Self.look(queue, at: z)
             #expect(queue.isQuiet(z))

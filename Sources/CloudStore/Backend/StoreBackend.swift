@@ -3,9 +3,8 @@
 /// atomically), never for files; each operation is one round trip's work for a database
 /// server. Files on one machine (``FileStoreBackend``) are the backend today.
 ///
-/// Not all of the store is behind it yet: assets by path and the watch of zones are still
-/// reached through the file layout (docs/Architecture.md, "The storage seam",
-/// says which).
+/// Not all of the store is behind it yet: assets are still reached by path
+/// (docs/Architecture.md, "The storage seam", says which).
 package protocol StoreBackend: Sendable {
     /// The zones of a database: the public database (owner `_defaultOwner`) or one user's
     /// private database, in one environment of a container.
@@ -42,6 +41,9 @@ package protocol StoreBackend: Sendable {
 
     /// The zones of a container's private databases that may hold shares, in one environment.
     func sharedZoneStorage(container: String, environment: Environment) -> any SharedZoneStorage
+
+    /// A feed of commits to the zones and key-value stores a process follows.
+    func commitFeed<Target: Hashable & Sendable>(of target: Target.Type) -> any CommitFeed<Target>
 
     /// The identifiers of the containers the store holds, sorted.
     func containerIdentifiers() throws(CKError) -> [String]

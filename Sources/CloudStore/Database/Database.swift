@@ -74,7 +74,7 @@ public final class Database: Sendable {
 
     package func zoneDirectory(_ name: String) -> String { StoreLayout.zoneDirectory(directory, zone: name) }
 
-    func zoneStorage(_ name: String) -> any ZoneStorage {
+    package func zoneStorage(_ name: String) -> any ZoneStorage {
         guard name == ZoneID.defaultZoneName else { return storage.zone(name) }
         return defaultZoneStorage.withLock { kept in
             if let kept { return kept }
@@ -212,7 +212,7 @@ extension Database {
     package func catalog(_ zone: String) -> any ZoneCatalog { zoneStorage(zone).catalog() }
 
     /// Where the zone's files live, for tools that read them directly (the bench, tests); a
-    /// process that follows commits uses `CommitWatch`.
+    /// process that follows commits uses the backend's `CommitFeed`.
     public func zoneDirectoryPath(_ zone: String) -> String { zoneDirectory(zone) }
 
     /// The directory holding this database's zones.

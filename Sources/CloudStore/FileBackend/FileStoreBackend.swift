@@ -74,6 +74,9 @@ final class FileStoreBackend: StoreBackend {
         SharedZonesFile(directory: layout.containerDirectory(container) + "/" + environment.rawValue, writer: writer)
     }
 
+    /// A watch of the zones' and key-value stores' folders (``FolderWatch``).
+    func commitFeed<Target: Hashable & Sendable>(of target: Target.Type) -> any CommitFeed<Target> { FolderWatch<Target>() }
+
     /// `schema.json` in the container's folder.
     func schemaStorage(container: String) -> any SchemaStorage {
         SchemaFile(path: layout.schemaFile(container), writer: writer)

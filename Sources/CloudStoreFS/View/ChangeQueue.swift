@@ -1,13 +1,13 @@
 import CloudStore
 import Foundation
 
-/// The engine's watch of commits (``CommitWatch``) that the ``ChangeWatcher`` reads, and what
+/// The engine's feed of commits (`CommitFeed`) that the ``ChangeWatcher`` reads, and what
 /// it proves: which zones nobody has
 /// written to since the view last looked at them, so a request can skip the `stat` of the
 /// zone's log that ``StoreView/catalog(_:_:)`` otherwise makes.
 ///
-/// The watch queues the event for a commit inside the commit's own write, before the save is
-/// acknowledged. So a zone is quiet when:
+/// The feed reports a commit before the save is acknowledged (the file backend's watch of
+/// folders queues the event inside the commit's own write). So a zone is quiet when:
 /// 1. it was followed before a look at it began, that look has finished (the catalog holds
 ///    every save committed before it began), and
 /// 2. no event for it has been read from the watch since that look began, and
@@ -31,7 +31,7 @@ final class ChangeQueue: @unchecked Sendable {
     }
 
     /// The commits to what the view shows; read only through ``drain(_:)``.
-    let commits = CommitWatch<Followed>()
+    let commits: any CommitFeed<Followed>
     /// Guards `watching`, `quiet`, `events` and `overflows`, and every read of `commits`.
     private let lock = NSLock()
     private var watching: Set<StoreView.ZoneRef> = []
@@ -39,6 +39,11 @@ final class ChangeQueue: @unchecked Sendable {
     /// Events read for each zone (a lost watch counts as one), and overflows of the queue.
     private var events: [StoreView.ZoneRef: UInt64] = [:]
     private var overflows: UInt64 = 0
+
+    /// `commits`: the store's feed (`StoreBackend.commitFeed(of:)`).
+    init(commits: any CommitFeed<Followed>) {
+        self.commits = commits
+    }
 
     /// What a look began with: the counts an event read since then would have moved.
     struct Look: Equatable {

@@ -5,7 +5,7 @@ import Foundation
 /// commits to a zone or a key-value store it shows, so the kernel's caches are dropped before
 /// anyone looks.
 ///
-/// It follows each shown zone and key-value store through the engine's ``CommitWatch`` (the
+/// It follows each shown zone and key-value store through the engine's `CommitFeed` (the
 /// view's ``ChangeQueue``) and, as a fallback for anything the watch misses, looks at all of
 /// them once a second. What it reads from the watch also tells the view which zones are
 /// quiet (``ChangeQueue``), so requests for those skip their own look at the zone's log.
@@ -84,7 +84,7 @@ final class ChangeWatcher: @unchecked Sendable {
             // Fails while the zone or store has no folder yet; the next round tries again.
             switch t {
             case .zone(let z):
-                guard let db = try? view.database(z.database, caller: nil), queue.commits.follow(t, zone: z.zone, in: db) else { continue }
+                guard let db = try? view.database(z.database, caller: nil), queue.commits.follow(t, zone: db.zoneStorage(z.zone)) else { continue }
                 queue.watched(z)
             case .keyValue(let ref):
                 guard let file = try? view.keyValueStorage(ref) else { continue }

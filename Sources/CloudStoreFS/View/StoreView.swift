@@ -38,7 +38,7 @@ public final class StoreView: @unchecked Sendable {
     let hints = InodeHints()
     let lostAndFound: LostAndFound
     /// The commits the mount's ``ChangeWatcher`` follows, and which zones they show quiet.
-    let changes = ChangeQueue()
+    let changes: ChangeQueue
     /// Where this view is mounted, for messages; set before the mount serves requests.
     public let mountPoint: String
     /// The client the mount's saves come from: stable across remounts at one place.
@@ -85,6 +85,7 @@ public final class StoreView: @unchecked Sendable {
     public init(store: Store, mountPoint: String, environment: CloudStore.Environment = .development, sharedByUsers: Bool = false,
                 containers: Set<String>? = nil, logger: Logger = Logger(label: "ckfs.mount")) {
         self.store = store
+        self.changes = ChangeQueue(commits: store.backend.commitFeed(of: ChangeQueue.Followed.self))
         self.sharedByUsers = sharedByUsers
         self.environment = environment
         self.mountPoint = mountPoint

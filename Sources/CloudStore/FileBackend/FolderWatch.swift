@@ -1,28 +1,15 @@
 import Foundation
 
-/// Tells a process when the zones and key-value stores it follows are committed to, by any
-/// process, without its knowing where their files are: a commit to a zone writes the zone's
-/// log and lock file in the zone's folder, and a key-value write renames a new file into its
-/// store's folder, so the kernel queues an event for the followed folder inside the commit's
-/// own write, before the commit is acknowledged.
+/// The file backend's ``CommitFeed``: a commit to a zone writes the zone's log and lock file
+/// in the zone's folder, and a key-value write renames a new file into its store's folder, so
+/// the kernel queues an event for the followed folder inside the commit's own write, before
+/// the commit is acknowledged. Built on inotify: a folder on a network file system gets no
+/// events for writes made on another machine, so a follower still looks now and then
+/// whatever the watch says.
 ///
-/// Each followed thing is named by a `Target` of the caller's. ``wait(milliseconds:)`` waits
-/// for events, ``read()`` takes what is queued (it never blocks), and ``hasUnreadEvents``
-/// tells whether anything is queued and not read yet. Built on inotify: a folder on a network
-/// file system gets no events for writes made on another machine, so a follower still looks
-/// now and then whatever the watch says.
-package final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendable {
-    /// What a ``read()`` found.
-    public struct Report: Sendable {
-        /// Targets committed to (or whose folder moved or went), in the order read.
-        public var written: [Target] = []
-        /// Targets no longer followed: their folder moved or went (a deleted zone's folder is
-        /// renamed away first). ``follow(_:zone:in:)`` follows whatever folder has the path now.
-        public var unfollowed: [Target] = []
-        /// Events were lost: every target followed may have been committed to.
-        public var overflowed = false
-    }
-
+/// `@unchecked Sendable`: its `var`s are behind `lock` (`targets`, `followed`) and `readLock`
+/// (`buffer`).
+final class FolderWatch<Target: Hashable & Sendable>: CommitFeed, @unchecked Sendable {
     /// The inotify queue (non-blocking); -1 when the system has none.
     private let queue: Int32
     /// Guards `targets` and `followed`; taken alone.
@@ -35,30 +22,37 @@ package final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendabl
     private let readLock = NSLock()
     private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
 
-    public init() {
+    init() {
         queue = Syscall.openFolderWatch()
     }
 
     deinit { if queue >= 0 { Syscall.close(queue) } }
 
     /// False when the system gives no watch: then nothing is ever reported.
-    public var isAvailable: Bool { queue >= 0 }
+    var isAvailable: Bool { queue >= 0 }
 
-    public func isFollowing(_ target: Target) -> Bool {
+    func isFollowing(_ target: Target) -> Bool {
         lock.withLock { followed.contains(target) }
     }
 
     /// Every target followed now.
-    public var followedTargets: Set<Target> {
+    var followedTargets: Set<Target> {
         lock.withLock { followed }
     }
 
-    /// Follows commits to zone `zone` of `database` as `target`; false when it cannot be
-    /// followed yet (its folder is not made before the zone's first save), so a later call
-    /// tries again.
+    /// Follows the zone's folder; false for a zone of another backend.
     @discardableResult
-    public func follow(_ target: Target, zone: String, in database: Database) -> Bool {
-        follow(target, folder: database.zoneDirectory(zone))
+    func follow(_ target: Target, zone: any ZoneStorage) -> Bool {
+        guard let folder = zone as? ZoneFolder else { return false }
+        return follow(target, folder: folder.directory)
+    }
+
+    /// Follows the folder `keyvalue.plist` is renamed into; false for a store of another
+    /// backend.
+    @discardableResult
+    func follow(_ target: Target, keyValues storage: any KeyValueStorage) -> Bool {
+        guard let file = storage as? KeyValueFile else { return false }
+        return follow(target, folder: file.directory)
     }
 
     /// Follows writes to `folder` as `target`.
@@ -72,13 +66,13 @@ package final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendabl
     }
 
     /// Waits up to `milliseconds` for something to read; true when there is.
-    public func wait(milliseconds: Int32) -> Bool {
+    func wait(milliseconds: Int32) -> Bool {
         Syscall.waitForFolderEvents(queue, milliseconds: milliseconds)
     }
 
     /// Takes every event queued now.
-    public func read() -> Report {
-        var report = Report()
+    func read() -> CommitFeedReport<Target> {
+        var report = CommitFeedReport<Target>()
         let events = readLock.withLock { Syscall.readFolderEvents(queue, into: &buffer) }
         for event in events {
             if event.overflowed {
@@ -101,7 +95,7 @@ package final class CommitWatch<Target: Hashable & Sendable>: @unchecked Sendabl
     }
 
     /// Whether events are queued and not read yet; true when it cannot tell.
-    public var hasUnreadEvents: Bool {
+    var hasUnreadEvents: Bool {
         Syscall.hasUnreadFolderEvents(queue)
     }
 }

@@ -9,7 +9,8 @@ protocol RecordAccess: Sendable {
     func modify(saving: [Record], deleting: [RecordID], options: ModifyOptions,
                 progress: ((RecordID, Double) -> Void)?, isCancelled: (() -> Bool)?) throws(CKError) -> ModifyResult
     func fetch(_ ids: [RecordID], desiredKeys: [String]?) -> [(RecordID, Result<Record, CKError>)]
-    /// Where the assets of a record of this database are kept.
+    /// The local folder where the assets of a record of this database are files named by
+    /// their checksums; empty when the record's zone cannot be read.
     func assetDirectory(of record: Record) -> String
     /// Whether records keep their owner's name (a shared database), rather than the caller's
     /// `CKCurrentUserDefaultName`.
@@ -20,7 +21,7 @@ protocol RecordAccess: Sendable {
 }
 
 extension Database: RecordAccess {
-    func assetDirectory(of record: Record) -> String { StoreLayout.assetsDirectory(zoneDirectory(record.recordID.zoneID.zoneName)) }
+    func assetDirectory(of record: Record) -> String { (try? assetFolder(of: record)) ?? "" }
     var namesOwners: Bool { scope == .shared }
     var containerIdentifier: String { container.identifier }
 }
@@ -41,7 +42,7 @@ extension SharedDatabase: RecordAccess {
 
     func assetDirectory(of record: Record) -> String {
         let zone = record.recordID.zoneID
-        return ((try? database(owner: zone.ownerName)).map { StoreLayout.assetsDirectory($0.zoneDirectory(zone.zoneName)) }) ?? ""
+        return (try? database(owner: zone.ownerName).assetFolder(of: record)) ?? ""
     }
 
     var namesOwners: Bool { true }

@@ -81,7 +81,7 @@ extension Bench {
         // 10j: what the first cold question pays on a store with no index (made from the
         // records), against the sqlite3 shell making an index of the same records.
         let queryCase = cases[3]
-        for suffix in ["", "-wal", "-shm"] { _ = Syscall.unlink(StoreLayout.indexFile(db.zoneDirectoryPath(ZoneID.defaultZoneName)) + suffix) }
+        for suffix in ["", "-wal", "-shm"] { _ = Syscall.unlink(StoreLayout.indexFile(Self.defaultZoneDirectory(db)) + suffix) }
         let making = try timedRun([executable] + queryCase.ckfs, seconds: 1_800)
         let theirs = try timedRun([sqlite3, file, "CREATE INDEX probe ON records (kind, created, name); DROP INDEX probe;"], seconds: 1_800)
         progress(String(format: "cold query with no index (makes it): ckfs %.1f ms; sqlite3 CREATE INDEX %.1f ms", making / 1e3, theirs / 1e3))
@@ -90,6 +90,12 @@ extension Bench {
         // In the order of the rows' ids, where 10k and 10l come last.
         let last: Set<String> = ["10k", "10l"]
         return rows.filter { !last.contains($0.id) } + memoryRows + [makeRow] + rows.filter { last.contains($0.id) }
+    }
+
+    /// The default zone's folder of `db` in the file layout, whose index file row 10j removes.
+    static func defaultZoneDirectory(_ db: Database) -> String {
+        let database = db.store.layout.databaseDirectory(db.container.identifier, db.environment, db.scope, user: db.ownerName)
+        return StoreLayout.zoneDirectory(database, zone: ZoneID.defaultZoneName)
     }
 
     /// The median wall times of running `ours` and `theirs` to their ends, in µs, and their

@@ -183,7 +183,7 @@ extension ChangeQueueTests {
         let copy = f.root + "-copy"
         defer { try? FileManager.default.removeItem(atPath: copy) }
         try FileManager.default.copyItem(atPath: f.root, toPath: copy)
-        let zoneDir = try f.publicDB.zoneDirectoryPath("_defaultZone")
+        let zoneDir = (try f.publicDB.zoneStorage("_defaultZone") as! ZoneFolder).directory
         let copyZoneDir = copy + zoneDir.dropFirst(f.root.count)
         let before = try #require(FileManager.default.contents(atPath: StoreLayout.logFile(zoneDir)))
         let other = try Store.open(at: copy)

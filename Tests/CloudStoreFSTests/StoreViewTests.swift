@@ -101,7 +101,7 @@ import TestSupport
         }
         // The first listing makes the zone's index, so the next one reads names from it.
         #expect(list().0 == ["a.json", "b.json", "c.json"])
-        let path = StoreLayout.recordFile(db.zoneDirectoryPath(ZoneID.defaultZoneName), name: "b")
+        let path = StoreLayout.recordFile((db.zoneStorage(ZoneID.defaultZoneName) as! ZoneFolder).directory, name: "b")
         try Data("{damaged".utf8).write(to: URL(fileURLWithPath: path))
         let (names, failure) = list()
         #expect(names == ["a.json"], "listed up to the unreadable file")

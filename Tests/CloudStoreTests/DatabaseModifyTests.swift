@@ -470,7 +470,7 @@ import TestSupport
         guard case .asset(let a)? = saved["image"] else { Issue.record("no asset"); return }
         #expect(a.size == 13)
         #expect(a.fileChecksum == AssetHasher.sha256Hex(Array("picture bytes".utf8)))
-        #expect(FileManager.default.contents(atPath: db.assetPath(a)) == Data("picture bytes".utf8))
+        #expect(FileManager.default.contents(atPath: try db.assetFile(a)) == Data("picture bytes".utf8))
         #expect(try db.usage() == Int64(saved.size) + 13)
         let missing = try db.modify(saving: [record("pic2", ["image": .asset(Asset(file: t.path + "/nope"))])])
         #expect(missing.saveResults[0].1.error?.code == .assetFileNotFound)

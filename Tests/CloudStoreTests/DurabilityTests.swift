@@ -318,7 +318,7 @@ import TestSupport
         var report = t.store.check()
         #expect(report.repaired.contains { $0.contains("usage was 99999") })
         #expect(try db.usage() == right)
-        try Data("abd".utf8).write(to: URL(fileURLWithPath: db.assetPath(a)))
+        try Data("abd".utf8).write(to: URL(fileURLWithPath: try db.assetFile(a)))
         report = t.store.check()
         #expect(report.damage.contains { $0.contains("does not match its checksum") })
     }

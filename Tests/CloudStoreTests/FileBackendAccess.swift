@@ -9,6 +9,9 @@ extension Database {
         return folder
     }
 
+    /// The zone's folder in the store.
+    func zoneDirectory(_ name: String) -> String { zoneFolder(name).directory }
+
     /// The zone's catalog as the file backend keeps it.
     func fileCatalog(_ name: String) -> ZoneFileCatalog { zoneFolder(name).fileCatalog() }
 }

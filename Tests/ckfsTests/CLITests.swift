@@ -182,7 +182,7 @@ import TestSupport
         #expect(ok.status == 0)
         #expect(ok.stdout.contains("checked 1 zones, 1 records, 0 key-value keys"))
         let db = try cli.database()
-        try Data("junk".utf8).write(to: URL(fileURLWithPath: StoreLayout.recordsDirectory(db.zoneDirectory("_defaultZone")) + "/junk.json"))
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: StoreLayout.recordsDirectory((db.zoneStorage("_defaultZone") as! ZoneFolder).directory) + "/junk.json"))
         let bad = cli.run(["fsck"])
         #expect(bad.status == 1)
         #expect(bad.stderr.contains("damage"))

@@ -1,10 +1,8 @@
 /// Where a store keeps its state: the seam between the engine and a backend. The engine asks
 /// it for what it needs, named for what it does (read this user's key-value store, change it
 /// atomically), never for files; each operation is one round trip's work for a database
-/// server. Files on one machine (``FileStoreBackend``) are the backend today.
-///
-/// Not all of the store is behind it yet: assets are still reached by path
-/// (docs/Architecture.md, "The storage seam", says which).
+/// server. Files on one machine (``FileStoreBackend``) are the backend today; only where the
+/// store is opened names it (docs/Architecture.md, "The storage seam").
 package protocol StoreBackend: Sendable {
     /// The zones of a database: the public database (owner `_defaultOwner`) or one user's
     /// private database, in one environment of a container.
@@ -44,6 +42,11 @@ package protocol StoreBackend: Sendable {
 
     /// A feed of commits to the zones and key-value stores a process follows.
     func commitFeed<Target: Hashable & Sendable>(of target: Target.Type) -> any CommitFeed<Target>
+
+    /// Checks and repairs what the backend keeps (`ckfs fsck`), reporting what it found and
+    /// mended; returns the containers whose description reads, whose share registries the
+    /// engine then checks. `progress` is called before each zone and now and then within one.
+    func check(progress: ((CheckProgress) -> Void)?) -> (CheckReport, containers: [String])
 
     /// The identifiers of the containers the store holds, sorted.
     func containerIdentifiers() throws(CKError) -> [String]

@@ -57,6 +57,17 @@ package protocol ZoneStorage: AnyObject, Sendable {
     /// more remain. `types` are the types of the fields the query names, as the schema says.
     func page(of query: RecordQuery, types: [String: FieldType], limit: Int, after: CursorPosition?) throws(CKError) -> QueryPage
 
+    /// A local file holding the bytes of the zone's asset with this checksum, to read or to
+    /// hand to what takes a file (a receipt that copies it into another zone); nil when the
+    /// zone holds no such asset. The file backend's is its own file; another backend's, a
+    /// copy it makes in its ``assetFolder(holding:)``.
+    func assetFile(_ checksum: String) throws(CKError) -> String?
+
+    /// A local folder where the zone's assets are files named by their checksums, holding
+    /// at least those of `checksums` (the CloudKit module's records give their `CKAsset`
+    /// files from there).
+    func assetFolder(holding checksums: [String]) throws(CKError) -> String
+
     /// The zone as a reader that looks at it again and again sees it (``ZoneCatalog``): one
     /// per zone for the store object, shared by everything in the process that reads it.
     func catalog() -> any ZoneCatalog

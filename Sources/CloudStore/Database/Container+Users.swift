@@ -75,16 +75,7 @@ extension Container {
 
     /// Asks on the terminal (stdin and stderr) when both are one; nil otherwise: the `ask` of
     /// ``requestPermission(_:caller:ask:)`` for a program run by a person.
-    public static let terminalPrompt: @Sendable (String) -> Bool? = { question in
-        guard Syscall.isTerminal(Posix.STDIN_FILENO), Syscall.isTerminal(Posix.STDERR_FILENO) else { return nil }
-        FileHandle.standardError.write(Data("\(question) [y/n] ".utf8))
-        guard let line = readLine() else { return nil }
-        switch line.trimmingCharacters(in: .whitespaces).lowercased() {
-        case "y", "yes": return true
-        case "n", "no": return false
-        default: return nil
-        }
-    }
+    public static let terminalPrompt: @Sendable (String) -> Bool? = { question in TerminalPrompt.ask(question) }
 
     /// Asks for a permission once: when it is already granted or denied, returns that
     /// without asking; else `ask` answers (nil: no answer could be had, `couldNotComplete`, and

@@ -47,9 +47,18 @@ extension Database {
         try fetch([id], desiredKeys: desiredKeys)[0].1.get()
     }
 
-    /// Where the contents of an asset of a record in `zone` are kept.
-    public func assetPath(_ asset: Asset, zone: String = ZoneID.defaultZoneName) -> String {
-        StoreLayout.assetFile(zoneDirectory(zone), checksum: asset.fileChecksum)
+    /// A local file holding the contents of an asset of a record in `zone`, to read or to
+    /// copy; `assetFileNotFound` when the zone no longer holds it.
+    public func assetFile(_ asset: Asset, zone: String = ZoneID.defaultZoneName) throws(CKError) -> String {
+        guard let file = try zoneStorage(zone).assetFile(asset.fileChecksum) else {
+            throw CKError(.assetFileNotFound, "the asset \(asset.fileChecksum) is no longer in zone \(zone)")
+        }
+        return file
+    }
+
+    /// A local folder where the assets of `record` are files named by their checksums.
+    package func assetFolder(of record: Record) throws(CKError) -> String {
+        try zoneStorage(record.recordID.zoneID.zoneName).assetFolder(holding: record.assetChecksums)
     }
 
     /// How many records a zone holds, from its directory listing (no record is read); in a

@@ -15,9 +15,6 @@ public final class Database: Sendable {
     public let identity: Identity?
     /// The caller's user record name in this container; empty without an identity.
     public var userRecordName: String { identity?.userRecordName ?? "" }
-    /// The database's folder in the file layout, for what is not behind the storage seam yet
-    /// (assets by path, the watch of zone folders).
-    let directory: String
     /// What the backend keeps of this database: its zones.
     let storage: any DatabaseStorage
     /// The default zone's storage, once asked for. That zone cannot be deleted, so the store
@@ -26,7 +23,7 @@ public final class Database: Sendable {
     private let defaultZoneStorage = Mutex<(any ZoneStorage)?>(nil)
 
     /// Owner name of the public database's zone.
-    public static let publicOwnerName = "_defaultOwner"
+    public static let publicOwnerName = ZoneID.publicOwnerName
 
     /// The store this database is in.
     public var store: Store { container.store }
@@ -48,7 +45,6 @@ public final class Database: Sendable {
         case .private: ownerName = identity?.userRecordName ?? ""
         case .shared: ownerName = owner ?? ""
         }
-        self.directory = container.store.layout.databaseDirectory(container.identifier, environment, scope, user: ownerName)
         self.storage = container.store.backend.databaseStorage(container: container.identifier, environment: environment, scope: scope,
                                                                owner: ownerName)
         if scope != .shared, !zoneStorage(ZoneID.defaultZoneName).exists {
@@ -71,8 +67,6 @@ public final class Database: Sendable {
     public func zoneID(_ name: String) -> ZoneID { ZoneID(zoneName: name, ownerName: ownerName) }
 
     package func normalized(_ id: RecordID) -> RecordID { RecordID(recordName: id.recordName, zoneID: zoneID(id.zoneID.zoneName)) }
-
-    package func zoneDirectory(_ name: String) -> String { StoreLayout.zoneDirectory(directory, zone: name) }
 
     package func zoneStorage(_ name: String) -> any ZoneStorage {
         guard name == ZoneID.defaultZoneName else { return storage.zone(name) }
@@ -210,11 +204,4 @@ extension Database {
     /// process that reads the zone (the mount's view, queries); call ``ZoneCatalog/refresh()``
     /// before reading it.
     package func catalog(_ zone: String) -> any ZoneCatalog { zoneStorage(zone).catalog() }
-
-    /// Where the zone's files live, for tools that read them directly (the bench, tests); a
-    /// process that follows commits uses the backend's `CommitFeed`.
-    public func zoneDirectoryPath(_ zone: String) -> String { zoneDirectory(zone) }
-
-    /// The directory holding this database's zones.
-    public var zonesDirectoryPath: String { StoreLayout.zonesDirectory(directory) }
 }

@@ -5,11 +5,11 @@ import Synchronization
 ///
 /// One `Store` object per process and directory is enough; it is safe to share between
 /// threads, and several processes may open the same directory at once.
+///
+/// `@unchecked Sendable`: its only `var`, `containers`, is behind `lock`.
 public final class Store: @unchecked Sendable {
     package let layout: StoreLayout
     public let settings: StoreSettings
-    let io: any StorageIO
-    let writer: FileWriter
     public let tuning: ZoneTuning
     /// How queries and first change fetches read a zone.
     public let reading: ZoneReading
@@ -23,11 +23,9 @@ public final class Store: @unchecked Sendable {
     private init(layout: StoreLayout, settings: StoreSettings, io: any StorageIO, tuning: ZoneTuning, reading: ZoneReading) {
         self.layout = layout
         self.settings = settings
-        self.io = io
-        self.writer = FileWriter(io: io)
         self.tuning = tuning
         self.reading = reading
-        self.backend = FileStoreBackend(layout: layout, writer: writer, settings: settings,
+        self.backend = FileStoreBackend(layout: layout, writer: FileWriter(io: io), settings: settings,
                                         zones: ZoneFolderTable(io: io, tuning: tuning, reading: reading))
     }
 
@@ -67,8 +65,6 @@ public final class Store: @unchecked Sendable {
         _ = try store.container(settings.defaultContainer)
         return store
     }
-
-    func ensureDirectory(_ path: String) throws(CKError) { try writer.makeDirectories(path) }
 
     /// The container with this identifier, made on first use; nil means the default.
     public func container(_ identifier: String? = nil) throws(CKError) -> Container {

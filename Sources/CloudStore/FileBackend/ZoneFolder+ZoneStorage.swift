@@ -86,6 +86,14 @@ extension ZoneFolder: ZoneStorage {
         return QueryPage(entries: entries, more: more, grouped: group != nil)
     }
 
+    /// `assets/<checksum>` in the zone's folder.
+    func assetFile(_ checksum: String) throws(CKError) -> String? {
+        storedAssetSize(checksum) == nil ? nil : StoreLayout.assetFile(directory, checksum: checksum)
+    }
+
+    /// The zone's `assets/`, which holds every asset of the zone.
+    func assetFolder(holding checksums: [String]) throws(CKError) -> String { StoreLayout.assetsDirectory(directory) }
+
     func catalog() -> any ZoneCatalog { fileCatalog() }
 
     /// The zone's one catalog for this store object, made at the first ask.

@@ -4,6 +4,8 @@ public struct ZoneID: Hashable, Sendable, CustomStringConvertible {
     public static let defaultZoneName = "_defaultZone"
     /// Stands for the current user where an owner name is asked for (CloudKit's `CKCurrentUserDefaultName`).
     public static let currentUserOwnerName = "__defaultOwner__"
+    /// Owner name of the public database's zones.
+    package static let publicOwnerName = "_defaultOwner"
 
     public var zoneName: String
     public var ownerName: String

@@ -36,7 +36,7 @@ enum AssetsEndpoints {
                 default: throw CKError(.invalidArguments, "field \(field) of record \(name) holds no asset")
                 }
                 for asset in assets {
-                    let receipt = call.assets.rereference(call.assetOwner, path: db.assetPath(asset, zone: zone.zoneName),
+                    let receipt = call.assets.rereference(call.assetOwner, path: try db.assetFile(asset, zone: zone.zoneName),
                                                           checksum: asset.fileChecksum, size: asset.size)
                     out.append(.object(["recordName": .string(name), "fieldName": .string(field), "fileChecksum": .string(asset.fileChecksum),
                                         "size": .int(asset.size), "receipt": .string(receipt), "wrappingKey": .string(""),

@@ -58,7 +58,7 @@ struct WebCall: Sendable {
                 case .list(.asset, let values)?: values.indices.contains(n) ? { if case .asset(let a) = values[n] { a } else { nil } }() : nil
                 default: nil
                 }
-                if let kept { assets.saved(stagedPath: path, as: db.assetPath(kept, zone: stored.recordID.zoneID.zoneName)) }
+                if let kept, let file = try? db.assetFile(kept, zone: stored.recordID.zoneID.zoneName) { assets.saved(stagedPath: path, as: file) }
             }
         }
     }

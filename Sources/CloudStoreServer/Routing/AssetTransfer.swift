@@ -55,7 +55,7 @@ struct AssetTransfer: Sendable {
                     : try container.database(owner.scope, caller: caller, environment: owner.environment)
                 // A URL given to a participant ends with their access to the zone.
                 if owner.scope == .shared { _ = try db.zone(zone.zoneName) }
-                let path = db.assetPath(asset, zone: zone.zoneName)
+                let path = try db.assetFile(asset, zone: zone.zoneName)
                 guard let data = FileManager.default.contents(atPath: path) else {
                     throw CKError(.assetFileNotFound, "the asset \(asset.fileChecksum) is no longer in zone \(zone.zoneName)")
                 }

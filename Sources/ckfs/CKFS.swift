@@ -10,7 +10,7 @@ struct CKFS: ParsableCommand {
             InitCommand.self, MountCommand.self, UnmountCommand.self, MountWatchdogCommand.self, RecordCommand.self, ZoneCommand.self, KeyValueCommand.self, ChangesCommand.self, SchemaCommand.self,
             SubscriptionCommand.self, NotificationsCommand.self, UserCommand.self, PermissionCommand.self, ShareCommand.self,
             ServeCommand.self, KeyCommand.self, TokenCommand.self,
-            FsckCommand.self, BenchCommand.self,
+            FsckCommand.self, ExportCommand.self, ImportCommand.self, BenchCommand.self,
             DebugCommand.self,
         ]
     )

@@ -11,6 +11,12 @@ package protocol DatabaseStorage: Sendable {
     /// Makes a zone described by `meta`, durably; false when one of that name exists.
     func createZone(_ meta: ZoneMeta) throws(CKError) -> Bool
 
+    /// Makes a zone described by `meta` whole from a snapshot of another store's: `body` gives
+    /// its history, records and assets, and the zone appears, atomically, once it returns,
+    /// with `lastSeq` as its last commit and `usage` as its usage. A zone of that name already
+    /// there is refused (`invalidArguments`), and a failure leaves no zone.
+    func restoreZone(_ meta: ZoneMeta, lastSeq: Int64, usage: Int64, _ body: (any ZoneRestore) throws(CKError) -> Void) throws(CKError)
+
     /// Deletes a zone and everything in it, atomically: its records, history and assets.
     /// The next ``zone(_:)`` of the name is another zone.
     func deleteZone(_ name: String) throws(CKError)

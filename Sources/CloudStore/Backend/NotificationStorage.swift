@@ -15,6 +15,33 @@ package protocol NotificationStorage: Sendable {
     /// The notifications after `token` (nil: all kept), but those `device` caused itself, the
     /// token to go on from, and the badge.
     func changes(since token: NotificationToken?, excludingDevice device: String?) throws(CKError) -> NotificationChanges
+
+    /// Everything kept, for a copy to another store: the history's name and every entry in
+    /// order with its sequence number, so tokens given before the copy stay good after it.
+    /// Nil when nothing is kept.
+    func snapshot() throws(CKError) -> NotificationSnapshot?
+
+    /// Keeps `snapshot` as the user's notifications, where none are kept yet
+    /// (`invalidArguments` otherwise).
+    func restore(_ snapshot: NotificationSnapshot) throws(CKError)
+}
+
+/// A user's notifications as ``NotificationStorage/snapshot()`` gives them.
+package struct NotificationSnapshot: Sendable {
+    /// What a read mark or a notification is, with the sequence number it was kept under.
+    package enum Entry: Sendable {
+        case notification(seq: Int64, CloudNotification)
+        case markRead(seq: Int64, ids: [String], time: Int64)
+    }
+
+    /// The name of the history, part of every token.
+    package var epoch: String
+    package var entries: [Entry]
+
+    package init(epoch: String, entries: [Entry]) {
+        self.epoch = epoch
+        self.entries = entries
+    }
 }
 
 extension NotificationStorage {

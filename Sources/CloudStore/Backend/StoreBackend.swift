@@ -48,6 +48,11 @@ package protocol StoreBackend: Sendable {
     /// engine then checks. `progress` is called before each zone and now and then within one.
     func check(progress: ((CheckProgress) -> Void)?) -> (CheckReport, containers: [String])
 
+    /// Marks a store that a copy made (``StoreCopy``) whole: until then it is refused when
+    /// opened, so a copy stopped part way never looks whole. Nothing to do for a store that
+    /// was not made by a copy.
+    func finishCopy() throws(CKError)
+
     /// The identifiers of the containers the store holds, sorted.
     func containerIdentifiers() throws(CKError) -> [String]
 }

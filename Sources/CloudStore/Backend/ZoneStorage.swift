@@ -68,6 +68,9 @@ package protocol ZoneStorage: AnyObject, Sendable {
     /// files from there).
     func assetFolder(holding checksums: [String]) throws(CKError) -> String
 
+    /// Runs `body` with the zone as of its last commit, no commit coming in between.
+    func snapshot<T>(_ body: (any ZoneSnapshot) throws(CKError) -> T) throws(CKError) -> T
+
     /// The zone as a reader that looks at it again and again sees it (``ZoneCatalog``): one
     /// per zone for the store object, shared by everything in the process that reads it.
     func catalog() -> any ZoneCatalog

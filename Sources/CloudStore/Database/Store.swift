@@ -66,6 +66,35 @@ public final class Store: @unchecked Sendable {
         return store
     }
 
+    /// Whether there is a store at `path`.
+    public static func exists(at path: String) -> Bool {
+        if case .success(_?) = Syscall.stat(StoreLayout(root: path).settingsFile) { return true }
+        return false
+    }
+
+    /// The file backend of the store at `path`, opened to be copied from or into, without
+    /// anything made or repaired on the way (no default container, no reserve of space);
+    /// `create` makes the store's folder and settings first, marked unfinished until the copy
+    /// calls `finishCopy()`, and refuses a folder that holds anything. Nil when there is no store at `path` and `create` is false.
+    package static func fileBackendForCopy(at path: String, create settings: StoreSettings?) throws(CKError) -> (any StoreBackend, StoreSettings)? {
+        let layout = StoreLayout(root: path)
+        let io = PosixIO()
+        let kept: StoreSettings
+        if let settings {
+            if case .success(let names?) = Syscall.listDirectory(path), !names.isEmpty {
+                throw CKError(.invalidArguments, "\(path) is not empty; an export writes a new store, so name a folder that does not exist yet or is empty")
+            }
+            _ = try FileStoreBackend.create(at: layout, settings: settings, writer: FileWriter(io: io), unfinishedCopy: true)
+            kept = settings
+        } else {
+            guard case .success(_?) = Syscall.stat(layout.settingsFile) else { return nil }
+            kept = try FileStoreBackend.settings(at: layout)
+        }
+        let backend = FileStoreBackend(layout: layout, writer: FileWriter(io: io), settings: kept,
+                                       zones: ZoneFolderTable(io: io, tuning: kept.tuning, reading: .inMemory))
+        return (backend, kept)
+    }
+
     /// The container with this identifier, made on first use; nil means the default.
     public func container(_ identifier: String? = nil) throws(CKError) -> Container {
         let id = identifier ?? settings.defaultContainer

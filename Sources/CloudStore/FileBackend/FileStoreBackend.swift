@@ -84,6 +84,9 @@ final class FileStoreBackend: StoreBackend {
 
     /// The store's settings, `ckfs-store.json`; `badDatabase` when there is no store at `layout`.
     static func settings(at layout: StoreLayout) throws(CKError) -> StoreSettings {
+        if case .success(_?) = Syscall.stat(unfinishedCopyFile(layout)) {
+            throw CKError(.badDatabase, "\(layout.root) is a copy that did not finish: the `ckfs export` or `ckfs import` making it stopped before the end (\(unfinishedCopyFile(layout)) says so); remove the folder and run it again")
+        }
         guard let bytes = try Syscall.readFile(layout.settingsFile).orThrow(.internalError, "cannot read \(layout.settingsFile)") else {
             throw CKError(.badDatabase, "no store at \(layout.root); create one with `ckfs init --store \(layout.root)`")
         }
@@ -92,13 +95,30 @@ final class FileStoreBackend: StoreBackend {
         }
     }
 
+    /// The file a copy into a new store keeps at its root until the copy is whole
+    /// (``finishCopy()``): a store that has it is refused when opened, so a copy stopped part
+    /// way (a full disk, Ctrl-C, kill -9) never looks like a store that holds everything.
+    static func unfinishedCopyFile(_ layout: StoreLayout) -> String { layout.root + "/copy-unfinished" }
+
     /// Makes the store's folder and its settings file, durably; false when a store is there
-    /// already (its settings are kept).
-    static func create(at layout: StoreLayout, settings: StoreSettings, writer: FileWriter) throws(CKError) -> Bool {
+    /// already (its settings are kept). `unfinishedCopy` marks the store a copy that is not
+    /// whole yet, before its settings file is written.
+    static func create(at layout: StoreLayout, settings: StoreSettings, writer: FileWriter, unfinishedCopy: Bool = false) throws(CKError) -> Bool {
         if case .success(_?) = Syscall.stat(layout.settingsFile) { return false }
         try writer.makeDirectories(layout.root)
+        if unfinishedCopy {
+            try writer.replace(unfinishedCopyFile(layout), with: Array("a copy into this store has not finished\n".utf8), durable: true)
+        }
         try writer.replace(layout.settingsFile, with: JSONWriter.pretty(settings.json()), durable: true)
         return true
+    }
+
+    /// Removes the mark of an unfinished copy, durably.
+    func finishCopy() throws(CKError) {
+        let file = Self.unfinishedCopyFile(layout)
+        guard case .success(_?) = Syscall.stat(file) else { return }
+        try Syscall.unlink(file).orThrow(.internalError, "cannot remove \(file)")
+        try writer.syncDirectory(layout.root)
     }
 
     /// The folders of the store's root named as containers are (`iCloud.…`).

@@ -175,6 +175,62 @@ package final class NotificationLog: NotificationStorage {
         return NotificationChanges(notifications: found, token: NotificationToken(epoch: epoch, seq: max(after, log.lastSeq)), badge: badge)
     }
 
+    // MARK: Copying
+
+    /// The log's lines as they are: a line that cannot be read is an error naming it, since a
+    /// copy must not drop what it cannot read.
+    package func snapshot() throws(CKError) -> NotificationSnapshot? {
+        guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)"), !bytes.isEmpty else { return nil }
+        var epoch = ""
+        var entries: [NotificationSnapshot.Entry] = []
+        var lineNumber = 0
+        var start = 0
+        while let newline = bytes[start...].firstIndex(ofByte: 0x0A) {
+            lineNumber += 1
+            let line = bytes[start..<newline]
+            start = newline + 1
+            let bad = CKError(.internalError, "\(path), line \(lineNumber), is not a notification; fix or delete the line (`ckfs fsck` lists such lines), then copy again")
+            guard let json = try? JSONParser.parse(Array(line)) else { throw bad }
+            if lineNumber == 1, let e = json["epoch"]?.stringValue {
+                epoch = e
+                continue
+            }
+            guard let seq = json["seq"]?.int64Value else { throw bad }
+            if let ids = json["markRead"]?.arrayValue {
+                entries.append(.markRead(seq: seq, ids: ids.compactMap(\.stringValue), time: json["time"]?.int64Value ?? 0))
+            } else if let n = try? CloudNotification(json: json) {
+                entries.append(.notification(seq: seq, n))
+            } else {
+                throw bad
+            }
+        }
+        return NotificationSnapshot(epoch: epoch, entries: entries)
+    }
+
+    /// Written as one file: the epoch line, then each entry under its own sequence number.
+    package func restore(_ snapshot: NotificationSnapshot) throws(CKError) {
+        try writer.makeDirectories(directory)
+        try withFileLock(lockPath) { () throws(CKError) in
+            if case .success(let st?) = Syscall.stat(path), st.size > 0 {
+                throw CKError(.invalidArguments, "\(path) holds notifications already; they are restored only where there are none")
+            }
+            var out = JSONWriter.compact(.object(["epoch": .string(snapshot.epoch), "format": .int(1)])) + [0x0A]
+            for entry in snapshot.entries {
+                let line: JSONValue
+                switch entry {
+                case .notification(let seq, let n):
+                    guard case .object(var members) = n.json else { continue }
+                    members["seq"] = .int(seq)
+                    line = .object(members)
+                case .markRead(let seq, let ids, let time):
+                    line = .object(["markRead": .array(ids.map { .string($0) }), "time": .int(time), "seq": .int(seq)])
+                }
+                out += JSONWriter.compact(line) + [0x0A]
+            }
+            try writer.replace(path, with: out, durable: true)
+        }
+    }
+
     // MARK: Checking
 
     /// For `ckfs fsck`: cuts a torn last line off (as the next append would) and reports

@@ -1,0 +1,111 @@
+import Foundation
+
+/// A zone folder made whole from a snapshot (``ZoneFolders/restoreZone(_:lastSeq:usage:_:)``):
+/// built under a temporary name beside the zones (`.creating-…`, which fsck removes if a
+/// crash leaves it), synced, and renamed into place, so the zone appears whole or not at all.
+/// The log is the snapshot's entries framed as the file backend frames them; every record
+/// file is written and the file system synced before the rename, so `zone.json` notes a
+/// checkpoint at the last commit and nothing is replayed after.
+final class ZoneFolderRestore: ZoneRestore {
+    let temp: String
+    let zoneID: ZoneID
+    let writer: FileWriter
+    private let log: Int32
+    private(set) var logSize: Int64 = 0
+    private(set) var lastEntrySeq: Int64 = 0
+    /// The client change token of the last entry that gave one.
+    private(set) var lastClientChangeToken: Data?
+
+    init(temp: String, zoneID: ZoneID, writer: FileWriter) throws(CKError) {
+        self.temp = temp
+        self.zoneID = zoneID
+        self.writer = writer
+        let path = StoreLayout.logFile(temp)
+        log = try Syscall.open(path, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_APPEND).orThrow(.internalError, "cannot create \(path)")
+    }
+
+    deinit { Syscall.close(log) }
+
+    func addEntry(_ entry: LogEntry) throws(CKError) {
+        guard entry.seq > lastEntrySeq else {
+            throw CKError(.invalidArguments, "the history of zone \(zoneID.zoneName) gives entry \(entry.seq) after entry \(lastEntrySeq); entries must come in order, each once")
+        }
+        let frame = entry.frame()
+        let path = StoreLayout.logFile(temp)
+        try Syscall.writeAll(log, frame, path: path).orThrow(.internalError, "cannot write \(path)")
+        logSize += Int64(frame.count)
+        lastEntrySeq = entry.seq
+        if let token = entry.clientChangeToken { lastClientChangeToken = token }
+    }
+
+    func addRecord(_ record: Record) throws(CKError) {
+        try Names.checkRecordName(record.recordID.recordName, allowSystem: true)
+        try writer.replace(StoreLayout.recordFile(temp, name: record.recordID.recordName), with: RecordCoding.fileBytes(record), durable: false)
+    }
+
+    func addAsset(checksum: String, file: String) throws(CKError) {
+        guard AssetHasher.isChecksum(checksum) else {
+            throw CKError(.invalidArguments, "\(checksum) is not an asset checksum (64 lowercase hex digits of SHA-256)")
+        }
+        guard let bytes = try Syscall.readFile(file).orThrow(.assetFileNotFound, "cannot read asset file \(file)") else {
+            throw CKError(.assetFileNotFound, "asset file \(file) does not exist")
+        }
+        guard AssetHasher.sha256Hex(bytes) == checksum else {
+            throw CKError(.assetFileModified, "asset file \(file) does not hold asset \(checksum) (its SHA-256 differs); the copy is damaged")
+        }
+        try writer.replace(StoreLayout.assetFile(temp, checksum: checksum), with: bytes, durable: false)
+    }
+
+    /// Writes what makes the folder a zone at commit `lastSeq`: the log synced, `zone.json`
+    /// with a checkpoint there, the lock file's markers.
+    func finish(_ meta: ZoneMeta, lastSeq: Int64, usage: Int64) throws(CKError) {
+        guard lastEntrySeq <= lastSeq else {
+            throw CKError(.invalidArguments, "the history of zone \(zoneID.zoneName) reaches entry \(lastEntrySeq), past its last commit \(lastSeq)")
+        }
+        let logPath = StoreLayout.logFile(temp)
+        try Syscall.fsync(log, path: logPath).orThrow(.internalError, "cannot sync \(logPath)")
+        var meta = meta
+        meta.checkpointSeq = lastSeq
+        meta.usage = usage
+        if let token = lastClientChangeToken { meta.clientChangeToken = token }
+        try writer.replace(StoreLayout.zoneFile(temp), with: JSONWriter.pretty(meta.json()), durable: true)
+        let commit = CommitMarker(bootID: CommitMarker.currentBootID, seq: lastSeq, usage: usage, busy: false)
+        let apply = ApplyMarker(bootID: CommitMarker.currentBootID, applied: lastSeq, end: logSize)
+        try writer.replace(StoreLayout.lockFile(temp), with: commit.bytes() + apply.bytes(), durable: true)
+        // The record and asset files, written without a sync each, are synced at once.
+        let dfd = try Syscall.open(temp, Posix.O_RDONLY | Posix.O_DIRECTORY).orThrow(.internalError, "cannot open \(temp)")
+        defer { Syscall.close(dfd) }
+        try Syscall.syncfs(dfd, path: temp).orThrow(.internalError, "cannot sync \(temp)")
+    }
+}
+
+extension ZoneFolders {
+    func restoreZone(_ meta: ZoneMeta, lastSeq: Int64, usage: Int64, _ body: (any ZoneRestore) throws(CKError) -> Void) throws(CKError) {
+        let target = StoreLayout.zoneDirectory(directory, zone: meta.zoneName)
+        if case .success(_?) = Syscall.stat(target) {
+            throw CKError(.invalidArguments, "zone \(meta.zoneName) of \(ownerName.isEmpty ? "the database" : ownerName) exists already; a zone is restored only where there is none (delete it first, or import into an empty store)")
+        }
+        let writer = FileWriter(io: table.io)
+        let parent = StoreLayout.zonesDirectory(directory)
+        try writer.makeDirectories(parent)
+        let temp = parent + "/.creating-" + StoreLayout.encode(meta.zoneName) + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        do throws(CKError) {
+            try Syscall.mkdir(temp).orThrow(.internalError, "cannot create \(temp)")
+            try Syscall.mkdir(StoreLayout.recordsDirectory(temp)).orThrow(.internalError, "cannot create records in \(temp)")
+            try Syscall.mkdir(StoreLayout.assetsDirectory(temp)).orThrow(.internalError, "cannot create assets in \(temp)")
+            let restore = try ZoneFolderRestore(temp: temp, zoneID: ZoneID(zoneName: meta.zoneName, ownerName: ownerName), writer: writer)
+            try body(restore)
+            try restore.finish(meta, lastSeq: lastSeq, usage: usage)
+            switch table.io.rename(temp, target) {
+            case .success: try writer.syncDirectory(parent)
+            case .failure(let e) where e.errno == Posix.ENOTEMPTY || e.errno == Posix.EEXIST:
+                throw CKError(.invalidArguments, "zone \(meta.zoneName) was made while it was restored; nothing of the copy was kept")
+            case .failure(let e):
+                throw CKError(.internalError, "cannot put zone \(meta.zoneName) in place", cause: .system(e))
+            }
+        } catch {
+            ZoneFolder.removeTree(temp)
+            throw error
+        }
+    }
+}

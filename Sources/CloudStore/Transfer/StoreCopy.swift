@@ -1,0 +1,119 @@
+import Foundation
+
+/// Copies what one store keeps into another, through the storage seam on both sides, so it
+/// moves a store between backends and machines (`ckfs export`, `ckfs import`): every
+/// container with its identities, credentials and schema, and in each environment the public
+/// database and every user's private database with their zones (each whole as of one commit:
+/// history, records, assets, so change tokens and change tags stay good), subscriptions,
+/// notifications (with their tokens), key-value stores and the share registry.
+///
+/// Each zone is copied at one commit, taken while no other commit to it can come in; zones,
+/// databases and containers are copied one after another, so two zones may be at points that
+/// never stood together (as two devices syncing them would see them).
+struct StoreCopy {
+    let source: any StoreBackend
+    let target: any StoreBackend
+    /// Only these containers (nil: all).
+    var containers: [String]?
+    /// Told of each zone as it is copied, and of each record (for a progress line).
+    var progress: ((StoreCopyProgress) -> Void)?
+
+    /// Copies every container (or those named), refusing one the target holds already.
+    func run() throws(CKError) -> StoreCopyProgress {
+        var done = StoreCopyProgress()
+        let all = try source.containerIdentifiers()
+        let chosen = try containers.map { (named) throws(CKError) -> [String] in
+            for id in named where !all.contains(id) {
+                throw CKError(.badContainer, "no container \(id) to copy; the store holds \(all.isEmpty ? "none" : all.joined(separator: ", "))")
+            }
+            return named.sorted()
+        } ?? all
+        let held = try target.containerIdentifiers()
+        for id in chosen where held.contains(id) {
+            throw CKError(.invalidArguments, "the target holds container \(id) already; import into an empty store, or name only containers it lacks with --container")
+        }
+        for id in chosen { try copyContainer(id, &done) }
+        try target.finishCopy()
+        return done
+    }
+
+    private func copyContainer(_ id: String, _ done: inout StoreCopyProgress) throws(CKError) {
+        guard let info = try source.containerStorage(container: id).read() else {
+            throw CKError(.badContainer, "container \(id) has no description (container.json) to copy; run `ckfs fsck` on the source")
+        }
+        try target.containerStorage(container: id).create(info)
+        let (schema, _) = try source.schemaStorage(container: id).read()
+        if schema != SchemaDocument() { _ = try target.schemaStorage(container: id).update { (kept: inout SchemaDocument) throws(CKError) in kept = schema } }
+        done.containers += 1
+        let users = info.users.values.map(\.userRecordName).sorted()
+        for environment in Environment.allCases {
+            try copyDatabase(id, environment, .public, owner: ZoneID.publicOwnerName, &done)
+            for user in users {
+                try copyDatabase(id, environment, .private, owner: user, &done)
+                try copyKeyValues(id, environment, user: user)
+                try copyNotifications(id, environment, user: user)
+            }
+            for user in source.sharedDatabaseSubscribers(container: id, environment: environment) {
+                try copySubscriptions(.sharedDatabase(container: id, environment: environment, user: user))
+            }
+            if let shared = try source.sharedZoneStorage(container: id, environment: environment).read() {
+                try target.sharedZoneStorage(container: id, environment: environment).update { (_) throws(CKError) -> ([SharedZone]?, Void) in (shared, ()) }
+            }
+        }
+    }
+
+    private func copyDatabase(_ id: String, _ environment: Environment, _ scope: DatabaseScope, owner: String,
+                              _ done: inout StoreCopyProgress) throws(CKError) {
+        let from = source.databaseStorage(container: id, environment: environment, scope: scope, owner: owner)
+        let to = target.databaseStorage(container: id, environment: environment, scope: scope, owner: owner)
+        for name in try from.zoneNames() {
+            done.zone = "\(id) \(environment.rawValue) \(scope == .public ? "public" : owner) \(name)"
+            progress?(done)
+            try from.zone(name).snapshot { (snapshot) throws(CKError) in
+                try to.restoreZone(snapshot.meta, lastSeq: snapshot.lastSeq, usage: snapshot.usage) { (restore) throws(CKError) in
+                    try snapshot.forEachEntry { (entry) throws(CKError) in try restore.addEntry(entry) }
+                    try snapshot.forEachRecord { (record) throws(CKError) in
+                        try restore.addRecord(record)
+                        done.records += 1
+                        if done.records % 1_000 == 0 { progress?(done) }
+                    }
+                    try snapshot.forEachAsset { (checksum, file) throws(CKError) in
+                        try restore.addAsset(checksum: checksum, file: file)
+                        done.assets += 1
+                    }
+                }
+            }
+            done.zones += 1
+        }
+        try copySubscriptions(.database(container: id, environment: environment, scope: scope, owner: owner))
+    }
+
+    private func copySubscriptions(_ owner: SubscriptionOwner) throws(CKError) {
+        let subscriptions = try source.subscriptionStorage(owner).all()
+        guard !subscriptions.isEmpty else { return }
+        try target.subscriptionStorage(owner).update { (kept: inout [Subscription]) throws(CKError) in kept = subscriptions }
+    }
+
+    private func copyNotifications(_ id: String, _ environment: Environment, user: String) throws(CKError) {
+        guard let kept = try source.notificationStorage(container: id, environment: environment, userRecordName: user).snapshot() else { return }
+        try target.notificationStorage(container: id, environment: environment, userRecordName: user).restore(kept)
+    }
+
+    private func copyKeyValues(_ id: String, _ environment: Environment, user: String) throws(CKError) {
+        let from = source.keyValueStorage(container: id, environment: environment, userRecordName: user)
+        guard try from.version() != nil else { return }
+        let values = try from.read().entries
+        let to = target.keyValueStorage(container: id, environment: environment, userRecordName: user)
+        _ = try to.update { (entries: inout KeyValueEntries) throws(CKError) in entries = KeyValueEntries(values, limits: entries.limits) }
+    }
+}
+
+/// How far a ``StoreCopy`` has come.
+public struct StoreCopyProgress: Sendable {
+    public var containers = 0
+    public var zones = 0
+    public var records = 0
+    public var assets = 0
+    /// The zone being copied: container, environment, database, zone.
+    public var zone = ""
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import CloudStore
+
+/// `ckfs export` and `ckfs import` through the engine: a store copied out and back is the same
+/// to the byte, fsck finds nothing, and what clients held before the move (zone change tokens,
+/// record change tags, the key-value store, subscriptions, shares) is good after it.
+@Suite struct StoreCopyTests {
+    /// A store made by several paths: records and a custom zone with a share, an asset, a
+    /// deleted record, a subscription, a key-value store, a production schema.
+    struct Made {
+        let t: TempStore
+        let owner: Database
+        let token: ChangeToken
+        let listTag: String
+        let notificationToken: NotificationToken
+
+        init() throws {
+            t = try TempStore()
+            let c = try t.store.container()
+            for name in ["olivia", "wes"] { try c.addUser(name, emails: ["\(name)@example.com"]) }
+            owner = try c.database(.private, caller: Caller(userName: "olivia"))
+            try owner.createZone("Lists")
+            var list = Record(recordType: "Item", recordID: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))
+            list["text"] = .string("groceries")
+            var gone = Record(recordType: "Item", recordID: RecordID(recordName: "gone", zoneID: ZoneID(zoneName: "Lists")))
+            gone["text"] = .string("deleted before the move")
+            try owner.modify(saving: [list, gone], options: ModifyOptions(clientChangeToken: Data("client-1".utf8))).error.map { throw $0 }
+            try owner.delete(RecordID(recordName: "gone", zoneID: ZoneID(zoneName: "Lists")))
+            var share = Record(recordType: ShareInfo.recordType, recordID: RecordID(recordName: "share-1", zoneID: ZoneID(zoneName: "Lists")))
+            share.shareInfo = ShareInfo(publicPermission: .none, participants: [
+                .init(userRecordName: try c.userRecordName(for: Caller(userName: "wes")), role: .privateUser, permission: .readWrite, acceptanceStatus: .pending),
+            ], rootRecordName: "list")
+            try owner.modify(saving: [share]).error.map { throw $0 }
+            let file = t.path + "/picture.bin"
+            try Data("picture bytes".utf8).write(to: URL(fileURLWithPath: file))
+            try owner.save(record("pic", ["image": .asset(Asset(file: file)), "n": .int64(1)]))
+            try owner.saveSubscription(Subscription(recordType: "Note", subscriptionID: "notes", options: [.firesOnRecordCreation]))
+            try owner.save(record("fired", ["n": .int64(2)]))
+            try owner.save(record("fired-too", ["n": .int64(3)]))
+            let kv = try KeyValueStore(store: t.store, user: "olivia", synchronizeEvery: nil)
+            try kv.setValue(.string("dark"), forKey: "theme")
+            _ = try kv.sync()
+            let publicDB = try c.database(.public, caller: Caller(userName: "wes"))
+            try publicDB.save(record("hello", ["text": .string("public")]))
+            try c.schema.deploy()
+            let notifications = try c.notificationLog(user: "olivia")
+            let all = try notifications.changes()
+            try notifications.markRead([try #require(all.notifications.first).notificationID])
+            notificationToken = all.token
+            token = try owner.currentChangeToken(in: "Lists")
+            listTag = try owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists"))).recordChangeTag ?? ""
+            // Changes after the token, which a client holding it fetches after the move.
+            var later = try owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))
+            later["text"] = .string("groceries, milk")
+            try owner.save(later)
+            t.store.waitForRecordFiles()
+        }
+    }
+
+    /// The error `body` throws; nil when it throws none.
+    static func error(_ body: () throws -> Void) -> CKError? {
+        do { try body() } catch let e as CKError { return e } catch { return CKError(.internalError, "\(error)") }
+        return nil
+    }
+
+    static func temporaryPath(_ what: String) -> String { NSTemporaryDirectory() + "ckfs-\(what)-" + UUID().uuidString }
+
+    /// Every file under `root`, by its path below it, with its bytes.
+    static func tree(_ root: String) throws -> [String: Data] {
+        var out: [String: Data] = [:]
+        let walker = try #require(FileManager.default.enumerator(atPath: root))
+        for case let relative as String in walker {
+            var isFolder: ObjCBool = false
+            _ = FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isFolder)
+            if !isFolder.boolValue { out[relative] = FileManager.default.contents(atPath: root + "/" + relative) }
+        }
+        return out
+    }
+
+    @Test func exportImportExportGivesTheSameBytesAndACleanStore() throws {
+        let m = try Made()
+        let first = Self.temporaryPath("export"), moved = Self.temporaryPath("moved"), second = Self.temporaryPath("export")
+        defer { for p in [first, moved, second] { try? FileManager.default.removeItem(atPath: p) } }
+        let copied = try m.t.store.export(to: first)
+        #expect(copied.containers == 1 && copied.records >= 4 && copied.assets == 1)
+        try Store.create(at: moved, importing: first)
+        try Store.open(at: moved).export(to: second)
+        let a = try Self.tree(first), b = try Self.tree(second)
+        #expect(!a.isEmpty)
+        #expect(a.keys.sorted() == b.keys.sorted())
+        for (path, bytes) in a where b[path] != bytes { Issue.record("\(path) differs between the two exports") }
+        // The export is a store that fsck finds clean, and so is the store imported from it.
+        for path in [first, moved] {
+            let report = try Store.open(at: path).check()
+            #expect(report.damage.isEmpty && report.repaired.isEmpty, "\(path): \(report.damage) \(report.repaired)")
+        }
+        // An outside reader reads a record of the export with JSON alone.
+        let recordFile = try #require(a.keys.first { $0.hasSuffix("/records/list.json") })
+        let json = try JSONParser.parse(Array(try #require(a[recordFile])))
+        #expect(json["fields"]?["text"]?["value"]?.stringValue == "groceries, milk" || json["fields"]?["text"]?.stringValue == "groceries, milk")
+    }
+
+    @Test func tokensTagsAndWhatClientsKeptAreGoodAfterTheMove() throws {
+        let m = try Made()
+        let export = Self.temporaryPath("export"), moved = Self.temporaryPath("moved")
+        defer { for p in [export, moved] { try? FileManager.default.removeItem(atPath: p) } }
+        try m.t.store.export(to: export)
+        try Store.create(at: moved, importing: export)
+        let store = try Store.open(at: moved)
+        let c = try store.container()
+        let owner = try c.database(.private, caller: Caller(userName: "olivia"))
+        // The change token held before the move gives exactly what changed since.
+        let changes = try owner.changes(in: "Lists", since: m.token)
+        #expect(changes.changed.map(\.recordID.recordName) == ["list"])
+        #expect(changes.changed.first?["text"] == .string("groceries, milk"))
+        #expect(changes.deleted.isEmpty)
+        #expect(try owner.currentChangeToken(in: "Lists") == (try m.owner.currentChangeToken(in: "Lists")))
+        #expect(try owner.changes(in: "Lists", since: nil).clientChangeToken == Data("client-1".utf8))
+        // A save with the change tag from before the later edit is still a conflict.
+        var stale = try m.owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))
+        stale.recordChangeTag = m.listTag
+        stale["text"] = .string("stale")
+        #expect(Self.error { try owner.save(stale) }?.code == .serverRecordChanged)
+        // The asset's bytes, the share, the subscription, the key-value store, the schema.
+        let pic = try owner.record(for: RecordID(recordName: "pic"))
+        guard case .asset(let asset)? = pic["image"] else { Issue.record("no asset"); return }
+        #expect(FileManager.default.contents(atPath: try owner.assetFile(asset)) == Data("picture bytes".utf8))
+        #expect(try c.shares().count == 1)
+        #expect(try owner.subscriptions().map(\.subscriptionID) == ["notes"])
+        // The notifications, read marks and all; the token held before goes on.
+        let notifications = try c.notificationLog(user: "olivia")
+        let kept = try notifications.changes()
+        #expect(kept.notifications.count == 2 && kept.notifications.filter(\.isRead).count == 1 && kept.badge <= 1)
+        #expect(try notifications.changes(since: m.notificationToken).notifications.isEmpty)
+                let kv = try KeyValueStore(store: store, user: "olivia", synchronizeEvery: nil)
+        #expect(kv.value(forKey: "theme") == .string("dark"))
+        #expect(try c.schema.fields(of: "Item", environment: .production, including: []) != nil)
+        #expect(try c.database(.public, caller: Caller(userName: "wes")).record(for: RecordID(recordName: "hello"))["text"] == .string("public"))
+        // Saves go on from where the zone was.
+        var next = try owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))
+        next["text"] = .string("after the move")
+        let saved = try owner.save(next)
+        #expect(Int64(saved.recordChangeTag ?? "") == m.token.seq + 2)
+    }
+
+    /// An export that stops part way (here at a damaged record file of the source) leaves a
+    /// folder that no one takes for a whole store: opening it or importing it says so, and
+    /// what to do.
+    @Test func aCopyThatStopsPartWayIsNeverTakenForAWholeStore() throws {
+        let m = try Made()
+        let export = Self.temporaryPath("export")
+        defer { try? FileManager.default.removeItem(atPath: export) }
+        let file = StoreLayout.recordFile(m.owner.zoneDirectory("Lists"), name: "list")
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: file))
+        let stopped = Self.error { try m.t.reopen().export(to: export) }
+        #expect(stopped?.message.contains("is not valid JSON") == true, "\(String(describing: stopped))")
+        #expect(FileManager.default.fileExists(atPath: export + "/ckfs-store.json"), "the export had begun")
+        for refused in [Self.error { _ = try Store.open(at: export) }, Self.error { try Store.create(at: Self.temporaryPath("moved"), importing: export) }] {
+            #expect(refused?.code == .badDatabase && refused?.message.contains("did not finish") == true, "\(String(describing: refused))")
+        }
+    }
+
+    @Test func aStoreThatHoldsTheContainerIsRefusedAndKeepsWhatItHas() throws {
+        let m = try Made()
+        let export = Self.temporaryPath("export")
+        defer { try? FileManager.default.removeItem(atPath: export) }
+        try m.t.store.export(to: export)
+        // Into the same store: it holds the container already.
+        let refused = Self.error { try m.t.store.importContents(from: export) }
+        #expect(refused?.code == .invalidArguments && refused?.message.contains("holds container") == true)
+        // An export into a folder that holds something.
+        #expect(Self.error { try m.t.store.export(to: export) }?.message.contains("not empty") == true)
+        #expect(try m.owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))["text"] == .string("groceries, milk"))
+    }
+}

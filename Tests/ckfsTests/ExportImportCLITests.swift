@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import CloudStore
+
+/// `ckfs export` and `ckfs import` as people run them, checked with tools of others: `diff -r`
+/// compares two exports, `tar` carries one to another folder, Python's `json` reads it, and a
+/// change token printed by `ckfs changes` before the move is good after it.
+@Suite struct ExportImportCLITests {
+    static func shell(_ script: String) -> CLIFixture.Output { CLIFixture.exec("/bin/sh", ["-c", script]) }
+
+    @Test func exportTarImportAndExportAgainGiveTheSameBytes() throws {
+        let cli = try CLIFixture()
+        try #require(cli.run(["record", "save"], input: #"{"recordType":"Note","recordName":"a","fields":{"text":"first"}}"#).status == 0)
+        try #require(cli.run(["zone", "create", "Work"]).status == 0)
+        try #require(cli.run(["record", "save", "--zone", "Work"], input: #"{"recordType":"Task","recordName":"t1","fields":{"done":0}}"#).status == 0)
+        try #require(cli.run(["kv", "set", "theme", "dark"]).status == 0)
+        let before = cli.run(["changes"])
+        let token = try #require(before.json?["token"]?.stringValue, "\(before.stdout) \(before.stderr)")
+        try #require(cli.run(["record", "save"], input: #"{"recordType":"Note","recordName":"b","fields":{"text":"after the token"}}"#).status == 0)
+
+        let base = NSTemporaryDirectory() + "ckfs-move-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true)
+        let exported = CLIFixture.exec(CLIFixture.binary, ["export", base + "/first", "--store", cli.store])
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(exported.stdout.hasPrefix("exported 1 containers, "), "\(exported.stdout)")
+
+        // Carried with tar, as a backup is; imported into a new store; exported again.
+        let carried = Self.shell("cd '\(base)' && tar cf first.tar first && mkdir carried && tar xf first.tar -C carried")
+        try #require(carried.status == 0, "\(carried.stderr)")
+        let moved = CLIFixture(adopting: base + "/moved")
+        let imported = CLIFixture.exec(CLIFixture.binary, ["import", base + "/carried/first", "--store", moved.store])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let again = CLIFixture.exec(CLIFixture.binary, ["export", base + "/second", "--store", moved.store])
+        #expect(again.status == 0, "\(again.stderr)")
+        let diff = Self.shell("diff -r '\(base)/first' '\(base)/second'")
+        #expect(diff.status == 0, "the two exports differ: \(diff.stdout)")
+        #expect(moved.run(["fsck"]).status == 0)
+
+        // Python reads a record of the export with json alone.
+        let python = Self.shell("""
+            python3 -c "import json, glob; print(json.load(open(glob.glob('\(base)/first/*/development/private/*/zones/Work/records/t1.json')[0]))['recordType'])"
+            """)
+        #expect(python.stdout == "Task\n", "\(python.stderr)")
+
+        // The token printed before the move gives what changed since, and no more.
+        let since = moved.run(["changes", "--since", token])
+        #expect(since.status == 0, "\(since.stderr)")
+        #expect(since.json?["records"]?.arrayValue?.compactMap { $0["recordName"]?.stringValue } == ["b"], "\(since.stdout)")
+        #expect(moved.run(["kv", "get", "theme"]).stdout.contains("dark"))
+    }
+
+    @Test func anExportOverSomethingAndAnImportOverAHeldContainerAreRefused() throws {
+        let cli = try CLIFixture()
+        try #require(cli.run(["record", "save"], input: #"{"recordType":"Note","recordName":"a","fields":{}}"#).status == 0)
+        let folder = NSTemporaryDirectory() + "ckfs-export-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        #expect(CLIFixture.exec(CLIFixture.binary, ["export", folder, "--store", cli.store]).status == 0)
+        let over = CLIFixture.exec(CLIFixture.binary, ["export", folder, "--store", cli.store])
+        #expect(over.status == 1 && over.stderr.contains("is not empty"), "\(over.stderr)")
+        let held = CLIFixture.exec(CLIFixture.binary, ["import", folder, "--store", cli.store])
+        #expect(held.status == 1 && held.stderr.contains("holds container"), "\(held.stderr)")
+        let none = CLIFixture.exec(CLIFixture.binary, ["import", folder + "-missing", "--store", cli.store])
+        #expect(none.status == 1 && none.stderr.contains("no store at"), "\(none.stderr)")
+        #expect(cli.run(["record", "fetch", "a"]).status == 0)
+    }
+}

@@ -162,6 +162,44 @@ import TestSupport
         }
     }
 
+    /// A hand-edited export is refused with the file and what is wrong: a record file that is
+    /// not JSON, an asset a record names that is gone, a history with entries cut out of it.
+    @Test(arguments: ["record", "asset", "gap"])
+    func aDamagedExportIsRefusedNamingWhatIsWrong(damage: String) throws {
+        let m = try Made()
+        let export = Self.temporaryPath("export"), moved = Self.temporaryPath("moved")
+        defer { for p in [export, moved] { try? FileManager.default.removeItem(atPath: p) } }
+        for i in 0..<3 {
+            var r = try m.owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))
+            r["text"] = .string("edit \(i)")
+            try m.owner.save(r)
+        }
+        m.t.store.waitForRecordFiles()
+        try m.t.store.export(to: export)
+        let lists = try #require(try Self.tree(export).keys.first { $0.hasSuffix("/zones/Lists/zone.json") }.map { export + "/" + $0.dropLast("zone.json".count) })
+        let expected: String
+        switch damage {
+        case "record":
+            try Data("{ not json".utf8).write(to: URL(fileURLWithPath: lists + "records/list.json"))
+            expected = "records/list.json is not valid JSON"
+        case "asset":
+            let picZone = try #require(try Self.tree(export).keys.first { $0.contains("/zones/_defaultZone/assets/") && $0.contains("/private/") })
+            try FileManager.default.removeItem(atPath: export + "/" + picZone)
+            expected = "names asset"
+        default:
+            let log = try #require(FileManager.default.contents(atPath: lists + "log.jsonl"))
+            var lines = log.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            try #require(lines.count > 4)
+            lines.remove(at: 2)
+            try Data(lines.joined(separator: [UInt8(ascii: "\n")])).write(to: URL(fileURLWithPath: lists + "log.jsonl"))
+            expected = "has a gap"
+        }
+        let refused = Self.error { try Store.create(at: moved, importing: export) }
+        #expect(refused?.message.contains(expected) == true, "\(String(describing: refused))")
+        // What was made of the target before the refusal is never taken for a whole store.
+        #expect(Self.error { _ = try Store.open(at: moved) }?.message.contains("did not finish") == true)
+    }
+
     @Test func aStoreThatHoldsTheContainerIsRefusedAndKeepsWhatItHas() throws {
         let m = try Made()
         let export = Self.temporaryPath("export")

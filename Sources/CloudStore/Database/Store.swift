@@ -73,9 +73,11 @@ public final class Store: @unchecked Sendable {
     }
 
     /// The file backend of the store at `path`, opened to be copied from or into, without
-    /// anything made or repaired on the way (no default container, no reserve of space);
+    /// anything made or repaired on the way (no default container, no reserve of space), and
+    /// reading zones as the CLI does, keeping a bounded number of parsed records;
     /// `create` makes the store's folder and settings first, marked unfinished until the copy
-    /// calls `finishCopy()`, and refuses a folder that holds anything. Nil when there is no store at `path` and `create` is false.
+    /// calls `finishCopy()`, and refuses a folder that holds anything. Nil when there is no
+    /// store at `path` and `create` is false.
     package static func fileBackendForCopy(at path: String, create settings: StoreSettings?) throws(CKError) -> (any StoreBackend, StoreSettings)? {
         let layout = StoreLayout(root: path)
         let io = PosixIO()
@@ -91,7 +93,7 @@ public final class Store: @unchecked Sendable {
             kept = try FileStoreBackend.settings(at: layout)
         }
         let backend = FileStoreBackend(layout: layout, writer: FileWriter(io: io), settings: kept,
-                                       zones: ZoneFolderTable(io: io, tuning: kept.tuning, reading: .inMemory))
+                                       zones: ZoneFolderTable(io: io, tuning: kept.tuning, reading: .indexed))
         return (backend, kept)
     }
 

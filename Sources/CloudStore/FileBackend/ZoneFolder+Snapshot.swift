@@ -16,15 +16,36 @@ final class ZoneFolderSnapshot: ZoneSnapshot {
         self.meta = try folder.readMeta()
     }
 
-    /// The log read whole: it is at most `compactLogBytes` and a little more.
+    /// The log read a piece at a time (4 MiB of whole lines, or one line if longer), so what
+    /// is held is a piece's entries, not the log's.
     func forEachEntry(_ body: (LogEntry) throws(CKError) -> Void) throws(CKError) {
-        let bytes = try Syscall.readFile(folder.logPath).orThrow(.internalError, "cannot read \(folder.logPath)") ?? []
-        folder.noteLogRead(bytes.count)
-        let scanned = LogScanner.scan(bytes, baseOffset: 0, zoneID: folder.zoneID)
-        if case .damaged(let at, let reason) = scanned.outcome {
-            throw CKError(.internalError, "the log of zone \(folder.zoneID.zoneName) is damaged at byte \(at) (\(reason)); run `ckfs fsck`")
+        let path = folder.logPath
+        let fd = try Syscall.open(path, Posix.O_RDONLY).orThrow(.internalError, "cannot open \(path)")
+        defer { Syscall.close(fd) }
+        let size = try Syscall.fstat(fd, path: path).orThrow(.internalError, "cannot stat \(path)").size
+        var offset: Int64 = 0
+        var piece = 4 << 20
+        while offset < size {
+            let bytes = try Syscall.pread(fd, count: Int(min(Int64(piece), size - offset)), offset: offset, path: path)
+                .orThrow(.internalError, "cannot read \(path)")
+            folder.noteLogRead(bytes.count)
+            guard let lastNewline = bytes.lastIndex(ofByte: 0x0A) else {
+                guard offset + Int64(bytes.count) < size else {
+                    throw CKError(.internalError, "\(path) ends with an unfinished line at byte \(offset); run `ckfs fsck`, or restore the file from a backup")
+                }
+                piece *= 2
+                continue
+            }
+            let scanned = LogScanner.scan(Array(bytes[...lastNewline]), baseOffset: offset, zoneID: folder.zoneID)
+            if case .damaged(let at, let reason) = scanned.outcome {
+                throw CKError(.internalError, "\(path) is damaged at byte \(at) (\(reason)); run `ckfs fsck`, or restore the file from a backup")
+            }
+            if case .tornTail(let at) = scanned.outcome {
+                throw CKError(.internalError, "\(path) has a line that is no entry at byte \(at); run `ckfs fsck`, or restore the file from a backup")
+            }
+            for (entry, _) in scanned.entries where entry.seq <= lastSeq { try body(entry) }
+            offset += Int64(lastNewline + 1)
         }
-        for (entry, _) in scanned.entries where entry.seq <= lastSeq { try body(entry) }
     }
 
     /// The record files with the versions they lack yet, one record read at a time.

@@ -15,6 +15,11 @@ final class ZoneFolderRestore: ZoneRestore {
     private(set) var lastEntrySeq: Int64 = 0
     /// The client change token of the last entry that gave one.
     private(set) var lastClientChangeToken: Data?
+    /// The assets added, and those the records added name (each with a record naming it).
+    private var assets: Set<String> = []
+    private var named: [String: String] = [:]
+    /// The records added, by name: a name given twice is refused.
+    private var records: Set<String> = []
 
     init(temp: String, zoneID: ZoneID, writer: FileWriter) throws(CKError) {
         self.temp = temp
@@ -30,6 +35,9 @@ final class ZoneFolderRestore: ZoneRestore {
         guard entry.seq > lastEntrySeq else {
             throw CKError(.invalidArguments, "the history of zone \(zoneID.zoneName) gives entry \(entry.seq) after entry \(lastEntrySeq); entries must come in order, each once")
         }
+        guard lastEntrySeq == 0 || entry.seq == lastEntrySeq + 1 else {
+            throw CKError(.invalidArguments, "the history of zone \(zoneID.zoneName) has a gap: entry \(entry.seq) follows entry \(lastEntrySeq), and the changes between are lost; restore its log.jsonl from the store it was copied from")
+        }
         let frame = entry.frame()
         let path = StoreLayout.logFile(temp)
         try Syscall.writeAll(log, frame, path: path).orThrow(.internalError, "cannot write \(path)")
@@ -39,8 +47,13 @@ final class ZoneFolderRestore: ZoneRestore {
     }
 
     func addRecord(_ record: Record) throws(CKError) {
-        try Names.checkRecordName(record.recordID.recordName, allowSystem: true)
-        try writer.replace(StoreLayout.recordFile(temp, name: record.recordID.recordName), with: RecordCoding.fileBytes(record), durable: false)
+        let name = record.recordID.recordName
+        try Names.checkRecordName(name, allowSystem: true)
+        guard records.insert(name).inserted else {
+            throw CKError(.invalidArguments, "zone \(zoneID.zoneName) gives record \(name) twice; a zone holds one record of a name")
+        }
+        for checksum in record.assetChecksums where named[checksum] == nil { named[checksum] = name }
+        try writer.replace(StoreLayout.recordFile(temp, name: name), with: RecordCoding.fileBytes(record), durable: false)
     }
 
     func addAsset(checksum: String, file: String) throws(CKError) {
@@ -54,13 +67,17 @@ final class ZoneFolderRestore: ZoneRestore {
             throw CKError(.assetFileModified, "asset file \(file) does not hold asset \(checksum) (its SHA-256 differs); the copy is damaged")
         }
         try writer.replace(StoreLayout.assetFile(temp, checksum: checksum), with: bytes, durable: false)
+        assets.insert(checksum)
     }
 
     /// Writes what makes the folder a zone at commit `lastSeq`: the log synced, `zone.json`
     /// with a checkpoint there, the lock file's markers.
     func finish(_ meta: ZoneMeta, lastSeq: Int64, usage: Int64) throws(CKError) {
-        guard lastEntrySeq <= lastSeq else {
-            throw CKError(.invalidArguments, "the history of zone \(zoneID.zoneName) reaches entry \(lastEntrySeq), past its last commit \(lastSeq)")
+        guard lastEntrySeq == 0 || lastEntrySeq == lastSeq else {
+            throw CKError(.invalidArguments, "the history of zone \(zoneID.zoneName) ends at entry \(lastEntrySeq), not at its last commit \(lastSeq); restore its log.jsonl from the store it was copied from")
+        }
+        if let (checksum, record) = named.first(where: { !assets.contains($0.key) }) {
+            throw CKError(.assetFileNotFound, "record \(record) of zone \(zoneID.zoneName) names asset \(checksum), which the copy does not hold; put the asset's file back (assets/\(checksum)) and copy again")
         }
         let logPath = StoreLayout.logFile(temp)
         try Syscall.fsync(log, path: logPath).orThrow(.internalError, "cannot sync \(logPath)")

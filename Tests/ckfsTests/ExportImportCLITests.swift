@@ -51,6 +51,33 @@ import TestSupport
         #expect(moved.run(["kv", "get", "theme"]).stdout.contains("dark"))
     }
 
+    /// kill -9 part way through an export: the folder it leaves is refused by `ckfs import`
+    /// (and by anything that opens it) with what to do, and a rerun into an empty folder
+    /// exports everything.
+    @Test func anExportKilledPartWayIsRefusedAndARerunFinishes() throws {
+        let cli = try CLIFixture()
+        try #require(cli.run(["debug", "fill", "--count", "3000"]).status == 0)
+        let base = NSTemporaryDirectory() + "ckfs-killed-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let child = try Spawned(CLIFixture.binary, ["export", base + "/export", "--store", cli.store])
+        while child.isRunning && !FileManager.default.fileExists(atPath: base + "/export/ckfs-store.json") { usleep(200) }
+        child.signal(SIGKILL)
+        _ = child.wait()
+        try #require(FileManager.default.fileExists(atPath: base + "/export/copy-unfinished"), "the export ended before the kill; fill more records")
+        let refused = CLIFixture.exec(CLIFixture.binary, ["import", base + "/export", "--store", base + "/moved"])
+        #expect(refused.status == 1 && refused.stderr.contains("did not finish") && refused.stderr.contains("remove the folder"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: base + "/moved"), "nothing was made of the target")
+        let fsck = CLIFixture.exec(CLIFixture.binary, ["fsck", "--store", base + "/export"])
+        #expect(fsck.status == 1 && fsck.stderr.contains("did not finish"), "\(fsck.stderr)")
+
+        try FileManager.default.removeItem(atPath: base + "/export")
+        #expect(CLIFixture.exec(CLIFixture.binary, ["export", base + "/export", "--store", cli.store]).status == 0)
+        let imported = CLIFixture.exec(CLIFixture.binary, ["import", base + "/export", "--store", base + "/moved"])
+        #expect(imported.stdout.contains("3000 records"), "\(imported.stdout) \(imported.stderr)")
+        let moved = CLIFixture(adopting: base + "/moved")
+        #expect(try moved.database().recordCount() == 3000)
+    }
+
     @Test func anExportOverSomethingAndAnImportOverAHeldContainerAreRefused() throws {
         let cli = try CLIFixture()
         try #require(cli.run(["record", "save"], input: #"{"recordType":"Note","recordName":"a","fields":{}}"#).status == 0)

@@ -117,7 +117,7 @@ extension Bench {
 
     /// The wall time of running `command` once to its end, in µs; fails when it fails or runs
     /// longer than `seconds`.
-    private func timedRun(_ command: [String], seconds: Int) throws(CKError) -> Double {
+    func timedRun(_ command: [String], seconds: Int) throws(CKError) -> Double {
         let errors = directory + "/cold.err"
         // A run's standard error alone: the file is opened for appending.
         _ = Syscall.unlink(errors)
@@ -142,7 +142,7 @@ extension Bench {
 
     /// The peak resident memory of one more run of `command`, in KiB, as GNU time reports it
     /// (`wait4`'s figure would keep this process's own peak across the spawn's exec).
-    private func peakMemory(_ command: [String]) throws(CKError) -> Int {
+    func peakMemory(_ command: [String]) throws(CKError) -> Int {
         let report = directory + "/cold.rss"
         let pid = try Syscall.spawn("/usr/bin/time", arguments: ["/usr/bin/time", "-f", "%M", "-o", report] + command,
                                     environment: ProcessInfo.processInfo.environment,

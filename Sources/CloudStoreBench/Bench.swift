@@ -86,7 +86,7 @@ public struct Bench: Sendable {
     /// Every row id, in the order of the table.
     public static let rowIDs = ["8", "1", "8b", "2", "8c", "2b", "6a", "6b", "6c", "6d", "6e", "6f", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b", "7c",
                                  "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l", "10a", "10b", "10c", "10d", "10e",
-                                 "10f", "10g", "10h", "10i", "10j", "10k", "10l"]
+                                 "10f", "10g", "10h", "10i", "10j", "10k", "10l", "11a", "11b", "11c", "11d", "11e", "11f"]
 
     public init(directory: String, sizes: Sizes, only: Set<String>? = nil, executable: String? = nil,
                 progress: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -145,6 +145,7 @@ public struct Bench: Sendable {
                 rows += try serverRows(executable: executable).filter { wanted($0.id) }
             }
             if wanted(group: "10") { rows += try coldRows(executable: executable).filter { wanted($0.id) } }
+            if wanted(group: "11") { rows += try transferRows(executable: executable).filter { wanted($0.id) } }
         }
         return rows
     }

@@ -16,7 +16,8 @@ import TestSupport
         let rows = try #require(r.json?.arrayValue)
         #expect(rows.compactMap { $0["id"]?.stringValue }
             == ["8", "1", "8b", "2", "8c", "2b", "6a", "6a", "6b", "6b", "6c", "6c", "6d", "6d", "6e", "6e", "6f", "6f", "3", "4a", "4b", "5a", "5b", "5c", "5d", "5e", "5f", "5g", "7a", "7b", "7c",
-                "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l", "10a", "10b", "10c", "10d", "10e", "10f", "10g", "10h", "10i", "10j", "10k", "10l"])
+                "9a", "9b", "9c", "9d", "9e", "9f", "9g", "9h", "9i", "9j", "9k", "9l", "10a", "10b", "10c", "10d", "10e", "10f", "10g", "10h", "10i", "10j", "10k", "10l",
+                "11a", "11b", "11c", "11d", "11e", "11f"])
         for row in rows {
             let ckfs = try #require(row["ckfs"]?.doubleValue), baseline = try #require(row["baseline"]?.doubleValue)
             let ratio = try #require(row["ratio"]?.doubleValue)

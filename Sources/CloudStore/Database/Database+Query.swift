@@ -5,7 +5,7 @@ extension Database {
     /// `desiredKeys` among their fields when given.
     ///
     /// The query is checked against the schema here; the zone's storage finds the page
-    /// (``ZoneStorage/page(of:types:limit:after:)``).
+    /// (`ZoneStorage.page(of:types:limit:after:)`).
     public func query(_ query: RecordQuery, in zone: String = ZoneID.defaultZoneName, limit: Int = 100,
                       cursor: QueryCursor? = nil, desiredKeys: [String]? = nil) throws(CKError) -> QueryResult {
         let after = try cursor.map { (c) throws(CKError) in try CursorPosition(c, for: query, zone: zone) }

@@ -108,7 +108,8 @@ struct StoreCopy {
     }
 }
 
-/// How far a ``StoreCopy`` has come.
+/// How far an export or an import (``Store/export(to:containers:progress:)``,
+/// ``Store/importContents(from:containers:progress:)``) has come.
 public struct StoreCopyProgress: Sendable {
     public var containers = 0
     public var zones = 0

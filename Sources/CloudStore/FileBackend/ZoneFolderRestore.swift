@@ -53,7 +53,7 @@ final class ZoneFolderRestore: ZoneRestore {
             throw CKError(.invalidArguments, "zone \(zoneID.zoneName) gives record \(name) twice; a zone holds one record of a name")
         }
         for checksum in record.assetChecksums where named[checksum] == nil { named[checksum] = name }
-        try writer.replace(StoreLayout.recordFile(temp, name: name), with: RecordCoding.fileBytes(record), durable: false)
+        try writeNew(StoreLayout.recordFile(temp, name: name), RecordCoding.fileBytes(record))
     }
 
     func addAsset(checksum: String, file: String) throws(CKError) {
@@ -66,8 +66,17 @@ final class ZoneFolderRestore: ZoneRestore {
         guard AssetHasher.sha256Hex(bytes) == checksum else {
             throw CKError(.assetFileModified, "asset file \(file) does not hold asset \(checksum) (its SHA-256 differs); the copy is damaged")
         }
-        try writer.replace(StoreLayout.assetFile(temp, checksum: checksum), with: bytes, durable: false)
+        try writeNew(StoreLayout.assetFile(temp, checksum: checksum), bytes)
         assets.insert(checksum)
+    }
+
+    /// Writes a file of the folder being built with one `open` of a new name, as `tar x` does:
+    /// no temporary name and rename, since no reader sees the folder until it is whole, and
+    /// no sync, since ``finish(_:lastSeq:usage:)`` syncs the file system once.
+    private func writeNew(_ path: String, _ bytes: [UInt8]) throws(CKError) {
+        let fd = try Syscall.open(path, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL, mode: 0o600).orThrow(.internalError, "cannot create \(path)")
+        defer { Syscall.close(fd) }
+        try writer.io.write(fd, bytes, path: path).orThrow(.internalError, "cannot write \(path)")
     }
 
     /// Writes what makes the folder a zone at commit `lastSeq`: the log synced, `zone.json`

@@ -163,8 +163,9 @@ import TestSupport
     }
 
     /// A hand-edited export is refused with the file and what is wrong: a record file that is
-    /// not JSON, an asset a record names that is gone, a history with entries cut out of it.
-    @Test(arguments: ["record", "asset", "gap"])
+    /// not JSON, an asset a record names that is gone, a history with entries cut out of it, a
+    /// record copied under a second file name.
+    @Test(arguments: ["record", "asset", "gap", "duplicate"])
     func aDamagedExportIsRefusedNamingWhatIsWrong(damage: String) throws {
         let m = try Made()
         let export = Self.temporaryPath("export"), moved = Self.temporaryPath("moved")
@@ -186,6 +187,9 @@ import TestSupport
             let picZone = try #require(try Self.tree(export).keys.first { $0.contains("/zones/_defaultZone/assets/") && $0.contains("/private/") })
             try FileManager.default.removeItem(atPath: export + "/" + picZone)
             expected = "names asset"
+        case "duplicate":
+            try FileManager.default.copyItem(atPath: lists + "records/list.json", toPath: lists + "records/list-copy.json")
+            expected = "gives record list twice"
         default:
             let log = try #require(FileManager.default.contents(atPath: lists + "log.jsonl"))
             var lines = log.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
@@ -198,6 +202,37 @@ import TestSupport
         #expect(refused?.message.contains(expected) == true, "\(String(describing: refused))")
         // What was made of the target before the refusal is never taken for a whole store.
         #expect(Self.error { _ = try Store.open(at: moved) }?.message.contains("did not finish") == true)
+    }
+
+    /// `--user` takes one user's private data without the public database; `--zone` one zone
+    /// of each database, with the subscriptions of that zone and nothing else of a user's.
+    @Test func usersAndZonesNarrowAnExport() throws {
+        let m = try Made()
+        let wes = try m.t.store.container().database(.private, caller: Caller(userName: "wes"))
+        try wes.save(record("mine", ["text": .string("wes's")]))
+        try m.owner.saveSubscription(Subscription(recordType: "Item", subscriptionID: "lists", options: [.firesOnRecordCreation], zoneName: "Lists"))
+        m.t.store.waitForRecordFiles()
+        let byUser = Self.temporaryPath("user"), byZone = Self.temporaryPath("zone")
+        defer { for p in [byUser, byZone] { try? FileManager.default.removeItem(atPath: p) } }
+
+        try m.t.store.export(to: byUser, users: ["wes"])
+        let users = try Store.open(at: byUser).container()
+        #expect(try users.database(.private, caller: Caller(userName: "wes")).record(for: RecordID(recordName: "mine"))["text"] == .string("wes's"))
+        #expect(try users.database(.private, caller: Caller(userName: "olivia")).zones().map(\.zoneID.zoneName) == [ZoneID.defaultZoneName],
+                "olivia's zones are not exported (her default zone is made when her database is opened)")
+        #expect(Self.error { _ = try users.database(.public, caller: Caller(userName: "wes")).record(for: RecordID(recordName: "hello")) }?.code == .unknownItem)
+
+        try m.t.store.export(to: byZone, zones: ["Lists"])
+        let zoned = try Store.open(at: byZone).container()
+        let owner = try zoned.database(.private, caller: Caller(userName: "olivia"))
+        #expect(try owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))["text"] == .string("groceries, milk"))
+        #expect(Self.error { _ = try owner.record(for: RecordID(recordName: "pic")) }?.code == .unknownItem)
+        #expect(try owner.subscriptions().map(\.subscriptionID) == ["lists"])
+        #expect(try KeyValueStore(store: Store.open(at: byZone), user: "olivia", synchronizeEvery: nil).value(forKey: "theme") == nil,
+                "a user's key-value store is no zone's")
+
+        let unknown = Self.error { try m.t.store.export(to: Self.temporaryPath("nobody"), users: ["nobody"]) }
+        #expect(unknown?.message.contains("has no user nobody") == true, "\(String(describing: unknown))")
     }
 
     @Test func aStoreThatHoldsTheContainerIsRefusedAndKeepsWhatItHas() throws {

@@ -18,8 +18,6 @@ final class ZoneFolderRestore: ZoneRestore {
     /// The assets added, and those the records added name (each with a record naming it).
     private var assets: Set<String> = []
     private var named: [String: String] = [:]
-    /// The records added, by name: a name given twice is refused.
-    private var records: Set<String> = []
 
     init(temp: String, zoneID: ZoneID, writer: FileWriter) throws(CKError) {
         self.temp = temp
@@ -49,11 +47,10 @@ final class ZoneFolderRestore: ZoneRestore {
     func addRecord(_ record: Record) throws(CKError) {
         let name = record.recordID.recordName
         try Names.checkRecordName(name, allowSystem: true)
-        guard records.insert(name).inserted else {
-            throw CKError(.invalidArguments, "zone \(zoneID.zoneName) gives record \(name) twice; a zone holds one record of a name")
-        }
         for checksum in record.assetChecksums where named[checksum] == nil { named[checksum] = name }
-        try writeNew(StoreLayout.recordFile(temp, name: name), RecordCoding.fileBytes(record))
+        // A name given twice finds its file made: refused, as a zone holds one record of a name.
+        try writeNew(StoreLayout.recordFile(temp, name: name), RecordCoding.fileBytes(record),
+                     taken: "zone \(zoneID.zoneName) gives record \(name) twice; a zone holds one record of a name")
     }
 
     func addAsset(checksum: String, file: String) throws(CKError) {
@@ -66,15 +63,21 @@ final class ZoneFolderRestore: ZoneRestore {
         guard AssetHasher.sha256Hex(bytes) == checksum else {
             throw CKError(.assetFileModified, "asset file \(file) does not hold asset \(checksum) (its SHA-256 differs); the copy is damaged")
         }
-        try writeNew(StoreLayout.assetFile(temp, checksum: checksum), bytes)
+        try writeNew(StoreLayout.assetFile(temp, checksum: checksum), bytes, taken: "zone \(zoneID.zoneName) gives asset \(checksum) twice")
         assets.insert(checksum)
     }
 
     /// Writes a file of the folder being built with one `open` of a new name, as `tar x` does:
     /// no temporary name and rename, since no reader sees the folder until it is whole, and
     /// no sync, since ``finish(_:lastSeq:usage:)`` syncs the file system once.
-    private func writeNew(_ path: String, _ bytes: [UInt8]) throws(CKError) {
-        let fd = try Syscall.open(path, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL, mode: 0o600).orThrow(.internalError, "cannot create \(path)")
+    /// `taken` says what is wrong when the name was made already.
+    private func writeNew(_ path: String, _ bytes: [UInt8], taken: String) throws(CKError) {
+        let fd: Int32
+        switch Syscall.open(path, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL, mode: 0o600) {
+        case .success(let opened): fd = opened
+        case .failure(let e) where e.errno == Posix.EEXIST: throw CKError(.invalidArguments, taken)
+        case .failure(let e): throw CKError(.internalError, "cannot create \(path)", cause: .system(e))
+        }
         defer { Syscall.close(fd) }
         try writer.io.write(fd, bytes, path: path).orThrow(.internalError, "cannot write \(path)")
     }

@@ -4,37 +4,43 @@ extension Store {
     /// must not exist or be empty. Each zone is copied whole as of one commit, its history
     /// with it, so change tokens and change tags given before the copy stay good after it.
     @discardableResult
-    public func export(to path: String, containers: [String]? = nil,
+    ///
+    /// `containers`, `users` and `zones` narrow it: only those containers; only those users'
+    /// private databases, key-value stores and notifications, without the public database;
+    /// only zones of those names, with the subscriptions of those zones and nothing else of a
+    /// user's.
+    public func export(to path: String, containers: [String]? = nil, users: [String]? = nil, zones: [String]? = nil,
                        progress: ((StoreCopyProgress) -> Void)? = nil) throws(CKError) -> StoreCopyProgress {
         guard let (target, _) = try Store.fileBackendForCopy(at: path, create: settings) else {
             throw CKError(.internalError, "could not make a store at \(path)")
         }
-        return try StoreCopy(source: backend, target: target, containers: containers, progress: progress).run()
+        return try StoreCopy(source: backend, target: target, containers: containers, users: users, zones: zones, progress: progress).run()
     }
 
     /// Copies what the store at `path` holds (an export, or any store; all of it, or the
     /// containers named) into this store: `ckfs import`. A container this store holds
-    /// already is refused, and nothing of it is copied.
+    /// already is refused, and nothing of it is copied. `containers`, `users` and `zones`
+    /// narrow it as they do ``export(to:containers:users:zones:progress:)``.
     @discardableResult
-    public func importContents(from path: String, containers: [String]? = nil,
+    public func importContents(from path: String, containers: [String]? = nil, users: [String]? = nil, zones: [String]? = nil,
                                progress: ((StoreCopyProgress) -> Void)? = nil) throws(CKError) -> StoreCopyProgress {
         guard let (source, _) = try Store.fileBackendForCopy(at: path, create: nil) else {
             throw CKError(.invalidArguments, "no store at \(path) to import (its ckfs-store.json is missing); name the folder `ckfs export` wrote")
         }
-        return try StoreCopy(source: source, target: backend, containers: containers, progress: progress).run()
+        return try StoreCopy(source: source, target: backend, containers: containers, users: users, zones: zones, progress: progress).run()
     }
 
     /// Makes a new store at `path` holding what the store at `source` holds (an export): the
     /// export's settings, and no container but its. `path` must not exist or be empty.
     @discardableResult
-    public static func create(at path: String, importing source: String, containers: [String]? = nil,
-                              progress: ((StoreCopyProgress) -> Void)? = nil) throws(CKError) -> StoreCopyProgress {
+    public static func create(at path: String, importing source: String, containers: [String]? = nil, users: [String]? = nil,
+                              zones: [String]? = nil, progress: ((StoreCopyProgress) -> Void)? = nil) throws(CKError) -> StoreCopyProgress {
         guard let (from, settings) = try Store.fileBackendForCopy(at: source, create: nil) else {
             throw CKError(.invalidArguments, "no store at \(source) to import (its ckfs-store.json is missing); name the folder `ckfs export` wrote")
         }
         guard let (target, _) = try Store.fileBackendForCopy(at: path, create: settings) else {
             throw CKError(.internalError, "could not make a store at \(path)")
         }
-        return try StoreCopy(source: from, target: target, containers: containers, progress: progress).run()
+        return try StoreCopy(source: from, target: target, containers: containers, users: users, zones: zones, progress: progress).run()
     }
 }

@@ -15,12 +15,19 @@ struct StoreCopy {
     let target: any StoreBackend
     /// Only these containers (nil: all).
     var containers: [String]?
+    /// Only the private databases, key-value stores and notifications of these users (by name
+    /// or user record name), and not the public database (nil: every user's, and it).
+    var users: [String]?
+    /// Only the zones of these names, and only what belongs to them: no key-value store, no
+    /// notification, no subscription of another zone (nil: everything).
+    var zones: [String]?
     /// Told of each zone as it is copied, and of each record (for a progress line).
     var progress: ((StoreCopyProgress) -> Void)?
 
     /// Copies every container (or those named), refusing one the target holds already.
     func run() throws(CKError) -> StoreCopyProgress {
         var done = StoreCopyProgress()
+        if let zones { for zone in zones { try Names.checkZoneName(zone) } }
         let all = try source.containerIdentifiers()
         let chosen = try containers.map { (named) throws(CKError) -> [String] in
             for id in named where !all.contains(id) {
@@ -45,19 +52,29 @@ struct StoreCopy {
         let (schema, _) = try source.schemaStorage(container: id).read()
         if schema != SchemaDocument() { _ = try target.schemaStorage(container: id).update { (kept: inout SchemaDocument) throws(CKError) in kept = schema } }
         done.containers += 1
-        let users = info.users.values.map(\.userRecordName).sorted()
+        let chosen = info.users.values.filter { identity in users.map { $0.contains(identity.name) || $0.contains(identity.userRecordName) } ?? true }
+        for name in users ?? [] where !chosen.contains(where: { $0.name == name || $0.userRecordName == name }) {
+            throw CKError(.invalidArguments, "container \(id) has no user \(name); its users are \(info.users.values.map(\.name).sorted().joined(separator: ", "))")
+        }
+        let owners = Set(chosen.map(\.userRecordName))
         for environment in Environment.allCases {
-            try copyDatabase(id, environment, .public, owner: ZoneID.publicOwnerName, &done)
-            for user in users {
+            if users == nil { try copyDatabase(id, environment, .public, owner: ZoneID.publicOwnerName, &done) }
+            for user in owners.sorted() {
                 try copyDatabase(id, environment, .private, owner: user, &done)
+                guard zones == nil else { continue }
                 try copyKeyValues(id, environment, user: user)
                 try copyNotifications(id, environment, user: user)
             }
-            for user in source.sharedDatabaseSubscribers(container: id, environment: environment) {
+            for user in source.sharedDatabaseSubscribers(container: id, environment: environment) where owners.contains(user) && zones == nil {
                 try copySubscriptions(.sharedDatabase(container: id, environment: environment, user: user))
             }
+            // The zones that may hold shares, of those copied (a name of a zone not copied
+            // would only cost a look).
             if let shared = try source.sharedZoneStorage(container: id, environment: environment).read() {
-                try target.sharedZoneStorage(container: id, environment: environment).update { (_) throws(CKError) -> ([SharedZone]?, Void) in (shared, ()) }
+                let kept = shared.filter { owners.contains($0.owner) && (zones?.contains($0.zone) ?? true) }
+                if !kept.isEmpty {
+                    try target.sharedZoneStorage(container: id, environment: environment).update { (_) throws(CKError) -> ([SharedZone]?, Void) in (kept, ()) }
+                }
             }
         }
     }
@@ -66,7 +83,7 @@ struct StoreCopy {
                               _ done: inout StoreCopyProgress) throws(CKError) {
         let from = source.databaseStorage(container: id, environment: environment, scope: scope, owner: owner)
         let to = target.databaseStorage(container: id, environment: environment, scope: scope, owner: owner)
-        for name in try from.zoneNames() {
+        for name in try from.zoneNames() where zones?.contains(name) ?? true {
             done.zone = "\(id) \(environment.rawValue) \(scope == .public ? "public" : owner) \(name)"
             progress?(done)
             try from.zone(name).snapshot { (snapshot) throws(CKError) in
@@ -88,8 +105,11 @@ struct StoreCopy {
         try copySubscriptions(.database(container: id, environment: environment, scope: scope, owner: owner))
     }
 
+    /// The subscriptions of a database; when zones are named, only those of the zones copied.
     private func copySubscriptions(_ owner: SubscriptionOwner) throws(CKError) {
-        let subscriptions = try source.subscriptionStorage(owner).all()
+        let subscriptions = try source.subscriptionStorage(owner).all().filter { s in
+            zones.map { named in s.zoneName.map(named.contains) ?? false } ?? true
+        }
         guard !subscriptions.isEmpty else { return }
         try target.subscriptionStorage(owner).update { (kept: inout [Subscription]) throws(CKError) in kept = subscriptions }
     }
@@ -108,8 +128,8 @@ struct StoreCopy {
     }
 }
 
-/// How far an export or an import (``Store/export(to:containers:progress:)``,
-/// ``Store/importContents(from:containers:progress:)``) has come.
+/// How far an export or an import (``Store/export(to:containers:users:zones:progress:)``,
+/// ``Store/importContents(from:containers:users:zones:progress:)``) has come.
 public struct StoreCopyProgress: Sendable {
     public var containers = 0
     public var zones = 0

@@ -14,6 +14,12 @@ struct ExportCommand: ParsableCommand {
     @Option(name: .customLong("container"), help: "Export only this container (repeat for more; default: all).")
     var containers: [String] = []
 
+    @Option(name: .customLong("user"), help: "Export only this user's private databases, key-value store and notifications, without the public database (repeat for more).")
+    var users: [String] = []
+
+    @Option(name: .customLong("zone"), help: "Export only zones of this name, with their subscriptions (repeat for more).")
+    var zones: [String] = []
+
     @Argument(help: "The folder to write: it must not exist or be empty.")
     var folder: String
 
@@ -21,7 +27,8 @@ struct ExportCommand: ParsableCommand {
         try reportingErrors {
             let source = try StoreChoice(store: store).openStore()
             let line = TerminalProgress("exporting records")
-            let done = try source.export(to: folder, containers: containers.isEmpty ? nil : containers) { p in
+            let done = try source.export(to: folder, containers: containers.isEmpty ? nil : containers, users: users.isEmpty ? nil : users,
+                                         zones: zones.isEmpty ? nil : zones) { p in
                 line.update(p.records, detail: p.zone)
             }
             line.finish()

@@ -14,6 +14,12 @@ struct ImportCommand: ParsableCommand {
     @Option(name: .customLong("container"), help: "Import only this container (repeat for more; default: all).")
     var containers: [String] = []
 
+    @Option(name: .customLong("user"), help: "Import only this user's private databases, key-value store and notifications, without the public database (repeat for more).")
+    var users: [String] = []
+
+    @Option(name: .customLong("zone"), help: "Import only zones of this name, with their subscriptions (repeat for more).")
+    var zones: [String] = []
+
     @Argument(help: "The folder `ckfs export` wrote.")
     var folder: String
 
@@ -21,11 +27,11 @@ struct ImportCommand: ParsableCommand {
         try reportingErrors {
             let choice = StoreChoice(store: store)
             let line = TerminalProgress("importing records")
-            let named = containers.isEmpty ? nil : containers
+            let (named, people, places) = (containers.isEmpty ? nil : containers, users.isEmpty ? nil : users, zones.isEmpty ? nil : zones)
             let show: (StoreCopyProgress) -> Void = { p in line.update(p.records, detail: p.zone) }
             let done = Store.exists(at: choice.storePath)
-                ? try choice.openStore().importContents(from: folder, containers: named, progress: show)
-                : try Store.create(at: choice.storePath, importing: folder, containers: named, progress: show)
+                ? try choice.openStore().importContents(from: folder, containers: named, users: people, zones: places, progress: show)
+                : try Store.create(at: choice.storePath, importing: folder, containers: named, users: people, zones: places, progress: show)
             line.finish()
             print("imported \(done.containers) containers, \(done.zones) zones, \(done.records) records, \(done.assets) assets into \(choice.storePath)")
         }

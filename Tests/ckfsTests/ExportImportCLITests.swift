@@ -78,6 +78,57 @@ import TestSupport
         #expect(try moved.database().recordCount() == 3000)
     }
 
+    /// Exports the store at `store`, imports the export into a new store, exports that, and
+    /// checks that the two exports are the same bytes (`diff -r`) and the moved store is clean.
+    static func expectRoundTrip(_ store: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let base = NSTemporaryDirectory() + "ckfs-round-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        let first = CLIFixture.exec(CLIFixture.binary, ["export", base + "/first", "--store", store])
+        try #require(first.status == 0, "\(first.stderr)", sourceLocation: sourceLocation)
+        let imported = CLIFixture.exec(CLIFixture.binary, ["import", base + "/first", "--store", base + "/moved"])
+        try #require(imported.status == 0, "\(imported.stderr)", sourceLocation: sourceLocation)
+        let second = CLIFixture.exec(CLIFixture.binary, ["export", base + "/second", "--store", base + "/moved"])
+        try #require(second.status == 0, "\(second.stderr)", sourceLocation: sourceLocation)
+        let diff = shell("diff -r '\(base)/first' '\(base)/second'")
+        #expect(diff.status == 0, "the two exports differ: \(diff.stdout.prefix(2000))", sourceLocation: sourceLocation)
+        let fsck = CLIFixture.exec(CLIFixture.binary, ["fsck", "--store", base + "/moved"])
+        #expect(fsck.status == 0, "\(fsck.stdout) \(fsck.stderr)", sourceLocation: sourceLocation)
+        #expect(first.stdout == second.stdout.replacingOccurrences(of: base + "/second", with: base + "/first"), sourceLocation: sourceLocation)
+    }
+
+    /// A store a Web Services client written by others filled (zones, a sync loop, uploaded
+    /// assets, a share, subscriptions and their notifications) goes out and back unchanged.
+    @Test func aStoreMadeOverHTTPGoesOutAndBackUnchanged() throws {
+        let fixture = try ServeFixture()
+        for (script, test) in [("test_sync.py", "test_sync_loop"), ("test_assets_users.py", "test_assets"),
+                               ("test_sharing.py", "test_shared_database"), ("test_notifications.py", "test_subscriptions")] {
+            let out = fixture.python(script, [test])
+            try #require(out.status == 0, "\(script) \(test): \(out.stdout)\(out.stderr)")
+        }
+        fixture.server.signal(SIGTERM)
+        _ = fixture.server.wait()
+        try Self.expectRoundTrip(fixture.cli.store)
+    }
+
+    /// A store changed through the mount by shell tools (a new file, `sed -i`, `cp`, `rm`, a
+    /// key-value plist) goes out and back unchanged.
+    @Test func aStoreMadeThroughTheMountGoesOutAndBackUnchanged() throws {
+        let m = try MountFixture()
+        let zone = m.publicZone
+        let edits = m.sh("""
+            set -e
+            cd '\(zone)'
+            printf '{"fields": {"title": "from the shell"}}' > Note/shell.json
+            sed -i 's/Welcome/Welcome back/' Note/welcome.json
+            cp Note/shell.json Note/copied.json
+            rm Note/copied.json
+            """)
+        try #require(edits.status == 0, "\(edits.stderr)")
+        #expect(m.read(zone + "/Note/welcome.json")?.contains("Welcome back") == true, "the edit was saved")
+        #expect(CLIFixture.exec(CLIFixture.binary, ["unmount", m.mount]).status == 0)
+        try Self.expectRoundTrip(m.store)
+    }
+
     @Test func anExportOverSomethingAndAnImportOverAHeldContainerAreRefused() throws {
         let cli = try CLIFixture()
         try #require(cli.run(["record", "save"], input: #"{"recordType":"Note","recordName":"a","fields":{}}"#).status == 0)

@@ -235,6 +235,72 @@ import TestSupport
         #expect(unknown?.message.contains("has no user nobody") == true, "\(String(describing: unknown))")
     }
 
+    /// A container imported into a store that exists: added whole, or, when the import
+    /// stops part way, refused when opened until a rerun makes it anew.
+    @Test func anImportIntoAStoreThatExistsAddsTheContainerOrNothingThatLooksWhole() throws {
+        let source = try TempStore()
+        let other = try source.store.container("iCloud.example.other")
+        let db = try other.database(.private, caller: Caller(userName: "olivia"))
+        try db.save(record("x", ["n": .int64(7)]))
+        source.store.waitForRecordFiles()
+        let damaged = Self.temporaryPath("export"), good = Self.temporaryPath("export")
+        defer { for p in [damaged, good] { try? FileManager.default.removeItem(atPath: p) } }
+        try source.store.export(to: damaged, containers: ["iCloud.example.other"])
+        try source.store.export(to: good, containers: ["iCloud.example.other"])
+        let file = try #require(try Self.tree(damaged).keys.first { $0.hasSuffix("/records/x.json") })
+        try Data("{ not json".utf8).write(to: URL(fileURLWithPath: damaged + "/" + file))
+
+        let target = try TempStore()
+        try target.db().save(record("mine"))
+        let stopped = Self.error { try target.store.importContents(from: damaged) }
+        #expect(stopped?.message.contains("is not valid JSON") == true, "\(String(describing: stopped))")
+        let refused = Self.error { _ = try Store.open(at: target.path).container("iCloud.example.other") }
+        #expect(refused?.code == .badContainer && refused?.message.contains("stopped part way") == true, "\(String(describing: refused))")
+        try target.store.importContents(from: good)
+        let moved = try Store.open(at: target.path)
+        #expect(try moved.container("iCloud.example.other").database(.private, caller: Caller(userName: "olivia")).record(for: RecordID(recordName: "x"))["n"] == .int64(7))
+        #expect(try moved.container().database(.private, caller: Caller(userName: "alice")).record(for: RecordID(recordName: "mine")).recordType == "Note",
+                "what the store held is kept")
+    }
+
+    /// Zones of every shape go out and back to the same bytes, with what their tokens say: a
+    /// log compacted past its first entries (an old token expired on both sides, a newer one
+    /// good), a zone made and never written, a record name too long for a file name, an asset
+    /// two records share.
+    @Test func compactedLogsEmptyZonesLongNamesAndSharedAssetsGoOutAndBack() throws {
+        let t = try TempStore(tuning: ZoneTuning.with { $0.checkpointEvery = 4; $0.compactLogBytes = 4_000 })
+        let db = try t.db()
+        let early = try db.currentChangeToken()
+        for i in 0..<60 { try db.save(record("r\(i % 7)", ["n": .int64(Int64(i)), "pad": .string(String(repeating: "x", count: 100))]), policy: .allKeys) }
+        let recent = try db.currentChangeToken()
+        try db.save(record("after", ["n": .int64(1)]))
+        try db.createZone("Empty")
+        let long = String(repeating: "n", count: 250)
+        try db.save(record(long, ["n": .int64(2)]))
+        let file = t.path + "/shared.bin"
+        try Data("shared bytes".utf8).write(to: URL(fileURLWithPath: file))
+        try db.modify(saving: [record("a1", ["f": .asset(Asset(file: file))]), record("a2", ["f": .asset(Asset(file: file))])]).error.map { throw $0 }
+        t.store.waitForRecordFiles()
+        #expect(Self.error { _ = try db.changes(since: early) }?.code == .changeTokenExpired, "the log was compacted")
+
+        let first = Self.temporaryPath("export"), moved = Self.temporaryPath("moved"), second = Self.temporaryPath("export")
+        defer { for p in [first, moved, second] { try? FileManager.default.removeItem(atPath: p) } }
+        try t.store.export(to: first)
+        try Store.create(at: moved, importing: first)
+        try Store.open(at: moved).export(to: second)
+        let a = try Self.tree(first), b = try Self.tree(second)
+        #expect(a.keys.sorted() == b.keys.sorted())
+        for (path, bytes) in a where b[path] != bytes { Issue.record("\(path) differs between the two exports") }
+        let after = try Store.open(at: moved).container().database(.private, caller: Caller(userName: "alice"))
+        #expect(Self.error { _ = try after.changes(since: early) }?.code == .changeTokenExpired)
+        #expect(try after.changes(since: recent).changed.map(\.recordID.recordName).sorted() == ["a1", "a2", "after", long].sorted())
+        #expect(try after.zones().map(\.zoneID.zoneName).contains("Empty"))
+        #expect(try after.record(for: RecordID(recordName: long))["n"] == .int64(2))
+        guard case .asset(let shared)? = try after.record(for: RecordID(recordName: "a2"))["f"] else { Issue.record("no asset"); return }
+        #expect(FileManager.default.contents(atPath: try after.assetFile(shared)) == Data("shared bytes".utf8))
+        #expect(try Store.open(at: moved).check().damage.isEmpty)
+    }
+
     @Test func aStoreThatHoldsTheContainerIsRefusedAndKeepsWhatItHas() throws {
         let m = try Made()
         let export = Self.temporaryPath("export")

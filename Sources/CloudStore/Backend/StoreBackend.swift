@@ -48,6 +48,18 @@ package protocol StoreBackend: Sendable {
     /// engine then checks. `progress` is called before each zone and now and then within one.
     func check(progress: ((CheckProgress) -> Void)?) -> (CheckReport, containers: [String])
 
+    /// Marks a container as being made by a copy, before anything of it is kept: until
+    /// ``finishCopy(container:)`` it is refused when opened, so one a copy did not finish
+    /// never looks whole.
+    func beginCopy(container: String) throws(CKError)
+
+    /// Marks the container a copy made whole.
+    func finishCopy(container: String) throws(CKError)
+
+    /// Removes what a copy that stopped part way made of a container (its mark says so), so
+    /// that a rerun makes it again; false, and nothing touched, for a container not so marked.
+    func discardUnfinishedCopy(container: String) throws(CKError) -> Bool
+
     /// Marks a store that a copy made (``StoreCopy``) whole: until then it is refused when
     /// opened, so a copy stopped part way never looks whole. Nothing to do for a store that
     /// was not made by a copy.

@@ -84,7 +84,7 @@ public final class Store: @unchecked Sendable {
         let kept: StoreSettings
         if let settings {
             if case .success(let names?) = Syscall.listDirectory(path), !names.isEmpty {
-                throw CKError(.invalidArguments, "\(path) is not empty; an export writes a new store, so name a folder that does not exist yet or is empty")
+                throw CKError(.invalidArguments, "\(path) is not empty; a copy makes a new store there, so name a folder that does not exist yet or is empty")
             }
             _ = try FileStoreBackend.create(at: layout, settings: settings, writer: FileWriter(io: io), unfinishedCopy: true)
             kept = settings

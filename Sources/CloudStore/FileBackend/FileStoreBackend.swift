@@ -113,6 +113,35 @@ final class FileStoreBackend: StoreBackend {
         return true
     }
 
+    /// Marks the container's folder as being made by a copy, before anything of it is written.
+    func beginCopy(container: String) throws(CKError) {
+        let file = ContainerFile(identifier: container, directory: layout.containerDirectory(container), path: layout.containerFile(container),
+                                 writer: writer, defaults: settings)
+        try writer.makeDirectories(file.directory)
+        try writer.replace(file.unfinishedCopyPath, with: Array("an import of this container has not finished\n".utf8), durable: true)
+    }
+
+    /// Removes the container's mark of an unfinished copy, durably.
+    func finishCopy(container: String) throws(CKError) {
+        let directory = layout.containerDirectory(container)
+        let file = directory + "/copy-unfinished"
+        guard case .success(_?) = Syscall.stat(file) else { return }
+        try Syscall.unlink(file).orThrow(.internalError, "cannot remove \(file)")
+        try writer.syncDirectory(directory)
+    }
+
+    /// The container's folder, renamed away and removed, when a copy that stopped part way
+    /// left it (its mark says so); false, and nothing touched, otherwise.
+    func discardUnfinishedCopy(container: String) throws(CKError) -> Bool {
+        let directory = layout.containerDirectory(container)
+        guard case .success(_?) = Syscall.stat(directory + "/copy-unfinished") else { return false }
+        let aside = layout.root + "/.discarded-" + StoreLayout.encode(container) + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        try writer.io.rename(directory, aside).orThrow(.internalError, "cannot set \(directory) aside")
+        try writer.syncDirectory(layout.root)
+        ZoneFolder.removeTree(aside)
+        return true
+    }
+
     /// Removes the mark of an unfinished copy, durably.
     func finishCopy() throws(CKError) {
         let file = Self.unfinishedCopyFile(layout)

@@ -98,15 +98,16 @@ extension ZoneFolder: ZoneStorage {
 
     /// The zone's one catalog for this store object, made at the first ask.
     func fileCatalog() -> ZoneFileCatalog {
-        if let kept = catalogSlot.withLock({ $0 }) { return kept }
+        if let kept = catalogSlot.withLock({ $0.catalog }) { return kept }
         let made = ZoneFileCatalog(storage: self)
         return catalogSlot.withLock { slot in
-            if let kept = slot { return kept }
-            slot = made
+            if let kept = slot.catalog { return kept }
+            if !slot.retired { slot.catalog = made }
             return made
         }
     }
 
-    /// Lets the catalog go (it holds this zone): the zone was deleted and forgotten.
-    func dropCatalog() { catalogSlot.withLock { $0 = nil } }
+    /// Lets the catalog go (it holds this zone), and keeps none made after: the zone was
+    /// deleted and forgotten, or its store object goes.
+    func dropCatalog() { catalogSlot.withLock { $0 = (nil, true) } }
 }

@@ -78,8 +78,8 @@ final class ZoneFolder: RecordCacheHolder, @unchecked Sendable {
 
     /// The zone's catalog, once asked for (``catalog()``); its lock is its own (a leaf). The
     /// catalog holds this zone: the `ZoneFolderTable` lets it go when it forgets the zone or
-    /// goes itself.
-    let catalogSlot = Mutex<ZoneFileCatalog?>(nil)
+    /// goes itself, and a zone forgotten keeps no catalog it is asked for after.
+    let catalogSlot = Mutex<(catalog: ZoneFileCatalog?, retired: Bool)>((nil, false))
 
     /// The bytes of parsed records this zone's cache shares with the store object's zones.
     let cacheBudget: RecordCacheBudget

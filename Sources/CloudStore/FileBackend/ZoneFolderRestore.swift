@@ -3,9 +3,10 @@ import Foundation
 /// A zone folder made whole from a snapshot (``ZoneFolders/restoreZone(_:lastSeq:usage:_:)``):
 /// built under a temporary name beside the zones (`.creating-…`, which fsck removes if a
 /// crash leaves it), synced, and renamed into place, so the zone appears whole or not at all.
-/// The log is the snapshot's entries framed as the file backend frames them; every record
-/// file is written and the file system synced before the rename, so `zone.json` notes a
-/// checkpoint at the last commit and nothing is replayed after.
+/// The log is the snapshot's entries framed as the file backend frames them, `zone.json` the
+/// snapshot's; every record file is written and the file system synced before the rename,
+/// and the lock file's markers say every entry is applied, so nothing is replayed on this
+/// boot (after a restart, what follows the checkpoint is replayed, as for any zone).
 final class ZoneFolderRestore: ZoneRestore {
     let temp: String
     let zoneID: ZoneID
@@ -13,8 +14,6 @@ final class ZoneFolderRestore: ZoneRestore {
     private let log: Int32
     private(set) var logSize: Int64 = 0
     private(set) var lastEntrySeq: Int64 = 0
-    /// The client change token of the last entry that gave one.
-    private(set) var lastClientChangeToken: Data?
     /// The assets added, and those the records added name (each with a record naming it).
     private var assets: Set<String> = []
     private var named: [String: String] = [:]
@@ -41,7 +40,6 @@ final class ZoneFolderRestore: ZoneRestore {
         try Syscall.writeAll(log, frame, path: path).orThrow(.internalError, "cannot write \(path)")
         logSize += Int64(frame.count)
         lastEntrySeq = entry.seq
-        if let token = entry.clientChangeToken { lastClientChangeToken = token }
     }
 
     func addRecord(_ record: Record) throws(CKError) {
@@ -93,10 +91,8 @@ final class ZoneFolderRestore: ZoneRestore {
         }
         let logPath = StoreLayout.logFile(temp)
         try Syscall.fsync(log, path: logPath).orThrow(.internalError, "cannot sync \(logPath)")
-        var meta = meta
-        meta.checkpointSeq = lastSeq
-        meta.usage = usage
-        if let token = lastClientChangeToken { meta.clientChangeToken = token }
+        // As the snapshot has it: its checkpoint (the entries after it are in the log, so a
+        // replay after a restart finds them), its usage and client change token then.
         try writer.replace(StoreLayout.zoneFile(temp), with: JSONWriter.pretty(meta.json()), durable: true)
         let commit = CommitMarker(bootID: CommitMarker.currentBootID, seq: lastSeq, usage: usage, busy: false)
         let apply = ApplyMarker(bootID: CommitMarker.currentBootID, applied: lastSeq, end: logSize)

@@ -37,9 +37,14 @@ struct StoreCopy {
         } ?? all
         let held = try target.containerIdentifiers()
         for id in chosen where held.contains(id) {
-            throw CKError(.invalidArguments, "the target holds container \(id) already; import into an empty store, or name only containers it lacks with --container")
+            guard try !target.discardUnfinishedCopy(container: id) else { continue }
+            throw CKError(.invalidArguments, "the target holds container \(id) already (a store `ckfs init` made holds its default container); import into a new store (`ckfs import FOLDER --store NEW-FOLDER` makes one), or name only containers the store lacks with --container")
         }
-        for id in chosen { try copyContainer(id, &done) }
+        for id in chosen {
+            try target.beginCopy(container: id)
+            try copyContainer(id, &done)
+            try target.finishCopy(container: id)
+        }
         try target.finishCopy()
         return done
     }
@@ -86,19 +91,26 @@ struct StoreCopy {
         for name in try from.zoneNames() where zones?.contains(name) ?? true {
             done.zone = "\(id) \(environment.rawValue) \(scope == .public ? "public" : owner) \(name)"
             progress?(done)
-            try from.zone(name).snapshot { (snapshot) throws(CKError) in
-                try to.restoreZone(snapshot.meta, lastSeq: snapshot.lastSeq, usage: snapshot.usage) { (restore) throws(CKError) in
-                    try snapshot.forEachEntry { (entry) throws(CKError) in try restore.addEntry(entry) }
-                    try snapshot.forEachRecord { (record) throws(CKError) in
-                        try restore.addRecord(record)
-                        done.records += 1
-                        if done.records % 1_000 == 0 { progress?(done) }
-                    }
-                    try snapshot.forEachAsset { (checksum, file) throws(CKError) in
-                        try restore.addAsset(checksum: checksum, file: file)
-                        done.assets += 1
+            // A zone deleted since it was listed is not copied.
+            let zone = from.zone(name)
+            guard zone.exists else { continue }
+            do throws(CKError) {
+                try zone.snapshot { (snapshot) throws(CKError) in
+                    try to.restoreZone(snapshot.meta, lastSeq: snapshot.lastSeq, usage: snapshot.usage) { (restore) throws(CKError) in
+                        try snapshot.forEachEntry { (entry) throws(CKError) in try restore.addEntry(entry) }
+                        try snapshot.forEachRecord { (record) throws(CKError) in
+                            try restore.addRecord(record)
+                            done.records += 1
+                            if done.records % 1_000 == 0 { progress?(done) }
+                        }
+                        try snapshot.forEachAsset { (checksum, file) throws(CKError) in
+                            try restore.addAsset(checksum: checksum, file: file)
+                            done.assets += 1
+                        }
                     }
                 }
+            } catch where error.code == .zoneNotFound && !zone.exists {
+                continue
             }
             done.zones += 1
         }

@@ -5,7 +5,7 @@ struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
         abstract: "Write the store, or some of its containers, as a new store in a folder.",
-        discussion: "The folder gets the plain file layout a store keeps (JSON, property lists, asset files), which `ls`, `cat`, `tar` and any JSON reader read, and which `ckfs import` loads into another store. Each zone is written whole as of one commit, with the history its change tokens need, so clients that synced before the move go on from where they were. Writers may write meanwhile: each zone is consistent, zones are written one after another."
+        discussion: "The folder gets the plain file layout a store keeps (JSON, property lists, asset files), which `ls`, `cat`, `tar` and any JSON reader read, and which `ckfs import` loads into another store. Each zone is written whole as of one commit, with the history its change tokens need, so clients that synced before the move go on from where they were. Writers may write meanwhile: each zone is written as of one commit, its writers waiting while it is copied, and zones one after another."
     )
 
     @Option(help: "The store directory (env CKFS_STORE; default $XDG_DATA_HOME/ckfs or ~/.local/share/ckfs).")

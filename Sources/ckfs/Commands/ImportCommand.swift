@@ -5,7 +5,7 @@ struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
         abstract: "Load what `ckfs export` wrote into a store.",
-        discussion: "With no store at --store, a new one is made holding the export's containers and settings. Into a store that exists, only containers it does not hold are loaded; one it holds is refused and nothing is changed. Change tokens, change tags, notifications and their tokens are kept, so clients go on from where they were."
+        discussion: "With no store at --store, a new one is made holding the export's containers and settings. Into a store that exists, only containers it does not hold are loaded; one it holds is refused and nothing is changed. An import that stops part way leaves what it made refused when opened; running it again makes it anew. Change tokens, change tags, notifications and their tokens are kept, so clients go on from where they were."
     )
 
     @Option(help: "The store directory (env CKFS_STORE; default $XDG_DATA_HOME/ckfs or ~/.local/share/ckfs).")

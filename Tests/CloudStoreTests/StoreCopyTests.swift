@@ -200,6 +200,8 @@ import TestSupport
         }
         let refused = Self.error { try Store.create(at: moved, importing: export) }
         #expect(refused?.message.contains(expected) == true, "\(String(describing: refused))")
+        #expect(refused?.message.hasPrefix("copying zone \(damage == "asset" ? ZoneID.defaultZoneName : "Lists") of the private database of _") == true,
+                "it names the zone and its database: \(String(describing: refused))")
         // What was made of the target before the refusal is never taken for a whole store.
         #expect(Self.error { _ = try Store.open(at: moved) }?.message.contains("did not finish") == true)
     }
@@ -256,6 +258,7 @@ import TestSupport
         #expect(stopped?.message.contains("is not valid JSON") == true, "\(String(describing: stopped))")
         let refused = Self.error { _ = try Store.open(at: target.path).container("iCloud.example.other") }
         #expect(refused?.code == .badContainer && refused?.message.contains("stopped part way") == true, "\(String(describing: refused))")
+        #expect(target.store.check().damage.contains { $0.contains("an import of container iCloud.example.other stopped part way") })
         try target.store.importContents(from: good)
         let moved = try Store.open(at: target.path)
         #expect(try moved.container("iCloud.example.other").database(.private, caller: Caller(userName: "olivia")).record(for: RecordID(recordName: "x"))["n"] == .int64(7))
@@ -299,6 +302,26 @@ import TestSupport
         guard case .asset(let shared)? = try after.record(for: RecordID(recordName: "a2"))["f"] else { Issue.record("no asset"); return }
         #expect(FileManager.default.contents(atPath: try after.assetFile(shared)) == Data("shared bytes".utf8))
         #expect(try Store.open(at: moved).check().damage.isEmpty)
+    }
+
+    /// fsck leaves a zone folder being built (as an import builds one, for as long as its
+    /// zone takes) and removes one a crash left, an hour old.
+    @Test func fsckLeavesAZoneBeingBuiltAndRemovesOneLeftBehind() throws {
+        let t = try TempStore()
+        _ = try t.db()
+        let zones = t.path + "/" + (try #require(try Self.tree(t.path).keys.first { $0.hasSuffix("/zones/_defaultZone/zone.json") }))
+            .dropLast("/_defaultZone/zone.json".count)
+        let building = zones + "/.creating-Lists-abc", left = zones + "/.creating-Old-def"
+        for folder in [building, left] {
+            for sub in ["", "/records", "/assets"] { try FileManager.default.createDirectory(atPath: folder + sub, withIntermediateDirectories: true) }
+        }
+        let old = Date(timeIntervalSinceNow: -7_200)
+        for sub in ["/records", "/assets", ""] { try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: left + sub) }
+        let report = t.store.check()
+        #expect(FileManager.default.fileExists(atPath: building), "a zone being built is left")
+        #expect(report.warnings.contains { $0.contains(".creating-Lists-abc is a zone being made") }, "\(report.warnings)")
+        #expect(!FileManager.default.fileExists(atPath: left), "one left by a crash is removed")
+        #expect(report.repaired.contains { $0.contains(".creating-Old-def") }, "\(report.repaired)")
     }
 
     @Test func aStoreThatHoldsTheContainerIsRefusedAndKeepsWhatItHas() throws {

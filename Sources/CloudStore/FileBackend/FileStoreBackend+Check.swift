@@ -19,6 +19,9 @@ extension FileStoreBackend {
         for id in containers {
             let dir = layout.containerDirectory(id)
             let info = checkContainerInfo(id, &report)
+            if case .success(_?) = Syscall.stat(dir + "/copy-unfinished") {
+                report.damage.append("\(dir): an import of container \(id) stopped part way (its copy-unfinished file says so), and the container is refused until it finishes; run the import again (it makes the container anew), or move the folder out of the store")
+            }
             do throws(CKError) { _ = try readJSONFile(layout.schemaFile(id)) } catch { report.damage.append(error.message) }
             for env in Environment.allCases {
                 let envDir = dir + "/" + env.rawValue
@@ -93,11 +96,26 @@ extension FileStoreBackend {
         }
     }
 
+    /// Whether a folder or its `records` or `assets` changed in the last hour: a zone being
+    /// built (an import writes one for as long as its zone takes) is not taken for one a
+    /// crash left.
+    static func isRecent(_ path: String) -> Bool {
+        let hourAgo = Clock.milliseconds() - 3_600_000
+        return [path, StoreLayout.recordsDirectory(path), StoreLayout.assetsDirectory(path)].contains { folder in
+            if case .success(let st?) = Syscall.stat(folder, times: true) { return st.modified > hourAgo }
+            return false
+        }
+    }
+
     private func checkDatabase(_ db: String, _ report: inout CheckReport, progress: ((CheckProgress) -> Void)?) {
         let zonesDir = StoreLayout.zonesDirectory(db)
         guard case .success(let names?) = Syscall.listDirectory(zonesDir) else { return }
         for name in names.sorted() {
             let path = zonesDir + "/" + name
+            if name.hasPrefix(".creating-"), Self.isRecent(path) {
+                report.warnings.append("\(path) is a zone being made (created, or restored by `ckfs import`) and is left as it is; it is removed by the first fsck after it is an hour old")
+                continue
+            }
             if name.hasPrefix(".creating-") || name.hasPrefix(".deleted-") {
                 ZoneFolder.removeTree(path)
                 report.repaired.append("\(zonesDir): removed \(name), left by an interrupted zone \(name.hasPrefix(".creating-") ? "creation" : "deletion")")

@@ -111,6 +111,11 @@ struct StoreCopy {
                 }
             } catch where error.code == .zoneNotFound && !zone.exists {
                 continue
+            } catch {
+                // Which zone, of which database: every database has a `_defaultZone`.
+                var named = error
+                named.message = "copying zone \(name) of the \(scope == .public ? "public database" : "private database of \(owner)") in \(id) (\(environment.rawValue)): " + error.message
+                throw named
             }
             done.zones += 1
         }

@@ -103,7 +103,7 @@ import TestSupport
         for (script, test) in [("test_sync.py", "test_sync_loop"), ("test_assets_users.py", "test_assets"),
                                ("test_sharing.py", "test_shared_database"), ("test_notifications.py", "test_subscriptions")] {
             let out = fixture.python(script, [test])
-            try #require(out.status == 0, "\(script) \(test): \(out.stdout)\(out.stderr)")
+            try #require(out.status == 0 && out.stdout.contains("\(test): passed"), "\(script) \(test): \(out.stdout)\(out.stderr)")
         }
         fixture.server.signal(SIGTERM)
         _ = fixture.server.wait()

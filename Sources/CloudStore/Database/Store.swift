@@ -72,29 +72,35 @@ public final class Store: @unchecked Sendable {
         return false
     }
 
-    /// The file backend of the store at `path`, opened to be copied from or into, without
-    /// anything made or repaired on the way (no default container, no reserve of space), and
-    /// reading zones as the CLI does, keeping a bounded number of parsed records;
-    /// `create` makes the store's folder and settings first, marked unfinished until the copy
-    /// calls `finishCopy()`, and refuses a folder that holds anything. Nil when there is no
-    /// store at `path` and `create` is false.
-    package static func fileBackendForCopy(at path: String, create settings: StoreSettings?) throws(CKError) -> (any StoreBackend, StoreSettings)? {
-        let layout = StoreLayout(root: path)
-        let io = PosixIO()
-        let kept: StoreSettings
-        if let settings {
-            if case .success(let names?) = Syscall.listDirectory(path), !names.isEmpty {
-                throw CKError(.invalidArguments, "\(path) is not empty; a copy makes a new store there, so name a folder that does not exist yet or is empty")
-            }
-            _ = try FileStoreBackend.create(at: layout, settings: settings, writer: FileWriter(io: io), unfinishedCopy: true)
-            kept = settings
-        } else {
-            guard case .success(_?) = Syscall.stat(layout.settingsFile) else { return nil }
-            kept = try FileStoreBackend.settings(at: layout)
+    /// The file backend of the store at `path`, to copy from, with its settings: opened
+    /// without anything made or repaired on the way (no default container, no reserve of
+    /// space), reading zones as the CLI does, keeping a bounded number of parsed records.
+    /// `invalidArguments` when there is no store at `path`.
+    package static func fileBackendToCopy(from path: String) throws(CKError) -> (any StoreBackend, StoreSettings) {
+        guard exists(at: path) else {
+            throw CKError(.invalidArguments, "no store at \(path) to import (its ckfs-store.json is missing); name the folder `ckfs export` wrote")
         }
-        let backend = FileStoreBackend(layout: layout, writer: FileWriter(io: io), settings: kept,
-                                       zones: ZoneFolderTable(io: io, tuning: kept.tuning, reading: .indexed))
-        return (backend, kept)
+        let layout = StoreLayout(root: path)
+        let settings = try FileStoreBackend.settings(at: layout)
+        return (fileBackend(layout, settings), settings)
+    }
+
+    /// A new store at `path` with `settings`, to copy into, opened as ``fileBackendToCopy(from:)``
+    /// opens one: marked unfinished until the copy calls `finishCopy()`. A folder that holds
+    /// anything is refused.
+    package static func fileBackendToCopy(into path: String, settings: StoreSettings) throws(CKError) -> any StoreBackend {
+        if case .success(let names?) = Syscall.listDirectory(path), !names.isEmpty {
+            throw CKError(.invalidArguments, "\(path) is not empty; a copy makes a new store there, so name a folder that does not exist yet or is empty")
+        }
+        let layout = StoreLayout(root: path)
+        _ = try FileStoreBackend.create(at: layout, settings: settings, writer: FileWriter(io: PosixIO()), unfinishedCopy: true)
+        return fileBackend(layout, settings)
+    }
+
+    private static func fileBackend(_ layout: StoreLayout, _ settings: StoreSettings) -> any StoreBackend {
+        let io = PosixIO()
+        return FileStoreBackend(layout: layout, writer: FileWriter(io: io), settings: settings,
+                                zones: ZoneFolderTable(io: io, tuning: settings.tuning, reading: .indexed))
     }
 
     /// The container with this identifier, made on first use; nil means the default.

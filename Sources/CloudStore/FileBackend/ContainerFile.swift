@@ -17,14 +17,11 @@ struct ContainerFile: ContainerStorage {
         return ContainerVersion(stamp: [Int64(bitPattern: status.inode), status.changedNanos])
     }
 
-    /// Kept while a copy (`ckfs import`) makes this container in a store that exists: the
-    /// container is refused until the copy finishes, and a rerun makes it again.
-    var unfinishedCopyPath: String { directory + "/copy-unfinished" }
-
-    /// Refused while a copy makes the container (``unfinishedCopyPath``).
+    /// Refused while a copy (`ckfs import`) makes the container: its folder has the copy's
+    /// mark (`FileStoreBackend+CopyMarks`).
     func read() throws(CKError) -> ContainerInfo? {
-        if case .success(_?) = Syscall.stat(unfinishedCopyPath) {
-            throw CKError(.badContainer, "container \(identifier) is being imported, or an import of it stopped part way (\(unfinishedCopyPath) says so); let the import finish, or run it again: it makes the container anew")
+        if FileStoreBackend.isMarked(directory) {
+            throw CKError(.badContainer, "container \(identifier) is being imported, or an import of it stopped part way (\(FileStoreBackend.copyMark(in: directory)) says so); let the import finish, or run it again: it makes the container anew")
         }
         guard let json = try readJSONFile(path) else { return nil }
         var info = try ContainerInfo(json: json, defaults: defaults, path: path)

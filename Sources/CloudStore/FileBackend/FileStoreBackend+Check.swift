@@ -19,7 +19,7 @@ extension FileStoreBackend {
         for id in containers {
             let dir = layout.containerDirectory(id)
             let info = checkContainerInfo(id, &report)
-            if case .success(_?) = Syscall.stat(dir + "/copy-unfinished") {
+            if Self.isMarked(dir) {
                 report.damage.append("\(dir): an import of container \(id) stopped part way (its copy-unfinished file says so), and the container is refused until it finishes; run the import again (it makes the container anew), or move the folder out of the store")
             }
             do throws(CKError) { _ = try readJSONFile(layout.schemaFile(id)) } catch { report.damage.append(error.message) }

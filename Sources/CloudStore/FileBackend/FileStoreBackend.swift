@@ -84,8 +84,8 @@ final class FileStoreBackend: StoreBackend {
 
     /// The store's settings, `ckfs-store.json`; `badDatabase` when there is no store at `layout`.
     static func settings(at layout: StoreLayout) throws(CKError) -> StoreSettings {
-        if case .success(_?) = Syscall.stat(unfinishedCopyFile(layout)) {
-            throw CKError(.badDatabase, "\(layout.root) is a copy that did not finish: the `ckfs export` or `ckfs import` making it stopped before the end (\(unfinishedCopyFile(layout)) says so); remove the folder and run it again")
+        if isMarked(layout.root) {
+            throw CKError(.badDatabase, "\(layout.root) is a copy that did not finish: the `ckfs export` or `ckfs import` making it stopped before the end (\(copyMark(in: layout.root)) says so); remove the folder and run it again")
         }
         guard let bytes = try Syscall.readFile(layout.settingsFile).orThrow(.internalError, "cannot read \(layout.settingsFile)") else {
             throw CKError(.badDatabase, "no store at \(layout.root); create one with `ckfs init --store \(layout.root)`")
@@ -95,59 +95,15 @@ final class FileStoreBackend: StoreBackend {
         }
     }
 
-    /// The file a copy into a new store keeps at its root until the copy is whole
-    /// (``finishCopy()``): a store that has it is refused when opened, so a copy stopped part
-    /// way (a full disk, Ctrl-C, kill -9) never looks like a store that holds everything.
-    static func unfinishedCopyFile(_ layout: StoreLayout) -> String { layout.root + "/copy-unfinished" }
-
     /// Makes the store's folder and its settings file, durably; false when a store is there
     /// already (its settings are kept). `unfinishedCopy` marks the store a copy that is not
     /// whole yet, before its settings file is written.
     static func create(at layout: StoreLayout, settings: StoreSettings, writer: FileWriter, unfinishedCopy: Bool = false) throws(CKError) -> Bool {
         if case .success(_?) = Syscall.stat(layout.settingsFile) { return false }
         try writer.makeDirectories(layout.root)
-        if unfinishedCopy {
-            try writer.replace(unfinishedCopyFile(layout), with: Array("a copy into this store has not finished\n".utf8), durable: true)
-        }
+        if unfinishedCopy { try mark(layout.root, writer: writer, saying: "a copy into this store has not finished") }
         try writer.replace(layout.settingsFile, with: JSONWriter.pretty(settings.json()), durable: true)
         return true
-    }
-
-    /// Marks the container's folder as being made by a copy, before anything of it is written.
-    func beginCopy(container: String) throws(CKError) {
-        let file = ContainerFile(identifier: container, directory: layout.containerDirectory(container), path: layout.containerFile(container),
-                                 writer: writer, defaults: settings)
-        try writer.makeDirectories(file.directory)
-        try writer.replace(file.unfinishedCopyPath, with: Array("an import of this container has not finished\n".utf8), durable: true)
-    }
-
-    /// Removes the container's mark of an unfinished copy, durably.
-    func finishCopy(container: String) throws(CKError) {
-        let directory = layout.containerDirectory(container)
-        let file = directory + "/copy-unfinished"
-        guard case .success(_?) = Syscall.stat(file) else { return }
-        try Syscall.unlink(file).orThrow(.internalError, "cannot remove \(file)")
-        try writer.syncDirectory(directory)
-    }
-
-    /// The container's folder, renamed away and removed, when a copy that stopped part way
-    /// left it (its mark says so); false, and nothing touched, otherwise.
-    func discardUnfinishedCopy(container: String) throws(CKError) -> Bool {
-        let directory = layout.containerDirectory(container)
-        guard case .success(_?) = Syscall.stat(directory + "/copy-unfinished") else { return false }
-        let aside = layout.root + "/.discarded-" + StoreLayout.encode(container) + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
-        try writer.io.rename(directory, aside).orThrow(.internalError, "cannot set \(directory) aside")
-        try writer.syncDirectory(layout.root)
-        ZoneFolder.removeTree(aside)
-        return true
-    }
-
-    /// Removes the mark of an unfinished copy, durably.
-    func finishCopy() throws(CKError) {
-        let file = Self.unfinishedCopyFile(layout)
-        guard case .success(_?) = Syscall.stat(file) else { return }
-        try Syscall.unlink(file).orThrow(.internalError, "cannot remove \(file)")
-        try writer.syncDirectory(layout.root)
     }
 
     /// The folders of the store's root named as containers are (`iCloud.…`).

@@ -116,8 +116,28 @@ package final class NotificationLog: NotificationStorage {
     }
 
     func contents() throws(CKError) -> Contents {
-        var out = Contents()
-        guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") else { return out }
+        let log = try lines()
+        var out = Contents(epoch: log.epoch, badLines: log.badLines)
+        for entry in log.entries {
+            switch entry {
+            case .notification(let seq, let n):
+                out.notifications.append((seq, n))
+                out.lastSeq = max(out.lastSeq, seq)
+            case .markRead(let seq, let ids, _):
+                out.read.formUnion(ids)
+                out.lastSeq = max(out.lastSeq, seq)
+            }
+        }
+        return out
+    }
+
+    /// Every whole line of the log, parsed: the epoch (the first line's), the notifications
+    /// and read marks in order, and the numbers of the lines that are neither.
+    private func lines() throws(CKError) -> (epoch: String?, entries: [NotificationSnapshot.Entry], badLines: [Int]) {
+        guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)") else { return (nil, [], []) }
+        var epoch: String?
+        var entries: [NotificationSnapshot.Entry] = []
+        var badLines: [Int] = []
         var lineNumber = 0
         var start = 0
         while let newline = bytes[start...].firstIndex(ofByte: 0x0A) {
@@ -125,27 +145,26 @@ package final class NotificationLog: NotificationStorage {
             let line = bytes[start..<newline]
             start = newline + 1
             guard let json = try? JSONParser.parse(Array(line)) else {
-                out.badLines.append(lineNumber)
+                badLines.append(lineNumber)
                 continue
             }
-            if lineNumber == 1, let epoch = json["epoch"]?.stringValue {
-                out.epoch = epoch
+            if lineNumber == 1, let e = json["epoch"]?.stringValue {
+                epoch = e
                 continue
             }
             guard let seq = json["seq"]?.int64Value else {
-                out.badLines.append(lineNumber)
+                badLines.append(lineNumber)
                 continue
             }
-            out.lastSeq = max(out.lastSeq, seq)
             if let ids = json["markRead"]?.arrayValue {
-                for id in ids { if let s = id.stringValue { out.read.insert(s) } }
+                entries.append(.markRead(seq: seq, ids: ids.compactMap(\.stringValue), time: json["time"]?.int64Value ?? 0))
             } else if let n = try? CloudNotification(json: json) {
-                out.notifications.append((seq, n))
+                entries.append(.notification(seq: seq, n))
             } else {
-                out.badLines.append(lineNumber)
+                badLines.append(lineNumber)
             }
         }
-        return out
+        return (epoch, entries, badLines)
     }
 
     /// Notifications after `token` (nil: all kept), except those `device` caused itself.
@@ -180,31 +199,12 @@ package final class NotificationLog: NotificationStorage {
     /// The log's lines as they are: a line that cannot be read is an error naming it, since a
     /// copy must not drop what it cannot read.
     package func snapshot() throws(CKError) -> NotificationSnapshot? {
-        guard let bytes = try Syscall.readFile(path).orThrow(.internalError, "cannot read \(path)"), !bytes.isEmpty else { return nil }
-        var epoch = ""
-        var entries: [NotificationSnapshot.Entry] = []
-        var lineNumber = 0
-        var start = 0
-        while let newline = bytes[start...].firstIndex(ofByte: 0x0A) {
-            lineNumber += 1
-            let line = bytes[start..<newline]
-            start = newline + 1
-            let bad = CKError(.internalError, "\(path), line \(lineNumber), is not a notification; fix or delete the line (`ckfs fsck` lists such lines), then copy again")
-            guard let json = try? JSONParser.parse(Array(line)) else { throw bad }
-            if lineNumber == 1, let e = json["epoch"]?.stringValue {
-                epoch = e
-                continue
-            }
-            guard let seq = json["seq"]?.int64Value else { throw bad }
-            if let ids = json["markRead"]?.arrayValue {
-                entries.append(.markRead(seq: seq, ids: ids.compactMap(\.stringValue), time: json["time"]?.int64Value ?? 0))
-            } else if let n = try? CloudNotification(json: json) {
-                entries.append(.notification(seq: seq, n))
-            } else {
-                throw bad
-            }
+        let log = try lines()
+        if let bad = log.badLines.first {
+            throw CKError(.internalError, "\(path), line \(bad), is not a notification; fix or delete the line (`ckfs fsck` lists such lines), then copy again")
         }
-        return NotificationSnapshot(epoch: epoch, entries: entries)
+        guard log.epoch != nil || !log.entries.isEmpty else { return nil }
+        return NotificationSnapshot(epoch: log.epoch ?? "", entries: log.entries)
     }
 
     /// Written as one file: the epoch line, then each entry under its own sequence number.

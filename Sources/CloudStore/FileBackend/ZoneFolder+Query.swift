@@ -26,12 +26,12 @@ extension ZoneFolder {
             ZoneFolder.indexLogger.notice("query of \(query.recordType) in zone \(zone): \(unindexed) condition(s) of \(query.predicate) are not in the index; records are read to test them")
         }
         return try withCurrentIndex { (index) throws(CKError) -> QueryPage in
-            try indexedPage(of: query, storage: self, index: index, conditions: conditions, sort: sort, types: types, limit: limit, after: after)
+            try indexedPage(of: query, index: index, conditions: conditions, sort: sort, types: types, limit: limit, after: after)
         }
     }
 
     /// ``indexedPage(of:types:limit:after:)``'s page, from `index`, the zone's brought up to date.
-    private func indexedPage(of query: RecordQuery, storage: ZoneFolder, index: ZoneIndexFile, conditions: [ZoneIndexFile.Condition],
+    private func indexedPage(of query: RecordQuery, index: ZoneIndexFile, conditions: [ZoneIndexFile.Condition],
                              sort: [ZoneIndexFile.Sort], types: [String: FieldType], limit: Int,
                              after: CursorPosition?) throws(CKError) -> QueryPage {
         // `key == value` sorted by a field: a pair index of the two, when the zone keeps one,
@@ -42,7 +42,7 @@ extension ZoneFolder {
         var pairKept = false
         if let pairing, let lastUse = try index.read({ (reader) throws(CKError) in try reader.lastUse(of: pairing.pair) }) {
             pairKept = true
-            storage.notePairUse(pairing.pair, lastUse: lastUse, in: index)
+            notePairUse(pairing.pair, lastUse: lastUse, in: index)
         }
         // A value that no more records have than the page holds: its matches are found and
         // sorted at once, where the walk in sort order would read its whole bound of rows
@@ -52,29 +52,29 @@ extension ZoneFolder {
             let (matches, work) = try index.read { (reader) throws(CKError) in
                 try reader.count(type: pairing.pair.type, key: pairing.pair.key, value: pairing.value, upTo: limit + 1)
             }
-            storage.observers.walkWork?(work)
+            observers.walkWork?(work)
             few = matches <= limit
         }
-        if !pairKept, !few, let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: conditions, sort: sort,
+        if !pairKept, !few, let page = try pageInSortOrder(of: query, index: index, conditions: conditions, sort: sort,
                                                            types: types, limit: limit, after: after) {
-            storage.observers.queryPlan?(.sortOrder)
+            observers.queryPlan?(.sortOrder)
             return page
         }
         if let pairing, !pairKept, !few {
-            let threshold = storage.tuning.pairIndexFromMatches
+            let threshold = tuning.pairIndexFromMatches
             let (matches, work) = try index.read { (reader) throws(CKError) in
                 try reader.count(type: pairing.pair.type, key: pairing.pair.key, value: pairing.value, upTo: threshold)
             }
-            storage.observers.walkWork?(work)
-            pairKept = matches >= threshold && storage.keepPair(pairing.pair, in: index)
+            observers.walkWork?(work)
+            pairKept = matches >= threshold && keepPair(pairing.pair, in: index)
         }
         if let pairing, pairKept,
-           let page = try pageInSortOrder(of: query, storage: storage, index: index, conditions: pairing.rest, sort: sort,
+           let page = try pageInSortOrder(of: query, index: index, conditions: pairing.rest, sort: sort,
                                           types: types, limit: limit, after: after, pair: (pairing.pair, pairing.value)) {
-            storage.observers.queryPlan?(.pairOrder)
+            observers.queryPlan?(.pairOrder)
             return page
         }
-        storage.observers.queryPlan?(.matchesSorted)
+        observers.queryPlan?(.matchesSorted)
         // Rows are taken from the index a batch at a time and the records read between
         // batches, so the index is never held while a record file is read. A batch that ends
         // before the page is full is followed by a larger one, from where it stopped.
@@ -94,7 +94,7 @@ extension ZoneFolder {
                 }
             }
             for row in rows {
-                guard let record = try storage.record(named: row.name), record.recordType == query.recordType,
+                guard let record = try record(named: row.name), record.recordType == query.recordType,
                       query.matches(record) else { continue }
                 page.append(SortedRecords.Entry(values: query.sortDescriptors.map { $0.value(of: record) }, record: record))
                 if page.count > limit { return QueryPage(entries: Array(page.prefix(limit)), more: true, grouped: false) }
@@ -114,7 +114,7 @@ extension ZoneFolder {
     ///
     /// With `pair`, the walk is of the pair index's rows for its value, and `conditions` are
     /// the others.
-    private func pageInSortOrder(of query: RecordQuery, storage: ZoneFolder, index: ZoneIndexFile,
+    private func pageInSortOrder(of query: RecordQuery, index: ZoneIndexFile,
                                  conditions: [ZoneIndexFile.Condition], sort: [ZoneIndexFile.Sort],
                                  types: [String: FieldType], limit: Int, after: CursorPosition?,
                                  pair: (ZoneIndexFile.Pair, SQLiteDatabase.Value)? = nil) throws(CKError) -> QueryPage? {
@@ -144,10 +144,10 @@ extension ZoneFolder {
                     return !stopped
                 }
             }
-            storage.observers.walkWork?(work)
+            observers.walkWork?(work)
             var page: [SortedRecords.Entry] = []
             for row in rows {
-                guard let record = try storage.record(named: row.name), record.recordType == query.recordType,
+                guard let record = try record(named: row.name), record.recordType == query.recordType,
                       query.matches(record) else { continue }
                 page.append(SortedRecords.Entry(values: query.sortDescriptors.map { $0.value(of: record) }, record: record))
                 if page.count > limit { return QueryPage(entries: Array(page.prefix(limit)), more: true, grouped: false) }

@@ -3,17 +3,15 @@ extension Store {
     /// layout, readable with `ls`, `cat`, `tar` and any JSON reader: `ckfs export`. `path`
     /// must not exist or be empty. Each zone is copied whole as of one commit, its history
     /// with it, so change tokens and change tags given before the copy stay good after it.
-    @discardableResult
     ///
     /// `containers`, `users` and `zones` narrow it: only those containers; only those users'
     /// private databases, key-value stores and notifications, without the public database;
     /// only zones of those names, with the subscriptions of those zones and nothing else of a
     /// user's.
+    @discardableResult
     public func export(to path: String, containers: [String]? = nil, users: [String]? = nil, zones: [String]? = nil,
                        progress: ((StoreCopyProgress) -> Void)? = nil) throws(CKError) -> StoreCopyProgress {
-        guard let (target, _) = try Store.fileBackendForCopy(at: path, create: settings) else {
-            throw CKError(.internalError, "could not make a store at \(path)")
-        }
+        let target = try Store.fileBackendToCopy(into: path, settings: settings)
         return try StoreCopy(source: backend, target: target, containers: containers, users: users, zones: zones, progress: progress).run()
     }
 
@@ -24,9 +22,7 @@ extension Store {
     @discardableResult
     public func importContents(from path: String, containers: [String]? = nil, users: [String]? = nil, zones: [String]? = nil,
                                progress: ((StoreCopyProgress) -> Void)? = nil) throws(CKError) -> StoreCopyProgress {
-        guard let (source, _) = try Store.fileBackendForCopy(at: path, create: nil) else {
-            throw CKError(.invalidArguments, "no store at \(path) to import (its ckfs-store.json is missing); name the folder `ckfs export` wrote")
-        }
+        let (source, _) = try Store.fileBackendToCopy(from: path)
         return try StoreCopy(source: source, target: backend, containers: containers, users: users, zones: zones, progress: progress).run()
     }
 
@@ -35,12 +31,8 @@ extension Store {
     @discardableResult
     public static func create(at path: String, importing source: String, containers: [String]? = nil, users: [String]? = nil,
                               zones: [String]? = nil, progress: ((StoreCopyProgress) -> Void)? = nil) throws(CKError) -> StoreCopyProgress {
-        guard let (from, settings) = try Store.fileBackendForCopy(at: source, create: nil) else {
-            throw CKError(.invalidArguments, "no store at \(source) to import (its ckfs-store.json is missing); name the folder `ckfs export` wrote")
-        }
-        guard let (target, _) = try Store.fileBackendForCopy(at: path, create: settings) else {
-            throw CKError(.internalError, "could not make a store at \(path)")
-        }
+        let (from, settings) = try Store.fileBackendToCopy(from: source)
+        let target = try Store.fileBackendToCopy(into: path, settings: settings)
         return try StoreCopy(source: from, target: target, containers: containers, users: users, zones: zones, progress: progress).run()
     }
 }

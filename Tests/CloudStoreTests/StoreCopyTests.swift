@@ -326,6 +326,26 @@ import TestSupport
         #expect(report.repaired.contains { $0.contains(".creating-Old-def") }, "\(report.repaired)")
     }
 
+    /// Beside the containers, fsck leaves a container's folder an import is making and
+    /// removes one a crash left an hour ago, and an unfinished container set aside.
+    @Test func fsckRemovesContainerFoldersAnImportLeft() throws {
+        let t = try TempStore()
+        _ = try t.db()
+        let making = t.path + "/.creating-iCloud.com.example.new-abc", left = t.path + "/.creating-iCloud.com.example.old-def"
+        let aside = t.path + "/.discarded-iCloud.com.example.gone-ghi"
+        for folder in [making, left, aside] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try Data("an import of this container has not finished\n".utf8).write(to: URL(fileURLWithPath: folder + "/copy-unfinished"))
+        }
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -7_200)], ofItemAtPath: left)
+        let report = t.store.check()
+        #expect(FileManager.default.fileExists(atPath: making), "a container's folder being made is left")
+        #expect(!FileManager.default.fileExists(atPath: left) && !FileManager.default.fileExists(atPath: aside))
+        #expect(report.repaired.filter { $0.contains("left by an import that stopped part way") }.count == 2, "\(report.repaired)")
+        #expect(report.damage.isEmpty, "\(report.damage)")
+        #expect(try t.store.containerIdentifiers() == [t.store.settings.defaultContainer])
+    }
+
     @Test func aStoreThatHoldsTheContainerIsRefusedAndKeepsWhatItHas() throws {
         let m = try Made()
         let export = Self.temporaryPath("export")
@@ -337,5 +357,65 @@ import TestSupport
         // An export into a folder that holds something.
         #expect(Self.error { try m.t.store.export(to: export) }?.message.contains("not empty") == true)
         #expect(try m.owner.record(for: RecordID(recordName: "list", zoneID: ZoneID(zoneName: "Lists")))["text"] == .string("groceries, milk"))
+    }
+    /// A zone read in many pieces (its records a few at a time on two threads, its log a
+    /// thousand bytes at a time: pieces that end within a line, and lines longer than a piece)
+    /// goes out and back to the same bytes, and what a token held before says the same after.
+    /// The export reads with small pieces; the import reads 1,200 records with the default
+    /// ones (three pieces).
+    @Test func aZoneReadInManyPiecesGoesOutAndBackInOrder() throws {
+        let t = try TempStore(tuning: ZoneTuning.with { $0.copyRecordsPerPiece = 7; $0.copyLogBytesPerPiece = 1_000 })
+        let db = try t.db()
+        for batch in 0..<3 {
+            try db.modify(saving: (0..<400).map { i in record("r\(batch * 400 + i)", ["n": .int64(Int64(i)), "pad": .string(String(repeating: "p", count: i % 50))]) }).error.map { throw $0 }
+        }
+        let token = try db.currentChangeToken()
+        for i in 0..<60 { try db.save(record("r\(i * 17)", ["n": .int64(-1)]), policy: .allKeys) }
+        try db.delete(RecordID(recordName: "r5"))
+        // A zone of small entries only, so that most pieces end within a line.
+        try db.createZone("Notes")
+        for i in 0..<80 { try db.save(record("n\(i)", zone: "Notes", ["pad": .string(String(repeating: "q", count: (i * 37) % 400))])) }
+        t.store.waitForRecordFiles()
+
+        let first = Self.temporaryPath("export"), moved = Self.temporaryPath("moved"), second = Self.temporaryPath("export")
+        defer { for p in [first, moved, second] { try? FileManager.default.removeItem(atPath: p) } }
+        let copied = try t.store.export(to: first)
+        #expect(copied.records == 1_199 + 80, "\(copied)")
+        try Store.create(at: moved, importing: first)
+        try Store.open(at: moved).export(to: second)
+        let a = try Self.tree(first), b = try Self.tree(second)
+        #expect(a.keys.filter { $0.contains("/records/") }.count == 1_199 + 80)
+        #expect(a.keys.sorted() == b.keys.sorted())
+        for (path, bytes) in a where b[path] != bytes { Issue.record("\(path) differs between the two exports") }
+        let after = try Store.open(at: moved).container().database(.private, caller: Caller(userName: "alice"))
+        let changes = try after.changes(since: token)
+        #expect(changes.changed.map(\.recordID.recordName).sorted() == (0..<60).map { "r\($0 * 17)" }.sorted())
+        #expect(changes.deleted.map(\.recordName) == ["r5"])
+        #expect(try after.record(for: RecordID(recordName: "r1199"))["n"] == .int64(399))
+        #expect(try after.recordCount(in: "Notes") == 80)
+        #expect(try Store.open(at: moved).check().damage.isEmpty)
+    }
+
+    /// A damaged record file in a later piece of a large zone stops the import with its file
+    /// named, after the pieces before it were read, and leaves no helper reading.
+    @Test func aDamagedRecordInALaterPieceIsNamed() throws {
+        let t = try TempStore()
+        let db = try t.db()
+        for batch in 0..<3 {
+            try db.modify(saving: (0..<400).map { i in record(String(format: "r%04d", batch * 400 + i), ["n": .int64(Int64(i))]) }).error.map { throw $0 }
+        }
+        t.store.waitForRecordFiles()
+        let export = Self.temporaryPath("export"), moved = Self.temporaryPath("moved")
+        defer { for p in [export, moved] { try? FileManager.default.removeItem(atPath: p) } }
+        try t.store.export(to: export)
+        let damaged = try #require(try Self.tree(export).keys.first { $0.hasSuffix("/records/r1100.json") })
+        try Data("{ \"recordName\": ".utf8).write(to: URL(fileURLWithPath: export + "/" + damaged))
+        var copied = 0
+        let refused = Self.error {
+            try Store.create(at: moved, importing: export, progress: { copied = $0.records })
+        }
+        #expect(refused?.message.contains("records/r1100.json is not valid JSON") == true, "\(String(describing: refused))")
+        #expect(copied == 1_000, "the records before the damaged one were copied (progress is told every 1,000): \(copied)")
+        #expect(Self.error { _ = try Store.open(at: moved) }?.message.contains("did not finish") == true)
     }
 }

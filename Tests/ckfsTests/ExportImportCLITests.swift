@@ -78,6 +78,42 @@ import TestSupport
         #expect(try moved.database().recordCount() == 3000)
     }
 
+    /// kill -9 part way through an import of a container into a store that holds another:
+    /// the store keeps working, the half-made container is refused with what to do (and fsck
+    /// says so), and a rerun makes it anew, whole.
+    @Test func anImportKilledPartWayIsRefusedAndARerunFinishes() throws {
+        let notes = "iCloud.com.example.notes"
+        let source = try CLIFixture()
+        try #require(source.run(["debug", "fill", "--count", "3000", "--container", notes]).status == 0)
+        let base = NSTemporaryDirectory() + "ckfs-killed-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try #require(CLIFixture.exec(CLIFixture.binary, ["export", base + "/export", "--store", source.store, "--container", notes]).status == 0)
+        let target = try CLIFixture()
+        try #require(target.run(["record", "save"], input: #"{"recordName": "kept", "recordType": "Note", "fields": {"text": "before the import"}}"#).status == 0)
+
+        let container = target.store + "/" + notes
+        let child = try Spawned(CLIFixture.binary, ["import", base + "/export", "--store", target.store])
+        while child.isRunning && !FileManager.default.fileExists(atPath: container + "/development") { usleep(200) }
+        child.signal(SIGKILL)
+        _ = child.wait()
+        try #require(FileManager.default.fileExists(atPath: container + "/copy-unfinished"), "the import ended before the kill; fill more records")
+
+        let refused = target.run(["record", "fetch", "item-0", "--container", notes])
+        #expect(refused.status != 0 && refused.stderr.contains("an import of it stopped part way") && refused.stderr.contains("run it again"), "\(refused.stderr)")
+        let kept = target.run(["record", "fetch", "kept"])
+        #expect(kept.status == 0 && kept.stdout.contains("before the import"), "the store's own container is untouched: \(kept.stdout) \(kept.stderr)")
+        let fsck = target.run(["fsck"], user: nil)
+        #expect(fsck.status == 1 && fsck.stderr.contains("stopped part way"), "\(fsck.stdout) \(fsck.stderr)")
+
+        let rerun = CLIFixture.exec(CLIFixture.binary, ["import", base + "/export", "--store", target.store])
+        #expect(rerun.status == 0 && rerun.stdout.contains("3000 records"), "\(rerun.stdout) \(rerun.stderr)")
+        let fetched = target.run(["record", "fetch", "item-2999", "--container", notes])
+        #expect(fetched.status == 0 && fetched.stdout.contains("item-2999"), "\(fetched.stdout) \(fetched.stderr)")
+        #expect(try Store.open(at: target.store).container(notes).database(.private, caller: Caller(userName: "alice")).recordCount() == 3000)
+        let clean = target.run(["fsck"], user: nil)
+        #expect(clean.status == 0, "\(clean.stdout) \(clean.stderr)")
+    }
+
     /// Exports the store at `store`, imports the export into a new store, exports that, and
     /// checks that the two exports are the same bytes (`diff -r`) and the moved store is clean.
     static func expectRoundTrip(_ store: String, sourceLocation: SourceLocation = #_sourceLocation) throws {

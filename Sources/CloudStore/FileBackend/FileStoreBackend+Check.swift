@@ -10,6 +10,7 @@ extension FileStoreBackend {
         var report = CheckReport()
         var readable: [String] = []
         checkPermissions(&report)
+        removeLeftContainerFolders(&report)
         do throws(CKError) { _ = try readJSONFile(layout.settingsFile) } catch { report.damage.append(error.message) }
         let containers: [String]
         do throws(CKError) { containers = try containerIdentifiers() } catch {
@@ -104,6 +105,19 @@ extension FileStoreBackend {
         return [path, StoreLayout.recordsDirectory(path), StoreLayout.assetsDirectory(path)].contains { folder in
             if case .success(let st?) = Syscall.stat(folder, times: true) { return st.modified > hourAgo }
             return false
+        }
+    }
+
+    /// Folders beside the containers that an import left: `.creating-…` (a container's folder
+    /// before its mark is in it; left while it is under an hour old, as a zone's) and
+    /// `.discarded-…` (an unfinished container set aside to be removed).
+    private func removeLeftContainerFolders(_ report: inout CheckReport) {
+        guard case .success(let names?) = Syscall.listDirectory(layout.root) else { return }
+        for name in names.sorted() where name.hasPrefix(".creating-") || name.hasPrefix(".discarded-") {
+            let path = layout.root + "/" + name
+            if name.hasPrefix(".creating-"), Self.isRecent(path) { continue }
+            ZoneFolder.removeTree(path)
+            report.repaired.append("\(layout.root): removed \(name), left by an import that stopped part way")
         }
     }
 

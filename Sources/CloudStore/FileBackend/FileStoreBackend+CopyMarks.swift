@@ -22,11 +22,30 @@ extension FileStoreBackend {
         try writer.syncDirectory(folder)
     }
 
-    /// Marks the container's folder before anything of it is written.
+    /// Makes the container's folder with the mark in it: made under a temporary name
+    /// (`.creating-…` beside the containers, which fsck removes if a crash leaves it) and
+    /// renamed into place, so the folder never exists without its mark, even for a copy
+    /// killed at once.
     func beginCopy(container: String) throws(CKError) {
         let directory = layout.containerDirectory(container)
-        try writer.makeDirectories(directory)
-        try Self.mark(directory, writer: writer, saying: "an import of this container has not finished")
+        let temp = layout.root + "/.creating-" + StoreLayout.encode(container) + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        do throws(CKError) {
+            try Syscall.mkdir(temp).orThrow(.internalError, "cannot create \(temp)")
+            try Self.mark(temp, writer: writer, saying: "an import of this container has not finished")
+            // An empty folder in the way (none is left by ckfs) is replaced; one that holds
+            // anything is the container, held already.
+            switch writer.io.rename(temp, directory) {
+            case .success: break
+            case .failure(let e) where e.errno == Posix.ENOTEMPTY || e.errno == Posix.EEXIST:
+                throw CKError(.invalidArguments, "container \(container) was made in the target while it was imported; nothing of the copy was kept")
+            case .failure(let e):
+                throw CKError(.internalError, "cannot put container \(container) in place", cause: .system(e))
+            }
+        } catch {
+            ZoneFolder.removeTree(temp)
+            throw error
+        }
+        try writer.syncDirectory(layout.root)
     }
 
     func finishCopy(container: String) throws(CKError) { try Self.unmark(layout.containerDirectory(container), writer: writer) }

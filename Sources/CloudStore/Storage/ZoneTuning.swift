@@ -32,5 +32,11 @@ public struct ZoneTuning: Sendable {
     /// one when that one has not been used for this long (milliseconds). A query notes its
     /// use of a pair in the index at most every sixth of it, so a read rarely writes.
     public var pairIdleMilliseconds: Int64 = 3_600_000
+    /// A zone's copy (`ckfs export`, `ckfs import`) reads its records this many at a time,
+    /// on two threads a few pieces ahead of the copy's writing.
+    public var copyRecordsPerPiece = 512
+    /// A zone's copy reads its log this many bytes of whole lines at a time (more for one
+    /// longer line), on a thread a piece ahead of the copy's writing.
+    public var copyLogBytesPerPiece = 1 << 20
     public init() {}
 }

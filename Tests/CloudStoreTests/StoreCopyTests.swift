@@ -268,6 +268,41 @@ import TestSupport
                 "what the store held is kept")
     }
 
+    /// An import told to skip the containers the store holds leaves them exactly as they
+    /// were (bytes, records, tokens) and adds the others whole; without it, nothing changes.
+    @Test func anImportThatSkipsHeldContainersAddsOnlyTheOthers() throws {
+        let source = try TempStore()
+        try source.db().save(record("theirs", ["n": .int64(1)]))
+        let other = try source.store.container("iCloud.example.other").database(.private, caller: Caller(userName: "olivia"))
+        try other.save(record("x", ["n": .int64(7)]))
+        source.store.waitForRecordFiles()
+        let export = Self.temporaryPath("export")
+        defer { try? FileManager.default.removeItem(atPath: export) }
+        try source.store.export(to: export)
+
+        let target = try TempStore()
+        let mine = try target.db()
+        try mine.save(record("mine", ["n": .int64(2)]))
+        let token = try mine.currentChangeToken()
+        target.store.waitForRecordFiles()
+        let defaultFolder = target.path + "/" + target.store.settings.defaultContainer
+        let before = try Self.tree(defaultFolder)
+        #expect(Self.error { try target.store.importContents(from: export) }?.message.contains("--skip-held") == true)
+        let done = try target.store.importContents(from: export, skippingHeld: true)
+        #expect(done.skipped == [target.store.settings.defaultContainer] && done.containers == 1, "\(done)")
+        let after = try Self.tree(defaultFolder)
+        #expect(after.keys.sorted() == before.keys.sorted())
+        for (path, bytes) in before where after[path] != bytes { Issue.record("\(path) of the held container changed") }
+        let reopened = try Store.open(at: target.path)
+        let held = try reopened.container().database(.private, caller: Caller(userName: "alice"))
+        #expect(try held.record(for: RecordID(recordName: "mine"))["n"] == .int64(2))
+        #expect(Self.error { _ = try held.record(for: RecordID(recordName: "theirs")) }?.code == .unknownItem)
+        #expect(try held.changes(since: token).changed.isEmpty)
+        #expect(try reopened.container("iCloud.example.other").database(.private, caller: Caller(userName: "olivia"))
+            .record(for: RecordID(recordName: "x"))["n"] == .int64(7))
+        #expect(reopened.check().damage.isEmpty)
+    }
+
     /// Zones of every shape go out and back to the same bytes, with what their tokens say: a
     /// log compacted past its first entries (an old token expired on both sides, a newer one
     /// good), a zone made and never written, a record name too long for a file name, an asset

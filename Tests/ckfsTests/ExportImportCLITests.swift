@@ -174,7 +174,10 @@ import TestSupport
         let over = CLIFixture.exec(CLIFixture.binary, ["export", folder, "--store", cli.store])
         #expect(over.status == 1 && over.stderr.contains("is not empty"), "\(over.stderr)")
         let held = CLIFixture.exec(CLIFixture.binary, ["import", folder, "--store", cli.store])
-        #expect(held.status == 1 && held.stderr.contains("holds container"), "\(held.stderr)")
+        #expect(held.status == 1 && held.stderr.contains("holds container") && held.stderr.contains("--skip-held"), "\(held.stderr)")
+        let skipped = CLIFixture.exec(CLIFixture.binary, ["import", folder, "--store", cli.store, "--skip-held"])
+        #expect(skipped.status == 0 && skipped.stdout.contains("imported 0 containers") && skipped.stdout.contains("left as they were: iCloud.local.ckfs"),
+                "\(skipped.stdout) \(skipped.stderr)")
         let none = CLIFixture.exec(CLIFixture.binary, ["import", folder + "-missing", "--store", cli.store])
         #expect(none.status == 1 && none.stderr.contains("no store at"), "\(none.stderr)")
         #expect(cli.run(["record", "fetch", "a"]).status == 0)

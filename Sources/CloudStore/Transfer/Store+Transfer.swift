@@ -17,13 +17,19 @@ extension Store {
 
     /// Copies what the store at `path` holds (an export, or any store; all of it, or the
     /// containers named) into this store: `ckfs import`. A container this store holds
-    /// already is refused, and nothing of it is copied. `containers`, `users` and `zones`
-    /// narrow it as they do ``export(to:containers:users:zones:progress:)``.
+    /// already is refused, and nothing is copied; with `skippingHeld` it is left as it is
+    /// and the others are copied (``StoreCopyProgress/skipped`` names those left). There is
+    /// no merge within a container: the store's history and the copy's would interleave, and
+    /// a change tag or token of one would name another version in the other.
+    /// `containers`, `users` and `zones` narrow it as they do
+    /// ``export(to:containers:users:zones:progress:)``.
     @discardableResult
     public func importContents(from path: String, containers: [String]? = nil, users: [String]? = nil, zones: [String]? = nil,
-                               progress: ((StoreCopyProgress) -> Void)? = nil) throws(CKError) -> StoreCopyProgress {
+                               skippingHeld: Bool = false, progress: ((StoreCopyProgress) -> Void)? = nil) throws(CKError) -> StoreCopyProgress {
         let (source, _) = try Store.fileBackendToCopy(from: path)
-        return try StoreCopy(source: source, target: backend, containers: containers, users: users, zones: zones, progress: progress).run()
+        var copy = StoreCopy(source: source, target: backend, containers: containers, users: users, zones: zones, progress: progress)
+        copy.skippingHeld = skippingHeld
+        return try copy.run()
     }
 
     /// Makes a new store at `path` holding what the store at `source` holds (an export): the

@@ -23,8 +23,12 @@ struct StoreCopy {
     var zones: [String]?
     /// Told of each zone as it is copied, and of each record (for a progress line).
     var progress: ((StoreCopyProgress) -> Void)?
+    /// A container the target holds is left as it is and not copied, in place of being
+    /// refused: the target's containers and the copy's others, merged.
+    var skippingHeld = false
 
-    /// Copies every container (or those named), refusing one the target holds already.
+    /// Copies every container (or those named), refusing one the target holds already
+    /// (skipping it with ``skippingHeld``).
     func run() throws(CKError) -> StoreCopyProgress {
         var done = StoreCopyProgress()
         if let zones { for zone in zones { try Names.checkZoneName(zone) } }
@@ -38,9 +42,12 @@ struct StoreCopy {
         let held = try target.containerIdentifiers()
         for id in chosen where held.contains(id) {
             guard try !target.discardUnfinishedCopy(container: id) else { continue }
-            throw CKError(.invalidArguments, "the target holds container \(id) already (a store `ckfs init` made holds its default container); import into a new store (`ckfs import FOLDER --store NEW-FOLDER` makes one), or name only containers the store lacks with --container")
+            guard skippingHeld else {
+                throw CKError(.invalidArguments, "the target holds container \(id) already (a store `ckfs init` made holds its default container); import into a new store (`ckfs import FOLDER --store NEW-FOLDER` makes one), name only containers the store lacks with --container, or leave those it holds as they are with --skip-held")
+            }
+            done.skipped.append(id)
         }
-        for id in chosen {
+        for id in chosen where !done.skipped.contains(id) {
             try target.beginCopy(container: id)
             try copyContainer(id, &done)
             try target.finishCopy(container: id)
@@ -146,7 +153,7 @@ struct StoreCopy {
 }
 
 /// How far an export or an import (``Store/export(to:containers:users:zones:progress:)``,
-/// ``Store/importContents(from:containers:users:zones:progress:)``) has come.
+/// ``Store/importContents(from:containers:users:zones:skippingHeld:progress:)``) has come.
 public struct StoreCopyProgress: Sendable {
     public var containers = 0
     public var zones = 0
@@ -154,4 +161,6 @@ public struct StoreCopyProgress: Sendable {
     public var assets = 0
     /// The zone being copied: container, environment, database, zone.
     public var zone = ""
+    /// The containers the target held, left as they were (an import that skips them).
+    public var skipped: [String] = []
 }

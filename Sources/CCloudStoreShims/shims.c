@@ -16,6 +16,7 @@
 
 int CCloudStoreShims_syncfs(int fd) { return syncfs(fd); }
 int CCloudStoreShims_flock(int fd, int operation) { return flock(fd, operation); }
+int CCloudStoreShims_renameNoReplace(const char *from, const char *to) { return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE); }
 const void *CCloudStoreShims_memrchr(const void *bytes, int byte, unsigned long length) { return memrchr(bytes, byte, length); }
 
 int CCloudStoreShims_rangeLock(int fd, long start, long length, int exclusive) {

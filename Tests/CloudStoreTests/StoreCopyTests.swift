@@ -167,7 +167,7 @@ import TestSupport
     /// A hand-edited export is refused with the file and what is wrong: a record file that is
     /// not JSON, an asset a record names that is gone, a history with entries cut out of it, a
     /// record copied under a second file name.
-    @Test(arguments: ["record", "asset", "gap", "duplicate"])
+    @Test(arguments: ["record", "asset", "gap", "line", "duplicate"])
     func aDamagedExportIsRefusedNamingWhatIsWrong(damage: String) throws {
         let m = try Made()
         let export = Self.temporaryPath("export"), moved = Self.temporaryPath("moved")
@@ -196,9 +196,15 @@ import TestSupport
             let log = try #require(FileManager.default.contents(atPath: lists + "log.jsonl"))
             var lines = log.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
             try #require(lines.count > 4)
-            lines.remove(at: 2)
+            if damage == "gap" {
+                lines.remove(at: 2)
+                expected = "has a gap"
+            } else {
+                // A line in the middle that is no entry: the log is damaged there.
+                lines[2] = Data(#"{"not": "an entry"}"#.utf8)
+                expected = "log.jsonl is damaged at byte"
+            }
             try Data(lines.joined(separator: [UInt8(ascii: "\n")])).write(to: URL(fileURLWithPath: lists + "log.jsonl"))
-            expected = "has a gap"
         }
         let refused = Self.error { try Store.create(at: moved, importing: export) }
         #expect(refused?.message.contains(expected) == true, "\(String(describing: refused))")
@@ -414,7 +420,8 @@ import TestSupport
 
         let first = Self.temporaryPath("export"), moved = Self.temporaryPath("moved"), second = Self.temporaryPath("export")
         defer { for p in [first, moved, second] { try? FileManager.default.removeItem(atPath: p) } }
-        let copied = try t.store.export(to: first)
+        // From a store object that has read no record, so the helpers parse every file.
+        let copied = try Store.open(at: t.path, tuning: t.store.tuning).export(to: first)
         #expect(copied.records == 1_199 + 80, "\(copied)")
         try Store.create(at: moved, importing: first)
         try Store.open(at: moved).export(to: second)

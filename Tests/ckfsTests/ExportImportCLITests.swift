@@ -78,16 +78,22 @@ import TestSupport
         #expect(try moved.database().recordCount() == 3000)
     }
 
+    /// Exports 3,000 records of container `container` (user alice's private zone) to `folder`:
+    /// enough for an import to be caught part way.
+    static func exportThousands(of container: String, to folder: String) throws {
+        let source = try CLIFixture()
+        try #require(source.run(["debug", "fill", "--count", "3000", "--container", container]).status == 0)
+        try #require(CLIFixture.exec(CLIFixture.binary, ["export", folder, "--store", source.store, "--container", container]).status == 0)
+    }
+
     /// kill -9 part way through an import of a container into a store that holds another:
     /// the store keeps working, the half-made container is refused with what to do (and fsck
     /// says so), and a rerun makes it anew, whole.
     @Test func anImportKilledPartWayIsRefusedAndARerunFinishes() throws {
         let notes = "iCloud.com.example.notes"
-        let source = try CLIFixture()
-        try #require(source.run(["debug", "fill", "--count", "3000", "--container", notes]).status == 0)
         let base = NSTemporaryDirectory() + "ckfs-killed-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: base) }
-        try #require(CLIFixture.exec(CLIFixture.binary, ["export", base + "/export", "--store", source.store, "--container", notes]).status == 0)
+        try Self.exportThousands(of: notes, to: base + "/export")
         let target = try CLIFixture()
         try #require(target.run(["record", "save"], input: #"{"recordName": "kept", "recordType": "Note", "fields": {"text": "before the import"}}"#).status == 0)
 
@@ -112,6 +118,36 @@ import TestSupport
         #expect(try Store.open(at: target.store).container(notes).database(.private, caller: Caller(userName: "alice")).recordCount() == 3000)
         let clean = target.run(["fsck"], user: nil)
         #expect(clean.status == 0, "\(clean.stdout) \(clean.stderr)")
+    }
+
+    /// A second import of a container while a first is at work on it (here stopped with
+    /// SIGSTOP, its lock held) is refused and takes nothing of the first's; fsck says the
+    /// container is being imported, not damaged; the first then finishes whole.
+    @Test func aSecondImportLeavesAContainerAnotherIsMaking() throws {
+        let notes = "iCloud.com.example.notes"
+        let base = NSTemporaryDirectory() + "ckfs-second-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: base) }
+        try Self.exportThousands(of: notes, to: base + "/export")
+        let target = try CLIFixture()
+
+        let container = target.store + "/" + notes
+        let first = try Spawned(CLIFixture.binary, ["import", base + "/export", "--store", target.store])
+        while first.isRunning && !FileManager.default.fileExists(atPath: container + "/development") { usleep(200) }
+        first.signal(SIGSTOP)
+        defer { first.signal(SIGCONT) }
+        try #require(FileManager.default.fileExists(atPath: container + "/copy-unfinished"), "the import ended before it was stopped; fill more records")
+
+        let second = CLIFixture.exec(CLIFixture.binary, ["import", base + "/export", "--store", target.store])
+        #expect(second.status == 1 && second.stderr.contains("is being imported into") && second.stderr.contains("by another import now"), "\(second.stderr)")
+        #expect(FileManager.default.fileExists(atPath: container + "/copy-unfinished"), "the first import's container is left to it")
+        let fsck = target.run(["fsck"], user: nil)
+        #expect(fsck.status == 0 && (fsck.stdout + fsck.stderr).contains("is being imported now"), "\(fsck.stdout) \(fsck.stderr)")
+
+        first.signal(SIGCONT)
+        #expect(first.wait() == 0)
+        #expect(!FileManager.default.fileExists(atPath: container + "/copy-unfinished"))
+        #expect(try Store.open(at: target.store).container(notes).database(.private, caller: Caller(userName: "alice")).recordCount() == 3000)
+        #expect(target.run(["fsck"], user: nil).status == 0)
     }
 
     /// Exports the store at `store`, imports the export into a new store, exports that, and

@@ -4,6 +4,9 @@
 /* What Swift's Glibc module does not export (GNU extensions, names that clash). */
 int CCloudStoreShims_syncfs(int fd);
 int CCloudStoreShims_flock(int fd, int operation);
+/* Renames `from` to `to` only when nothing has the name `to` (renameat2 with RENAME_NOREPLACE;
+   rename(2) would replace an empty folder): 0, or -1 and errno (EEXIST when `to` exists). */
+int CCloudStoreShims_renameNoReplace(const char *from, const char *to);
 /* memrchr: the last `byte` in `length` bytes, or NULL. */
 const void *CCloudStoreShims_memrchr(const void *bytes, int byte, unsigned long length);
 /* An open-file-description lock on bytes [start, start + length): exclusive when `exclusive`,

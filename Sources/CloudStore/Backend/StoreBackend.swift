@@ -56,8 +56,16 @@ package protocol StoreBackend: Sendable {
     /// Marks the container a copy made whole.
     func finishCopy(container: String) throws(CKError)
 
+    /// Lets go of a container a copy stopped making (it failed): its mark stays, so it is
+    /// refused when opened until a rerun makes it anew, and a rerun may.
+    func abandonCopy(container: String)
+
+    /// Whether a copy marked the container and did not finish it (or is at work on it).
+    func isUnfinishedCopy(container: String) -> Bool
+
     /// Removes what a copy that stopped part way made of a container (its mark says so), so
     /// that a rerun makes it again; false, and nothing touched, for a container not so marked.
+    /// Refused (`serviceUnavailable`) while another copy is at work on it.
     func discardUnfinishedCopy(container: String) throws(CKError) -> Bool
 
     /// Marks a store that a copy made (``StoreCopy``) whole: until then it is refused when

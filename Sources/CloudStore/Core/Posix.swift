@@ -40,6 +40,7 @@ package enum Posix {
 
     // flock(2) operations.
     package static let LOCK_EX = Glibc.LOCK_EX
+    package static let LOCK_NB = Glibc.LOCK_NB
     package static let LOCK_UN = Glibc.LOCK_UN
 
     // Signals.

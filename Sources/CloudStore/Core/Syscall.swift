@@ -212,6 +212,22 @@ package enum Syscall {
         return .success(())
     }
 
+    /// Takes an advisory lock without waiting: false when another open file holds one that
+    /// conflicts (`LOCK_NB` is added to `operation`).
+    static func tryFlock(_ fd: Int32, _ operation: Int32, path: String) -> R<Bool> {
+        while CCloudStoreShims_flock(fd, operation | Glibc.LOCK_NB) != 0 {
+            if errno == EWOULDBLOCK { return .success(false) }
+            if errno != EINTR { return fail("flock", path) }
+        }
+        return .success(true)
+    }
+
+    /// Renames `from` to `to` only when nothing has the name `to` (an empty folder included,
+    /// which rename(2) would replace): `EEXIST` when something has.
+    static func renameNoReplace(_ from: String, _ to: String) -> R<Void> {
+        CCloudStoreShims_renameNoReplace(from, to) == 0 ? .success(()) : fail("renameat2(RENAME_NOREPLACE)", to)
+    }
+
     /// Takes (`exclusive`) or drops an open-file-description lock on a byte range, waiting.
     static func rangeLock(_ fd: Int32, start: Int, length: Int, exclusive: Bool, path: String) -> R<Void> {
         while CCloudStoreShims_rangeLock(fd, start, length, exclusive ? 1 : 0) != 0 {

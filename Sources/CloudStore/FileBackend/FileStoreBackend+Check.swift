@@ -19,6 +19,12 @@ extension FileStoreBackend {
         }
         for id in containers {
             let dir = layout.containerDirectory(id)
+            // Half made and still being made: nothing of it is checked or mended under the
+            // import that is writing it.
+            if Self.isMarked(dir), Self.isBeingCopied(dir) {
+                report.warnings.append("\(dir): container \(id) is being imported now, and is refused until the import ends; it is left as it is")
+                continue
+            }
             let info = checkContainerInfo(id, &report)
             if Self.isMarked(dir) {
                 report.damage.append("\(dir): an import of container \(id) stopped part way (its copy-unfinished file says so), and the container is refused until it finishes; run the import again (it makes the container anew), or move the folder out of the store")
@@ -109,7 +115,7 @@ extension FileStoreBackend {
     }
 
     /// Folders beside the containers that an import left: `.creating-…` (a container's folder
-    /// before its mark is in it; left while it is under an hour old, as a zone's) and
+    /// before it is renamed into place; left while it is under an hour old, as a zone's) and
     /// `.discarded-…` (an unfinished container set aside to be removed).
     private func removeLeftContainerFolders(_ report: inout CheckReport) {
         guard case .success(let names?) = Syscall.listDirectory(layout.root) else { return }

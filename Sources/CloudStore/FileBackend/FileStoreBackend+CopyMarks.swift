@@ -1,12 +1,22 @@
 /// The mark a copy leaves on what it makes until that is whole: `copy-unfinished` at the root
 /// of a new store, or in the folder of a container imported into a store that exists. What
 /// has one is refused when opened, so a copy stopped part way (a full disk, Ctrl-C, kill -9, a
-/// damaged export) never looks whole, and a rerun makes the container anew.
+/// damaged export) never looks whole, and a rerun makes the container anew. A container's
+/// mark is held open and `flock`ed by the import making it, so a second import (or fsck) tells
+/// one at work from one that stopped, and never removes a container another is making.
 extension FileStoreBackend {
     static func copyMark(in folder: String) -> String { folder + "/copy-unfinished" }
 
     static func isMarked(_ folder: String) -> Bool {
         if case .success(_?) = Syscall.stat(copyMark(in: folder)) { return true }
+        return false
+    }
+
+    /// Whether an import at work holds the mark in `folder` (its lock cannot be taken).
+    static func isBeingCopied(_ folder: String) -> Bool {
+        guard case .success(let fd) = Syscall.open(copyMark(in: folder), Posix.O_RDONLY) else { return false }
+        defer { Syscall.close(fd) }
+        if case .success(false) = Syscall.tryFlock(fd, Posix.LOCK_EX, path: copyMark(in: folder)) { return true }
         return false
     }
 
@@ -22,40 +32,59 @@ extension FileStoreBackend {
         try writer.syncDirectory(folder)
     }
 
-    /// Makes the container's folder with the mark in it: made under a temporary name
-    /// (`.creating-…` beside the containers, which fsck removes if a crash leaves it) and
-    /// renamed into place, so the folder never exists without its mark, even for a copy
-    /// killed at once.
+    /// Makes the container's folder with the mark in it, the mark held locked: made under a
+    /// temporary name (`.creating-…` beside the containers, which fsck removes if a crash
+    /// leaves it) and renamed into place only where nothing has the container's name, so the
+    /// folder never exists without its mark, even for a copy killed at once.
     func beginCopy(container: String) throws(CKError) {
         let directory = layout.containerDirectory(container)
-        let temp = layout.root + "/.creating-" + StoreLayout.encode(container) + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        let temp = layout.root + "/.creating-" + StoreLayout.encode(container) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        var held: Int32?
         do throws(CKError) {
             try Syscall.mkdir(temp).orThrow(.internalError, "cannot create \(temp)")
             try Self.mark(temp, writer: writer, saying: "an import of this container has not finished")
-            // An empty folder in the way (none is left by ckfs) is replaced; one that holds
-            // anything is the container, held already.
-            switch writer.io.rename(temp, directory) {
+            let mark = Self.copyMark(in: temp)
+            let fd = try Syscall.open(mark, Posix.O_RDONLY).orThrow(.internalError, "cannot open \(mark)")
+            held = fd
+            _ = try Syscall.tryFlock(fd, Posix.LOCK_EX, path: mark).orThrow(.internalError, "cannot lock \(mark)")
+            switch Syscall.renameNoReplace(temp, directory) {
             case .success: break
-            case .failure(let e) where e.errno == Posix.ENOTEMPTY || e.errno == Posix.EEXIST:
+            case .failure(let e) where e.errno == Posix.EEXIST || e.errno == Posix.ENOTEMPTY:
                 throw CKError(.invalidArguments, "container \(container) was made in the target while it was imported; nothing of the copy was kept")
             case .failure(let e):
                 throw CKError(.internalError, "cannot put container \(container) in place", cause: .system(e))
             }
         } catch {
+            if let held { Syscall.close(held) }
             ZoneFolder.removeTree(temp)
             throw error
         }
+        if let held { copyLocks.withLock { $0[container] = held } }
         try writer.syncDirectory(layout.root)
     }
 
-    func finishCopy(container: String) throws(CKError) { try Self.unmark(layout.containerDirectory(container), writer: writer) }
+    /// Removes the mark, then lets its lock go.
+    func finishCopy(container: String) throws(CKError) {
+        try Self.unmark(layout.containerDirectory(container), writer: writer)
+        if let fd = copyLocks.withLock({ $0.removeValue(forKey: container) }) { Syscall.close(fd) }
+    }
 
-    /// The container's folder, renamed away and removed, when it has the mark; false, and
-    /// nothing touched, otherwise.
+    /// Lets the mark's lock go, the mark kept.
+    func abandonCopy(container: String) {
+        if let fd = copyLocks.withLock({ $0.removeValue(forKey: container) }) { Syscall.close(fd) }
+    }
+
+    func isUnfinishedCopy(container: String) -> Bool { Self.isMarked(layout.containerDirectory(container)) }
+
+    /// The container's folder, renamed away and removed, when it has the mark and no import
+    /// is at work on it; false, and nothing touched, when it has no mark.
     func discardUnfinishedCopy(container: String) throws(CKError) -> Bool {
         let directory = layout.containerDirectory(container)
         guard Self.isMarked(directory) else { return false }
-        let aside = layout.root + "/.discarded-" + StoreLayout.encode(container) + "-" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
+        guard !Self.isBeingCopied(directory) else {
+            throw CKError(.serviceUnavailable, "container \(container) is being imported into \(layout.root) by another import now; let it end, then run this one again")
+        }
+        let aside = layout.root + "/.discarded-" + StoreLayout.encode(container) + "-" + String(UInt64.random(in: 0...UInt64.max), radix: 36)
         try writer.io.rename(directory, aside).orThrow(.internalError, "cannot set \(directory) aside")
         try writer.syncDirectory(layout.root)
         ZoneFolder.removeTree(aside)

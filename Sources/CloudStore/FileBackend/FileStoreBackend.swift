@@ -11,12 +11,19 @@ final class FileStoreBackend: StoreBackend {
     let zones: ZoneFolderTable
     /// The one `SubscriptionFile` of each folder, which keeps the file as last parsed.
     private let subscriptionFiles = Mutex<[String: SubscriptionFile]>([:])
+    /// The marks of the containers this object's copy is making, each open and `flock`ed
+    /// until the copy finishes (`FileStoreBackend+CopyMarks`), by container.
+    let copyLocks = Mutex<[String: Int32]>([:])
 
     init(layout: StoreLayout, writer: FileWriter, settings: StoreSettings, zones: ZoneFolderTable) {
         self.layout = layout
         self.writer = writer
         self.settings = settings
         self.zones = zones
+    }
+
+    deinit {
+        for fd in copyLocks.withLock({ Array($0.values) }) { Syscall.close(fd) }
     }
 
     /// The database's folder: `zones/` in it holds a folder per zone.

@@ -32,6 +32,9 @@ final class ReadAhead<Item: Sendable>: @unchecked Sendable {
         for h in 0..<helpers {
             let thread = Thread { [self] in help(first: h, step: helpers) }
             thread.name = "ckfs.read-ahead"
+            // A main thread's stack: the JSON parser recurses once per level of nesting (512 at
+            // most), and a damaged export must give an error, not overflow a small stack.
+            thread.stackSize = 8 << 20
             thread.start()
         }
     }

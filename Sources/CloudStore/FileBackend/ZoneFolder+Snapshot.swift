@@ -34,6 +34,8 @@ final class ZoneFolderSnapshot: ZoneSnapshot {
             return
         }
         let pieces = Mutex(log)
+        // One helper: the pieces are read in order from where the last one ended, so the
+        // piece's number is not needed.
         let ahead = ReadAhead<LogEntry>(pieces: count, helpers: 1, depth: 2) { (_) throws(CKError) -> [LogEntry] in
             try pieces.withLock { (log) throws(CKError) -> [LogEntry] in try log.next() }
         }
@@ -106,17 +108,20 @@ private struct LogPieces {
     mutating func next() throws(CKError) -> [LogEntry] {
         guard offset < size else { return [] }
         var bytes = try read(at: offset, count: bytesPerPiece)
+        // On to the end of the line: 64 KiB more at a time, doubled while no newline comes.
+        var step = 64 << 10
         while bytes.last != 0x0A {
             let end = offset + Int64(bytes.count)
             guard end < size else {
                 let lineStart = offset + Int64(bytes.lastIndex(ofByte: 0x0A).map { $0 + 1 } ?? 0)
                 throw CKError(.internalError, "\(path) ends with an unfinished line at byte \(lineStart); run `ckfs fsck`, or restore the file from a backup")
             }
-            let more = try read(at: end, count: max(bytes.count, 64 << 10))
+            let more = try read(at: end, count: step)
             if let newline = more.firstIndex(of: 0x0A) {
                 bytes += more[...newline]
             } else {
                 bytes += more
+                step *= 2
             }
         }
         let scanned = LogScanner.scan(bytes, baseOffset: offset, zoneID: folder.zoneID)

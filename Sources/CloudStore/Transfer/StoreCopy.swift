@@ -39,17 +39,26 @@ struct StoreCopy {
             }
             return named.sorted()
         } ?? all
+        // Refusals first, so that a refused import changes nothing; then what an import that
+        // stopped left is removed, to be made anew.
         let held = try target.containerIdentifiers()
+        var unfinished: [String] = []
         for id in chosen where held.contains(id) {
-            guard try !target.discardUnfinishedCopy(container: id) else { continue }
-            guard skippingHeld else {
+            if target.isUnfinishedCopy(container: id) {
+                unfinished.append(id)
+            } else if skippingHeld {
+                done.skipped.append(id)
+            } else {
                 throw CKError(.invalidArguments, "the target holds container \(id) already (a store `ckfs init` made holds its default container); import into a new store (`ckfs import FOLDER --store NEW-FOLDER` makes one), name only containers the store lacks with --container, or leave those it holds as they are with --skip-held")
             }
-            done.skipped.append(id)
         }
+        for id in unfinished { _ = try target.discardUnfinishedCopy(container: id) }
         for id in chosen where !done.skipped.contains(id) {
             try target.beginCopy(container: id)
-            try copyContainer(id, &done)
+            do throws(CKError) { try copyContainer(id, &done) } catch {
+                target.abandonCopy(container: id)
+                throw error
+            }
             try target.finishCopy(container: id)
         }
         try target.finishCopy()

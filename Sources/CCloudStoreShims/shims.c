@@ -9,6 +9,7 @@
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <dirent.h>
+#include <sys/auxv.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -16,6 +17,7 @@
 
 int CCloudStoreShims_syncfs(int fd) { return syncfs(fd); }
 int CCloudStoreShims_flock(int fd, int operation) { return flock(fd, operation); }
+int CCloudStoreShims_isStaticExecutable(void) { return getauxval(AT_BASE) == 0; }
 int CCloudStoreShims_renameNoReplace(const char *from, const char *to) { return renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE); }
 const void *CCloudStoreShims_memrchr(const void *bytes, int byte, unsigned long length) { return memrchr(bytes, byte, length); }
 

@@ -4,6 +4,9 @@
 /* What Swift's Glibc module does not export (GNU extensions, names that clash). */
 int CCloudStoreShims_syncfs(int fd);
 int CCloudStoreShims_flock(int fd, int operation);
+/* 1 when this process has no program interpreter (a static executable: the auxiliary vector's
+   AT_BASE is 0), 0 otherwise. */
+int CCloudStoreShims_isStaticExecutable(void);
 /* Renames `from` to `to` only when nothing has the name `to` (renameat2 with RENAME_NOREPLACE;
    rename(2) would replace an empty folder): 0, or -1 and errno (EEXIST when `to` exists). */
 int CCloudStoreShims_renameNoReplace(const char *from, const char *to);

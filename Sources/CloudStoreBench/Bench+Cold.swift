@@ -17,11 +17,18 @@ extension Bench {
         return FileManager.default.isExecutableFile(atPath: "/usr/bin/time") ? nil : "GNU time (apt-get install time)"
     }
 
-    func coldRows(executable: String) throws(CKError) -> [Row] {
+    /// The sqlite3 shell, when the rows of group `row` can run (it and GNU time are here);
+    /// nil, with a line saying what to install, when not.
+    func coldTools(forRow row: String) -> String? {
         if let missing = Self.coldRowsMissing() {
-            progress("row 10 needs \(missing); scripts/bootstrap --test installs it. Row 10 is left out.")
-            return []
+            progress("row \(row) needs \(missing); scripts/bootstrap --test installs it. Row \(row) is left out.")
+            return nil
         }
+        return Self.commandPath("sqlite3")
+    }
+
+    func coldRows(executable: String) throws(CKError) -> [Row] {
+        guard let sqlite3 = coldTools(forRow: "10") else { return [] }
         let n = sizes.fetchZone
         let db = try store("cold")
         let sql = try sqlite("cold")
@@ -62,7 +69,6 @@ extension Bench {
              ["record", "query", "--type", "Item", "--sort", "created:desc", "--limit", "5"] + store,
              "SELECT json FROM records ORDER BY created DESC LIMIT 5", nil),
         ]
-        guard let sqlite3 = Self.commandPath("sqlite3") else { return [] }
         // The zone's index is made before the clock, as a zone that was ever queried, mounted
         // or served has one (10j measures a first question without it).
         _ = try timedRun([executable] + cases[3].ckfs, seconds: 1_800)

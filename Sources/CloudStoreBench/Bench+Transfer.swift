@@ -7,10 +7,7 @@ extension Bench {
     /// another folder and against the sqlite3 shell's `.dump` and `.read` of the same records;
     /// and the peak memory of each, against the sqlite3 shell's.
     func transferRows(executable: String) throws(CKError) -> [Row] {
-        guard let sqlite3 = Self.commandPath("sqlite3") else {
-            progress("row 11 needs the sqlite3 shell; scripts/bootstrap --test installs it. Row 11 is left out.")
-            return []
-        }
+        guard let sqlite3 = coldTools(forRow: "11") else { return [] }
         let n = sizes.fetchZone
         let db = try store("transfer")
         let sql = try sqlite("transfer")

@@ -63,10 +63,11 @@ package protocol StoreBackend: Sendable {
     /// Whether a copy marked the container and did not finish it (or is at work on it).
     func isUnfinishedCopy(container: String) -> Bool
 
-    /// Removes what a copy that stopped part way made of a container (its mark says so), so
-    /// that a rerun makes it again; false, and nothing touched, for a container not so marked.
-    /// Refused (`serviceUnavailable`) while another copy is at work on it.
-    func discardUnfinishedCopy(container: String) throws(CKError) -> Bool
+    /// Removes what a copy that stopped part way made of a container
+    /// (``isUnfinishedCopy(container:)``), so that a rerun makes it again; nothing for a
+    /// container not so marked. Refused (`serviceUnavailable`) while another copy is at work
+    /// on it.
+    func discardUnfinishedCopy(container: String) throws(CKError)
 
     /// Marks a store that a copy made (``StoreCopy``) whole: until then it is refused when
     /// opened, so a copy stopped part way never looks whole. Nothing to do for a store that

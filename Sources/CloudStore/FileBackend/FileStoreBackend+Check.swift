@@ -21,7 +21,7 @@ extension FileStoreBackend {
             let dir = layout.containerDirectory(id)
             // Half made and still being made: nothing of it is checked or mended under the
             // import that is writing it.
-            if Self.isMarked(dir), Self.isBeingCopied(dir) {
+            if Self.isBeingCopied(dir) {
                 report.warnings.append("\(dir): container \(id) is being imported now, and is refused until the import ends; it is left as it is")
                 continue
             }

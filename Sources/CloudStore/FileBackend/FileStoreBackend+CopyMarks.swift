@@ -77,10 +77,10 @@ extension FileStoreBackend {
     func isUnfinishedCopy(container: String) -> Bool { Self.isMarked(layout.containerDirectory(container)) }
 
     /// The container's folder, renamed away and removed, when it has the mark and no import
-    /// is at work on it; false, and nothing touched, when it has no mark.
-    func discardUnfinishedCopy(container: String) throws(CKError) -> Bool {
+    /// is at work on it.
+    func discardUnfinishedCopy(container: String) throws(CKError) {
         let directory = layout.containerDirectory(container)
-        guard Self.isMarked(directory) else { return false }
+        guard Self.isMarked(directory) else { return }
         guard !Self.isBeingCopied(directory) else {
             throw CKError(.serviceUnavailable, "container \(container) is being imported into \(layout.root) by another import now; let it end, then run this one again")
         }
@@ -88,7 +88,6 @@ extension FileStoreBackend {
         try writer.io.rename(directory, aside).orThrow(.internalError, "cannot set \(directory) aside")
         try writer.syncDirectory(layout.root)
         ZoneFolder.removeTree(aside)
-        return true
     }
 
     func finishCopy() throws(CKError) { try Self.unmark(layout.root, writer: writer) }

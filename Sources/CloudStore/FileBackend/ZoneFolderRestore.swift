@@ -68,20 +68,18 @@ final class ZoneFolderRestore: ZoneRestore {
     /// Writes a file of the folder being built with one `open` of a new name, as `tar x` does:
     /// no temporary name and rename, since no reader sees the folder until it is whole, and
     /// no sync, since ``finish(_:lastSeq:usage:)`` syncs the file system once.
-    /// `taken` says what is wrong when the name was made already.
-    private func writeNew(_ path: String, _ bytes: [UInt8], taken: String) throws(CKError) {
-        let fd: Int32
-        switch Syscall.open(path, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL, mode: 0o600) {
-        case .success(let opened): fd = opened
-        case .failure(let e) where e.errno == Posix.EEXIST: throw CKError(.invalidArguments, taken)
-        case .failure(let e): throw CKError(.internalError, "cannot create \(path)", cause: .system(e))
-        }
+    /// `taken` says what is wrong with the copy when the name was made already.
+    private func writeNew(_ path: String, _ bytes: [UInt8], taken: String? = nil) throws(CKError) {
+        let opened = Syscall.open(path, Posix.O_WRONLY | Posix.O_CREAT | Posix.O_EXCL, mode: 0o600)
+        if case .failure(let e) = opened, e.errno == Posix.EEXIST, let taken { throw CKError(.invalidArguments, taken) }
+        let fd = try opened.orThrow(.internalError, "cannot create \(path)")
         defer { Syscall.close(fd) }
         try writer.io.write(fd, bytes, path: path).orThrow(.internalError, "cannot write \(path)")
     }
 
-    /// Writes what makes the folder a zone at commit `lastSeq`: the log synced, `zone.json`
-    /// with a checkpoint there, the lock file's markers.
+    /// Writes what makes the folder a zone at commit `lastSeq`: `zone.json` as the snapshot
+    /// has it, the lock file's markers; then syncs the file system once, for every file of
+    /// the folder (the log, the records, the assets, these two).
     func finish(_ meta: ZoneMeta, lastSeq: Int64, usage: Int64) throws(CKError) {
         guard lastEntrySeq == 0 || lastEntrySeq == lastSeq else {
             throw CKError(.invalidArguments, "the history of zone \(zoneID.zoneName) ends at entry \(lastEntrySeq), not at its last commit \(lastSeq); restore its log.jsonl from the store it was copied from")
@@ -89,15 +87,12 @@ final class ZoneFolderRestore: ZoneRestore {
         if let (checksum, record) = named.first(where: { !assets.contains($0.key) }) {
             throw CKError(.assetFileNotFound, "record \(record) of zone \(zoneID.zoneName) names asset \(checksum), which the copy does not hold; put the asset's file back (assets/\(checksum)) and copy again")
         }
-        let logPath = StoreLayout.logFile(temp)
-        try Syscall.fsync(log, path: logPath).orThrow(.internalError, "cannot sync \(logPath)")
         // As the snapshot has it: its checkpoint (the entries after it are in the log, so a
         // replay after a restart finds them), its usage and client change token then.
-        try writer.replace(StoreLayout.zoneFile(temp), with: JSONWriter.pretty(meta.json()), durable: true)
+        try writeNew(StoreLayout.zoneFile(temp), JSONWriter.pretty(meta.json()))
         let commit = CommitMarker(bootID: CommitMarker.currentBootID, seq: lastSeq, usage: usage, busy: false)
         let apply = ApplyMarker(bootID: CommitMarker.currentBootID, applied: lastSeq, end: logSize)
-        try writer.replace(StoreLayout.lockFile(temp), with: commit.bytes() + apply.bytes(), durable: true)
-        // The record and asset files, written without a sync each, are synced at once.
+        try writeNew(StoreLayout.lockFile(temp), commit.bytes() + apply.bytes())
         let dfd = try Syscall.open(temp, Posix.O_RDONLY | Posix.O_DIRECTORY).orThrow(.internalError, "cannot open \(temp)")
         defer { Syscall.close(dfd) }
         try Syscall.syncfs(dfd, path: temp).orThrow(.internalError, "cannot sync \(temp)")

@@ -52,7 +52,7 @@ struct StoreCopy {
                 throw CKError(.invalidArguments, "the target holds container \(id) already (a store `ckfs init` made holds its default container); import into a new store (`ckfs import FOLDER --store NEW-FOLDER` makes one), name only containers the store lacks with --container, or leave those it holds as they are with --skip-held")
             }
         }
-        for id in unfinished { _ = try target.discardUnfinishedCopy(container: id) }
+        for id in unfinished { try target.discardUnfinishedCopy(container: id) }
         for id in chosen where !done.skipped.contains(id) {
             try target.beginCopy(container: id)
             do throws(CKError) { try copyContainer(id, &done) } catch {
